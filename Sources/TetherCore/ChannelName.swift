@@ -1,0 +1,24 @@
+/// A channel name that passed SPEC.md's rule: 1...63 bytes of
+/// `a-z A-Z 0-9`, space, and ``!#$%&()+-:;<=.>?@[]^_{}|~,``.
+///
+/// Validation happens before anything is sent, so a bad name costs the caller
+/// ``TetherError/invalidChannelName`` (-102) and never reaches the wire.
+public struct ChannelName: Hashable, Sendable {
+  /// The name's bytes (ASCII, never empty, never NUL).
+  public let bytes: [UInt8]
+
+  public static let maximumLength = 63
+
+  static let allowed = ASCIISet(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%&()+-:;<=.>?@[]^_{}|~,")
+
+  /// Checks `bytes` and keeps a copy.
+  /// - Throws: ``TetherError/invalidChannelName`` if empty, longer than 63 bytes, or
+  ///   holding any byte outside the allowed set (non-ASCII and NUL included).
+  public init<C: Collection>(validating bytes: C) throws(TetherError) where C.Element == UInt8 {
+    guard Self.allowed.accepts(bytes, lengths: 1...Self.maximumLength) else {
+      throw .invalidChannelName
+    }
+    self.bytes = Array(bytes)
+  }
+}

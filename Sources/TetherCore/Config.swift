@@ -1,0 +1,34 @@
+/// The channel session's thresholds (SPEC.md §1), all configurable, with the spec's
+/// defaults. Tests and the demo scale them down together with the edge server's
+/// `--time-scale`.
+public struct ChannelConfig: Sendable {
+  public var appID: AppID
+  /// No data from the server for this long: RECONNECTING/INTERRUPTED. Also how long a
+  /// remote member may stay silent before it is reported interrupted. Default 4 s.
+  public var interruptedAfter: Interval = .seconds(4)
+  /// Still no data this long after the last: RECONNECTING/LOST and connection-lost. 10 s.
+  public var lostAfter: Interval = .seconds(10)
+  /// A remote member silent this long is reported offline, DROPPED. Default 20 s.
+  public var remoteOfflineAfter: Interval = .seconds(20)
+  /// No successful (re)join this long after the last data: FAILED/JOIN_FAILED. 20 min.
+  public var giveUpAfter: Interval = .seconds(20 * 60)
+  /// token-privilege-will-expire this long before the token expires. Default 30 s.
+  public var tokenWillExpireBefore: Interval = .seconds(30)
+  /// A heartbeat goes to the server this often while CONNECTED. Default 1 s.
+  public var heartbeatInterval: Interval = .seconds(1)
+  /// How (re)join attempts are spaced while CONNECTING or RECONNECTING.
+  public var retry = RetryPolicy()
+
+  public init(appID: AppID) { self.appID = appID }
+
+  /// Checks that every interval is usable.
+  /// - Throws: ``TetherError/invalidArgument`` when a threshold, the heartbeat interval or
+  ///   the retry base is zero, or the retry cap is below the retry base.
+  public func validate() throws(TetherError) {
+    let positive = [
+      interruptedAfter, lostAfter, remoteOfflineAfter, giveUpAfter, heartbeatInterval, retry.base,
+    ]
+    for interval in positive where interval == .zero { throw .invalidArgument }
+    guard retry.cap >= retry.base else { throw .invalidArgument }
+  }
+}

@@ -1,0 +1,141 @@
+/// The other members of the channel, as the server's presence digests describe them, and
+/// the verdicts the client draws from their silence: interrupted after `interruptedAfter`,
+/// offline (DROPPED) after `offlineAfter`, back when heard again.
+///
+/// Work per digest entry is one dictionary lookup and a store: it does not grow with the
+/// member count. Verdicts come from a heap of check times that is only touched when a
+/// check falls due.
+///
+/// Silence is measured on the *members' clock*, which runs only while this client hears
+/// from the server: the session passes a horizon (last data + a grace), and time past it
+/// is "blind" and does not count. So a local outage never makes the others look silent,
+/// and nobody is reported DROPPED because this device lost its own link.
+struct RemoteMembers {
+  struct Member {
+    var uid: UInt32
+    /// Last heard from, on the members' clock.
+    var lastSeen: UInt64
+    var interrupted: Bool
+    var generation: UInt32
+  }
+
+  let interruptedAfter: UInt64
+  let offlineAfter: UInt64
+
+  private var slots: [Member] = []
+  private var freeSlots: [Int32] = []
+  private var index: [UInt32: Int32] = [:]
+  private var heap = DeadlineHeap()
+  /// Real time that did not count (nanoseconds): the members' clock is `real - blind`.
+  private var blind: UInt64 = 0
+
+  init(interruptedAfter: Interval, offlineAfter: Interval) {
+    self.interruptedAfter = interruptedAfter.nanoseconds
+    self.offlineAfter = offlineAfter.nanoseconds
+  }
+
+  var count: Int { index.count }
+
+  func contains(_ uid: UInt32) -> Bool { index[uid] != nil }
+
+  /// Data arrived at `now` after the clock had stopped at `horizon`: the gap is blind.
+  mutating func accountGap(stoppedAt horizon: Instant, resumedAt now: Instant) {
+    if now > horizon { blind &+= now.nanoseconds - horizon.nanoseconds }
+  }
+
+  private func clock(_ real: Instant) -> UInt64 {
+    real.nanoseconds > blind ? real.nanoseconds - blind : 0
+  }
+
+  /// When the next verdict falls due in real time, or nil if none can before `horizon`
+  /// moves (it moves when data arrives, and the session checks again then).
+  func nextDeadline(horizon: Instant) -> Instant? {
+    guard let top = heap.top else { return nil }
+    let (real, overflow) = top.due.addingReportingOverflow(blind)
+    guard !overflow, real <= horizon.nanoseconds else { return nil }
+    return Instant(nanoseconds: real)
+  }
+
+  /// Applies one digest entry seen at `at` (the members' clock is capped by the caller).
+  mutating func apply(
+    _ entry: PresenceEntry, at real: Instant, elapsedMs: UInt32, into output: inout ChannelOutput
+  ) {
+    let now = clock(real)
+    let silent = Interval.milliseconds(UInt64(entry.silentForMs)).nanoseconds
+    let seen = now > silent ? now - silent : 0
+    if let slot = index[entry.uid] {
+      if entry.kind == .left {
+        remove(slot: slot)
+        output.notify(.userOffline(uid: entry.uid, reason: .quit))
+        return
+      }
+      let s = Int(slot)
+      if seen > slots[s].lastSeen { slots[s].lastSeen = seen }
+      if slots[s].interrupted && now &- slots[s].lastSeen < interruptedAfter {
+        slots[s].interrupted = false
+        slots[s].generation &+= 1
+        heap.push(.init(due: slots[s].lastSeen &+ interruptedAfter, slot: slot, generation: slots[s].generation))
+        output.notify(.remoteMemberResumed(uid: entry.uid))
+      }
+    } else if entry.kind != .left && silent < offlineAfter {
+      add(uid: entry.uid, lastSeen: seen)
+      output.notify(.userJoined(uid: entry.uid, elapsedMs: elapsedMs))
+    }
+  }
+
+  /// Draws every verdict due by `at` (capped by the caller at the horizon).
+  mutating func fireDue(at real: Instant, into output: inout ChannelOutput) {
+    let now = clock(real)
+    while let top = heap.top, top.due <= now {
+      _ = heap.popTop()
+      let s = Int(top.slot)
+      guard s < slots.count, slots[s].generation == top.generation else { continue }
+      let member = slots[s]
+      let offlineAt = member.lastSeen &+ offlineAfter
+      if offlineAt <= now {
+        remove(slot: top.slot)
+        output.notify(.userOffline(uid: member.uid, reason: .dropped))
+      } else if member.interrupted || member.lastSeen &+ interruptedAfter > now {
+        // Heard from since this check was queued (or already reported): look again later.
+        let next = member.interrupted ? offlineAt : member.lastSeen &+ interruptedAfter
+        heap.push(.init(due: next, slot: top.slot, generation: member.generation))
+      } else {
+        slots[s].interrupted = true
+        heap.push(.init(due: offlineAt, slot: top.slot, generation: member.generation))
+        output.notify(.remoteMemberInterrupted(uid: member.uid))
+      }
+    }
+  }
+
+  /// Forgets everyone, silently (the local session ended). Keeps the storage.
+  mutating func removeAll() {
+    slots.removeAll(keepingCapacity: true)
+    freeSlots.removeAll(keepingCapacity: true)
+    index.removeAll(keepingCapacity: true)
+    heap.removeAll()
+    blind = 0
+  }
+
+  private mutating func add(uid: UInt32, lastSeen: UInt64) {
+    let slot: Int32
+    if let free = freeSlots.popLast() {
+      slot = free
+      slots[Int(slot)].uid = uid
+      slots[Int(slot)].lastSeen = lastSeen
+      slots[Int(slot)].interrupted = false
+      slots[Int(slot)].generation &+= 1
+    } else {
+      slot = Int32(truncatingIfNeeded: slots.count)
+      slots.append(Member(uid: uid, lastSeen: lastSeen, interrupted: false, generation: 0))
+    }
+    index[uid] = slot
+    let generation = slots[Int(slot)].generation
+    heap.push(.init(due: lastSeen &+ interruptedAfter, slot: slot, generation: generation))
+  }
+
+  private mutating func remove(slot: Int32) {
+    index[slots[Int(slot)].uid] = nil
+    slots[Int(slot)].generation &+= 1
+    freeSlots.append(slot)
+  }
+}

@@ -1,0 +1,54 @@
+/// What a session asks its driver to do, in order: datagrams to send and notifications to
+/// deliver. The session appends; the driver performs the actions and calls
+/// ``removeAll()``, which keeps the storage, so a steady session reuses the same memory
+/// for every heartbeat.
+public struct ChannelOutput {
+  public private(set) var actions: [ChannelAction] = []
+  /// The encoded datagrams, back to back; ``ChannelAction/send(_:)`` points into it.
+  public private(set) var bytes: [UInt8] = []
+
+  public init() {
+    actions.reserveCapacity(16)
+    bytes.reserveCapacity(2 * Packet.maximumSize)
+  }
+
+  public mutating func removeAll() {
+    actions.removeAll(keepingCapacity: true)
+    bytes.removeAll(keepingCapacity: true)
+  }
+
+  /// The bytes of one datagram of this output.
+  public func bytes(of datagram: Datagram) -> ArraySlice<UInt8> { bytes[datagram.range] }
+
+  /// The notifications only, in order (tests and logs).
+  public var notifications: [ChannelNotification] {
+    actions.compactMap { if case .notify(let n) = $0 { n } else { nil } }
+  }
+
+  /// The datagrams only, in order.
+  public var datagrams: [ArraySlice<UInt8>] {
+    actions.compactMap { if case .send(let d) = $0 { bytes(of: d) } else { nil } }
+  }
+
+  mutating func send(_ packet: Packet) {
+    let start = bytes.count
+    packet.encode(into: &bytes)
+    actions.append(.send(Datagram(range: start..<bytes.count)))
+  }
+
+  mutating func notify(_ notification: ChannelNotification) {
+    actions.append(.notify(notification))
+  }
+}
+
+public enum ChannelAction: Equatable, Sendable {
+  /// Send these bytes of ``ChannelOutput/bytes`` to the edge server.
+  case send(Datagram)
+  /// Deliver this to the app.
+  case notify(ChannelNotification)
+}
+
+/// A datagram inside a ``ChannelOutput``.
+public struct Datagram: Equatable, Sendable {
+  public let range: Range<Int>
+}

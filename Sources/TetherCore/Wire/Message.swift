@@ -1,0 +1,101 @@
+/// Every message of protocol version 1 (docs/PROTOCOL.md). A ``Packet`` carries one, after
+/// a header with the session cookie.
+public enum Message: Equatable, Sendable {
+  // Client to server.
+  /// Join (or rejoin) a channel. Sent again, unchanged but for `uid`, on every attempt.
+  case join(JoinRequest)
+  /// Keep-alive while joined; the server answers with ``heartbeatAck(_:)``.
+  case heartbeat(sequence: UInt32)
+  /// The client leaves; the server tells the others QUIT.
+  case leave
+  /// A new token for the joined session; the server answers ``tokenRenewed(_:)``.
+  case renewToken(Token)
+
+  // Server to client: every one carries the session cookie in the header.
+  /// The join is accepted.
+  case accept(JoinAccept)
+  /// The join is refused.
+  case refuse(RefuseReason)
+  /// Answer to ``heartbeat(sequence:)``.
+  case heartbeatAck(sequence: UInt32, serverTimeMs: UInt64)
+  /// Who joined, who left and how long since each member was heard from.
+  case presence(PresenceDigest)
+  /// The server removed this session from the channel.
+  case kick(KickReason)
+  /// The session's token has expired.
+  case tokenExpired
+  /// The server no longer knows this session (restart, or timed out): rejoin.
+  case sessionUnknown
+  /// Answer to ``renewToken(_:)``.
+  case tokenRenewed(TokenRenewal)
+}
+
+/// The body of ``Message/join(_:)``.
+public struct JoinRequest: Equatable, Sendable {
+  /// The uid asked for; 0 asks the server to assign one.
+  public var uid: UInt32
+  public var appID: AppID
+  public var channel: ChannelName
+  public var token: Token
+  /// True for a rejoin of a session the server may still hold under this cookie.
+  public var isRejoin: Bool
+
+  public init(uid: UInt32, appID: AppID, channel: ChannelName, token: Token, isRejoin: Bool) {
+    self.uid = uid
+    self.appID = appID
+    self.channel = channel
+    self.token = token
+    self.isRejoin = isRejoin
+  }
+}
+
+/// The body of ``Message/accept(_:)``.
+public struct JoinAccept: Equatable, Sendable {
+  /// The uid the session has in the channel (the server's choice when 0 was asked).
+  public var uid: UInt32
+  /// The server's clock, in milliseconds since its own epoch (informational).
+  public var serverTimeMs: UInt64
+  /// Milliseconds until the token expires, from when the server sent this; 0: never.
+  public var tokenTimeLeftMs: UInt32
+  /// True when the server still held the session (members saw no interruption).
+  public var resumed: Bool
+
+  public init(uid: UInt32, serverTimeMs: UInt64, tokenTimeLeftMs: UInt32, resumed: Bool) {
+    self.uid = uid
+    self.serverTimeMs = serverTimeMs
+    self.tokenTimeLeftMs = tokenTimeLeftMs
+    self.resumed = resumed
+  }
+}
+
+/// Why the server refused a join.
+public enum RefuseReason: UInt8, CaseIterable, Sendable {
+  case invalidAppID = 1
+  case invalidChannelName = 2
+  case invalidToken = 3
+  case tokenExpired = 4
+  /// Anything else the server will not allow (e.g. the channel is full).
+  case rejected = 5
+}
+
+/// Why the server removed a session.
+public enum KickReason: UInt8, CaseIterable, Sendable {
+  /// An administrator kicked or banned the uid.
+  case banned = 1
+  /// Another client joined the channel with the same uid.
+  case sameUID = 2
+}
+
+/// The body of ``Message/tokenRenewed(_:)``.
+public struct TokenRenewal: Equatable, Sendable {
+  /// nil: the new token was accepted; otherwise why not (``RefuseReason/invalidToken`` or
+  /// ``RefuseReason/tokenExpired``).
+  public var refused: RefuseReason?
+  /// Milliseconds until the new token expires; 0: never. Meaningless when refused.
+  public var tokenTimeLeftMs: UInt32
+
+  public init(refused: RefuseReason?, tokenTimeLeftMs: UInt32) {
+    self.refused = refused
+    self.tokenTimeLeftMs = tokenTimeLeftMs
+  }
+}

@@ -1,0 +1,186 @@
+/// One UDP datagram of the Tether protocol: a 12-byte header (magic "TH", version, type,
+/// session cookie) and one ``Message``. See docs/PROTOCOL.md for the byte layout.
+public struct Packet: Equatable, Sendable {
+  /// The protocol version this build speaks.
+  public static let version: UInt8 = 1
+  /// No datagram of the protocol is longer (it fits a 1280-byte IPv6 MTU with room for
+  /// the IP and UDP headers).
+  public static let maximumSize = 1200
+  public static let headerSize = 12
+  static let magic: (UInt8, UInt8) = (0x54, 0x48)  // "TH"
+
+  /// The session's cookie: chosen at random by the client for each join, echoed by the
+  /// server in every message. A client ignores server messages whose cookie is not its own.
+  public var cookie: UInt64
+  public var message: Message
+
+  public init(cookie: UInt64, message: Message) {
+    self.cookie = cookie
+    self.message = message
+  }
+
+  /// Decodes one datagram. The result may share `bytes`' storage (a presence digest does).
+  /// - Throws: a ``WireError`` for any input that is not exactly one valid packet.
+  public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> Packet {
+    guard bytes.count <= maximumSize else { throw .oversized }
+    var reader = ByteReader(bytes)
+    guard try reader.u8() == magic.0, try reader.u8() == magic.1 else { throw .badMagic }
+    let version = try reader.u8()
+    guard version == Self.version else { throw .unsupportedVersion(version) }
+    let type = try reader.u8()
+    let cookie = try reader.u64()
+    guard let kind = MessageType(rawValue: type) else { throw .unknownType(type) }
+    let message = try kind.decodeBody(&reader)
+    try reader.expectEnd()
+    return Packet(cookie: cookie, message: message)
+  }
+
+  /// Appends the encoded packet to `bytes` (so a caller can reuse one buffer for every
+  /// packet it sends).
+  public func encode(into bytes: inout [UInt8]) {
+    bytes.append(Self.magic.0)
+    bytes.append(Self.magic.1)
+    bytes.append(Self.version)
+    bytes.append(MessageType(message).rawValue)
+    bytes.appendBigEndian(cookie)
+    message.writeBody(into: &bytes)
+  }
+
+  /// The encoded packet in a new array.
+  public var encoded: [UInt8] {
+    var bytes: [UInt8] = []
+    encode(into: &bytes)
+    return bytes
+  }
+}
+
+/// The type byte of each message.
+enum MessageType: UInt8 {
+  case join = 0x01
+  case heartbeat = 0x02
+  case leave = 0x03
+  case renewToken = 0x04
+  case accept = 0x81
+  case refuse = 0x82
+  case heartbeatAck = 0x83
+  case presence = 0x84
+  case kick = 0x85
+  case tokenExpired = 0x86
+  case sessionUnknown = 0x87
+  case tokenRenewed = 0x88
+
+  init(_ message: Message) {
+    switch message {
+    case .join: self = .join
+    case .heartbeat: self = .heartbeat
+    case .leave: self = .leave
+    case .renewToken: self = .renewToken
+    case .accept: self = .accept
+    case .refuse: self = .refuse
+    case .heartbeatAck: self = .heartbeatAck
+    case .presence: self = .presence
+    case .kick: self = .kick
+    case .tokenExpired: self = .tokenExpired
+    case .sessionUnknown: self = .sessionUnknown
+    case .tokenRenewed: self = .tokenRenewed
+    }
+  }
+
+  func decodeBody(_ reader: inout ByteReader) throws(WireError) -> Message {
+    switch self {
+    case .join:
+      let uid = try reader.u32()
+      let flags = try reader.u8()
+      guard flags & ~1 == 0 else { throw .invalidField }
+      let appID = try field(AppID.self, try reader.prefixed(lengthWidth: 1))
+      let channel = try field(ChannelName.self, try reader.prefixed(lengthWidth: 1))
+      let token = try field(Token.self, try reader.prefixed(lengthWidth: 2))
+      return .join(
+        JoinRequest(uid: uid, appID: appID, channel: channel, token: token, isRejoin: flags == 1))
+    case .heartbeat:
+      return .heartbeat(sequence: try reader.u32())
+    case .leave:
+      return .leave
+    case .renewToken:
+      return .renewToken(try field(Token.self, try reader.prefixed(lengthWidth: 2)))
+    case .accept:
+      let uid = try reader.u32()
+      let serverTime = try reader.u64()
+      let timeLeft = try reader.u32()
+      let flags = try reader.u8()
+      guard flags & ~1 == 0 else { throw .invalidField }
+      return .accept(
+        JoinAccept(uid: uid, serverTimeMs: serverTime, tokenTimeLeftMs: timeLeft, resumed: flags == 1))
+    case .refuse:
+      guard let reason = RefuseReason(rawValue: try reader.u8()) else { throw .invalidField }
+      return .refuse(reason)
+    case .heartbeatAck:
+      return .heartbeatAck(sequence: try reader.u32(), serverTimeMs: try reader.u64())
+    case .presence:
+      return .presence(try PresenceDigest(reading: &reader))
+    case .kick:
+      guard let reason = KickReason(rawValue: try reader.u8()) else { throw .invalidField }
+      return .kick(reason)
+    case .tokenExpired:
+      return .tokenExpired
+    case .sessionUnknown:
+      return .sessionUnknown
+    case .tokenRenewed:
+      let status = try reader.u8()
+      let timeLeft = try reader.u32()
+      guard status == 0 || RefuseReason(rawValue: status) != nil else { throw .invalidField }
+      return .tokenRenewed(
+        TokenRenewal(refused: RefuseReason(rawValue: status), tokenTimeLeftMs: timeLeft))
+    }
+  }
+}
+
+/// A validated string field: the type's own rule, reported as ``WireError/invalidField``.
+private protocol ValidatedBytes {
+  init(validating bytes: ArraySlice<UInt8>) throws(TetherError)
+}
+extension AppID: ValidatedBytes {}
+extension ChannelName: ValidatedBytes {}
+extension Token: ValidatedBytes {}
+
+private func field<T: ValidatedBytes>(_ type: T.Type, _ bytes: ArraySlice<UInt8>) throws(WireError)
+  -> T
+{
+  do { return try T(validating: bytes) } catch { throw .invalidField }
+}
+
+extension Message {
+  func writeBody(into bytes: inout [UInt8]) {
+    switch self {
+    case .join(let request):
+      bytes.appendBigEndian(request.uid)
+      bytes.append(request.isRejoin ? 1 : 0)
+      bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.channel.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
+    case .heartbeat(let sequence):
+      bytes.appendBigEndian(sequence)
+    case .leave, .tokenExpired, .sessionUnknown:
+      break
+    case .renewToken(let token):
+      bytes.appendPrefixed(token.bytes, lengthWidth: 2)
+    case .accept(let accept):
+      bytes.appendBigEndian(accept.uid)
+      bytes.appendBigEndian(accept.serverTimeMs)
+      bytes.appendBigEndian(accept.tokenTimeLeftMs)
+      bytes.append(accept.resumed ? 1 : 0)
+    case .refuse(let reason):
+      bytes.append(reason.rawValue)
+    case .heartbeatAck(let sequence, let serverTime):
+      bytes.appendBigEndian(sequence)
+      bytes.appendBigEndian(serverTime)
+    case .presence(let digest):
+      digest.write(into: &bytes)
+    case .kick(let reason):
+      bytes.append(reason.rawValue)
+    case .tokenRenewed(let renewal):
+      bytes.append(renewal.refused?.rawValue ?? 0)
+      bytes.appendBigEndian(renewal.tokenTimeLeftMs)
+    }
+  }
+}
