@@ -1,0 +1,107 @@
+import Testing
+
+@testable import TetherCore
+
+/// The seed timeline (SPEC.md §1, T0–T7) at *default* thresholds, in virtual time: client A
+/// joins a channel where client B already is, through a server 100 ms away each way; A's
+/// link is cut 5 s after its join. The instants below follow from the defaults: heartbeats
+/// every second from the accept (acks back 200 ms later), presence digests every second.
+@Suite struct TimelineTests {
+  static let a = 0
+  static let b = 1
+
+  /// B joins at 0, A at T0 = 10 s, A's link is cut at T3 = 15 s.
+  static func play(healAt heal: Instant? = nil, until end: Instant) throws -> Simulation {
+    var sim = Simulation(clients: 2)
+    try sim.on(b) { try $0.join(uid: 2) }
+    sim.run(until: .s(10))
+    try sim.on(a) { try $0.join(uid: 1) }
+    sim.run(until: .s(15))
+    sim.linkUp[a] = false
+    if let heal {
+      sim.run(until: heal)
+      sim.linkUp[a] = true
+    }
+    sim.run(until: end)
+    return sim
+  }
+
+  @Test func seedTimeline_linkCut_interruptedLostDroppedThenGiveUp() throws {
+    let sim = try Self.play(until: .s(1300))
+    let a = sim.clients[Self.a]
+    let b = sim.clients[Self.b]
+    // T0 join, T1 accept at +200 ms with the join callback.
+    #expect(a.time(of: .connectionStateChanged(.connecting, .connecting)) == .s(10))
+    #expect(a.time(of: .connectionStateChanged(.connected, .joinSuccess)) == .ms(10_200))
+    #expect(a.time(of: .joinChannelSuccess(channel: Fixture.channel, uid: 1, elapsedMs: 200)) == .ms(10_200))
+    // T2: the peer sees the join (the server relays it as soon as it accepts).
+    #expect(b.time(of: .userJoined(uid: 1, elapsedMs: 10_200)) == .ms(10_200))
+    // A also learns of B, from the snapshot that follows the accept.
+    #expect(a.time(of: .userJoined(uid: 2, elapsedMs: 200)) == .ms(10_200))
+    // T3 at 15 s: the last data A received is the ack of its 14.2 s heartbeat, at 14.4 s.
+    // T4 = last data + 4 s.
+    #expect(a.time(of: .connectionStateChanged(.reconnecting, .interrupted)) == .ms(18_400))
+    // T5 = last data + 10 s: LOST, then connection-lost; rejoining goes on.
+    #expect(a.time(of: .connectionStateChanged(.reconnecting, .lost)) == .ms(24_400))
+    #expect(a.time(of: .connectionLost) == .ms(24_400))
+    // T6 at the peer: the server last heard A at 14.3 s; B learns it 100 ms later, so A's
+    // last data as B knows it is 14.4 s: interrupted at +4 s, DROPPED at +20 s.
+    #expect(b.time(of: .remoteMemberInterrupted(uid: 1)) == .ms(18_400))
+    #expect(b.time(of: .userOffline(uid: 1, reason: .dropped)) == .ms(34_400))
+    // T7 = last data + 20 min: FAILED/JOIN_FAILED, and retries stop.
+    #expect(a.time(of: .connectionStateChanged(.failed, .joinFailed)) == .ms(1_214_400))
+    #expect(a.joins(since: .ms(1_214_401)).isEmpty)
+    #expect(a.joins(since: .ms(18_400)).count > 100)
+    // B never moved.
+    #expect(b.stateChanges == [
+      .connectionStateChanged(.connecting, .connecting), .connectionStateChanged(.connected, .joinSuccess),
+    ])
+    // A's whole life, in order.
+    #expect(a.stateChanges == [
+      .connectionStateChanged(.connecting, .connecting),
+      .connectionStateChanged(.connected, .joinSuccess),
+      .connectionStateChanged(.reconnecting, .interrupted),
+      .connectionStateChanged(.reconnecting, .lost),
+      .connectionStateChanged(.failed, .joinFailed),
+    ])
+  }
+
+  @Test func seedTimeline_linkHealsAt15s_rejoinSuccess_andThePeerSeesNoDrop() throws {
+    var sim = try Self.play(healAt: .s(25), until: .s(60))
+    var a = sim.clients[Self.a]
+    let b = sim.clients[Self.b]
+    #expect(a.time(of: .connectionStateChanged(.reconnecting, .interrupted)) == .ms(18_400))
+    #expect(a.time(of: .connectionStateChanged(.reconnecting, .lost)) == .ms(24_400))
+    // Back after the heal, within one backoff cap (8 s) plus a round trip.
+    let rejoined = try #require(a.time(of: .connectionStateChanged(.connected, .rejoinSuccess)))
+    #expect(rejoined > .s(25) && rejoined <= .ms(33_200))
+    #expect(a.time { if case .rejoinChannelSuccess(_, 1, _) = $0 { true } else { false } } == rejoined)
+    #expect(sim.server.accepts.last?.resumed == true)
+    // The peer saw A go quiet and come back, and never saw it leave.
+    let resumed = try #require(b.time(of: .remoteMemberResumed(uid: 1)))
+    #expect(resumed > .s(25) && resumed < .ms(34_400))
+    #expect(!b.notifications.contains { if case .userOffline = $0 { true } else { false } })
+    #expect(b.notifications.filter { $0 == .userJoined(uid: 1, elapsedMs: 10_200) }.count == 1)
+    // A leaves: the peer hears QUIT one server hop later.
+    try sim.on(Self.a) { $0.leave() }
+    sim.run(until: .s(61))
+    a = sim.clients[Self.a]
+    #expect(a.mainNotifications.suffix(2) == [.connectionStateChanged(.disconnected, .leaveChannel), .leaveChannel])
+    #expect(sim.clients[Self.b].time(of: .userOffline(uid: 1, reason: .quit)) == .ms(60_200))
+  }
+
+  @Test func peerKilledWithoutGoodbye_isDroppedAt20s_andTheOthersNeverInterrupt() throws {
+    var sim = Simulation(clients: 3)
+    for i in 0..<3 { try sim.on(i) { try $0.join(uid: UInt32(i + 1)) } }
+    sim.run(until: .ms(5_050))
+    // Client 0 vanishes: nothing more from it, no leave.
+    sim.linkUp[0] = false
+    sim.run(until: .s(40))
+    for i in 1..<3 {
+      let h = sim.clients[i]
+      #expect(h.notifications.contains(.userOffline(uid: 1, reason: .dropped)))
+      #expect(!h.notifications.contains(.userOffline(uid: i == 1 ? 3 : 2, reason: .dropped)))
+      #expect(h.state == .connected)
+    }
+  }
+}
