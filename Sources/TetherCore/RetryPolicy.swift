@@ -32,7 +32,11 @@ public struct RetryPolicy: Sendable {
   public func delay<R: RandomNumberGenerator>(afterAttempt attempt: UInt32, using random: inout R)
     -> Interval
   {
-    let drawn = UInt64.random(in: 0...ceiling(afterAttempt: attempt).nanoseconds, using: &random)
+    // One draw scaled by multiply-high: uniform enough, and bounded in time whatever the
+    // generator returns (the standard library's rejection sampling may loop).
+    let ceiling = ceiling(afterAttempt: attempt).nanoseconds
+    let draw = random.next()
+    let drawn = ceiling == .max ? draw : draw.multipliedFullWidth(by: ceiling + 1).high
     return max(floor, Interval(nanoseconds: drawn))
   }
 }
