@@ -36,6 +36,9 @@ struct RemoteMembers {
 
   var count: Int { index.count }
 
+  /// Entries queued for checking (live and stale); for tests of the heap discipline.
+  var heapCount: Int { heap.count }
+
   func contains(_ uid: UInt32) -> Bool { index[uid] != nil }
 
   /// Data arrived at `now` after the clock had stopped at `horizon`: the gap is blind.
@@ -43,15 +46,22 @@ struct RemoteMembers {
     if now > horizon { blind &+= now.nanoseconds - horizon.nanoseconds }
   }
 
+  /// The members' clock starts this far above zero, so a member silent for up to
+  /// `UInt32.max` ms (49 days) can be placed before a host clock that starts near zero.
+  static let bias: UInt64 = 1 << 53
+
   private func clock(_ real: Instant) -> UInt64 {
-    real.nanoseconds > blind ? real.nanoseconds - blind : 0
+    let counted = real.nanoseconds > blind ? real.nanoseconds - blind : 0
+    let (value, overflow) = counted.addingReportingOverflow(Self.bias)
+    return overflow ? .max : value
   }
 
   /// When the next verdict falls due in real time, or nil if none can before `horizon`
   /// moves (it moves when data arrives, and the session checks again then).
   func nextDeadline(horizon: Instant) -> Instant? {
     guard let top = heap.top else { return nil }
-    let (real, overflow) = top.due.addingReportingOverflow(blind)
+    let counted = top.due > Self.bias ? top.due - Self.bias : 0
+    let (real, overflow) = counted.addingReportingOverflow(blind)
     guard !overflow, real <= horizon.nanoseconds else { return nil }
     return Instant(nanoseconds: real)
   }
