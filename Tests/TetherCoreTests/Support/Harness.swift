@@ -7,6 +7,13 @@ struct Harness {
   var now: Instant = .zero
   var log: [(at: Instant, notification: ChannelNotification)] = []
   var sent: [(at: Instant, packet: Packet)] = []
+  /// Notifications and sent packets interleaved, in the order the session produced them.
+  var trace: [Traced] = []
+
+  enum Traced {
+    case notified(ChannelNotification)
+    case sent(Packet)
+  }
   private var output = ChannelOutput()
 
   init(config: ChannelConfig = Fixture.config, seed: UInt64 = 1) {
@@ -31,10 +38,14 @@ struct Harness {
   private mutating func collect() {
     for action in output.actions {
       switch action {
-      case .notify(let n): log.append((now, n))
+      case .notify(let n):
+        log.append((now, n))
+        trace.append(.notified(n))
       case .send(let d):
         // The session only sends what it can encode and decode.
-        sent.append((now, try! Packet.decode(output.bytes(of: d))))
+        let packet = try! Packet.decode(output.bytes(of: d))
+        sent.append((now, packet))
+        trace.append(.sent(packet))
       }
     }
   }
@@ -70,7 +81,10 @@ struct Harness {
 
   /// Moves the clock to `time`, firing every deadline on the way at its exact instant.
   mutating func run(until time: Instant) {
+    var steps = 0
     while let due = session.nextDeadline, due <= time {
+      steps += 1
+      precondition(steps < 1_000_000, "the session keeps asking for the same deadline")
       precondition(due >= now, "deadline in the past")
       now = due
       step { s, now, out in s.advance(to: now, into: &out) }
@@ -94,9 +108,10 @@ struct Harness {
   struct Mark {
     let log: Int
     let sent: Int
+    let trace: Int
   }
 
-  var mark: Mark { Mark(log: log.count, sent: sent.count) }
+  var mark: Mark { Mark(log: log.count, sent: sent.count, trace: trace.count) }
 
   func mainNotifications(since mark: Mark) -> [ChannelNotification] {
     log[mark.log...].map(\.notification).filter { if case .joinAttempt = $0 { false } else { true } }

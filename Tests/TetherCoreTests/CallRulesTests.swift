@@ -1,0 +1,228 @@
+import Testing
+
+@testable import TetherCore
+
+/// SPEC.md §1 "Call rules": what each call accepts, refuses and changes.
+@Suite struct CallRulesTests {
+  // MARK: - Channel names
+
+  @Test func channelName_acceptsEveryAllowedByte_andLengths1to63() throws {
+    let allowed = Array(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%&()+-:;<=.>?@[]^_{}|~,"
+        .utf8)
+    for byte in allowed { _ = try ChannelName(validating: [byte]) }
+    _ = try ChannelName(validating: Array(repeating: UInt8(ascii: "a"), count: 63))
+  }
+
+  @Test func channelName_refusesEveryOtherByte_withMinus102() {
+    let allowed = Set(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%&()+-:;<=.>?@[]^_{}|~,"
+        .utf8)
+    for byte in UInt8.min...UInt8.max where !allowed.contains(byte) {
+      #expect(throws: TetherError.invalidChannelName) { try ChannelName(validating: [0x61, byte]) }
+    }
+    #expect(TetherError.invalidChannelName.rawValue == -102)
+  }
+
+  @Test func channelName_refusesEmptyAndOver63Bytes() {
+    #expect(throws: TetherError.invalidChannelName) { try ChannelName(validating: []) }
+    #expect(throws: TetherError.invalidChannelName) {
+      try ChannelName(validating: Array(repeating: UInt8(ascii: "a"), count: 64))
+    }
+  }
+
+  @Test func channelName_refusesNonASCIIUTF8() {
+    #expect(throws: TetherError.invalidChannelName) { try ChannelName(validating: Array("café".utf8)) }
+  }
+
+  // MARK: - Tokens and app ids
+
+  @Test func token_acceptsEmptyAndPrintableUpTo512_refusesTheRest() throws {
+    _ = try Token(validating: [])
+    _ = try Token(validating: Array(repeating: UInt8(ascii: "x"), count: 512))
+    #expect(throws: TetherError.invalidToken) { try Token(validating: Array(repeating: 0x78, count: 513)) }
+    for bad: UInt8 in [0, 0x20, 0x7F, 0x80, 0xFF] {
+      #expect(throws: TetherError.invalidToken) { try Token(validating: [0x61, bad]) }
+    }
+  }
+
+  @Test func appID_refusesEmptyLongAndUnprintable_withMinus101() {
+    #expect(throws: TetherError.invalidAppID) { try AppID(validating: []) }
+    #expect(throws: TetherError.invalidAppID) { try AppID(validating: Array(repeating: 0x61, count: 65)) }
+    #expect(throws: TetherError.invalidAppID) { try AppID(validating: Array("a b".utf8)) }
+  }
+
+  // MARK: - Config
+
+  @Test func config_refusesZeroThresholdsAndACapBelowTheBase() {
+    var zero = Fixture.config
+    zero.heartbeatInterval = .zero
+    #expect(throws: TetherError.invalidArgument) {
+      try ChannelSession(config: zero, random: SeededRandom(seed: 1))
+    }
+    var cap = Fixture.config
+    cap.retry = RetryPolicy(base: .ms(500), cap: .ms(100))
+    #expect(throws: TetherError.invalidArgument) { try cap.validate() }
+    #expect(throws: Never.self) { try Fixture.config.validate() }
+  }
+
+  @Test func config_defaultsAreTheSpecs() {
+    let c = Fixture.config
+    #expect(c.interruptedAfter == .ms(4000))
+    #expect(c.lostAfter == .ms(10_000))
+    #expect(c.remoteOfflineAfter == .ms(20_000))
+    #expect(c.giveUpAfter == .ms(1_200_000))
+    #expect(c.tokenWillExpireBefore == .ms(30_000))
+    #expect(c.heartbeatInterval == .ms(1000))
+  }
+
+  // MARK: - join
+
+  @Test func join_acceptsEveryUID_zeroIncluded() throws {
+    for uid: UInt32 in [0, 1, 0x7FFF_FFFF, .max] {
+      var h = Harness()
+      try h.join(uid: uid)
+      #expect(h.joins().first?.request.uid == uid)
+    }
+  }
+
+  @Test func join_whenNotDisconnected_isRefusedWithMinus17_andChangesNothing() throws {
+    var connecting = Harness()
+    try connecting.join()
+    var connected = Harness.connected()
+    var reconnecting = Harness.connected()
+    reconnecting.run(for: .ms(5000))
+    var failed = Harness.connected()
+    failed.deliver(.kick(.banned))
+    for var h in [connecting, connected, reconnecting, failed] {
+      let before = (h.state, h.reason, h.log.count, h.sent.count, h.session.nextDeadline)
+      #expect(throws: TetherError.joinChannelRejected) { try h.join(uid: 9) }
+      #expect(before.0 == h.state && before.1 == h.reason)
+      #expect(before.2 == h.log.count && before.3 == h.sent.count)
+      #expect(before.4 == h.session.nextDeadline)
+    }
+    _ = connected.state
+  }
+
+  @Test func join_usesAFreshCookieEachTime() throws {
+    var h = Harness()
+    try h.join()
+    let first = h.cookie
+    h.leave()
+    try h.join()
+    #expect(h.cookie != first)
+    #expect(h.cookie != 0)
+  }
+
+  // MARK: - leave
+
+  @Test func leave_whenDisconnected_isANoOp() {
+    var h = Harness()
+    h.leave()
+    h.leave()
+    #expect(h.log.isEmpty && h.sent.isEmpty)
+  }
+
+  @Test func leave_isImmediateFromEveryState_andIdempotent() throws {
+    var connecting = Harness()
+    try connecting.join()
+    var reconnecting = Harness.connected()
+    reconnecting.run(for: .ms(12_000))
+    var failed = Harness.connected()
+    failed.deliver(.kick(.sameUID))
+    for var h in [connecting, Harness.connected(), reconnecting, failed] {
+      let wasFailed = h.state == .failed
+      let mark = h.mark
+      h.leave()
+      #expect(h.state == .disconnected)
+      #expect(h.mainNotifications(since: mark) == [.connectionStateChanged(.disconnected, .leaveChannel), .leaveChannel])
+      #expect(h.sentMessages(since: mark) == (wasFailed ? [] : [.leave]))
+      #expect(h.session.nextDeadline == nil)
+      let again = h.mark
+      h.leave()
+      #expect(h.mainNotifications(since: again).isEmpty)
+    }
+  }
+
+  // MARK: - renew_token
+
+  @Test func renewToken_whenDisconnected_isNotReady() {
+    var h = Harness()
+    #expect(throws: TetherError.notReady) { try h.renew() }
+  }
+
+  @Test func renewToken_whenFailedForAnotherReason_isNotReady() {
+    var h = Harness.connected()
+    h.deliver(.kick(.banned))
+    #expect(throws: TetherError.notReady) { try h.renew() }
+    #expect(h.state == .failed)
+  }
+
+  @Test func renewToken_whenConnected_refreshesSilently_andTakesTheNewExpiry() throws {
+    var h = Harness.connected(tokenTimeLeftMs: 60_000)
+    let mark = h.mark
+    try h.renew(Fixture.token2)
+    #expect(h.sentMessages(since: mark) == [.renewToken(Fixture.token2)])
+    #expect(h.mainNotifications(since: mark).isEmpty)
+    #expect(h.session.tokenExpiresAt == nil)
+    h.deliver(.tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 3_600_000)))
+    #expect(h.session.tokenExpiresAt == h.now + .seconds(3600))
+    #expect(h.state == .connected)
+  }
+
+  @Test func renewToken_isResentWithHeartbeats_untilAnswered() throws {
+    var h = Harness.connected()
+    try h.renew(Fixture.token2)
+    let mark = h.mark
+    h.run(for: .ms(2100))
+    let renewals = h.sentMessages(since: mark).filter { $0 == .renewToken(Fixture.token2) }
+    #expect(renewals.count == 2)
+    h.deliver(.tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 0)))
+    let after = h.mark
+    h.run(for: .ms(2000))
+    #expect(!h.sentMessages(since: after).contains(.renewToken(Fixture.token2)))
+  }
+
+  @Test func renewToken_refusedByTheServer_restoresTheOldToken_andRequestsAnother() throws {
+    var h = Harness.connected(tokenTimeLeftMs: 60_000)
+    let expiry = h.session.tokenExpiresAt
+    try h.renew(Fixture.token2)
+    let mark = h.mark
+    h.deliver(.tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0)))
+    #expect(h.mainNotifications(since: mark) == [.requestToken])
+    #expect(h.session.tokenExpiresAt == expiry)
+    h.run(for: .ms(5000))  // the next rejoin uses the old token
+    #expect(h.joins().last?.request.token == Fixture.token)
+  }
+
+  @Test func renewToken_whileReconnecting_isUsedByTheNextJoin() throws {
+    var h = Harness.connected()
+    h.run(for: .ms(5000))
+    try h.renew(Fixture.token2)
+    let mark = h.mark
+    h.run(for: .ms(10_000))
+    #expect(!h.joins(since: mark).isEmpty)
+    #expect(h.joins(since: mark).allSatisfy { $0.token == Fixture.token2 })
+  }
+
+  // MARK: - Packets the session does not expect
+
+  @Test func packets_withAForeignCookie_orClientTypes_orMalformed_changeNothing() {
+    var h = Harness.connected()
+    let mark = h.mark
+    h.deliver(.sessionUnknown, cookie: 12345)
+    h.deliver(.heartbeat(sequence: 1))
+    h.step { s, now, out in _ = s.receive(datagram: [0x54, 0x48, 1][...], now: now, into: &out) }
+    #expect(h.mainNotifications(since: mark).isEmpty)
+    #expect(h.session.counters == ChannelCounters(malformed: 1, foreign: 1, unexpected: 1))
+  }
+
+  @Test func time_runningBackwards_isClampedNotTrusted() {
+    var h = Harness.connected()
+    h.run(for: .ms(3000))
+    h.now = .zero
+    h.step { s, now, out in s.advance(to: now, into: &out) }
+    #expect(h.state == .connected)
+    #expect((h.session.nextDeadline ?? .zero) > .ms(3000))
+  }
+}
