@@ -60,7 +60,7 @@ extension ChannelSession {
     }
   }
 
-  private mutating func fire(
+  mutating func fire(
     _ kind: DeadlineKind, due: Instant, now: Instant, into output: inout ChannelOutput
   ) {
     switch kind {

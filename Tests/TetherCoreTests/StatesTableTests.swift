@@ -1,0 +1,226 @@
+import Foundation
+import Testing
+
+@testable import TetherCore
+
+/// docs/STATES.md's transition table is generated from the code by this test and checked
+/// against the file, so the two cannot drift. To regenerate after a deliberate change:
+/// `make docs` (runs this test with TETHER_WRITE_DOCS=1).
+@Suite struct StatesTableTests {
+  static let begin = "<!-- BEGIN GENERATED: swift test --filter StatesTableTests -->"
+  static let end = "<!-- END GENERATED -->"
+
+  static var docURL: URL {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("docs/STATES.md")
+  }
+
+  @Test func transitionTable_inDocsStatesMD_isWhatTheCodeDoes() throws {
+    let table = Self.render()
+    let text = try String(contentsOf: Self.docURL, encoding: .utf8)
+    guard let start = text.range(of: Self.begin), let stop = text.range(of: Self.end) else {
+      Issue.record("docs/STATES.md lacks the generated-table markers")
+      return
+    }
+    let current = String(text[start.upperBound..<stop.lowerBound])
+    if ProcessInfo.processInfo.environment["TETHER_WRITE_DOCS"] == "1" {
+      let updated = text.replacingCharacters(in: start.upperBound..<stop.lowerBound, with: table)
+      try updated.write(to: Self.docURL, atomically: true, encoding: .utf8)
+      return
+    }
+    #expect(current == table, "docs/STATES.md is stale: run `make docs` and review the diff")
+  }
+
+  // MARK: - Fixtures: one session per starting state
+
+  static var fixtures: [(String, () -> Harness)] {
+    [
+    ("DISCONNECTED", { Harness() }),
+    ("CONNECTING", { var h = Harness(); try! h.join(); return h }),
+    (
+      "CONNECTED", {
+        var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
+        h.run(for: .ms(500))
+        return h
+      }
+    ),
+    (
+      "CONNECTED (renewal sent)", {
+        var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
+        try! h.renew()
+        h.run(for: .ms(500))
+        return h
+      }
+    ),
+    (
+      "RECONNECTING", {
+        var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
+        h.run(for: .ms(4000))
+        return h
+      }
+    ),
+    ("FAILED (TOKEN_EXPIRED)", { var h = Harness.connected(); h.deliver(.tokenExpired); return h }),
+    ("FAILED (any other reason)", { var h = Harness.connected(); h.deliver(.kick(.banned)); return h }),
+    ]
+  }
+
+  // MARK: - Events
+
+  typealias Apply = (inout Harness) -> String
+
+  static func call(_ body: @escaping (inout Harness) throws(TetherError) -> Void) -> Apply {
+    { h in
+      do throws(TetherError) {
+        try body(&h)
+        return "0"
+      } catch {
+        return "\(error.rawValue) (\(error.name))"
+      }
+    }
+  }
+
+  static func packet(_ message: Message, foreign: Bool = false) -> Apply {
+    { h in
+      h.deliver(message, cookie: foreign ? h.cookie ^ 0xFF : nil)
+      return ""
+    }
+  }
+
+  static var events: [(String, Apply)] {
+    [
+    ("`join_channel`", call { h throws(TetherError) in try h.join() }),
+    ("`leave_channel`", call { h in h.leave() }),
+    ("`renew_token`", call { h throws(TetherError) in try h.renew() }),
+    ("IP address changed (detected)", call { h in h.networkChanged(byUser: false) }),
+    ("IP address changed (app reports)", call { h in h.networkChanged(byUser: true) }),
+    ("server/proxy endpoint changed", call { h in h.endpointChanged() }),
+    ("recv ACCEPT", packet(.accept(JoinAccept(uid: 42, serverTimeMs: 0, tokenTimeLeftMs: 3_600_000, resumed: false)))),
+    ("recv REFUSE INVALID_APP_ID", packet(.refuse(.invalidAppID))),
+    ("recv REFUSE INVALID_CHANNEL_NAME", packet(.refuse(.invalidChannelName))),
+    ("recv REFUSE INVALID_TOKEN", packet(.refuse(.invalidToken))),
+    ("recv REFUSE TOKEN_EXPIRED", packet(.refuse(.tokenExpired))),
+    ("recv REFUSE REJECTED", packet(.refuse(.rejected))),
+    ("recv HEARTBEAT_ACK", packet(.heartbeatAck(sequence: 1, serverTimeMs: 0))),
+    (
+      "recv PRESENCE (a member joined)",
+      packet(.presence(try! PresenceDigest([PresenceEntry(uid: 7, kind: .joined, silentForMs: 0)])))
+    ),
+    ("recv KICK BANNED", packet(.kick(.banned))),
+    ("recv KICK SAME_UID", packet(.kick(.sameUID))),
+    ("recv TOKEN_EXPIRED", packet(.tokenExpired)),
+    ("recv SESSION_UNKNOWN", packet(.sessionUnknown)),
+    (
+      "recv TOKEN_RENEWED (accepted)",
+      packet(.tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 7_200_000)))
+    ),
+    (
+      "recv TOKEN_RENEWED (refused)",
+      packet(.tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0)))
+    ),
+    ("recv any packet with another cookie", packet(.kick(.banned), foreign: true)),
+    ]
+  }
+
+  static let deadlines: [(String, DeadlineKind)] = [
+    ("deadline: heartbeat interval", .heartbeat),
+    ("deadline: interrupted_after since last data", .interrupted),
+    ("deadline: lost_after since last data", .lost),
+    ("deadline: give_up_after since last data", .giveUp),
+    ("deadline: next retry", .retry),
+    ("deadline: token will expire", .tokenWillExpire),
+    ("deadline: token expiry", .tokenExpiry),
+  ]
+
+  // MARK: - Rendering
+
+  static func render() -> String {
+    var rows: [String] = []
+    for (stateName, make) in fixtures {
+      for (eventName, apply) in events {
+        var h = make()
+        let before = Snapshot(h)
+        let mark = h.mark
+        let returns = apply(&h)
+        rows.append(row(stateName, eventName, returns, h, mark, before))
+      }
+      for (eventName, kind) in deadlines {
+        var h = make()
+        guard let due = h.session.dueTime(of: kind) else { continue }
+        h.now = max(h.now, due)
+        let before = Snapshot(h)
+        let mark = h.mark
+        h.step { s, now, out in s.fire(kind, due: due, now: now, into: &out) }
+        rows.append(row(stateName, eventName, "", h, mark, before))
+      }
+    }
+    return "\n| From | Event | Returns | To | Actions, in order |\n|---|---|---|---|---|\n"
+      + rows.joined(separator: "\n") + "\n"
+  }
+
+  /// What a row reports of the session's inner state, beside its actions.
+  struct Snapshot {
+    let lastData: Instant
+    let token: Token?
+    let expiry: Instant?
+
+    init(_ h: Harness) {
+      lastData = h.session.lastData
+      token = h.session.membership?.token
+      expiry = h.session.tokenExpiresAt
+    }
+  }
+
+  static func row(
+    _ from: String, _ event: String, _ returns: String, _ h: Harness, _ mark: Harness.Mark,
+    _ before: Snapshot
+  ) -> String {
+    var to = "same"
+    var actions: [String] = []
+    let after = Snapshot(h)
+    if after.lastData != before.lastData, h.state != .disconnected { actions.append("last data := now") }
+    let restored = after.token == Fixture.token && before.token != Fixture.token
+    if after.token != before.token, h.state != .disconnected {
+      actions.append(restored ? "previous token and its expiry restored" : "token replaced")
+    }
+    if after.expiry != before.expiry, h.state != .disconnected, !restored {
+      actions.append(after.expiry == nil ? "token expiry unknown" : "token expiry := server's")
+    }
+    for item in h.trace[mark.trace...] {
+      switch item {
+      case .sent(let packet): actions.append("send " + describe(packet.message))
+      case .notified(.connectionStateChanged(let s, let r)):
+        to = "**\(s.name)** / \(r.name)"
+      case .notified(let n): actions.append(describe(n))
+      }
+    }
+    let effect = actions.isEmpty ? (to == "same" ? "ignored" : "—") : actions.joined(separator: "; ")
+    return "| \(from) | \(event) | \(returns) | \(to) | \(effect) |"
+  }
+
+  static func describe(_ message: Message) -> String {
+    switch message {
+    case .join(let r): r.isRejoin ? "JOIN (rejoin)" : "JOIN"
+    case .heartbeat: "HEARTBEAT"
+    case .leave: "LEAVE"
+    case .renewToken: "RENEW_TOKEN"
+    default: "\(message)"
+    }
+  }
+
+  static func describe(_ n: ChannelNotification) -> String {
+    switch n {
+    case .connectionStateChanged: "on_connection_state_changed"
+    case .joinChannelSuccess: "on_join_channel_success"
+    case .rejoinChannelSuccess: "on_rejoin_channel_success"
+    case .connectionLost: "on_connection_lost"
+    case .leaveChannel: "on_leave_channel"
+    case .userJoined: "on_user_joined"
+    case .userOffline(_, let r): "on_user_offline(\(r.name))"
+    case .remoteMemberInterrupted: "remote member interrupted"
+    case .remoteMemberResumed: "remote member resumed"
+    case .tokenPrivilegeWillExpire: "on_token_privilege_will_expire"
+    case .requestToken: "on_request_token"
+    case .joinAttempt: "join attempt reported"
+    }
+  }
+}
