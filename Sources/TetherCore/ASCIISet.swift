@@ -29,7 +29,8 @@ struct ASCIISet: Sendable {
   }
 
   /// True when `bytes` has a length in `lengths` and every byte is in the set.
-  func accepts<C: Collection>(_ bytes: C, lengths: ClosedRange<Int>) -> Bool where C.Element == UInt8 {
+  func accepts<C: Collection>(_ bytes: C, lengths: ClosedRange<Int>) -> Bool
+  where C.Element == UInt8 {
     guard lengths.contains(bytes.count) else { return false }
     for byte in bytes where !contains(byte) { return false }
     return true

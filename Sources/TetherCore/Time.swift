@@ -52,7 +52,9 @@ public struct Interval: Comparable, Hashable, Sendable {
   }
 
   @inlinable
-  public static func seconds(_ s: UInt64) -> Interval { .milliseconds(s.multipliedReportingOverflow(by: 1000).overflow ? UInt64.max : s * 1000) }
+  public static func seconds(_ s: UInt64) -> Interval {
+    .milliseconds(s.multipliedReportingOverflow(by: 1000).overflow ? UInt64.max : s * 1000)
+  }
 
   @inlinable
   public static func < (lhs: Interval, rhs: Interval) -> Bool { lhs.nanoseconds < rhs.nanoseconds }

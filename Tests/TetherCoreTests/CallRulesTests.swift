@@ -32,7 +32,9 @@ import Testing
   }
 
   @Test func channelName_refusesNonASCIIUTF8() {
-    #expect(throws: TetherError.invalidChannelName) { try ChannelName(validating: Array("café".utf8)) }
+    #expect(throws: TetherError.invalidChannelName) {
+      try ChannelName(validating: Array("café".utf8))
+    }
   }
 
   // MARK: - Tokens and app ids
@@ -40,7 +42,9 @@ import Testing
   @Test func token_acceptsEmptyAndPrintableUpTo512_refusesTheRest() throws {
     _ = try Token(validating: [])
     _ = try Token(validating: Array(repeating: UInt8(ascii: "x"), count: 512))
-    #expect(throws: TetherError.invalidToken) { try Token(validating: Array(repeating: 0x78, count: 513)) }
+    #expect(throws: TetherError.invalidToken) {
+      try Token(validating: Array(repeating: 0x78, count: 513))
+    }
     for bad: UInt8 in [0, 0x20, 0x7F, 0x80, 0xFF] {
       #expect(throws: TetherError.invalidToken) { try Token(validating: [0x61, bad]) }
     }
@@ -48,7 +52,9 @@ import Testing
 
   @Test func appID_refusesEmptyLongAndUnprintable_withMinus101() {
     #expect(throws: TetherError.invalidAppID) { try AppID(validating: []) }
-    #expect(throws: TetherError.invalidAppID) { try AppID(validating: Array(repeating: 0x61, count: 65)) }
+    #expect(throws: TetherError.invalidAppID) {
+      try AppID(validating: Array(repeating: 0x61, count: 65))
+    }
     #expect(throws: TetherError.invalidAppID) { try AppID(validating: Array("a b".utf8)) }
   }
 
@@ -135,7 +141,10 @@ import Testing
       let mark = h.mark
       h.leave()
       #expect(h.state == .disconnected)
-      #expect(h.mainNotifications(since: mark) == [.connectionStateChanged(.disconnected, .leaveChannel), .leaveChannel])
+      #expect(
+        h.mainNotifications(since: mark) == [
+          .connectionStateChanged(.disconnected, .leaveChannel), .leaveChannel,
+        ])
       #expect(h.sentMessages(since: mark) == (wasFailed ? [] : [.leave]))
       #expect(h.session.nextDeadline == nil)
       let again = h.mark

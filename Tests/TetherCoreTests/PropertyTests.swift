@@ -47,14 +47,18 @@ import Testing
     case datagram([UInt8])
   }
 
-  static func randomEvent(_ r: inout SeededRandom, h: Harness, config: ChannelConfig) -> RandomEvent {
+  static func randomEvent(_ r: inout SeededRandom, h: Harness, config: ChannelConfig) -> RandomEvent
+  {
     let scale = config.heartbeatInterval.nanoseconds / 1_000_000  // 1000 or 100
     let pick = r.next()
     let a = r.next()
     switch pick % 20 {
     case 0, 1: return .call { h throws(TetherError) in try h.join(uid: UInt32(a % 3)) }
     case 2: return .call { h in h.leave() }
-    case 3: return .call { h throws(TetherError) in try h.renew(a % 2 == 0 ? Fixture.token : Fixture.token2) }
+    case 3:
+      return .call { h throws(TetherError) in
+        try h.renew(a % 2 == 0 ? Fixture.token : Fixture.token2)
+      }
     case 4: return .call { h in h.networkChanged(byUser: a % 2 == 0) }
     case 5: return .call { h in h.endpointChanged() }
     case 6, 7, 8: return .wait(.ms(a % (scale * 15)))
@@ -66,7 +70,8 @@ import Testing
       return .datagram(bytes)
     default:
       let cookie = a % 8 == 0 ? r.next() : h.cookie
-      return .datagram(Packet(cookie: cookie, message: randomServerMessage(&r, scale: scale)).encoded)
+      return .datagram(
+        Packet(cookie: cookie, message: randomServerMessage(&r, scale: scale)).encoded)
     }
   }
 
@@ -75,7 +80,9 @@ import Testing
     switch r.next() % 12 {
     case 0, 1:
       return .accept(
-        JoinAccept(uid: UInt32(r.next() % 5), serverTimeMs: 0, tokenTimeLeftMs: ttl[Int(r.next() % 4)], resumed: r.next() % 2 == 0))
+        JoinAccept(
+          uid: UInt32(r.next() % 5), serverTimeMs: 0, tokenTimeLeftMs: ttl[Int(r.next() % 4)],
+          resumed: r.next() % 2 == 0))
     case 2: return .refuse(RefuseReason.allCases[Int(r.next() % 5)])
     case 3, 4, 5: return .heartbeatAck(sequence: 0, serverTimeMs: 0)
     case 6, 7:
@@ -88,7 +95,10 @@ import Testing
     case 8: return .kick(r.next() % 2 == 0 ? .banned : .sameUID)
     case 9: return r.next() % 2 == 0 ? .tokenExpired : .sessionUnknown
     case 10:
-      return .tokenRenewed(TokenRenewal(refused: r.next() % 2 == 0 ? nil : .invalidToken, tokenTimeLeftMs: ttl[Int(r.next() % 4)]))
+      return .tokenRenewed(
+        TokenRenewal(
+          refused: r.next() % 2 == 0 ? nil : .invalidToken, tokenTimeLeftMs: ttl[Int(r.next() % 4)])
+      )
     default: return .heartbeat(sequence: 9)  // wrong direction: must be ignored
     }
   }
@@ -127,22 +137,28 @@ struct InvariantChecker {
     #expect(h.state == (reported?.0 ?? .disconnected), "state drifted: \(context)")
     // The reported deadline is never in the past.
     if let next = h.session.nextDeadline {
-      #expect(next > h.now, "deadline \(next.nanoseconds) not after \(h.now.nanoseconds): \(context)")
+      #expect(
+        next > h.now, "deadline \(next.nanoseconds) not after \(h.now.nanoseconds): \(context)")
     }
   }
 
-  private mutating func check(_ n: ChannelNotification, state: inout ConnectionState, context: String) {
+  private mutating func check(
+    _ n: ChannelNotification, state: inout ConnectionState, context: String
+  ) {
     switch n {
     case .connectionStateChanged(let s, let reason):
       #expect(reason.state == s, "pair \(s) \(reason): \(context)")
       #expect(reported.map { $0 != (s, reason) } ?? true, "reported twice: \(context)")
-      if s == .failed { #expect(Self.failedReasons.contains(reason), "FAILED via \(reason): \(context)") }
+      if s == .failed {
+        #expect(Self.failedReasons.contains(reason), "FAILED via \(reason): \(context)")
+      }
       reported = (s, reason)
       state = s
       left = false
       gaveUp = reason == .joinFailed
     case .leaveChannel:
-      #expect(reported.map { $0 == (.disconnected, .leaveChannel) } ?? false, "leave order: \(context)")
+      #expect(
+        reported.map { $0 == (.disconnected, .leaveChannel) } ?? false, "leave order: \(context)")
       left = true
     case .joinChannelSuccess, .rejoinChannelSuccess:
       #expect(state == .connected, "join callback outside CONNECTED: \(context)")

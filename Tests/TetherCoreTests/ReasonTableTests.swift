@@ -68,7 +68,8 @@ import Testing
     h.run(until: lastData + .ms(3999))
     #expect(h.state == .connected)
     h.run(until: lastData + .ms(4000))
-    #expect(h.time(of: .connectionStateChanged(.reconnecting, .interrupted)) == lastData + .ms(4000))
+    #expect(
+      h.time(of: .connectionStateChanged(.reconnecting, .interrupted)) == lastData + .ms(4000))
     let rejoin = h.joins(since: lastData + .ms(4000))
     #expect(rejoin.count == 1)
     #expect(rejoin.first?.request.isRejoin == true)
@@ -241,7 +242,8 @@ import Testing
     var h = Harness.connected(tokenTimeLeftMs: 30_000)
     let accepted = h.now
     h.run(until: accepted + .ms(30_000))
-    #expect(h.time(of: .connectionStateChanged(.reconnecting, .interrupted)) == accepted + .ms(4000))
+    #expect(
+      h.time(of: .connectionStateChanged(.reconnecting, .interrupted)) == accepted + .ms(4000))
     #expect(h.time(of: .requestToken) == accepted + .ms(30_000))
     #expect(h.stateChanges.last == .connectionStateChanged(.failed, .tokenExpired))
   }
@@ -249,7 +251,10 @@ import Testing
   @Test func tokenExpired_whenTheServerSaysSo() {
     var h = Harness.connected()
     h.deliver(.tokenExpired)
-    #expect(h.mainNotifications.suffix(2) == [.requestToken, .connectionStateChanged(.failed, .tokenExpired)])
+    #expect(
+      h.mainNotifications.suffix(2) == [
+        .requestToken, .connectionStateChanged(.failed, .tokenExpired),
+      ])
   }
 
   // MARK: - SETTING_PROXY_SERVER (11), CLIENT_IP_ADDRESS_CHANGED (13, 18)
@@ -303,7 +308,8 @@ import Testing
     h.deliver(.tokenExpired)
     let before = h.mark
     try h.renew(Fixture.token2)
-    #expect(h.mainNotifications(since: before) == [.connectionStateChanged(.reconnecting, .renewToken)])
+    #expect(
+      h.mainNotifications(since: before) == [.connectionStateChanged(.reconnecting, .renewToken)])
     #expect(h.joins(since: before).first?.token == Fixture.token2)
     h.accept(tokenTimeLeftMs: 3_600_000)
     #expect(h.stateChanges.last == .connectionStateChanged(.connected, .rejoinSuccess))
@@ -317,7 +323,10 @@ import Testing
     h.run(for: .ms(1500))
     let before = h.mark
     h.deliver(.sessionUnknown)
-    #expect(h.mainNotifications(since: before) == [.connectionStateChanged(.reconnecting, .keepAliveTimeout)])
+    #expect(
+      h.mainNotifications(since: before) == [
+        .connectionStateChanged(.reconnecting, .keepAliveTimeout)
+      ])
     #expect(h.joins(since: before).count == 1)
     h.accept()
     #expect(h.stateChanges.last == .connectionStateChanged(.connected, .rejoinSuccess))

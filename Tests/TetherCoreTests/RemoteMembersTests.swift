@@ -10,7 +10,8 @@ import Testing
   static func connected() -> Harness { Harness.connected() }
 
   static func digest(_ entries: [(UInt32, PresenceEntry.Kind, UInt32)]) -> Message {
-    .presence(try! PresenceDigest(entries.map { PresenceEntry(uid: $0.0, kind: $0.1, silentForMs: $0.2) }))
+    .presence(
+      try! PresenceDigest(entries.map { PresenceEntry(uid: $0.0, kind: $0.1, silentForMs: $0.2) }))
   }
 
   /// Keeps the local link alive for `interval` with acks every 500 ms.
@@ -109,7 +110,9 @@ import Testing
     let seen = h.now
     #expect(h.session.memberCount == 10_000)
     Self.keepAlive(&h, for: .ms(21_000))
-    let dropped = h.log.filter { if case .userOffline(_, .dropped) = $0.notification { true } else { false } }
+    let dropped = h.log.filter {
+      if case .userOffline(_, .dropped) = $0.notification { true } else { false }
+    }
     #expect(dropped.count == 10_000)
     #expect(dropped.allSatisfy { $0.at == seen + .ms(20_000) })
     #expect(h.session.memberCount == 0)
@@ -122,12 +125,14 @@ import Testing
     var members = RemoteMembers(interruptedAfter: .ms(4000), offlineAfter: .ms(20_000))
     var out = ChannelOutput()
     for uid in UInt32(1)...100 {
-      members.apply(PresenceEntry(uid: uid, kind: .joined, silentForMs: 0), at: .zero, elapsedMs: 0, into: &out)
+      members.apply(
+        PresenceEntry(uid: uid, kind: .joined, silentForMs: 0), at: .zero, elapsedMs: 0, into: &out)
     }
     for second in 1...600 {
       let now = Instant.ms(UInt64(second) * 1000)
       for uid in UInt32(1)...100 {
-        members.apply(PresenceEntry(uid: uid, kind: .alive, silentForMs: 0), at: now, elapsedMs: 0, into: &out)
+        members.apply(
+          PresenceEntry(uid: uid, kind: .alive, silentForMs: 0), at: now, elapsedMs: 0, into: &out)
       }
       members.fireDue(at: now, into: &out)
     }

@@ -14,7 +14,10 @@ import Testing
   @Test func ceiling_doublesFromTheBase_upToTheCap() {
     let policy = RetryPolicy(base: .ms(500), cap: .ms(8000))
     let ceilings = (1...8).map { policy.ceiling(afterAttempt: UInt32($0)) }
-    #expect(ceilings == [.ms(500), .ms(1000), .ms(2000), .ms(4000), .ms(8000), .ms(8000), .ms(8000), .ms(8000)])
+    #expect(
+      ceilings == [
+        .ms(500), .ms(1000), .ms(2000), .ms(4000), .ms(8000), .ms(8000), .ms(8000), .ms(8000),
+      ])
     #expect(policy.ceiling(afterAttempt: .max) == .ms(8000))
   }
 
@@ -25,7 +28,8 @@ import Testing
     var seeded = SeededRandom(seed: 7)
     for attempt in UInt32(1)...40 {
       #expect(policy.delay(afterAttempt: attempt, using: &low) == policy.floor)
-      #expect(policy.delay(afterAttempt: attempt, using: &high) == policy.ceiling(afterAttempt: attempt))
+      #expect(
+        policy.delay(afterAttempt: attempt, using: &high) == policy.ceiling(afterAttempt: attempt))
       let d = policy.delay(afterAttempt: attempt, using: &seeded)
       #expect(d >= policy.floor && d <= policy.ceiling(afterAttempt: attempt))
     }

@@ -35,32 +35,56 @@ import Testing
 
   static var fixtures: [(String, () -> Harness)] {
     [
-    ("DISCONNECTED", { Harness() }),
-    ("CONNECTING", { var h = Harness(); try! h.join(); return h }),
-    (
-      "CONNECTED", {
-        var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
-        h.run(for: .ms(500))
-        return h
-      }
-    ),
-    (
-      "CONNECTED (renewal sent)", {
-        var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
-        try! h.renew()
-        h.run(for: .ms(500))
-        return h
-      }
-    ),
-    (
-      "RECONNECTING", {
-        var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
-        h.run(for: .ms(4000))
-        return h
-      }
-    ),
-    ("FAILED (TOKEN_EXPIRED)", { var h = Harness.connected(); h.deliver(.tokenExpired); return h }),
-    ("FAILED (any other reason)", { var h = Harness.connected(); h.deliver(.kick(.banned)); return h }),
+      ("DISCONNECTED", { Harness() }),
+      (
+        "CONNECTING",
+        {
+          var h = Harness()
+          try! h.join()
+          return h
+        }
+      ),
+      (
+        "CONNECTED",
+        {
+          var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
+          h.run(for: .ms(500))
+          return h
+        }
+      ),
+      (
+        "CONNECTED (renewal sent)",
+        {
+          var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
+          try! h.renew()
+          h.run(for: .ms(500))
+          return h
+        }
+      ),
+      (
+        "RECONNECTING",
+        {
+          var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
+          h.run(for: .ms(4000))
+          return h
+        }
+      ),
+      (
+        "FAILED (TOKEN_EXPIRED)",
+        {
+          var h = Harness.connected()
+          h.deliver(.tokenExpired)
+          return h
+        }
+      ),
+      (
+        "FAILED (any other reason)",
+        {
+          var h = Harness.connected()
+          h.deliver(.kick(.banned))
+          return h
+        }
+      ),
     ]
   }
 
@@ -88,36 +112,41 @@ import Testing
 
   static var events: [(String, Apply)] {
     [
-    ("`join_channel`", call { h throws(TetherError) in try h.join() }),
-    ("`leave_channel`", call { h in h.leave() }),
-    ("`renew_token`", call { h throws(TetherError) in try h.renew() }),
-    ("IP address changed (detected)", call { h in h.networkChanged(byUser: false) }),
-    ("IP address changed (app reports)", call { h in h.networkChanged(byUser: true) }),
-    ("server/proxy endpoint changed", call { h in h.endpointChanged() }),
-    ("recv ACCEPT", packet(.accept(JoinAccept(uid: 42, serverTimeMs: 0, tokenTimeLeftMs: 3_600_000, resumed: false)))),
-    ("recv REFUSE INVALID_APP_ID", packet(.refuse(.invalidAppID))),
-    ("recv REFUSE INVALID_CHANNEL_NAME", packet(.refuse(.invalidChannelName))),
-    ("recv REFUSE INVALID_TOKEN", packet(.refuse(.invalidToken))),
-    ("recv REFUSE TOKEN_EXPIRED", packet(.refuse(.tokenExpired))),
-    ("recv REFUSE REJECTED", packet(.refuse(.rejected))),
-    ("recv HEARTBEAT_ACK", packet(.heartbeatAck(sequence: 1, serverTimeMs: 0))),
-    (
-      "recv PRESENCE (a member joined)",
-      packet(.presence(try! PresenceDigest([PresenceEntry(uid: 7, kind: .joined, silentForMs: 0)])))
-    ),
-    ("recv KICK BANNED", packet(.kick(.banned))),
-    ("recv KICK SAME_UID", packet(.kick(.sameUID))),
-    ("recv TOKEN_EXPIRED", packet(.tokenExpired)),
-    ("recv SESSION_UNKNOWN", packet(.sessionUnknown)),
-    (
-      "recv TOKEN_RENEWED (accepted)",
-      packet(.tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 7_200_000)))
-    ),
-    (
-      "recv TOKEN_RENEWED (refused)",
-      packet(.tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0)))
-    ),
-    ("recv any packet with another cookie", packet(.kick(.banned), foreign: true)),
+      ("`join_channel`", call { h throws(TetherError) in try h.join() }),
+      ("`leave_channel`", call { h in h.leave() }),
+      ("`renew_token`", call { h throws(TetherError) in try h.renew() }),
+      ("IP address changed (detected)", call { h in h.networkChanged(byUser: false) }),
+      ("IP address changed (app reports)", call { h in h.networkChanged(byUser: true) }),
+      ("server/proxy endpoint changed", call { h in h.endpointChanged() }),
+      (
+        "recv ACCEPT",
+        packet(
+          .accept(JoinAccept(uid: 42, serverTimeMs: 0, tokenTimeLeftMs: 3_600_000, resumed: false)))
+      ),
+      ("recv REFUSE INVALID_APP_ID", packet(.refuse(.invalidAppID))),
+      ("recv REFUSE INVALID_CHANNEL_NAME", packet(.refuse(.invalidChannelName))),
+      ("recv REFUSE INVALID_TOKEN", packet(.refuse(.invalidToken))),
+      ("recv REFUSE TOKEN_EXPIRED", packet(.refuse(.tokenExpired))),
+      ("recv REFUSE REJECTED", packet(.refuse(.rejected))),
+      ("recv HEARTBEAT_ACK", packet(.heartbeatAck(sequence: 1, serverTimeMs: 0))),
+      (
+        "recv PRESENCE (a member joined)",
+        packet(
+          .presence(try! PresenceDigest([PresenceEntry(uid: 7, kind: .joined, silentForMs: 0)])))
+      ),
+      ("recv KICK BANNED", packet(.kick(.banned))),
+      ("recv KICK SAME_UID", packet(.kick(.sameUID))),
+      ("recv TOKEN_EXPIRED", packet(.tokenExpired)),
+      ("recv SESSION_UNKNOWN", packet(.sessionUnknown)),
+      (
+        "recv TOKEN_RENEWED (accepted)",
+        packet(.tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 7_200_000)))
+      ),
+      (
+        "recv TOKEN_RENEWED (refused)",
+        packet(.tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0)))
+      ),
+      ("recv any packet with another cookie", packet(.kick(.banned), foreign: true)),
     ]
   }
 
@@ -177,7 +206,9 @@ import Testing
     var to = "same"
     var actions: [String] = []
     let after = Snapshot(h)
-    if after.lastData != before.lastData, h.state != .disconnected { actions.append("last data := now") }
+    if after.lastData != before.lastData, h.state != .disconnected {
+      actions.append("last data := now")
+    }
     let restored = after.token == Fixture.token && before.token != Fixture.token
     if after.token != before.token, h.state != .disconnected {
       actions.append(restored ? "previous token and its expiry restored" : "token replaced")
@@ -193,7 +224,8 @@ import Testing
       case .notified(let n): actions.append(describe(n))
       }
     }
-    let effect = actions.isEmpty ? (to == "same" ? "ignored" : "—") : actions.joined(separator: "; ")
+    let effect =
+      actions.isEmpty ? (to == "same" ? "ignored" : "—") : actions.joined(separator: "; ")
     return "| \(from) | \(event) | \(returns) | \(to) | \(effect) |"
   }
 

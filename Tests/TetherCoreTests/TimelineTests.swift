@@ -33,7 +33,9 @@ import Testing
     // T0 join, T1 accept at +200 ms with the join callback.
     #expect(a.time(of: .connectionStateChanged(.connecting, .connecting)) == .s(10))
     #expect(a.time(of: .connectionStateChanged(.connected, .joinSuccess)) == .ms(10_200))
-    #expect(a.time(of: .joinChannelSuccess(channel: Fixture.channel, uid: 1, elapsedMs: 200)) == .ms(10_200))
+    #expect(
+      a.time(of: .joinChannelSuccess(channel: Fixture.channel, uid: 1, elapsedMs: 200))
+        == .ms(10_200))
     // T2: the peer sees the join (the server relays it as soon as it accepts).
     #expect(b.time(of: .userJoined(uid: 1, elapsedMs: 10_200)) == .ms(10_200))
     // A also learns of B, from the snapshot that follows the accept.
@@ -53,17 +55,20 @@ import Testing
     #expect(a.joins(since: .ms(1_214_401)).isEmpty)
     #expect(a.joins(since: .ms(18_400)).count > 100)
     // B never moved.
-    #expect(b.stateChanges == [
-      .connectionStateChanged(.connecting, .connecting), .connectionStateChanged(.connected, .joinSuccess),
-    ])
+    #expect(
+      b.stateChanges == [
+        .connectionStateChanged(.connecting, .connecting),
+        .connectionStateChanged(.connected, .joinSuccess),
+      ])
     // A's whole life, in order.
-    #expect(a.stateChanges == [
-      .connectionStateChanged(.connecting, .connecting),
-      .connectionStateChanged(.connected, .joinSuccess),
-      .connectionStateChanged(.reconnecting, .interrupted),
-      .connectionStateChanged(.reconnecting, .lost),
-      .connectionStateChanged(.failed, .joinFailed),
-    ])
+    #expect(
+      a.stateChanges == [
+        .connectionStateChanged(.connecting, .connecting),
+        .connectionStateChanged(.connected, .joinSuccess),
+        .connectionStateChanged(.reconnecting, .interrupted),
+        .connectionStateChanged(.reconnecting, .lost),
+        .connectionStateChanged(.failed, .joinFailed),
+      ])
   }
 
   @Test func seedTimeline_linkHealsAt15s_rejoinSuccess_andThePeerSeesNoDrop() throws {
@@ -75,7 +80,8 @@ import Testing
     // Back after the heal, within one backoff cap (8 s) plus a round trip.
     let rejoined = try #require(a.time(of: .connectionStateChanged(.connected, .rejoinSuccess)))
     #expect(rejoined > .s(25) && rejoined <= .ms(33_200))
-    #expect(a.time { if case .rejoinChannelSuccess(_, 1, _) = $0 { true } else { false } } == rejoined)
+    #expect(
+      a.time { if case .rejoinChannelSuccess(_, 1, _) = $0 { true } else { false } } == rejoined)
     #expect(sim.server.accepts.last?.resumed == true)
     // The peer saw A go quiet and come back, and never saw it leave.
     let resumed = try #require(b.time(of: .remoteMemberResumed(uid: 1)))
@@ -86,7 +92,10 @@ import Testing
     try sim.on(Self.a) { $0.leave() }
     sim.run(until: .s(61))
     a = sim.clients[Self.a]
-    #expect(a.mainNotifications.suffix(2) == [.connectionStateChanged(.disconnected, .leaveChannel), .leaveChannel])
+    #expect(
+      a.mainNotifications.suffix(2) == [
+        .connectionStateChanged(.disconnected, .leaveChannel), .leaveChannel,
+      ])
     #expect(sim.clients[Self.b].time(of: .userOffline(uid: 1, reason: .quit)) == .ms(60_200))
   }
 

@@ -84,7 +84,10 @@ struct RemoteMembers {
       if slots[s].interrupted && now &- slots[s].lastSeen < interruptedAfter {
         slots[s].interrupted = false
         slots[s].generation &+= 1
-        heap.push(.init(due: slots[s].lastSeen &+ interruptedAfter, slot: slot, generation: slots[s].generation))
+        heap.push(
+          .init(
+            due: slots[s].lastSeen &+ interruptedAfter, slot: slot, generation: slots[s].generation)
+        )
         output.notify(.remoteMemberResumed(uid: entry.uid))
       }
     } else if entry.kind != .left && silent < offlineAfter {

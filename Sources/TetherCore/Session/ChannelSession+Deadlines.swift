@@ -96,7 +96,9 @@ extension ChannelSession {
     guard var membership else { return }
     membership.heartbeatSequence &+= 1
     self.membership = membership
-    output.send(Packet(cookie: membership.cookie, message: .heartbeat(sequence: membership.heartbeatSequence)))
+    output.send(
+      Packet(cookie: membership.cookie, message: .heartbeat(sequence: membership.heartbeatSequence))
+    )
     if membership.renewal != nil {
       output.send(Packet(cookie: membership.cookie, message: .renewToken(membership.token)))
     }

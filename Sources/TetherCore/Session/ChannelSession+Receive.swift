@@ -61,8 +61,9 @@ extension ChannelSession {
     state == .connecting || state == .connected || state == .reconnecting
   }
 
-  private mutating func accepted(_ accept: JoinAccept, now: Instant, into output: inout ChannelOutput)
-  {
+  private mutating func accepted(
+    _ accept: JoinAccept, now: Instant, into output: inout ChannelOutput
+  ) {
     guard state == .connecting || state == .reconnecting, var membership else { return }
     let rejoin = state == .reconnecting
     membership.uid = accept.uid
@@ -95,8 +96,9 @@ extension ChannelSession {
     }
   }
 
-  private mutating func renewed(_ renewal: TokenRenewal, now: Instant, into output: inout ChannelOutput)
-  {
+  private mutating func renewed(
+    _ renewal: TokenRenewal, now: Instant, into output: inout ChannelOutput
+  ) {
     guard state == .connected, var membership, let previous = membership.renewal else { return }
     recordData(now)
     membership.renewal = nil

@@ -111,7 +111,8 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   }
 
   /// Begins a (re)join effort whose clock started at `outageSince`, with a JOIN now.
-  mutating func startAttempts(outageSince: Instant, now: Instant, into output: inout ChannelOutput) {
+  mutating func startAttempts(outageSince: Instant, now: Instant, into output: inout ChannelOutput)
+  {
     link = .attempting(
       Attempts(attempt: 0, nextAttemptAt: now, outageSince: outageSince, lostReported: false))
     sendJoinAttempt(now: now, into: &output)
@@ -132,7 +133,8 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   mutating func sendJoinAttempt(now: Instant, into output: inout ChannelOutput) {
     guard case .attempting(var attempts) = link, let membership else { return }
     attempts.attempt = attempts.attempt == .max ? .max : attempts.attempt + 1
-    attempts.nextAttemptAt = now + config.retry.delay(afterAttempt: attempts.attempt, using: &random)
+    attempts.nextAttemptAt =
+      now + config.retry.delay(afterAttempt: attempts.attempt, using: &random)
     link = .attempting(attempts)
     let request = JoinRequest(
       uid: membership.uid, appID: config.appID, channel: membership.channel,

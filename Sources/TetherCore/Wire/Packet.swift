@@ -110,7 +110,8 @@ enum MessageType: UInt8 {
       let flags = try reader.u8()
       guard flags & ~1 == 0 else { throw .invalidField }
       return .accept(
-        JoinAccept(uid: uid, serverTimeMs: serverTime, tokenTimeLeftMs: timeLeft, resumed: flags == 1))
+        JoinAccept(
+          uid: uid, serverTimeMs: serverTime, tokenTimeLeftMs: timeLeft, resumed: flags == 1))
     case .refuse:
       guard let reason = RefuseReason(rawValue: try reader.u8()) else { throw .invalidField }
       return .refuse(reason)

@@ -23,7 +23,9 @@ struct Harness {
   var state: ConnectionState { session.state }
   var reason: ConnectionChangedReason? { session.reason }
   /// The cookie of the current join (from the JOINs it sent).
-  var cookie: UInt64 { sent.last { if case .join = $0.packet.message { true } else { false } }?.packet.cookie ?? 0 }
+  var cookie: UInt64 {
+    sent.last { if case .join = $0.packet.message { true } else { false } }?.packet.cookie ?? 0
+  }
   var notifications: [ChannelNotification] { log.map(\.notification) }
 
   /// Runs `body` against the session at the current time and logs what it produced.
@@ -66,7 +68,9 @@ struct Harness {
     step { s, now, out in s.networkChanged(byUser: byUser, now: now, into: &out) }
   }
 
-  mutating func endpointChanged() { step { s, now, out in s.endpointChanged(now: now, into: &out) } }
+  mutating func endpointChanged() {
+    step { s, now, out in s.endpointChanged(now: now, into: &out) }
+  }
 
   /// The server sends `message` with this session's cookie (or `cookie`).
   mutating func deliver(_ message: Message, cookie: UInt64? = nil) {
@@ -76,7 +80,9 @@ struct Harness {
   }
 
   mutating func accept(uid: UInt32 = 42, tokenTimeLeftMs: UInt32 = 0) {
-    deliver(.accept(JoinAccept(uid: uid, serverTimeMs: 0, tokenTimeLeftMs: tokenTimeLeftMs, resumed: false)))
+    deliver(
+      .accept(
+        JoinAccept(uid: uid, serverTimeMs: 0, tokenTimeLeftMs: tokenTimeLeftMs, resumed: false)))
   }
 
   /// Moves the clock to `time`, firing every deadline on the way at its exact instant.
@@ -100,7 +106,9 @@ struct Harness {
   }
 
   /// When the first notification matching `match` was logged.
-  func time(of match: (ChannelNotification) -> Bool) -> Instant? { log.first { match($0.notification) }?.at }
+  func time(of match: (ChannelNotification) -> Bool) -> Instant? {
+    log.first { match($0.notification) }?.at
+  }
 
   func time(of notification: ChannelNotification) -> Instant? { time { $0 == notification } }
 
@@ -114,7 +122,9 @@ struct Harness {
   var mark: Mark { Mark(log: log.count, sent: sent.count, trace: trace.count) }
 
   func mainNotifications(since mark: Mark) -> [ChannelNotification] {
-    log[mark.log...].map(\.notification).filter { if case .joinAttempt = $0 { false } else { true } }
+    log[mark.log...].map(\.notification).filter {
+      if case .joinAttempt = $0 { false } else { true }
+    }
   }
 
   func sentMessages(since mark: Mark) -> [Message] { sent[mark.sent...].map(\.packet.message) }
@@ -150,7 +160,9 @@ struct Harness {
   }
 
   /// A CONNECTED session (joined at `now`, accepted 200 ms later).
-  static func connected(tokenTimeLeftMs: UInt32 = 0, config: ChannelConfig = Fixture.config) -> Harness {
+  static func connected(tokenTimeLeftMs: UInt32 = 0, config: ChannelConfig = Fixture.config)
+    -> Harness
+  {
     var h = Harness(config: config)
     try! h.join()
     h.run(for: .ms(200))

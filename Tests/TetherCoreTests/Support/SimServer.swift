@@ -39,11 +39,16 @@ struct SimServer {
       accepts.append((client, false))
       var out: Outbox = [(client, accept(cookie, uid: uid, resumed: false))]
       let snapshot = others.values.map {
-        PresenceEntry(uid: $0.uid, kind: .joined, silentForMs: now.since($0.lastHeard).clampedMilliseconds)
+        PresenceEntry(
+          uid: $0.uid, kind: .joined, silentForMs: now.since($0.lastHeard).clampedMilliseconds)
       }
       if !snapshot.isEmpty { out.append((client, presence(cookie, snapshot))) }
       for (otherCookie, other) in others {
-        out.append((other.client, presence(otherCookie, [PresenceEntry(uid: uid, kind: .joined, silentForMs: 0)])))
+        out.append(
+          (
+            other.client,
+            presence(otherCookie, [PresenceEntry(uid: uid, kind: .joined, silentForMs: 0)])
+          ))
       }
       return out
     case .heartbeat(let sequence):
@@ -52,13 +57,29 @@ struct SimServer {
       }
       held.lastHeard = now
       sessions[cookie] = held
-      return [(client, Packet(cookie: cookie, message: .heartbeatAck(sequence: sequence, serverTimeMs: 0)))]
+      return [
+        (
+          client,
+          Packet(cookie: cookie, message: .heartbeatAck(sequence: sequence, serverTimeMs: 0))
+        )
+      ]
     case .leave:
       guard let gone = sessions.removeValue(forKey: cookie) else { return [] }
-      return sessions.map { ($0.value.client, presence($0.key, [PresenceEntry(uid: gone.uid, kind: .left, silentForMs: 0)])) }
+      return sessions.map {
+        (
+          $0.value.client,
+          presence($0.key, [PresenceEntry(uid: gone.uid, kind: .left, silentForMs: 0)])
+        )
+      }
     case .renewToken:
       guard sessions[cookie] != nil else { return [] }
-      return [(client, Packet(cookie: cookie, message: .tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 0))))]
+      return [
+        (
+          client,
+          Packet(
+            cookie: cookie, message: .tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 0)))
+        )
+      ]
     default:
       return []
     }
@@ -71,7 +92,8 @@ struct SimServer {
     var out: Outbox = []
     for (cookie, session) in sessions {
       let entries = sessions.filter { $0.key != cookie }.values.map {
-        PresenceEntry(uid: $0.uid, kind: .alive, silentForMs: now.since($0.lastHeard).clampedMilliseconds)
+        PresenceEntry(
+          uid: $0.uid, kind: .alive, silentForMs: now.since($0.lastHeard).clampedMilliseconds)
       }
       if !entries.isEmpty { out.append((session.client, presence(cookie, entries))) }
     }
@@ -79,7 +101,9 @@ struct SimServer {
   }
 
   private func accept(_ cookie: UInt64, uid: UInt32, resumed: Bool) -> Packet {
-    Packet(cookie: cookie, message: .accept(JoinAccept(uid: uid, serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: resumed)))
+    Packet(
+      cookie: cookie,
+      message: .accept(JoinAccept(uid: uid, serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: resumed)))
   }
 
   private func presence(_ cookie: UInt64, _ entries: [PresenceEntry]) -> Packet {
@@ -117,8 +141,10 @@ struct Simulation {
   mutating func run(until time: Instant) {
     while true {
       let delivery = inflight.indices.min { inflight[$0].at < inflight[$1].at }
-      let clientDue = clients.indices.compactMap { i in clients[i].session.nextDeadline.map { (i, $0) } }
-        .min { $0.1 < $1.1 }
+      let clientDue = clients.indices.compactMap { i in
+        clients[i].session.nextDeadline.map { (i, $0) }
+      }
+      .min { $0.1 < $1.1 }
       var next = server.nextPresence
       if let d = delivery { next = min(next, inflight[d].at) }
       if let c = clientDue { next = min(next, c.1) }
@@ -135,7 +161,8 @@ struct Simulation {
     now = time
   }
 
-  private mutating func deliver(_ item: (at: Instant, toServer: Bool, client: Int, bytes: [UInt8])) {
+  private mutating func deliver(_ item: (at: Instant, toServer: Bool, client: Int, bytes: [UInt8]))
+  {
     guard linkUp[item.client] else { return }
     if item.toServer {
       ship(server.receive(item.bytes, from: item.client, now: now))
