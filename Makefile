@@ -1,0 +1,51 @@
+# Tether: the commands a C developer expects.
+#   make test    everything: lint, header, Embedded builds, Swift tests
+#   make docs    regenerate the generated part of docs/STATES.md
+#   make format  format the Swift sources in place
+# See README.md.
+
+SHELL := /bin/bash
+BUILD_DIR ?= build
+CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
+SWIFT_FORMAT ?= swift-format
+
+.PHONY: all deps build test lint header-check embedded-check swift-test docs format clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	swift build
+
+test: deps lint header-check embedded-check swift-test
+
+lint:
+	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
+	@echo "lint: swift-format clean"
+
+# The public header must compile as strict C99 and as C++.
+header-check:
+	@mkdir -p $(BUILD_DIR)
+	@printf '#include "tether.h"\nint main(void) { return 0; }\n' > $(BUILD_DIR)/header-check.c
+	@gcc $(CFLAGS_STRICT) -IInclude -c $(BUILD_DIR)/header-check.c -o $(BUILD_DIR)/header-check-c.o
+	@g++ -std=c++11 -Wall -Wextra -Wpedantic -Werror -IInclude -x c++ -c $(BUILD_DIR)/header-check.c \
+		-o $(BUILD_DIR)/header-check-cxx.o
+	@echo "header: Include/tether.h compiles as C99 ($(CFLAGS_STRICT)) and as C++11"
+
+embedded-check:
+	@BUILD_DIR=$(BUILD_DIR) scripts/embedded-check.sh
+
+swift-test:
+	swift test
+
+docs:
+	TETHER_WRITE_DOCS=1 swift test --filter StatesTableTests
+	@git --no-pager diff --stat -- docs/STATES.md || true
+
+format:
+	$(SWIFT_FORMAT) format -i -r Sources Tests Package.swift
+
+clean:
+	rm -rf .build $(BUILD_DIR)
