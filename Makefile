@@ -1,4 +1,5 @@
 # Tether: the commands a C developer expects.
+#   make demo    play the seed timeline on the core (virtual time) and print it
 #   make test    everything: lint, header, Embedded builds, Swift tests
 #   make docs    regenerate the generated part of docs/STATES.md
 #   make format  format the Swift sources in place
@@ -9,7 +10,7 @@ BUILD_DIR ?= build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SWIFT_FORMAT ?= swift-format
 
-.PHONY: all deps build test lint header-check embedded-check swift-test docs format clean
+.PHONY: all deps build demo test lint header-check embedded-check swift-test docs format clean
 
 all: build
 
@@ -18,6 +19,10 @@ deps:
 
 build: deps
 	swift build
+
+demo: deps
+	@swift build -q --product tether-sim
+	@swift run --skip-build tether-sim
 
 test: deps lint header-check embedded-check swift-test
 

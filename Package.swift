@@ -11,6 +11,10 @@ let package = Package(
     // Pure Swift, no I/O, no clock, no Foundation. Also built as Embedded Swift by the
     // Makefile (`make embedded-check`), so it must stay inside that subset.
     .target(name: "TetherCore"),
-    .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
+    // A virtual-time simulator of clients, a server and a network that can be cut: the
+    // tests play the seed timeline on it, and `make demo` prints it (tether-sim).
+    .target(name: "TetherSim", dependencies: ["TetherCore"]),
+    .executableTarget(name: "tether-sim", dependencies: ["TetherCore", "TetherSim"]),
+    .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherSim"]),
   ]
 )

@@ -1,27 +1,27 @@
-@testable import TetherCore
+import TetherCore
 
 /// A minimal edge server for virtual-time tests of the core: one channel, sessions by
 /// cookie, accept/resume, heartbeat answers, presence digests every second, and
 /// forgetting sessions silent for 25 s. The real server (tether-edge) is its own code; this
 /// one exists so the core's timeline can be played at default thresholds in microseconds.
-struct SimServer {
-  struct Session {
-    var client: Int
-    var uid: UInt32
-    var lastHeard: Instant
+public struct SimServer {
+  public struct Session {
+    public var client: Int
+    public var uid: UInt32
+    public var lastHeard: Instant
   }
 
-  var sessions: [UInt64: Session] = [:]
-  var nextUID: UInt32 = 1000
-  var forgetAfter: Interval = .seconds(25)
-  var presenceInterval: Interval = .seconds(1)
-  var nextPresence: Instant = .s(1)
+  public var sessions: [UInt64: Session] = [:]
+  public var nextUID: UInt32 = 1000
+  public var forgetAfter: Interval = .seconds(25)
+  public var presenceInterval: Interval = .seconds(1)
+  public var nextPresence: Instant = .s(1)
   /// Every accept sent, with whether it resumed a held session.
-  var accepts: [(client: Int, resumed: Bool)] = []
+  public var accepts: [(client: Int, resumed: Bool)] = []
 
-  typealias Outbox = [(client: Int, packet: Packet)]
+  public typealias Outbox = [(client: Int, packet: Packet)]
 
-  mutating func receive(_ bytes: [UInt8], from client: Int, now: Instant) -> Outbox {
+  public mutating func receive(_ bytes: [UInt8], from client: Int, now: Instant) -> Outbox {
     guard let packet = try? Packet.decode(bytes[...]) else { return [] }
     let cookie = packet.cookie
     switch packet.message {
@@ -86,7 +86,7 @@ struct SimServer {
   }
 
   /// Presence digests to everyone, and forgetting the long silent.
-  mutating func tick(now: Instant) -> Outbox {
+  public mutating func tick(now: Instant) -> Outbox {
     nextPresence = now + presenceInterval
     sessions = sessions.filter { now.since($0.value.lastHeard) < forgetAfter }
     var out: Outbox = []
@@ -108,74 +108,5 @@ struct SimServer {
 
   private func presence(_ cookie: UInt64, _ entries: [PresenceEntry]) -> Packet {
     Packet(cookie: cookie, message: .presence(try! PresenceDigest(entries)))
-  }
-}
-
-/// Clients (each a ``Harness``), the ``SimServer`` and a network with a fixed one-way
-/// latency whose link to any client can be cut and healed, all on one virtual clock.
-struct Simulation {
-  var now: Instant = .zero
-  var clients: [Harness]
-  var server = SimServer()
-  var latency: Interval = .ms(100)
-  var linkUp: [Bool]
-  private var inflight: [(at: Instant, toServer: Bool, client: Int, bytes: [UInt8])] = []
-
-  init(clients count: Int, seed: UInt64 = 1) {
-    clients = (0..<count).map { Harness(seed: seed &+ UInt64($0)) }
-    linkUp = Array(repeating: true, count: count)
-  }
-
-  /// Runs `body` on client `i` at the current time and ships what it sent.
-  mutating func on(_ i: Int, _ body: (inout Harness) throws -> Void) rethrows {
-    clients[i].now = now
-    let mark = clients[i].mark
-    try body(&clients[i])
-    for (_, packet) in clients[i].sent[mark.sent...] {
-      inflight.append((now + latency, true, i, packet.encoded))
-    }
-  }
-
-  /// Plays everything up to `time`: deliveries, then the server's tick, then clients'
-  /// deadlines, each at its exact instant.
-  mutating func run(until time: Instant) {
-    while true {
-      let delivery = inflight.indices.min { inflight[$0].at < inflight[$1].at }
-      let clientDue = clients.indices.compactMap { i in
-        clients[i].session.nextDeadline.map { (i, $0) }
-      }
-      .min { $0.1 < $1.1 }
-      var next = server.nextPresence
-      if let d = delivery { next = min(next, inflight[d].at) }
-      if let c = clientDue { next = min(next, c.1) }
-      guard next <= time else { break }
-      now = next
-      if let d = delivery, inflight[d].at == next {
-        deliver(inflight.remove(at: d))
-      } else if server.nextPresence == next {
-        ship(server.tick(now: now))
-      } else if let (i, _) = clientDue {
-        on(i) { h in h.step { s, now, out in s.advance(to: now, into: &out) } }
-      }
-    }
-    now = time
-  }
-
-  private mutating func deliver(_ item: (at: Instant, toServer: Bool, client: Int, bytes: [UInt8]))
-  {
-    guard linkUp[item.client] else { return }
-    if item.toServer {
-      ship(server.receive(item.bytes, from: item.client, now: now))
-    } else {
-      on(item.client) { h in
-        h.step { s, now, out in _ = s.receive(datagram: item.bytes[...], now: now, into: &out) }
-      }
-    }
-  }
-
-  private mutating func ship(_ outbox: SimServer.Outbox) {
-    for (client, packet) in outbox {
-      inflight.append((now + latency, false, client, packet.encoded))
-    }
   }
 }

@@ -1,35 +1,35 @@
-@testable import TetherCore
+import TetherCore
 
 /// One channel session on a virtual clock, talking to a server the test plays by hand.
 /// Every notification and every sent packet is logged with the time it happened.
-struct Harness {
-  var session: ChannelSession<SeededRandom>
-  var now: Instant = .zero
-  var log: [(at: Instant, notification: ChannelNotification)] = []
-  var sent: [(at: Instant, packet: Packet)] = []
+public struct Harness {
+  public var session: ChannelSession<SeededRandom>
+  public var now: Instant = .zero
+  public var log: [(at: Instant, notification: ChannelNotification)] = []
+  public var sent: [(at: Instant, packet: Packet)] = []
   /// Notifications and sent packets interleaved, in the order the session produced them.
-  var trace: [Traced] = []
+  public var trace: [Traced] = []
 
-  enum Traced {
+  public enum Traced {
     case notified(ChannelNotification)
     case sent(Packet)
   }
   private var output = ChannelOutput()
 
-  init(config: ChannelConfig = Fixture.config, seed: UInt64 = 1) {
+  public init(config: ChannelConfig = Fixture.config, seed: UInt64 = 1) {
     session = try! ChannelSession(config: config, random: SeededRandom(seed: seed))
   }
 
-  var state: ConnectionState { session.state }
-  var reason: ConnectionChangedReason? { session.reason }
+  public var state: ConnectionState { session.state }
+  public var reason: ConnectionChangedReason? { session.reason }
   /// The cookie of the current join (from the JOINs it sent).
-  var cookie: UInt64 {
+  public var cookie: UInt64 {
     sent.last { if case .join = $0.packet.message { true } else { false } }?.packet.cookie ?? 0
   }
-  var notifications: [ChannelNotification] { log.map(\.notification) }
+  public var notifications: [ChannelNotification] { log.map(\.notification) }
 
   /// Runs `body` against the session at the current time and logs what it produced.
-  mutating func step<T, E: Error>(
+  public mutating func step<T, E: Error>(
     _ body: (inout ChannelSession<SeededRandom>, Instant, inout ChannelOutput) throws(E) -> T
   ) throws(E) -> T {
     output.removeAll()
@@ -52,41 +52,41 @@ struct Harness {
     }
   }
 
-  mutating func join(uid: UInt32 = 0, token: Token = Fixture.token) throws(TetherError) {
+  public mutating func join(uid: UInt32 = 0, token: Token = Fixture.token) throws(TetherError) {
     try step { s, now, out throws(TetherError) in
       try s.join(token: token, channel: Fixture.channel, uid: uid, now: now, into: &out)
     }
   }
 
-  mutating func leave() { step { s, now, out in s.leave(now: now, into: &out) } }
+  public mutating func leave() { step { s, now, out in s.leave(now: now, into: &out) } }
 
-  mutating func renew(_ token: Token = Fixture.token2) throws(TetherError) {
+  public mutating func renew(_ token: Token = Fixture.token2) throws(TetherError) {
     try step { s, now, out throws(TetherError) in try s.renewToken(token, now: now, into: &out) }
   }
 
-  mutating func networkChanged(byUser: Bool) {
+  public mutating func networkChanged(byUser: Bool) {
     step { s, now, out in s.networkChanged(byUser: byUser, now: now, into: &out) }
   }
 
-  mutating func endpointChanged() {
+  public mutating func endpointChanged() {
     step { s, now, out in s.endpointChanged(now: now, into: &out) }
   }
 
   /// The server sends `message` with this session's cookie (or `cookie`).
-  mutating func deliver(_ message: Message, cookie: UInt64? = nil) {
+  public mutating func deliver(_ message: Message, cookie: UInt64? = nil) {
     let packet = Packet(cookie: cookie ?? self.cookie, message: message)
     let bytes = packet.encoded
     step { s, now, out in _ = s.receive(datagram: bytes[...], now: now, into: &out) }
   }
 
-  mutating func accept(uid: UInt32 = 42, tokenTimeLeftMs: UInt32 = 0) {
+  public mutating func accept(uid: UInt32 = 42, tokenTimeLeftMs: UInt32 = 0) {
     deliver(
       .accept(
         JoinAccept(uid: uid, serverTimeMs: 0, tokenTimeLeftMs: tokenTimeLeftMs, resumed: false)))
   }
 
   /// Moves the clock to `time`, firing every deadline on the way at its exact instant.
-  mutating func run(until time: Instant) {
+  public mutating func run(until time: Instant) {
     var steps = 0
     while let due = session.nextDeadline, due <= time {
       steps += 1
@@ -98,69 +98,69 @@ struct Harness {
     now = time
   }
 
-  mutating func run(for interval: Interval) { run(until: now + interval) }
+  public mutating func run(for interval: Interval) { run(until: now + interval) }
 
   /// Notifications logged at or after `time`.
-  func notifications(since time: Instant) -> [ChannelNotification] {
+  public func notifications(since time: Instant) -> [ChannelNotification] {
     log.filter { $0.at >= time }.map(\.notification)
   }
 
   /// When the first notification matching `match` was logged.
-  func time(of match: (ChannelNotification) -> Bool) -> Instant? {
+  public func time(of match: (ChannelNotification) -> Bool) -> Instant? {
     log.first { match($0.notification) }?.at
   }
 
-  func time(of notification: ChannelNotification) -> Instant? { time { $0 == notification } }
+  public func time(of notification: ChannelNotification) -> Instant? { time { $0 == notification } }
 
   /// A point in the logs, to look at what came after it (even at the same instant).
-  struct Mark {
-    let log: Int
-    let sent: Int
-    let trace: Int
+  public struct Mark {
+    public let log: Int
+    public let sent: Int
+    public let trace: Int
   }
 
-  var mark: Mark { Mark(log: log.count, sent: sent.count, trace: trace.count) }
+  public var mark: Mark { Mark(log: log.count, sent: sent.count, trace: trace.count) }
 
-  func mainNotifications(since mark: Mark) -> [ChannelNotification] {
+  public func mainNotifications(since mark: Mark) -> [ChannelNotification] {
     log[mark.log...].map(\.notification).filter {
       if case .joinAttempt = $0 { false } else { true }
     }
   }
 
-  func sentMessages(since mark: Mark) -> [Message] { sent[mark.sent...].map(\.packet.message) }
+  public func sentMessages(since mark: Mark) -> [Message] { sent[mark.sent...].map(\.packet.message) }
 
-  func joins(since mark: Mark) -> [JoinRequest] {
+  public func joins(since mark: Mark) -> [JoinRequest] {
     sent[mark.sent...].compactMap { if case .join(let r) = $0.packet.message { r } else { nil } }
   }
 
   /// Everything but the join-attempt reports, which carry jittered times.
-  var mainNotifications: [ChannelNotification] {
+  public var mainNotifications: [ChannelNotification] {
     notifications.filter { if case .joinAttempt = $0 { false } else { true } }
   }
 
-  func mainNotifications(since time: Instant) -> [ChannelNotification] {
+  public func mainNotifications(since time: Instant) -> [ChannelNotification] {
     notifications(since: time).filter { if case .joinAttempt = $0 { false } else { true } }
   }
 
   /// Messages sent at or after `time`.
-  func sentMessages(since time: Instant = .zero) -> [Message] {
+  public func sentMessages(since time: Instant = .zero) -> [Message] {
     sent.filter { $0.at >= time }.map(\.packet.message)
   }
 
   /// JOINs sent at or after `time`.
-  func joins(since time: Instant = .zero) -> [(at: Instant, request: JoinRequest)] {
+  public func joins(since time: Instant = .zero) -> [(at: Instant, request: JoinRequest)] {
     sent.filter { $0.at >= time }.compactMap {
       if case .join(let r) = $0.packet.message { ($0.at, r) } else { nil }
     }
   }
 
   /// State changes only, in order.
-  var stateChanges: [ChannelNotification] {
+  public var stateChanges: [ChannelNotification] {
     notifications.filter { if case .connectionStateChanged = $0 { true } else { false } }
   }
 
   /// A CONNECTED session (joined at `now`, accepted 200 ms later).
-  static func connected(tokenTimeLeftMs: UInt32 = 0, config: ChannelConfig = Fixture.config)
+  public static func connected(tokenTimeLeftMs: UInt32 = 0, config: ChannelConfig = Fixture.config)
     -> Harness
   {
     var h = Harness(config: config)
