@@ -127,7 +127,9 @@ public struct Harness {
     }
   }
 
-  public func sentMessages(since mark: Mark) -> [Message] { sent[mark.sent...].map(\.packet.message) }
+  public func sentMessages(since mark: Mark) -> [Message] {
+    sent[mark.sent...].map(\.packet.message)
+  }
 
   public func joins(since mark: Mark) -> [JoinRequest] {
     sent[mark.sent...].compactMap { if case .join(let r) = $0.packet.message { r } else { nil } }

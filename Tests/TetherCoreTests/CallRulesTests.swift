@@ -1,7 +1,7 @@
 import Testing
+import TetherSim
 
 @testable import TetherCore
-import TetherSim
 
 /// SPEC.md §1 "Call rules": what each call accepts, refuses and changes.
 @Suite struct CallRulesTests {

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
+import TetherSim
 
 @testable import TetherCore
-import TetherSim
 
 /// Include/tether.h and the core must agree on every name and number: a test reads the
 /// header and compares it with the Swift enums, both ways.

@@ -1,7 +1,7 @@
 import Testing
+import TetherSim
 
 @testable import TetherCore
-import TetherSim
 
 /// The wire codec against docs/PROTOCOL.md: every message round-trips, the layout is pinned
 /// byte by byte, every malformed datagram is refused with the exact ``WireError``, and random

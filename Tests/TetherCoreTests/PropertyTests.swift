@@ -1,7 +1,7 @@
 import Testing
+import TetherSim
 
 @testable import TetherCore
-import TetherSim
 
 /// Random event sequences (seeded, so a failure replays) checked against the invariants
 /// SPEC.md implies: valid state/reason pairs, each change reported once, nothing after

@@ -1,7 +1,7 @@
 import Testing
+import TetherSim
 
 @testable import TetherCore
-import TetherSim
 
 /// One test per row of SPEC.md §1's reason table that a client can reach: the state it
 /// goes with, the callbacks, and their order.

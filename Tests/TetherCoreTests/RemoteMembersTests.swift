@@ -1,7 +1,7 @@
 import Testing
+import TetherSim
 
 @testable import TetherCore
-import TetherSim
 
 /// Remote members as the presence digests describe them: joined, QUIT, interrupted after
 /// 4 s of silence, back, DROPPED after 20 s; judged only while the local link is alive.

@@ -1,7 +1,7 @@
 import Testing
+import TetherSim
 
 @testable import TetherCore
-import TetherSim
 
 /// Exponential backoff with full jitter, capped, first retry at once; every attempt
 /// reported with its number, the next attempt's time and the give-up time.

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
+import TetherSim
 
 @testable import TetherCore
-import TetherSim
 
 /// docs/STATES.md's transition table is generated from the code by this test and checked
 /// against the file, so the two cannot drift. To regenerate after a deliberate change:

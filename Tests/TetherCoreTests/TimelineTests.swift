@@ -1,7 +1,7 @@
 import Testing
+import TetherSim
 
 @testable import TetherCore
-import TetherSim
 
 /// The seed timeline (SPEC.md §1, T0–T7) at *default* thresholds, in virtual time: client A
 /// joins a channel where client B already is, through a server 100 ms away each way; A's
