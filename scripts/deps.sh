@@ -15,6 +15,7 @@ fi
 need gcc gcc
 need g++ g++
 need make make
+need valgrind valgrind
 
 if [ ${#missing_pkgs[@]} -eq 0 ]; then
   exit 0

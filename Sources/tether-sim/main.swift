@@ -10,6 +10,55 @@ import Glibc
 import TetherCore
 import TetherSim
 
+// `tether-sim steady N`: N rounds of a joined session's steady state (a heartbeat sent, its
+// ack and a presence digest of three members received), and nothing printed. Run it under
+// `valgrind` with two values of N (scripts/alloc-probe.sh): the difference in heap
+// allocations, divided by the difference in rounds, is the allocation cost per round.
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "steady",
+  let rounds = Int(CommandLine.arguments[2])
+{
+  var session = try ChannelSession(
+    config: ChannelConfig(appID: Fixture.appID), random: SeededRandom(seed: 1))
+  var output = ChannelOutput()
+  var now = Instant.s(1)
+  try session.join(token: Fixture.token, channel: Fixture.channel, uid: 1, now: now, into: &output)
+  let join = output.actions.lazy.compactMap { if case .send(let d) = $0 { d } else { nil } }.first
+  guard let join, let cookie = try? Packet.decode(output.bytes(of: join)).cookie
+  else { exit(2) }
+  let accept = Packet(
+    cookie: cookie,
+    message: .accept(JoinAccept(uid: 1, serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: false))
+  ).encoded
+  let ack = Packet(cookie: cookie, message: .heartbeatAck(sequence: 1, serverTimeMs: 0)).encoded
+  let digest = Packet(
+    cookie: cookie,
+    message: .presence(
+      try PresenceDigest((2...4).map { PresenceEntry(uid: $0, kind: .alive, silentForMs: 10) }))
+  )
+  .encoded
+  output.removeAll()
+  session.receive(datagram: accept[...], now: now, into: &output)
+  var sent = 0
+  for _ in 0..<rounds {
+    // Up to the next heartbeat (member checks may fall due on the way).
+    for _ in 0..<4 {
+      output.removeAll()
+      now = session.nextDeadline ?? now
+      session.advance(to: now, into: &output)
+      if !output.actions.isEmpty { break }
+    }
+    sent += output.actions.count
+    output.removeAll()
+    session.receive(datagram: ack[...], now: now + .milliseconds(1), into: &output)
+    session.receive(datagram: digest[...], now: now + .milliseconds(2), into: &output)
+  }
+  guard session.state == .connected, sent >= rounds else {
+    print("steady: state \(session.state), \(sent) actions in \(rounds) rounds")
+    exit(3)
+  }
+  exit(0)
+}
+
 let config = ChannelConfig(appID: Fixture.appID)
 let (a, b) = (0, 1)
 let names = ["A", "B"]
@@ -116,7 +165,7 @@ report.window(
 report.window(
   "user-joined(A) again", b, after: .s(40), by: capPlusRTT,
   observed: B.log.last { if case .userJoined(1, _) = $0.notification { true } else { false } }?.at)
-try? sim.on(a) { $0.leave() }
+sim.on(a) { $0.leave() }
 sim.run(until: .s(61))
 A = sim.clients[a]
 B = sim.clients[b]
