@@ -22,7 +22,7 @@ public struct Simulation {
   }
 
   /// Runs `body` on client `i` at the current time and ships what it sent.
-  public mutating func on(_ i: Int, _ body: (inout Harness) throws -> Void) rethrows {
+  public mutating func on<E: Error>(_ i: Int, _ body: (inout Harness) throws(E) -> Void) throws(E) {
     clients[i].now = now
     let mark = clients[i].mark
     try body(&clients[i])
@@ -74,5 +74,30 @@ public struct Simulation {
     for (client, packet) in outbox {
       inflight.append((now + latency, false, client, packet.encoded))
     }
+  }
+}
+
+extension Simulation {
+  /// Client indices of the seed timeline.
+  public static let deviceA = 0
+  public static let deviceB = 1
+
+  /// SPEC.md's seed timeline: device B (uid 2) joins at 0 s, device A (uid 1) at T0 = 10 s;
+  /// A's link is cut at T3 = 15 s and, if `heal` is given, healed then; played to `end`.
+  public static func seedTimeline(healAt heal: Instant? = nil, until end: Instant)
+    throws(TetherError) -> Simulation
+  {
+    var sim = Simulation(clients: 2)
+    try sim.on(deviceB) { h throws(TetherError) in try h.join(uid: 2) }
+    sim.run(until: .s(10))
+    try sim.on(deviceA) { h throws(TetherError) in try h.join(uid: 1) }
+    sim.run(until: .s(15))
+    sim.linkUp[deviceA] = false
+    if let heal {
+      sim.run(until: heal)
+      sim.linkUp[deviceA] = true
+    }
+    sim.run(until: end)
+    return sim
   }
 }

@@ -60,7 +60,7 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "steady",
 }
 
 let config = ChannelConfig(appID: Fixture.appID)
-let (a, b) = (0, 1)
+let (a, b) = (Simulation.deviceA, Simulation.deviceB)
 let names = ["A", "B"]
 
 struct Row {
@@ -107,18 +107,12 @@ struct Report {
 var report = Report()
 
 func play(heal: Instant?, until end: Instant) -> Simulation {
-  var sim = Simulation(clients: 2)
-  try? sim.on(b) { try $0.join(uid: 2) }
-  sim.run(until: .s(10))
-  try? sim.on(a) { try $0.join(uid: 1) }
-  sim.run(until: .s(15))
-  sim.linkUp[a] = false
-  if let heal {
-    sim.run(until: heal)
-    sim.linkUp[a] = true
+  do {
+    return try Simulation.seedTimeline(healAt: heal, until: end)
+  } catch {
+    print("tether-sim: join refused with \(error.rawValue)")
+    exit(2)
   }
-  sim.run(until: end)
-  return sim
 }
 
 let t0 = Instant.s(10)

@@ -34,6 +34,15 @@ import TetherSim
 
   // MARK: - Fixtures: one session per starting state
 
+  /// A CONNECTED session with a one-hour token, then `then`.
+  static func connected(_ then: @escaping (inout Harness) -> Void) -> () -> Harness {
+    {
+      var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
+      then(&h)
+      return h
+    }
+  }
+
   static var fixtures: [(String, () -> Harness)] {
     [
       ("DISCONNECTED", { Harness() }),
@@ -45,47 +54,17 @@ import TetherSim
           return h
         }
       ),
-      (
-        "CONNECTED",
-        {
-          var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
-          h.run(for: .ms(500))
-          return h
-        }
-      ),
+      ("CONNECTED", connected { $0.run(for: .ms(500)) }),
       (
         "CONNECTED (renewal sent)",
-        {
-          var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
-          try! h.renew()
-          h.run(for: .ms(500))
-          return h
+        connected {
+          try! $0.renew()
+          $0.run(for: .ms(500))
         }
       ),
-      (
-        "RECONNECTING",
-        {
-          var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
-          h.run(for: .ms(4000))
-          return h
-        }
-      ),
-      (
-        "FAILED (TOKEN_EXPIRED)",
-        {
-          var h = Harness.connected()
-          h.deliver(.tokenExpired)
-          return h
-        }
-      ),
-      (
-        "FAILED (any other reason)",
-        {
-          var h = Harness.connected()
-          h.deliver(.kick(.banned))
-          return h
-        }
-      ),
+      ("RECONNECTING", connected { $0.run(for: .ms(4000)) }),
+      ("FAILED (TOKEN_EXPIRED)", connected { $0.deliver(.tokenExpired) }),
+      ("FAILED (any other reason)", connected { $0.deliver(.kick(.banned)) }),
     ]
   }
 

@@ -8,23 +8,11 @@ import TetherSim
 /// link is cut 5 s after its join. The instants below follow from the defaults: heartbeats
 /// every second from the accept (acks back 200 ms later), presence digests every second.
 @Suite struct TimelineTests {
-  static let a = 0
-  static let b = 1
+  static let a = Simulation.deviceA
+  static let b = Simulation.deviceB
 
-  /// B joins at 0, A at T0 = 10 s, A's link is cut at T3 = 15 s.
   static func play(healAt heal: Instant? = nil, until end: Instant) throws -> Simulation {
-    var sim = Simulation(clients: 2)
-    try sim.on(b) { try $0.join(uid: 2) }
-    sim.run(until: .s(10))
-    try sim.on(a) { try $0.join(uid: 1) }
-    sim.run(until: .s(15))
-    sim.linkUp[a] = false
-    if let heal {
-      sim.run(until: heal)
-      sim.linkUp[a] = true
-    }
-    sim.run(until: end)
-    return sim
+    try Simulation.seedTimeline(healAt: heal, until: end)
   }
 
   @Test func seedTimeline_linkCut_interruptedLostDroppedThenGiveUp() throws {
@@ -90,7 +78,7 @@ import TetherSim
     #expect(!b.notifications.contains { if case .userOffline = $0 { true } else { false } })
     #expect(b.notifications.filter { $0 == .userJoined(uid: 1, elapsedMs: 10_200) }.count == 1)
     // A leaves: the peer hears QUIT one server hop later.
-    try sim.on(Self.a) { $0.leave() }
+    sim.on(Self.a) { $0.leave() }
     sim.run(until: .s(61))
     a = sim.clients[Self.a]
     #expect(
@@ -102,7 +90,7 @@ import TetherSim
 
   @Test func peerKilledWithoutGoodbye_isDroppedAt20s_andTheOthersNeverInterrupt() throws {
     var sim = Simulation(clients: 3)
-    for i in 0..<3 { try sim.on(i) { try $0.join(uid: UInt32(i + 1)) } }
+    for i in 0..<3 { try sim.on(i) { h throws(TetherError) in try h.join(uid: UInt32(i + 1)) } }
     sim.run(until: .ms(5_050))
     // Client 0 vanishes: nothing more from it, no leave.
     sim.linkUp[0] = false
