@@ -23,8 +23,11 @@ public struct ChannelConfig: Sendable {
 
   /// Checks that every interval is usable.
   /// - Throws: ``TetherError/invalidArgument`` when a threshold, the heartbeat interval or
-  ///   the retry base is zero, or the retry cap is below the retry base.
+  ///   the retry base is zero, the retry cap is below the retry base, or heartbeats are not
+  ///   more frequent than `interruptedAfter` (the session would call a quiet but healthy
+  ///   link interrupted between two beats).
   public func validate() throws(TetherError) {
+    guard heartbeatInterval < interruptedAfter else { throw .invalidArgument }
     let positive = [
       interruptedAfter, lostAfter, remoteOfflineAfter, giveUpAfter, heartbeatInterval, retry.base,
     ]

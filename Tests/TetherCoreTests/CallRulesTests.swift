@@ -70,6 +70,9 @@ import TetherSim
     var cap = Fixture.config
     cap.retry = RetryPolicy(base: .ms(500), cap: .ms(100))
     #expect(throws: TetherError.invalidArgument) { try cap.validate() }
+    var slowBeat = Fixture.config
+    slowBeat.heartbeatInterval = slowBeat.interruptedAfter
+    #expect(throws: TetherError.invalidArgument) { try slowBeat.validate() }
     #expect(throws: Never.self) { try Fixture.config.validate() }
   }
 
