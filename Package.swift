@@ -5,7 +5,13 @@ import PackageDescription
 let package = Package(
   name: "Tether",
   products: [
-    .library(name: "TetherCore", targets: ["TetherCore"])
+    .library(name: "TetherCore", targets: ["TetherCore"]),
+    .library(name: "Tether", targets: ["Tether"]),
+    .executable(name: "tether-edge", targets: ["tether-edge"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
   ],
   targets: [
     // Pure Swift, no I/O, no clock, no Foundation. Also built as Embedded Swift by the
@@ -14,7 +20,23 @@ let package = Package(
     // A virtual-time simulator of clients, a server and a network that can be cut: the
     // tests play the seed timeline on it, and `make demo` prints it (tether-sim).
     .target(name: "TetherSim", dependencies: ["TetherCore"]),
+    // libev through a module map and a shim of its macros (Debian's libev has no .pc).
+    .systemLibrary(name: "CLibev", path: "Sources/CLibev"),
+    // The libev driver and the @_cdecl functions of Include/tether.h.
+    .target(
+      name: "Tether", dependencies: ["TetherCore", "CLibev"],
+      linkerSettings: [.linkedLibrary("ev")]),
+    // The reference edge server (normal Swift: it runs on a host, not a device).
+    .target(
+      name: "TetherEdge",
+      dependencies: ["TetherCore", .product(name: "Crypto", package: "swift-crypto")]),
+    .executableTarget(
+      name: "tether-edge",
+      dependencies: [
+        "TetherEdge", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
     .executableTarget(name: "tether-sim", dependencies: ["TetherCore", "TetherSim"]),
     .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherSim"]),
+    .testTarget(name: "TetherEdgeTests", dependencies: ["TetherEdge", "TetherCore", "TetherSim"]),
   ]
 )

@@ -16,6 +16,8 @@ need gcc gcc
 need g++ g++
 need make make
 need valgrind valgrind
+need pkg-config pkg-config
+[ -f /usr/include/ev.h ] || missing_pkgs+=(libev-dev)
 
 if [ ${#missing_pkgs[@]} -eq 0 ]; then
   exit 0

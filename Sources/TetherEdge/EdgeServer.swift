@@ -1,0 +1,1 @@
+// The reference edge server: sans-IO server logic, UDP loop, tokens.
