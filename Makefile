@@ -10,7 +10,7 @@ BUILD_DIR ?= build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SWIFT_FORMAT ?= swift-format
 
-.PHONY: all deps build demo test lint header-check embedded-check alloc-check swift-test docs format clean
+.PHONY: all deps build demo test lint header-check embedded-check alloc-check c-test swift-test docs format clean
 
 all: build
 
@@ -24,7 +24,7 @@ demo: deps
 	@swift build -q --product tether-sim
 	@swift run --skip-build tether-sim
 
-test: deps lint header-check embedded-check alloc-check swift-test
+test: deps lint header-check embedded-check alloc-check c-test swift-test
 
 lint:
 	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
@@ -46,6 +46,20 @@ embedded-check:
 # counts the allocations of 1,000 and 11,000 rounds, which must be equal.
 alloc-check:
 	@scripts/alloc-probe.sh
+
+# The C ABI from C: the test program is built with the strict flags against the header
+# and the host library, run, and run again under valgrind (leaks and invalid accesses fail).
+HOST_LIB_DIR = $(shell swift build --show-bin-path)
+c-test:
+	@swift build -q --product tether
+	@scripts/abi-symbols.sh $(HOST_LIB_DIR)/libtether.so
+	@mkdir -p $(BUILD_DIR)
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_engine.c -o $(BUILD_DIR)/test_engine \
+		-L$(HOST_LIB_DIR) -ltether -Wl,-rpath,$(HOST_LIB_DIR) -lev -lpthread
+	@$(BUILD_DIR)/test_engine
+	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
+		$(BUILD_DIR)/test_engine > /dev/null
+	@echo "c-abi: clean under valgrind"
 
 swift-test:
 	swift test

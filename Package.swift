@@ -7,6 +7,9 @@ let package = Package(
   products: [
     .library(name: "TetherCore", targets: ["TetherCore"]),
     .library(name: "Tether", targets: ["Tether"]),
+    // The C library on the host's normal Swift build (libtether.so): what the C tests link
+    // until the Embedded build (make install) replaces it.
+    .library(name: "tether", type: .dynamic, targets: ["Tether"]),
     .executable(name: "tether-edge", targets: ["tether-edge"]),
   ],
   dependencies: [
@@ -22,9 +25,11 @@ let package = Package(
     .target(name: "TetherSim", dependencies: ["TetherCore"]),
     // libev through a module map and a shim of its macros (Debian's libev has no .pc).
     .systemLibrary(name: "CLibev", path: "Sources/CLibev"),
+    // Include/tether.h seen from Swift, so the exports use the header's own types.
+    .systemLibrary(name: "CTetherABI", path: "Sources/CTetherABI"),
     // The libev driver and the @_cdecl functions of Include/tether.h.
     .target(
-      name: "Tether", dependencies: ["TetherCore", "CLibev"],
+      name: "Tether", dependencies: ["TetherCore", "CLibev", "CTetherABI"],
       linkerSettings: [.linkedLibrary("ev")]),
     // The reference edge server (normal Swift: it runs on a host, not a device).
     .target(

@@ -11,10 +11,14 @@
  * against that model reads the same numbers here. New values may be added; existing ones
  * never change meaning.
  *
- * STATUS: this revision defines the types, enums and codes, which the core
- * (Sources/TetherCore) implements and a test checks value by value. The engine functions
- * (tether_engine_create, tether_join_channel, ...) arrive with the libev driver and are
- * not declared yet, so nothing here can fail to link.
+ * Threads: an engine lives on the thread that runs its libev loop. Every function taking
+ * an engine must be called from that thread (from inside a callback, or from code the
+ * loop's thread runs between ev_run calls); a call from another thread is refused with
+ * TETHER_ERR_WRONG_THREAD and changes nothing. Functions that take no engine may be
+ * called from any thread.
+ *
+ * Strings passed in are copied before the call returns. Strings passed to callbacks are
+ * valid only during the callback.
  */
 #ifndef TETHER_H
 #define TETHER_H
@@ -87,6 +91,15 @@ typedef enum tether_user_offline_reason {
 #define TETHER_ERR_TOKEN_EXPIRED -109
 #define TETHER_ERR_INVALID_TOKEN -110       /* over 512 bytes, or not printable ASCII */
 #define TETHER_ERR_INVALID_USER_ID -121
+#define TETHER_ERR_WRONG_THREAD -1000     /* called from a thread other than the loop's */
+
+/* Log levels of the handler's optional on_log callback. Tether prints nothing itself. */
+typedef enum tether_log_level {
+  TETHER_LOG_ERROR = 1,
+  TETHER_LOG_WARNING = 2,
+  TETHER_LOG_INFO = 3,
+  TETHER_LOG_DEBUG = 4
+} tether_log_level;
 
 typedef struct tether_engine tether_engine; /* opaque */
 
@@ -120,8 +133,144 @@ typedef struct tether_engine_handler {
   void (*on_user_offline)(void *ctx, uint32_t uid, tether_user_offline_reason reason);
   void (*on_token_privilege_will_expire)(void *ctx, const char *token);
   void (*on_request_token)(void *ctx);
+  /* Beyond the contract (added at the end): */
+  /* A message for the app's log; `message` is one line without a newline. */
+  void (*on_log)(void *ctx, tether_log_level level, const char *message);
+  /* A JOIN went out: attempt 1, 2, ... of the current (re)join effort; the next attempt
+     follows in next_attempt_in_ms unless an answer comes first; the effort gives up
+     (FAILED/JOIN_FAILED) in give_up_in_ms. Retries are never silent. */
+  void (*on_join_attempt)(void *ctx, uint32_t attempt, uint32_t next_attempt_in_ms,
+                          uint32_t give_up_in_ms);
+  /* A remote member has been silent for interrupted_after_ms (before the 20 s DROPPED). */
+  void (*on_remote_member_interrupted)(void *ctx, uint32_t uid);
+  /* An interrupted remote member was heard from again. */
+  void (*on_remote_member_resumed)(void *ctx, uint32_t uid);
   /* more callbacks may follow */
 } tether_engine_handler;
+
+/* ---------------------------------------------------------------------------------------
+ * Functions
+ * ------------------------------------------------------------------------------------ */
+
+/* tether_version: (TETHER_VERSION_MAJOR << 16) | (MINOR << 8) | PATCH of the linked
+   library, to compare with the header's macros. Any thread. */
+uint32_t tether_version(void);
+
+/* tether_engine_config_init: sets config->size to sizeof(tether_engine_config) and every
+   field to its default (app_id and server NULL, thresholds as commented above). NULL is a
+   harmless no-op. Any thread.
+
+     tether_engine_config config;
+     tether_engine_config_init(&config);
+     config.app_id = "my-app";
+     config.server = "127.0.0.1:7000"; */
+void tether_engine_config_init(tether_engine_config *config);
+
+/* tether_engine_create: makes an engine on `loop` (NULL: libev's default loop) and stores
+   it in *out_engine. The engine never runs the loop: every callback comes from inside the
+   host's ev_run on that loop's thread, which becomes the engine's thread. `config` and
+   `handler` are copied; `handler` may be NULL (no callbacks) and any of its pointers may
+   be NULL; a handler or config whose `size` is smaller than this header's (an older
+   caller) is read up to its size, the rest taken as NULL or default. `ctx` is passed back
+   to every callback untouched. `server` is "a.b.c.d:port", "[v6]:port", or "name:port";
+   a numeric address never blocks; a name is resolved here, with getaddrinfo, which MAY
+   BLOCK this call. On Linux the engine also watches the device's addresses (a netlink
+   socket on the loop) and rejoins on a change with CLIENT_IP_ADDRESS_CHANGED.
+   Returns 0 and sets *out_engine, or (with *out_engine set to NULL when out_engine is not
+   NULL):
+     TETHER_ERR_INVALID_ARGUMENT  out_engine or config NULL; config->size too small; a
+                                  threshold of 0; heartbeat not below interrupted_after;
+                                  server NULL, malformed, or a name that does not resolve
+     TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable ASCII
+     TETHER_ERR_FAILED            no socket could be made (the log callback says why)
+   Thread: the thread that runs `loop`.
+
+     tether_engine *engine;
+     int rc = tether_engine_create(NULL, &config, &handler, &app, &engine); */
+int tether_engine_create(struct ev_loop *loop, const tether_engine_config *config,
+                         const tether_engine_handler *handler, void *ctx,
+                         tether_engine **out_engine);
+
+/* tether_engine_destroy: stops the engine's watchers, closes its sockets and frees it,
+   without callbacks and without telling the server (call tether_leave_channel first for a
+   clean goodbye). NULL is a harmless no-op. Safe inside any of the engine's callbacks:
+   the engine is freed when the callback returns, no further callback comes, and other
+   calls on it until then return TETHER_ERR_NOT_INITIALIZED. After it returns (outside a
+   callback) the handle must not be used again. From another thread it does nothing (it
+   cannot report TETHER_ERR_WRONG_THREAD, having no return value) and logs an error.
+   Thread: the engine's. */
+void tether_engine_destroy(tether_engine *engine);
+
+/* tether_join_channel: starts joining `channel` as `uid` (0 asks the server to assign
+   one, reported in on_join_channel_success): the state goes CONNECTING/CONNECTING and a
+   JOIN is sent at once; retries follow on their own (on_join_attempt) until the server
+   answers or give_up_after_ms passes. `token` may be NULL or "" for a server that asks
+   for none; it and `channel` are copied.
+   Returns 0, or:
+     TETHER_ERR_NOT_INITIALIZED        engine NULL, or destroyed inside a callback
+     TETHER_ERR_WRONG_THREAD           not the engine's thread
+     TETHER_ERR_INVALID_ARGUMENT       channel NULL
+     TETHER_ERR_INVALID_CHANNEL_NAME   empty, over 63 bytes, or a byte outside a-z A-Z 0-9,
+                                       space and !#$%&()+-:;<=.>?@[]^_{}|~, (nothing sent)
+     TETHER_ERR_INVALID_TOKEN          over 512 bytes, or a byte outside printable ASCII
+     TETHER_ERR_JOIN_CHANNEL_REJECTED  not DISCONNECTED (nothing changes)
+   Thread: the engine's. */
+int tether_join_channel(tether_engine *engine, const char *token, const char *channel,
+                        uint32_t uid);
+
+/* tether_leave_channel: leaves at once from any state: DISCONNECTED/LEAVE_CHANNEL, then
+   on_leave_channel, and no callback after it until the next join. A LEAVE goes to the
+   server (so the others see QUIT) unless the session had FAILED. Idempotent: returns 0
+   and does nothing when already DISCONNECTED.
+   Returns 0, or TETHER_ERR_NOT_INITIALIZED (engine NULL or destroyed) or
+   TETHER_ERR_WRONG_THREAD. Thread: the engine's. */
+int tether_leave_channel(tether_engine *engine);
+
+/* tether_renew_token: hands the session a new token (copied). CONNECTED: sent to the
+   server, no state change. CONNECTING/RECONNECTING: used by the next JOIN. FAILED with
+   TOKEN_EXPIRED: RECONNECTING/RENEW_TOKEN and a rejoin at once.
+   Returns 0, or:
+     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD     not the engine's thread
+     TETHER_ERR_INVALID_ARGUMENT token NULL
+     TETHER_ERR_INVALID_TOKEN    over 512 bytes, or a byte outside printable ASCII
+     TETHER_ERR_NOT_READY        DISCONNECTED, or FAILED for another reason
+   Thread: the engine's. */
+int tether_renew_token(tether_engine *engine, const char *token);
+
+/* tether_get_connection_state: the current state; TETHER_CONNECTION_STATE_DISCONNECTED for
+   NULL, a destroyed engine, or a call from another thread. Thread: the engine's. */
+tether_connection_state tether_get_connection_state(const tether_engine *engine);
+
+/* tether_network_changed: the app reports that the device's network changed (an
+   interface came up, a Wi-Fi switch...). CONNECTED or RECONNECTING: RECONNECTING/
+   CLIENT_IP_ADDRESS_CHANGED_BY_USER and a rejoin at once; CONNECTING: a JOIN at once;
+   otherwise nothing.
+   Returns 0, or TETHER_ERR_NOT_INITIALIZED or TETHER_ERR_WRONG_THREAD.
+   Thread: the engine's. */
+int tether_network_changed(tether_engine *engine);
+
+/* tether_set_server: switches to another edge server or proxy endpoint ("host:port" as in
+   the config; a name may block while it resolves). The next packets go there; while
+   CONNECTED or RECONNECTING the session goes RECONNECTING/SETTING_PROXY_SERVER and rejoins
+   through it at once; CONNECTING sends a JOIN there at once; otherwise it is kept for the
+   next join.
+   Returns 0, or:
+     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD     not the engine's thread
+     TETHER_ERR_INVALID_ARGUMENT server NULL, malformed, or a name that does not resolve
+                                 (nothing changes)
+     TETHER_ERR_FAILED           no socket could be made for the new address
+   Thread: the engine's. */
+int tether_set_server(tether_engine *engine, const char *server);
+
+/* Names of enum values and codes, without their prefix ("CONNECTED", "JOIN_SUCCESS",
+   "ERR_INVALID_CHANNEL_NAME", "DROPPED"); "UNKNOWN" for a value out of range. The
+   strings are static. Any thread. */
+const char *tether_connection_state_name(int state);
+const char *tether_connection_changed_reason_name(int reason);
+const char *tether_user_offline_reason_name(int reason);
+const char *tether_error_name(int code);
 
 #ifdef __cplusplus
 }

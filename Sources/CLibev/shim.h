@@ -16,6 +16,10 @@ static inline void tether_ev_timer_init(ev_timer *w, void (*cb)(struct ev_loop *
   ev_timer_init(w, cb, after, repeat);
 }
 
+static inline void tether_ev_timer_set(ev_timer *w, ev_tstamp after, ev_tstamp repeat) {
+  ev_timer_set(w, after, repeat);
+}
+
 static inline void tether_ev_set_data_io(ev_io *w, void *data) { w->data = data; }
 static inline void *tether_ev_data_io(ev_io *w) { return w->data; }
 static inline void tether_ev_set_data_timer(ev_timer *w, void *data) { w->data = data; }

@@ -21,6 +21,8 @@ public enum TetherError: Int32, Error, CaseIterable, Sendable {
   case invalidToken = -110
   /// `TETHER_ERR_INVALID_USER_ID`.
   case invalidUserID = -121
+  /// `TETHER_ERR_WRONG_THREAD`: an engine call from a thread other than its loop's.
+  case wrongThread = -1000
 
   /// The C spelling without its `TETHER_` prefix, as `tether_error_name` returns it.
   public var name: StaticString {
@@ -35,6 +37,7 @@ public enum TetherError: Int32, Error, CaseIterable, Sendable {
     case .tokenExpired: "ERR_TOKEN_EXPIRED"
     case .invalidToken: "ERR_INVALID_TOKEN"
     case .invalidUserID: "ERR_INVALID_USER_ID"
+    case .wrongThread: "ERR_WRONG_THREAD"
     }
   }
 }

@@ -1,0 +1,231 @@
+import CLibev
+import CTetherABI
+import TetherCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+// The functions of Include/tether.h (documented there). Each checks its handle, thread and
+// arguments, calls the core, delivers what the core produced, and returns 0 or a negative
+// TETHER_ERR_* code. None traps on bad input.
+
+private let notInitialized = TetherError.notInitialized.rawValue
+private let invalidArgument = TetherError.invalidArgument.rawValue
+
+/// Runs `body` on a live engine of this thread, then frees it if it was destroyed meanwhile.
+private func withEngine(_ pointer: OpaquePointer?, _ body: (Engine) -> Int32) -> Int32 {
+  guard let pointer else { return notInitialized }
+  let handle = Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(pointer))
+  let engine = handle.takeUnretainedValue()
+  guard !engine.destroyed else { return notInitialized }
+  guard System.isOwner(engine.owner) else { return TetherError.wrongThread.rawValue }
+  let result = body(engine)
+  settle(handle)
+  return result
+}
+
+@_cdecl("tether_version")
+public func exportedVersion() -> UInt32 {
+  UInt32(TETHER_VERSION_MAJOR) << 16 | UInt32(TETHER_VERSION_MINOR) << 8
+    | UInt32(TETHER_VERSION_PATCH)
+}
+
+func defaultEngineConfig() -> tether_engine_config {
+  var config = tether_engine_config()
+  config.size = UInt32(MemoryLayout<tether_engine_config>.size)
+  config.interrupted_after_ms = 4000
+  config.lost_after_ms = 10_000
+  config.remote_offline_after_ms = 20_000
+  config.give_up_after_ms = 1_200_000
+  config.token_will_expire_before_ms = 30_000
+  config.heartbeat_interval_ms = 1000
+  return config
+}
+
+@_cdecl("tether_engine_config_init")
+public func exportedConfigInit(_ config: UnsafeMutablePointer<tether_engine_config>?) {
+  config?.pointee = defaultEngineConfig()
+}
+
+/// The app's config, read up to the size it declares (defaults beyond).
+private func readConfig(_ given: UnsafePointer<tether_engine_config>) -> tether_engine_config? {
+  // The oldest caller knows at least size, app_id and server.
+  let minimum = MemoryLayout<(UInt32, UnsafePointer<CChar>?, UnsafePointer<CChar>?)>.size
+  let declared = Int(given.pointee.size)
+  guard declared >= minimum else { return nil }
+  var config = defaultEngineConfig()
+  let count = min(declared, MemoryLayout<tether_engine_config>.size)
+  withUnsafeMutableBytes(of: &config) { dst in
+    dst.copyMemory(from: UnsafeRawBufferPointer(start: given, count: count))
+  }
+  return config
+}
+
+private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> ChannelConfig {
+  guard let appIDPointer = c.app_id else { throw .invalidAppID }
+  var config = ChannelConfig(
+    appID: try AppID(validating: cStringBytes(appIDPointer, limit: AppID.maximumLength)))
+  config.interruptedAfter = .milliseconds(UInt64(c.interrupted_after_ms))
+  config.lostAfter = .milliseconds(UInt64(c.lost_after_ms))
+  config.remoteOfflineAfter = .milliseconds(UInt64(c.remote_offline_after_ms))
+  config.giveUpAfter = .milliseconds(UInt64(c.give_up_after_ms))
+  config.tokenWillExpireBefore = .milliseconds(UInt64(c.token_will_expire_before_ms))
+  config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
+  try config.validate()
+  return config
+}
+
+private func serverAddress(_ text: UnsafePointer<CChar>?) -> ServerAddress? {
+  guard let text else { return nil }
+  return ServerAddress(cStringBytes(text, limit: 300))
+}
+
+@_cdecl("tether_engine_create")
+public func exportedCreate(
+  _ loop: OpaquePointer?, _ config: UnsafePointer<tether_engine_config>?,
+  _ handler: UnsafePointer<tether_engine_handler>?, _ context: UnsafeMutableRawPointer?,
+  _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
+  guard let out else { return invalidArgument }
+  out.pointee = nil
+  guard let config, let given = readConfig(config) else { return invalidArgument }
+  let settings: ChannelConfig
+  do { settings = try channelConfig(given) } catch { return error.rawValue }
+  guard let server = serverAddress(given.server) else { return invalidArgument }
+  let callbacks = Callbacks(handler, context: context)
+  guard let loop = loop ?? tether_ev_default_loop() else { return TetherError.failed.rawValue }
+  guard let socket = UDPSocket(connectedTo: server) else {
+    callbacks.log(.error, "tether_engine_create: no UDP socket, errno \(System.errno)")
+    return TetherError.failed.rawValue
+  }
+  let session: ChannelSession<SystemRandomNumberGenerator>
+  do {
+    session = try ChannelSession(config: settings, random: SystemRandomNumberGenerator())
+  } catch {
+    socket.close()
+    return error.rawValue
+  }
+  let engine = Engine(loop: loop, session: session, callbacks: callbacks, socket: socket)
+  let handle = Unmanaged.passRetained(engine)
+  engine.start(handle: handle.toOpaque())
+  out.pointee = OpaquePointer(handle.toOpaque())
+  return 0
+}
+
+@_cdecl("tether_engine_destroy")
+public func exportedDestroy(_ pointer: OpaquePointer?) {
+  guard let pointer else { return }
+  let handle = Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(pointer))
+  let engine = handle.takeUnretainedValue()
+  guard !engine.destroyed else { return }
+  guard System.isOwner(engine.owner) else {
+    engine.callbacks.log(.error, "tether_engine_destroy called from another thread: ignored")
+    return
+  }
+  engine.shutDown()
+  settle(handle)
+}
+
+@_cdecl("tether_join_channel")
+public func exportedJoin(
+  _ pointer: OpaquePointer?, _ token: UnsafePointer<CChar>?, _ channel: UnsafePointer<CChar>?,
+  _ uid: UInt32
+) -> Int32 {
+  withEngine(pointer) { engine in
+    guard let channel else { return invalidArgument }
+    do throws(TetherError) {
+      let name = try ChannelName(
+        validating: cStringBytes(channel, limit: ChannelName.maximumLength))
+      let tokenBytes = token.map { cStringBytes($0, limit: Token.maximumLength) } ?? []
+      let token = try Token(validating: tokenBytes)
+      try engine.session.join(
+        token: token, channel: name, uid: uid, now: engine.now, into: &engine.output)
+      engine.channelCString = name.bytes + [0]
+    } catch {
+      return error.rawValue
+    }
+    engine.flush()
+    return 0
+  }
+}
+
+@_cdecl("tether_leave_channel")
+public func exportedLeave(_ pointer: OpaquePointer?) -> Int32 {
+  withEngine(pointer) { engine in
+    engine.session.leave(now: engine.now, into: &engine.output)
+    engine.flush()
+    return 0
+  }
+}
+
+@_cdecl("tether_renew_token")
+public func exportedRenewToken(_ pointer: OpaquePointer?, _ token: UnsafePointer<CChar>?) -> Int32 {
+  withEngine(pointer) { engine in
+    guard let token else { return invalidArgument }
+    do throws(TetherError) {
+      let token = try Token(validating: cStringBytes(token, limit: Token.maximumLength))
+      try engine.session.renewToken(token, now: engine.now, into: &engine.output)
+    } catch {
+      return error.rawValue
+    }
+    engine.flush()
+    return 0
+  }
+}
+
+@_cdecl("tether_get_connection_state")
+public func exportedState(_ pointer: OpaquePointer?) -> tether_connection_state {
+  var state = ConnectionState.disconnected
+  _ = withEngine(pointer) { engine in
+    state = engine.session.state
+    return 0
+  }
+  return tether_connection_state(UInt32(bitPattern: state.rawValue))
+}
+
+@_cdecl("tether_network_changed")
+public func exportedNetworkChanged(_ pointer: OpaquePointer?) -> Int32 {
+  withEngine(pointer) { engine in
+    engine.session.networkChanged(byUser: true, now: engine.now, into: &engine.output)
+    engine.flush()
+    return 0
+  }
+}
+
+@_cdecl("tether_set_server")
+public func exportedSetServer(_ pointer: OpaquePointer?, _ server: UnsafePointer<CChar>?) -> Int32 {
+  withEngine(pointer) { engine in
+    guard let address = serverAddress(server) else { return invalidArgument }
+    guard let socket = UDPSocket(connectedTo: address) else {
+      engine.callbacks.log(.error, "tether_set_server: no UDP socket, errno \(System.errno)")
+      return TetherError.failed.rawValue
+    }
+    engine.replaceSocket(socket)
+    engine.session.endpointChanged(now: engine.now, into: &engine.output)
+    engine.flush()
+    return 0
+  }
+}
+
+// MARK: - Names
+
+@_cdecl("tether_connection_state_name")
+public func exportedStateName(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(ConnectionState(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@_cdecl("tether_connection_changed_reason_name")
+public func exportedReasonName(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(ConnectionChangedReason(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@_cdecl("tether_user_offline_reason_name")
+public func exportedOfflineReasonName(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(UserOfflineReason(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@_cdecl("tether_error_name")
+public func exportedErrorName(_ value: Int32) -> UnsafePointer<CChar> {
+  value == 0 ? cString("OK") : cString(TetherError(rawValue: value)?.name ?? "UNKNOWN")
+}

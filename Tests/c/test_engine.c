@@ -1,0 +1,486 @@
+/* C tests of the engine's ABI (Include/tether.h) on a real libev loop, against a tiny
+ * fake edge server on loopback written here (it answers JOIN with ACCEPT and HEARTBEAT with
+ * its ack, and can go silent). One behaviour per test, named test_tether_<function>_<case>.
+ * Thresholds are scaled down (interrupted 60 ms); timing bounds are generous. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ev.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tether.h"
+
+static int passed, failed;
+static const char *current;
+
+#define CHECK(cond)                                                                    \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
+      fprintf(stderr, "FAIL %s: %s:%d: %s\n", current, __FILE__, __LINE__, #cond);     \
+      failed_here = 1;                                                                 \
+    }                                                                                  \
+  } while (0)
+
+static int failed_here;
+#define RUN(test)                  \
+  do {                             \
+    current = #test;               \
+    failed_here = 0;               \
+    test();                        \
+    if (failed_here) {             \
+      failed++;                    \
+    } else {                       \
+      passed++;                    \
+      printf("ok %s\n", #test);    \
+    }                              \
+  } while (0)
+
+/* ---- A fake edge server: one UDP socket on 127.0.0.1 ---------------------------------- */
+
+struct fake_server {
+  int fd;
+  char address[64];
+  int silent; /* answers nothing when set */
+  int joins, heartbeats, leaves;
+  ev_io io;
+};
+
+static void put32(unsigned char *p, uint32_t v) {
+  p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
+  p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v;
+}
+
+static void fake_readable(struct ev_loop *loop, ev_io *w, int revents) {
+  struct fake_server *s = (struct fake_server *)w->data;
+  unsigned char in[1500], out[64];
+  struct sockaddr_storage from;
+  socklen_t fromlen = sizeof from;
+  ssize_t n;
+  (void)loop; (void)revents;
+  while ((n = recvfrom(s->fd, in, sizeof in, 0, (struct sockaddr *)&from, &fromlen)) > 0) {
+    if (n < 12 || in[0] != 'T' || in[1] != 'H' || in[2] != 1) continue;
+    memcpy(out, in, 12); /* magic, version, type (replaced), cookie */
+    if (in[3] == 0x01) { /* JOIN -> ACCEPT uid 4242, no token expiry */
+      s->joins++;
+      if (s->silent) continue;
+      out[3] = 0x81;
+      put32(out + 12, 4242);
+      memset(out + 16, 0, 8 + 4 + 1);
+      sendto(s->fd, out, 12 + 17, 0, (struct sockaddr *)&from, fromlen);
+    } else if (in[3] == 0x02 && n == 16) { /* HEARTBEAT -> ACK */
+      s->heartbeats++;
+      if (s->silent) continue;
+      out[3] = 0x83;
+      memcpy(out + 12, in + 12, 4);
+      memset(out + 16, 0, 8);
+      sendto(s->fd, out, 12 + 12, 0, (struct sockaddr *)&from, fromlen);
+    } else if (in[3] == 0x03) {
+      s->leaves++;
+    }
+    fromlen = sizeof from;
+  }
+}
+
+static void fake_start(struct ev_loop *loop, struct fake_server *s) {
+  struct sockaddr_in a;
+  socklen_t len = sizeof a;
+  memset(s, 0, sizeof *s);
+  s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s->fd, (struct sockaddr *)&a, sizeof a);
+  getsockname(s->fd, (struct sockaddr *)&a, &len);
+  snprintf(s->address, sizeof s->address, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+  ev_io_init(&s->io, fake_readable, s->fd, EV_READ);
+  s->io.data = s;
+  ev_io_start(loop, &s->io);
+}
+
+static void fake_stop(struct ev_loop *loop, struct fake_server *s) {
+  ev_io_stop(loop, &s->io);
+  close(s->fd);
+}
+
+/* ---- What the callbacks saw ---------------------------------------------------------- */
+
+struct seen {
+  struct ev_loop *loop;
+  tether_engine *engine;
+  int states[64], reasons[64], changes;
+  int join_success, rejoin_success, lost, left, attempts;
+  uint32_t uid;
+  char channel[80];
+  int destroy_in; /* destroy the engine inside the state callback for this state */
+  int call_after_destroy;
+  int leave_in;   /* leave inside the state callback for this state */
+  int after_leave;
+};
+
+static void on_state(void *ctx, tether_connection_state state, tether_connection_changed_reason r) {
+  struct seen *s = (struct seen *)ctx;
+  if (s->changes < 64) { s->states[s->changes] = (int)state; s->reasons[s->changes] = (int)r; }
+  s->changes++;
+  if (s->left) s->after_leave++;
+  if (s->leave_in == (int)state) { s->leave_in = 0; tether_leave_channel(s->engine); }
+  if (s->destroy_in == (int)state) {
+    s->destroy_in = 0;
+    tether_engine_destroy(s->engine);
+    s->call_after_destroy = tether_join_channel(s->engine, NULL, "x", 1);
+    s->engine = NULL;
+    ev_break(s->loop, EVBREAK_ONE);
+  }
+}
+static void on_join(void *ctx, const char *channel, uint32_t uid, uint32_t elapsed) {
+  struct seen *s = (struct seen *)ctx;
+  (void)elapsed;
+  if (s->left) s->after_leave++;
+  s->join_success++;
+  s->uid = uid;
+  snprintf(s->channel, sizeof s->channel, "%s", channel);
+}
+static void on_rejoin(void *ctx, const char *channel, uint32_t uid, uint32_t elapsed) {
+  struct seen *s = (struct seen *)ctx;
+  (void)channel; (void)uid; (void)elapsed;
+  s->rejoin_success++;
+}
+static void on_lost(void *ctx) { ((struct seen *)ctx)->lost++; }
+static void on_leave(void *ctx) { ((struct seen *)ctx)->left++; }
+static void on_attempt(void *ctx, uint32_t attempt, uint32_t next, uint32_t give_up) {
+  (void)attempt; (void)next; (void)give_up;
+  ((struct seen *)ctx)->attempts++;
+}
+
+static tether_engine_handler handler(void) {
+  tether_engine_handler h;
+  memset(&h, 0, sizeof h);
+  h.size = sizeof h;
+  h.on_connection_state_changed = on_state;
+  h.on_join_channel_success = on_join;
+  h.on_rejoin_channel_success = on_rejoin;
+  h.on_connection_lost = on_lost;
+  h.on_leave_channel = on_leave;
+  h.on_join_attempt = on_attempt;
+  return h;
+}
+
+static tether_engine_config scaled_config(const char *server) {
+  tether_engine_config c;
+  tether_engine_config_init(&c);
+  c.app_id = "app-1";
+  c.server = server;
+  c.interrupted_after_ms = 60;
+  c.lost_after_ms = 150;
+  c.remote_offline_after_ms = 300;
+  c.give_up_after_ms = 600;
+  c.heartbeat_interval_ms = 10;
+  return c;
+}
+
+static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents) {
+  (void)w; (void)revents;
+  ev_break(loop, EVBREAK_ALL);
+}
+
+/* Runs the loop until `done` says so or `ms` pass. */
+static void run_until(struct ev_loop *loop, int (*done)(struct seen *), struct seen *s, double ms) {
+  ev_timer t;
+  ev_tstamp end = ev_now(loop) + ms / 1000.0;
+  ev_timer_init(&t, timeout_cb, ms / 1000.0, 0);
+  ev_timer_start(loop, &t);
+  while (!(done && done(s)) && ev_now(loop) < end) ev_run(loop, EVRUN_ONCE);
+  ev_timer_stop(loop, &t);
+}
+
+static int connected(struct seen *s) { return s->join_success > 0; }
+static int interrupted(struct seen *s) {
+  return s->changes > 0 && s->reasons[s->changes - 1] == TETHER_CONNECTION_CHANGED_INTERRUPTED;
+}
+static int rejoined(struct seen *s) { return s->rejoin_success > 0; }
+static int gave_up(struct seen *s) {
+  return s->changes > 0 && s->reasons[s->changes - 1] == TETHER_CONNECTION_CHANGED_JOIN_FAILED;
+}
+
+/* ---- Tests ---------------------------------------------------------------------------- */
+
+static void test_tether_version_matchesTheHeader(void) {
+  CHECK(tether_version() == ((TETHER_VERSION_MAJOR << 16) | (TETHER_VERSION_MINOR << 8) | TETHER_VERSION_PATCH));
+}
+
+static void test_tether_names_coverEveryValue_andUnknown(void) {
+  CHECK(strcmp(tether_connection_state_name(3), "CONNECTED") == 0);
+  CHECK(strcmp(tether_connection_state_name(0), "UNKNOWN") == 0);
+  CHECK(strcmp(tether_connection_changed_reason_name(19), "SAME_UID_LOGIN") == 0);
+  CHECK(strcmp(tether_connection_changed_reason_name(17), "UNKNOWN") == 0);
+  CHECK(strcmp(tether_user_offline_reason_name(1), "DROPPED") == 0);
+  CHECK(strcmp(tether_error_name(-102), "ERR_INVALID_CHANNEL_NAME") == 0);
+  CHECK(strcmp(tether_error_name(0), "OK") == 0);
+  CHECK(strcmp(tether_error_name(-99999), "UNKNOWN") == 0);
+}
+
+static void test_tether_engine_config_init_setsDefaults_andNullIsANoOp(void) {
+  tether_engine_config c;
+  memset(&c, 0xAB, sizeof c);
+  tether_engine_config_init(&c);
+  CHECK(c.size == sizeof c);
+  CHECK(c.app_id == NULL && c.server == NULL);
+  CHECK(c.interrupted_after_ms == 4000 && c.lost_after_ms == 10000);
+  CHECK(c.remote_offline_after_ms == 20000 && c.give_up_after_ms == 1200000);
+  CHECK(c.token_will_expire_before_ms == 30000 && c.heartbeat_interval_ms == 1000);
+  tether_engine_config_init(NULL);
+}
+
+static void test_tether_engine_create_refusesBadArguments(void) {
+  tether_engine *e = (tether_engine *)1;
+  tether_engine_config c = scaled_config("127.0.0.1:9");
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, NULL) == TETHER_ERR_INVALID_ARGUMENT);
+  CHECK(tether_engine_create(NULL, NULL, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT && e == NULL);
+  c.app_id = NULL;
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_APP_ID);
+  c.app_id = "has space";
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_APP_ID);
+  c = scaled_config(NULL);
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
+  c = scaled_config("127.0.0.1");
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
+  c = scaled_config("127.0.0.1:70000");
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
+  c = scaled_config("127.0.0.1:9");
+  c.heartbeat_interval_ms = 0;
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
+  c = scaled_config("127.0.0.1:9");
+  c.size = 4;
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
+  CHECK(e == NULL);
+}
+
+static void test_tether_engine_create_acceptsIPv6_andNullHandler(void) {
+  tether_engine *e = NULL;
+  tether_engine_config c = scaled_config("[::1]:9");
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_OK && e != NULL);
+  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_DISCONNECTED);
+  tether_engine_destroy(e);
+  tether_engine_destroy(NULL);
+}
+
+static void test_tether_calls_onNullHandle_returnNotInitialized(void) {
+  CHECK(tether_join_channel(NULL, NULL, "lobby", 1) == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(tether_leave_channel(NULL) == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(tether_renew_token(NULL, "t") == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(tether_network_changed(NULL) == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(tether_set_server(NULL, "127.0.0.1:1") == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(tether_get_connection_state(NULL) == TETHER_CONNECTION_STATE_DISCONNECTED);
+}
+
+static void test_tether_join_channel_refusesBadInput_beforeSending(void) {
+  struct ev_loop *loop = ev_loop_new(0);
+  struct fake_server srv;
+  tether_engine *e = NULL;
+  tether_engine_config c;
+  tether_engine_handler h = handler();
+  struct seen s;
+  char long_name[80], long_token[600];
+  memset(&s, 0, sizeof s);
+  fake_start(loop, &srv);
+  c = scaled_config(srv.address);
+  CHECK(tether_engine_create(loop, &c, &h, &s, &e) == TETHER_OK);
+  memset(long_name, 'a', sizeof long_name); long_name[64] = 0;
+  memset(long_token, 'a', sizeof long_token); long_token[513] = 0;
+  CHECK(tether_join_channel(e, NULL, NULL, 1) == TETHER_ERR_INVALID_ARGUMENT);
+  CHECK(tether_join_channel(e, NULL, "", 1) == TETHER_ERR_INVALID_CHANNEL_NAME);
+  CHECK(tether_join_channel(e, NULL, long_name, 1) == TETHER_ERR_INVALID_CHANNEL_NAME);
+  CHECK(tether_join_channel(e, NULL, "a/b", 1) == TETHER_ERR_INVALID_CHANNEL_NAME);
+  CHECK(tether_join_channel(e, NULL, "caf\xc3\xa9", 1) == TETHER_ERR_INVALID_CHANNEL_NAME);
+  CHECK(tether_join_channel(e, "\xff\xfe", "lobby", 1) == TETHER_ERR_INVALID_TOKEN);
+  CHECK(tether_join_channel(e, long_token, "lobby", 1) == TETHER_ERR_INVALID_TOKEN);
+  CHECK(tether_renew_token(e, "t") == TETHER_ERR_NOT_READY);
+  CHECK(tether_renew_token(e, NULL) == TETHER_ERR_INVALID_ARGUMENT);
+  CHECK(tether_set_server(e, "nonsense") == TETHER_ERR_INVALID_ARGUMENT);
+  run_until(loop, NULL, &s, 30);
+  CHECK(srv.joins == 0 && s.changes == 0);
+  tether_engine_destroy(e);
+  fake_stop(loop, &srv);
+  ev_loop_destroy(loop);
+}
+
+static void test_tether_join_channel_connects_thenSecondJoinIsRejected(void) {
+  struct ev_loop *loop = ev_loop_new(0);
+  struct fake_server srv;
+  tether_engine *e = NULL;
+  tether_engine_config c;
+  tether_engine_handler h = handler();
+  struct seen s;
+  memset(&s, 0, sizeof s);
+  s.loop = loop;
+  fake_start(loop, &srv);
+  c = scaled_config(srv.address);
+  CHECK(tether_engine_create(loop, &c, &h, &s, &e) == TETHER_OK);
+  CHECK(tether_join_channel(e, "tok", "lobby", 0) == TETHER_OK);
+  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_CONNECTING);
+  CHECK(s.changes == 1 && s.states[0] == 2 && s.reasons[0] == 0 && s.attempts == 1);
+  run_until(loop, connected, &s, 2000);
+  CHECK(s.join_success == 1 && s.uid == 4242 && strcmp(s.channel, "lobby") == 0);
+  CHECK(s.changes == 2 && s.states[1] == 3 && s.reasons[1] == TETHER_CONNECTION_CHANGED_JOIN_SUCCESS);
+  CHECK(tether_join_channel(e, NULL, "lobby", 1) == TETHER_ERR_JOIN_CHANNEL_REJECTED);
+  run_until(loop, NULL, &s, 100); /* heartbeats keep it connected past interrupted_after */
+  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_CONNECTED);
+  CHECK(srv.heartbeats >= 3);
+  CHECK(tether_leave_channel(e) == TETHER_OK);
+  CHECK(s.left == 1 && s.states[s.changes - 1] == 1 && s.reasons[s.changes - 1] == 5);
+  CHECK(tether_leave_channel(e) == TETHER_OK && s.left == 1);
+  run_until(loop, NULL, &s, 20);
+  CHECK(srv.leaves == 1);
+  tether_engine_destroy(e);
+  fake_stop(loop, &srv);
+  ev_loop_destroy(loop);
+}
+
+static void test_tether_engine_interrupted_thenRejoins_whenTheServerComesBack(void) {
+  struct ev_loop *loop = ev_loop_new(0);
+  struct fake_server srv;
+  tether_engine *e = NULL;
+  tether_engine_config c;
+  tether_engine_handler h = handler();
+  struct seen s;
+  memset(&s, 0, sizeof s);
+  fake_start(loop, &srv);
+  c = scaled_config(srv.address);
+  c.give_up_after_ms = 60000;
+  CHECK(tether_engine_create(loop, &c, &h, &s, &e) == TETHER_OK);
+  CHECK(tether_join_channel(e, NULL, "lobby", 7) == TETHER_OK);
+  run_until(loop, connected, &s, 2000);
+  srv.silent = 1;
+  run_until(loop, interrupted, &s, 2000);
+  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_RECONNECTING);
+  run_until(loop, NULL, &s, 200);
+  CHECK(s.lost == 1);
+  srv.silent = 0;
+  run_until(loop, rejoined, &s, 3000);
+  CHECK(s.rejoin_success == 1);
+  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_CONNECTED);
+  tether_engine_destroy(e);
+  fake_stop(loop, &srv);
+  ev_loop_destroy(loop);
+}
+
+static void test_tether_engine_givesUp_whenNothingAnswers(void) {
+  struct ev_loop *loop = ev_loop_new(0);
+  struct fake_server srv;
+  tether_engine *e = NULL;
+  tether_engine_config c;
+  tether_engine_handler h = handler();
+  struct seen s;
+  memset(&s, 0, sizeof s);
+  fake_start(loop, &srv);
+  srv.silent = 1;
+  c = scaled_config(srv.address);
+  CHECK(tether_engine_create(loop, &c, &h, &s, &e) == TETHER_OK);
+  CHECK(tether_join_channel(e, NULL, "lobby", 7) == TETHER_OK);
+  run_until(loop, gave_up, &s, 5000);
+  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_FAILED);
+  CHECK(s.lost == 1 && srv.joins == s.attempts && s.attempts >= 2);
+  tether_engine_destroy(e);
+  fake_stop(loop, &srv);
+  ev_loop_destroy(loop);
+}
+
+static void test_tether_engine_destroy_insideACallback_isSafe(void) {
+  struct ev_loop *loop = ev_loop_new(0);
+  struct fake_server srv;
+  tether_engine_config c;
+  tether_engine_handler h = handler();
+  struct seen s;
+  memset(&s, 0, sizeof s);
+  s.loop = loop;
+  s.destroy_in = TETHER_CONNECTION_STATE_CONNECTED;
+  fake_start(loop, &srv);
+  c = scaled_config(srv.address);
+  CHECK(tether_engine_create(loop, &c, &h, &s, &s.engine) == TETHER_OK);
+  CHECK(tether_join_channel(s.engine, NULL, "lobby", 7) == TETHER_OK);
+  run_until(loop, NULL, &s, 300);
+  CHECK(s.engine == NULL);
+  CHECK(s.call_after_destroy == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(s.join_success == 0); /* nothing after destroy, not even the queued join callback */
+  fake_stop(loop, &srv);
+  ev_loop_destroy(loop);
+}
+
+static void test_tether_leave_channel_insideACallback_thenNothingAfterOnLeave(void) {
+  struct ev_loop *loop = ev_loop_new(0);
+  struct fake_server srv;
+  tether_engine *e = NULL;
+  tether_engine_config c;
+  tether_engine_handler h = handler();
+  struct seen s;
+  memset(&s, 0, sizeof s);
+  s.leave_in = TETHER_CONNECTION_STATE_CONNECTED;
+  fake_start(loop, &srv);
+  c = scaled_config(srv.address);
+  CHECK(tether_engine_create(loop, &c, &h, &s, &e) == TETHER_OK);
+  s.engine = e;
+  CHECK(tether_join_channel(e, NULL, "lobby", 7) == TETHER_OK);
+  run_until(loop, NULL, &s, 300);
+  CHECK(s.left == 1);
+  CHECK(s.join_success == 1); /* queued before the leave: delivered before on_leave */
+  CHECK(s.after_leave == 0);
+  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_DISCONNECTED);
+  tether_engine_destroy(e);
+  fake_stop(loop, &srv);
+  ev_loop_destroy(loop);
+}
+
+struct thread_call { tether_engine *engine; int join, leave, renew, net, server; int state; };
+
+static void *call_from_thread(void *arg) {
+  struct thread_call *t = (struct thread_call *)arg;
+  t->join = tether_join_channel(t->engine, NULL, "lobby", 1);
+  t->leave = tether_leave_channel(t->engine);
+  t->renew = tether_renew_token(t->engine, "t");
+  t->net = tether_network_changed(t->engine);
+  t->server = tether_set_server(t->engine, "127.0.0.1:1");
+  t->state = (int)tether_get_connection_state(t->engine);
+  tether_engine_destroy(t->engine); /* refused: nothing happens */
+  return NULL;
+}
+
+static void test_tether_calls_fromAnotherThread_areRefused(void) {
+  tether_engine *e = NULL;
+  tether_engine_config c = scaled_config("127.0.0.1:9");
+  struct thread_call t;
+  pthread_t thread;
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_OK);
+  memset(&t, 0, sizeof t);
+  t.engine = e;
+  pthread_create(&thread, NULL, call_from_thread, &t);
+  pthread_join(thread, NULL);
+  CHECK(t.join == TETHER_ERR_WRONG_THREAD && t.leave == TETHER_ERR_WRONG_THREAD);
+  CHECK(t.renew == TETHER_ERR_WRONG_THREAD && t.net == TETHER_ERR_WRONG_THREAD);
+  CHECK(t.server == TETHER_ERR_WRONG_THREAD);
+  CHECK(t.state == TETHER_CONNECTION_STATE_DISCONNECTED);
+  CHECK(tether_join_channel(e, NULL, "lobby", 1) == TETHER_OK); /* still alive here */
+  tether_engine_destroy(e);
+}
+
+int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  RUN(test_tether_version_matchesTheHeader);
+  RUN(test_tether_names_coverEveryValue_andUnknown);
+  RUN(test_tether_engine_config_init_setsDefaults_andNullIsANoOp);
+  RUN(test_tether_engine_create_refusesBadArguments);
+  RUN(test_tether_engine_create_acceptsIPv6_andNullHandler);
+  RUN(test_tether_calls_onNullHandle_returnNotInitialized);
+  RUN(test_tether_join_channel_refusesBadInput_beforeSending);
+  RUN(test_tether_join_channel_connects_thenSecondJoinIsRejected);
+  RUN(test_tether_engine_interrupted_thenRejoins_whenTheServerComesBack);
+  RUN(test_tether_engine_givesUp_whenNothingAnswers);
+  RUN(test_tether_engine_destroy_insideACallback_isSafe);
+  RUN(test_tether_leave_channel_insideACallback_thenNothingAfterOnLeave);
+  RUN(test_tether_calls_fromAnotherThread_areRefused);
+  printf("c-abi: %d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
