@@ -27,9 +27,11 @@ let package = Package(
     .systemLibrary(name: "CLibev", path: "Sources/CLibev"),
     // Include/tether.h seen from Swift, so the exports use the header's own types.
     .systemLibrary(name: "CTetherABI", path: "Sources/CTetherABI"),
+    // The driver's system calls, as prefixed inline C (no Glibc module: Embedded has none).
+    .systemLibrary(name: "CTetherSystem", path: "Sources/CTetherSystem"),
     // The libev driver and the @_cdecl functions of Include/tether.h.
     .target(
-      name: "Tether", dependencies: ["TetherCore", "CLibev", "CTetherABI"],
+      name: "Tether", dependencies: ["TetherCore", "CLibev", "CTetherABI", "CTetherSystem"],
       linkerSettings: [.linkedLibrary("ev")]),
     // The reference edge server (normal Swift: it runs on a host, not a device).
     .target(

@@ -1,10 +1,7 @@
 import CLibev
 import CTetherABI
+import CTetherSystem
 import TetherCore
-
-#if canImport(Glibc)
-  import Glibc
-#endif
 
 /// One channel engine: the core's session on a libev loop. It owns the UDP socket (an
 /// `ev_io`), one `ev_timer` kept at the session's earliest deadline, and the netlink
@@ -16,7 +13,7 @@ import TetherCore
 /// and the timer is armed again for the new deadline.
 final class Engine {
   let loop: OpaquePointer
-  let owner: pthread_t
+  let owner: UInt
   var session: ChannelSession<SystemRandomNumberGenerator>
   var output = ChannelOutput()
   let callbacks: Callbacks
@@ -41,7 +38,7 @@ final class Engine {
     callbacks: Callbacks, socket: UDPSocket
   ) {
     self.loop = loop
-    self.owner = pthread_self()
+    self.owner = System.currentThread()
     self.session = session
     self.callbacks = callbacks
     self.socket = socket

@@ -1,10 +1,7 @@
 import CLibev
 import CTetherABI
+import CTetherSystem
 import TetherCore
-
-#if canImport(Glibc)
-  import Glibc
-#endif
 
 // The functions of Include/tether.h (documented there). Each checks its handle, thread and
 // arguments, calls the core, delivers what the core produced, and returns 0 or a negative
@@ -19,7 +16,7 @@ private func withEngine(_ pointer: OpaquePointer?, _ body: (Engine) -> Int32) ->
   let handle = Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(pointer))
   let engine = handle.takeUnretainedValue()
   guard !engine.destroyed else { return notInitialized }
-  guard System.isOwner(engine.owner) else { return TetherError.wrongThread.rawValue }
+  guard System.isCurrentThread(engine.owner) else { return TetherError.wrongThread.rawValue }
   let result = body(engine)
   settle(handle)
   return result
@@ -119,7 +116,7 @@ public func exportedDestroy(_ pointer: OpaquePointer?) {
   let handle = Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(pointer))
   let engine = handle.takeUnretainedValue()
   guard !engine.destroyed else { return }
-  guard System.isOwner(engine.owner) else {
+  guard System.isCurrentThread(engine.owner) else {
     engine.callbacks.log(.error, "tether_engine_destroy called from another thread: ignored")
     return
   }

@@ -1,22 +1,17 @@
+import CTetherSystem
 import TetherCore
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
-/// Every system call the driver makes, in one place (so tests can see what it depends on,
-/// and failures can be injected later).
+/// Every system call the driver makes goes through CTetherSystem's prefixed shims, named
+/// here once (so a test could swap them, and the Embedded build needs no Glibc module).
 enum System {
   /// CLOCK_MONOTONIC now: it does not advance while the device is suspended.
-  static func monotonicNow() -> Instant {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Instant(nanoseconds: UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec))
-  }
+  static func monotonicNow() -> Instant { Instant(nanoseconds: tether_sys_monotonic_ns()) }
 
-  static var errno: Int32 { Glibc.errno }
+  static var errno: Int32 { tether_sys_errno() }
 
-  static func isOwner(_ thread: pthread_t) -> Bool { pthread_equal(pthread_self(), thread) != 0 }
+  static func currentThread() -> UInt { tether_sys_thread() }
 
-  static func closeDescriptor(_ fd: Int32) { _ = Glibc.close(fd) }
+  static func isCurrentThread(_ thread: UInt) -> Bool { tether_sys_is_thread(thread) != 0 }
+
+  static func closeDescriptor(_ fd: Int32) { tether_sys_close(fd) }
 }

@@ -1,0 +1,124 @@
+/* The system calls of the Tether driver, as prefixed static inline functions. Swift reaches
+   libc only through here (not through Glibc, which Embedded Swift does not have), and the
+   macros and errno that Swift cannot see directly become plain functions. */
+#ifndef TETHER_SYSTEM_SHIM_H
+#define TETHER_SYSTEM_SHIM_H
+
+#include <errno.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline int tether_sys_errno(void) { return errno; }
+
+/* CLOCK_MONOTONIC in nanoseconds (it does not advance while the device is suspended). */
+static inline uint64_t tether_sys_monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread, as an opaque integer, and whether it is `owner`. */
+static inline uintptr_t tether_sys_thread(void) { return (uintptr_t)pthread_self(); }
+static inline int tether_sys_is_thread(uintptr_t owner) {
+  return pthread_equal(pthread_self(), (pthread_t)owner) != 0;
+}
+
+/* An endpoint: room for any socket address, and its length. */
+typedef struct tether_sys_address {
+  struct sockaddr_storage storage;
+  socklen_t length;
+} tether_sys_address;
+
+/* Resolves host (NUL-terminated, no brackets) and port into *out. With lookup 0 only a
+   numeric address is accepted and nothing blocks; with lookup 1 a name goes through
+   getaddrinfo, which may block. Returns 0, or -1. */
+static inline int tether_sys_resolve(const char *host, uint16_t port, int lookup,
+                                     tether_sys_address *out) {
+  struct addrinfo hints, *result = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = SOCK_DGRAM;
+  hints.ai_flags = lookup ? 0 : AI_NUMERICHOST;
+  if (getaddrinfo(host, NULL, &hints, &result) != 0 || result == NULL) return -1;
+  int ok = (result->ai_family == AF_INET || result->ai_family == AF_INET6) &&
+           result->ai_addrlen <= sizeof out->storage;
+  if (ok) {
+    memset(out, 0, sizeof *out);
+    memcpy(&out->storage, result->ai_addr, result->ai_addrlen);
+    out->length = result->ai_addrlen;
+    if (result->ai_family == AF_INET) {
+      ((struct sockaddr_in *)&out->storage)->sin_port = htons(port);
+    } else {
+      ((struct sockaddr_in6 *)&out->storage)->sin6_port = htons(port);
+    }
+  }
+  freeaddrinfo(result);
+  return ok ? 0 : -1;
+}
+
+/* A non-blocking UDP socket connected to `to`, or -1 (errno set). */
+static inline int tether_sys_udp_connected(const tether_sys_address *to) {
+  int fd = socket(to->storage.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (connect(fd, (const struct sockaddr *)&to->storage, to->length) != 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
+}
+
+static inline long tether_sys_send(int fd, const void *bytes, size_t count) {
+  return (long)send(fd, bytes, count, MSG_NOSIGNAL);
+}
+
+static inline long tether_sys_recv(int fd, void *buffer, size_t capacity) {
+  return (long)recv(fd, buffer, capacity, 0);
+}
+
+static inline void tether_sys_close(int fd) { close(fd); }
+
+/* A netlink route socket subscribed to IPv4 and IPv6 address changes, or -1. */
+static inline int tether_sys_netlink_addresses(void) {
+  struct sockaddr_nl address;
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return -1;
+  memset(&address, 0, sizeof address);
+  address.nl_family = AF_NETLINK;
+  address.nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
+  if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Reads what the netlink socket has; 1 if a message said an address was added or removed.
+   Messages are walked with the kernel's own macros, bounded by what was received. */
+static inline int tether_sys_netlink_drain(int fd) {
+  union {
+    struct nlmsghdr header;
+    char bytes[8192];
+  } buffer;
+  int changed = 0;
+  for (int reads = 0; reads < 16; reads++) {
+    ssize_t n = recv(fd, buffer.bytes, sizeof buffer.bytes, 0);
+    if (n <= 0) break;
+    int length = (int)n;
+    for (struct nlmsghdr *h = &buffer.header; NLMSG_OK(h, (unsigned)length);
+         h = NLMSG_NEXT(h, length)) {
+      if (h->nlmsg_type == RTM_NEWADDR || h->nlmsg_type == RTM_DELADDR) changed = 1;
+    }
+  }
+  return changed;
+}
+
+#endif
