@@ -10,7 +10,7 @@ BUILD_DIR ?= build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SWIFT_FORMAT ?= swift-format
 
-.PHONY: all deps build demo test lint header-check embedded-check alloc-check c-test swift-test docs format clean
+.PHONY: all deps build lib install demo test lint header-check embedded-check alloc-check c-test swift-test docs format clean
 
 all: build
 
@@ -47,15 +47,36 @@ embedded-check:
 alloc-check:
 	@scripts/alloc-probe.sh
 
+# What C hosts link: the Embedded Swift build, as build/lib/$(ARCH)/libtether.{a,so}.
+ARCH ?= x86_64
+LIB_DIR = $(BUILD_DIR)/lib/$(ARCH)
+VERSION = $(shell sed -nE 's/^\#define TETHER_VERSION_(MAJOR|MINOR|PATCH) ([0-9]+).*/\2/p' Include/tether.h | paste -sd.)
+lib: deps
+	@BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $(ARCH)
+
+# make install PREFIX=DIR: the header, both libraries, a pkg-config file and tether-edge,
+# so that `cc app.c $$(pkg-config --cflags --libs tether)` is all a C host needs.
+PREFIX ?= /usr/local
+install: lib
+	swift build -q -c release --product tether-edge --static-swift-stdlib
+	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin
+	install -m 644 Include/tether.h $(PREFIX)/include/
+	install -m 644 $(LIB_DIR)/libtether.a $(PREFIX)/lib/
+	install -m 755 $(LIB_DIR)/libtether.so.0 $(PREFIX)/lib/
+	ln -sf libtether.so.0 $(PREFIX)/lib/libtether.so
+	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' tether.pc.in \
+		> $(PREFIX)/lib/pkgconfig/tether.pc
+	install -m 755 $$(swift build -c release --show-bin-path)/tether-edge $(PREFIX)/bin/
+	@echo "installed in $(PREFIX): PKG_CONFIG_PATH=$(abspath $(PREFIX))/lib/pkgconfig"
+
 # The C ABI from C: the test program is built with the strict flags against the header
-# and the host library, run, and run again under valgrind (leaks and invalid accesses fail).
-HOST_LIB_DIR = $(shell swift build --show-bin-path)
-c-test:
-	@swift build -q --product tether
-	@scripts/abi-symbols.sh $(HOST_LIB_DIR)/libtether.so
+# and the Embedded library users link, run, and run again under valgrind (leaks and
+# invalid accesses fail).
+c-test: lib
+	@scripts/abi-symbols.sh $(LIB_DIR)/libtether.so.0
 	@mkdir -p $(BUILD_DIR)
 	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_engine.c -o $(BUILD_DIR)/test_engine \
-		-L$(HOST_LIB_DIR) -ltether -Wl,-rpath,$(HOST_LIB_DIR) -lev -lpthread
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
 	@$(BUILD_DIR)/test_engine
 	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
 		$(BUILD_DIR)/test_engine > /dev/null

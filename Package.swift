@@ -7,9 +7,6 @@ let package = Package(
   products: [
     .library(name: "TetherCore", targets: ["TetherCore"]),
     .library(name: "Tether", targets: ["Tether"]),
-    // The C library on the host's normal Swift build (libtether.so): what the C tests link
-    // until the Embedded build (make install) replaces it.
-    .library(name: "tether", type: .dynamic, targets: ["Tether"]),
     .executable(name: "tether-edge", targets: ["tether-edge"]),
   ],
   dependencies: [

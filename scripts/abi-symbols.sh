@@ -13,3 +13,13 @@ if [ "$declared" != "$exported" ]; then
   exit 1
 fi
 echo "abi-symbols: the $(echo "$declared" | wc -l) functions of tether.h are exactly those $lib exports"
+
+# What the library needs from elsewhere: libc's and libev's symbols only (no Swift runtime).
+foreign=$(nm -D --undefined-only "$lib" | awk '{ print $NF }' |
+  grep -vE '@GLIBC_|^ev_|^(ceil|_ITM_.*|__gmon_start__|__cxa_finalize)$' || true)
+if [ -n "$foreign" ]; then
+  echo "abi-symbols: $lib needs symbols from outside libc and libev:" >&2
+  echo "$foreign" >&2
+  exit 1
+fi
+echo "abi-symbols: $lib needs nothing but libc and libev"
