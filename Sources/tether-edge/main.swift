@@ -1,2 +1,2 @@
-// tether-edge: the reference edge server command line.
-print("tether-edge: not built yet")
+// tether-edge: the reference edge server command line (serve, token, kick).
+EdgeMain.run()

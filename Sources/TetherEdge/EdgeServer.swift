@@ -1,1 +1,0 @@
-// The reference edge server: sans-IO server logic, UDP loop, tokens.

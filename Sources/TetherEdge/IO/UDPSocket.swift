@@ -1,0 +1,111 @@
+import Glibc
+
+/// A failed system call: which one, and its `errno`.
+public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
+  public let call: String
+  public let errno: Int32
+
+  public init(_ call: String, errno: Int32) {
+    self.call = call
+    self.errno = errno
+  }
+
+  public var description: String { "\(call): \(String(cString: strerror(errno)))" }
+}
+
+/// A non-blocking UDP socket: every system call the edge server makes on the network
+/// goes through this file. Closed when released.
+public final class UDPSocket {
+  public let descriptor: Int32
+
+  /// What one ``receive(into:)`` got.
+  public enum Received {
+    case datagram(count: Int, from: PeerAddress)
+    /// Nothing queued (EAGAIN).
+    case empty
+    /// Another error; the datagram, if any, is lost.
+    case failed(Int32)
+  }
+
+  /// An unbound socket of `family` (`AF_INET` or `AF_INET6`).
+  public init(family: Int32) throws(SystemError) {
+    let fd = socket(
+      family,
+      Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw SystemError("socket", errno: errno) }
+    descriptor = fd
+  }
+
+  /// A socket bound to `address` (port 0: the system picks a free one).
+  public convenience init(bindingTo address: SocketAddress) throws(SystemError) {
+    try self.init(family: address.family)
+    let result = Self.withSockaddr(address.peer) { bind(descriptor, $0, $1) }
+    guard result == 0 else { throw SystemError("bind", errno: errno) }
+  }
+
+  deinit { close(descriptor) }
+
+  /// The address the socket is bound to, with the real port.
+  public func localAddress() throws(SystemError) -> SocketAddress {
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let result = withUnsafeMutablePointer(to: &storage) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        getsockname(descriptor, $0, &length)
+      }
+    }
+    guard result == 0 else { throw SystemError("getsockname", errno: errno) }
+    return SocketAddress(Self.peer(storage, length: length))
+  }
+
+  /// Reads one datagram into `buffer` (a longer one is cut to its size).
+  public func receive(into buffer: UnsafeMutableRawBufferPointer) -> Received {
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    while true {
+      let count = withUnsafeMutablePointer(to: &storage) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          recvfrom(descriptor, buffer.baseAddress, buffer.count, 0, $0, &length)
+        }
+      }
+      if count >= 0 { return .datagram(count: count, from: Self.peer(storage, length: length)) }
+      let error = errno
+      if error == EINTR { continue }
+      return error == EAGAIN || error == EWOULDBLOCK ? .empty : .failed(error)
+    }
+  }
+
+  /// Sends one datagram; false if the system did not take it (it is then lost, as UDP
+  /// datagrams may be).
+  @discardableResult
+  public func send(_ bytes: [UInt8], to peer: PeerAddress) -> Bool {
+    let sent = bytes.withUnsafeBytes { data in
+      Self.withSockaddr(peer) { address, length in
+        sendto(descriptor, data.baseAddress, data.count, Int32(MSG_NOSIGNAL), address, length)
+      }
+    }
+    return sent == bytes.count
+  }
+
+  private static func peer(_ storage: sockaddr_storage, length: socklen_t) -> PeerAddress {
+    withUnsafeBytes(of: storage) { raw in
+      PeerAddress(bytes: raw.prefix(min(Int(length), raw.count))) ?? PeerAddress()
+    }
+  }
+
+  /// Calls `body` with `peer` as a `sockaddr` (copied into aligned storage).
+  private static func withSockaddr<R>(
+    _ peer: PeerAddress, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
+  ) -> R {
+    var storage = sockaddr_storage()
+    peer.withUnsafeBytes { source in
+      withUnsafeMutableBytes(of: &storage) { target in
+        target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source.prefix(target.count)))
+      }
+    }
+    return withUnsafePointer(to: &storage) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(peer.count)) }
+    }
+  }
+}

@@ -1,0 +1,55 @@
+import TetherCore
+
+/// The edge server's settings. Every timing constant of the server itself is its default
+/// times ``timeScale`` (never below one millisecond), so a test can run the whole timeline
+/// scaled down together with clients whose thresholds are scaled alike. Token expiries,
+/// bans and the admin time window are wall-clock seconds and are not scaled.
+public struct EdgeConfig: Sendable {
+  /// The only app id this server serves.
+  public var appID: AppID
+  /// The key of every token and admin MAC (the bytes of the certificate string as given).
+  public var appCertificate: [UInt8]
+  /// What the timing constants were scaled by.
+  public let timeScale: Double
+  /// At most this many sessions at once, over all channels; a join past it is refused.
+  public var maxSessions: Int
+  /// Every member gets a digest of the others' ages this often. 1 s × scale.
+  public var presenceInterval: Interval
+  /// A session silent this long is forgotten silently. 30 s × scale.
+  public var forgetAfter: Interval
+  /// Tokens are checked for expiry this often. 1 s × scale.
+  public var tokenCheckInterval: Interval
+  /// Keep ``EdgeEvent``s for the loop to log (``EdgeServer/takeEvents()``).
+  public var recordsEvents = false
+
+  /// - Throws: ``EdgeConfigError`` for an empty certificate, a time scale that is not a
+  ///   positive finite number (or is above 1,000), or a session cap below 1.
+  public init(
+    appID: AppID, appCertificate: [UInt8], timeScale: Double = 1, maxSessions: Int = 10_000
+  ) throws(EdgeConfigError) {
+    guard !appCertificate.isEmpty else { throw .emptyCertificate }
+    guard timeScale.isFinite, timeScale > 0, timeScale <= 1000 else { throw .invalidTimeScale }
+    guard maxSessions >= 1 else { throw .invalidMaxSessions }
+    self.appID = appID
+    self.appCertificate = appCertificate
+    self.timeScale = timeScale
+    self.maxSessions = maxSessions
+    presenceInterval = Self.scale(.seconds(1), by: timeScale)
+    forgetAfter = Self.scale(.seconds(30), by: timeScale)
+    tokenCheckInterval = Self.scale(.seconds(1), by: timeScale)
+  }
+
+  /// `interval × factor`, at least 1 ms.
+  static func scale(_ interval: Interval, by factor: Double) -> Interval {
+    let scaled = (Double(interval.nanoseconds) * factor).rounded()
+    let nanoseconds = scaled >= Double(UInt64.max) ? UInt64.max : UInt64(scaled)
+    return Interval(nanoseconds: max(nanoseconds, 1_000_000))
+  }
+}
+
+/// Why an ``EdgeConfig`` was not made.
+public enum EdgeConfigError: Error, Equatable, Sendable {
+  case emptyCertificate
+  case invalidTimeScale
+  case invalidMaxSessions
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import Glibc
+import TetherCore
+import TetherEdge
+
+/// `tether-edge kick`: one signed admin datagram to a running server.
+struct Kick: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Kick (and optionally ban) a member of a channel on a running server.",
+    discussion: """
+      Prints the server's answer: `kicked`, `no such member` or `refused`. Exit code 0 only
+      for `kicked`; 1 for any other answer or none within 1 s.
+      """)
+
+  @Option(help: "The server: A.B.C.D:PORT or [IPv6]:PORT.")
+  var server: String
+
+  @OptionGroup var app: AppOptions
+
+  @Option(help: "The member's channel.")
+  var channel: String
+
+  @Option(help: "The member's uid.")
+  var uid: UInt32
+
+  @Option(help: "Refuse the uid in the channel for this many seconds more (0: kick only).")
+  var banSeconds: UInt32 = 0
+
+  func validate() throws {
+    _ = try address()
+    _ = try channelName(channel)
+  }
+
+  func run() throws {
+    let request = AdminKick(
+      channel: try channelName(channel), uid: uid, banSeconds: banSeconds,
+      unixTime: UInt64(max(time(nil), 0)), nonce: UInt64.random(in: .min ... .max))
+    let datagram = request.sealed(appID: try app.appID, certificate: app.certificate)
+    let status: AdminStatus?
+    do {
+      status = try AdminClient.send(datagram, to: try address(), timeoutMs: 1000)
+    } catch let error as SystemError {
+      throw fail("\(error)")
+    }
+    guard let status else { throw fail("no answer from \(server) within 1 s") }
+    print(status.text)
+    if status != .kicked { throw ExitCode.failure }
+  }
+
+  private func address() throws -> SocketAddress {
+    do {
+      return try SocketAddress(parsing: server)
+    } catch {
+      throw ValidationError("--server must be A.B.C.D:PORT or [IPv6]:PORT (got '\(server)').")
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Glibc
+import TetherEdge
+
+/// `tether-edge serve`: runs the server until SIGINT or SIGTERM.
+struct Serve: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Serve Tether clients on a UDP address.",
+    discussion: """
+      The first line on stdout is `listening on HOST:PORT`, with the real port when the
+      port given is 0. SIGINT and SIGTERM stop the server cleanly.
+      """)
+
+  @Option(help: "Where to listen: A.B.C.D:PORT or [IPv6]:PORT, numeric only; port 0 picks one.")
+  var listen: String
+
+  @OptionGroup var app: AppOptions
+
+  @Option(help: "Multiplies every timing constant of the server (presence, forget, token checks).")
+  var timeScale: Double = 1
+
+  @Option(help: "At most this many sessions at once; more joins are refused.")
+  var maxSessions: Int = 10_000
+
+  @Flag(help: "Log one line per join, leave and kick to stderr.")
+  var verbose = false
+
+  func validate() throws {
+    _ = try address()
+    _ = try config()
+  }
+
+  func run() throws {
+    let stop: StopSignal
+    let loop: EdgeLoop
+    do {
+      stop = try StopSignal()
+      loop = try EdgeLoop(
+        server: EdgeServer(config: try config()), listen: try address(), stop: stop)
+    } catch let error as SystemError {
+      throw fail("cannot listen on \(listen): \(error)")
+    }
+    stop.installSignalHandlers()
+    if verbose {
+      loop.onEvent = { event in printError("tether-edge: \(event)") }
+    }
+    print("listening on \(loop.localAddress)")
+    fflush(nil)  // stdout: the first line must reach a pipe at once
+    do {
+      try loop.run()
+    } catch {
+      throw fail("\(error)")
+    }
+  }
+
+  private func address() throws -> SocketAddress {
+    do {
+      return try SocketAddress(parsing: listen)
+    } catch {
+      throw ValidationError(
+        "--listen must be A.B.C.D:PORT or [IPv6]:PORT with a numeric host and a port 0-65535 (got '\(listen)')."
+      )
+    }
+  }
+
+  private func config() throws -> EdgeConfig {
+    do {
+      var config = try EdgeConfig(
+        appID: try app.appID, appCertificate: app.certificate, timeScale: timeScale,
+        maxSessions: maxSessions)
+      config.recordsEvents = verbose
+      return config
+    } catch let error as EdgeConfigError {
+      switch error {
+      case .emptyCertificate: throw ValidationError("--app-certificate must not be empty.")
+      case .invalidTimeScale:
+        throw ValidationError("--time-scale must be above 0 and at most 1000.")
+      case .invalidMaxSessions: throw ValidationError("--max-sessions must be at least 1.")
+      }
+    }
+  }
+}

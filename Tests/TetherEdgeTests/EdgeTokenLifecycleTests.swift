@@ -1,0 +1,91 @@
+import Testing
+import TetherCore
+import TetherSim
+
+@testable import TetherEdge
+
+/// Tokens while joined: expiry, renewal accepted and refused.
+struct EdgeTokenLifecycleTests {
+  @Test func tokenExpiry_whileJoined_clientFailsTokenExpired_andMembersSeeQuit() throws {
+    var world = World()
+    world.addClient()
+    world.addClient()
+    try world.join(0, token: world.token(expiresIn: 10))
+    try world.join(1)
+    world.run(for: .seconds(12))
+    #expect(world.clients[0].lastState == .connectionStateChanged(.failed, .tokenExpired))
+    #expect(world.clients[1].notifications.contains(.userOffline(uid: 1_000_000, reason: .quit)))
+    #expect(world.server.sessionCount == 1)
+    #expect(world.messages(to: 0).contains(.tokenExpired))
+  }
+
+  @Test func tokenCheck_sendsTokenExpired_atTheFirstCheckAfterExpiry() throws {
+    var server = EdgeServer(config: World.config())
+    let request = JoinRequest(
+      uid: 3, appID: Fixture.appID, channel: Fixture.channel,
+      token: World.token(uid: 3, expiresAt: World.wallBase + 5), isRejoin: false)
+    let join = Packet(cookie: 77, message: .join(request)).encoded
+    _ = server.receive(join[...], from: World.address(0), now: .zero, wallClock: World.wallBase)
+    for second: UInt64 in 1...4 {
+      #expect(server.tick(now: .s(second), wallClock: World.wallBase + second).isEmpty)
+      #expect(server.nextDeadline == .s(second + 1))
+    }
+    let out = server.tick(now: .s(5), wallClock: World.wallBase + 5)
+    #expect(
+      out == [
+        Outgoing(
+          address: World.address(0), bytes: Packet(cookie: 77, message: .tokenExpired).encoded)
+      ])
+    #expect(server.sessionCount == 0)
+  }
+
+  @Test func renew_accepted_movesTheClientsTokenClock() throws {
+    var world = World()
+    world.addClient()
+    try world.join(0, token: world.token(expiresIn: 60))
+    world.run(for: .seconds(20))
+    try world.renew(0, world.token(expiresIn: 3600))
+    #expect(
+      world.messages(to: 0).last
+        == .tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 3_600_000)))
+    #expect(world.clients[0].session.tokenExpiresAt == .s(20 + 3600))
+    world.run(for: .seconds(60))
+    #expect(world.clients[0].lastState == .connectionStateChanged(.connected, .joinSuccess))
+    #expect(world.server.sessionCount == 1)
+  }
+
+  @Test func renew_withABadToken_isRefusedInvalidToken_andTheClientAsksForAnother() throws {
+    var world = World()
+    world.addClient()
+    try world.join(0, token: world.token(expiresIn: 60))
+    world.run(for: .seconds(5))
+    try world.renew(0, world.token(channel: "elsewhere"))
+    #expect(
+      world.messages(to: 0).last
+        == .tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0)))
+    #expect(world.clients[0].notifications.last == .requestToken)
+    #expect(world.clients[0].session.tokenExpiresAt == .s(60))
+  }
+
+  @Test func renew_withAnExpiredToken_isRefusedTokenExpired() throws {
+    var world = World()
+    world.addClient()
+    try world.join(0, token: world.token(expiresIn: 60))
+    world.run(for: .seconds(5))
+    try world.renew(0, World.token(expiresAt: World.wallBase + 1))
+    #expect(
+      world.messages(to: 0).last
+        == .tokenRenewed(TokenRenewal(refused: .tokenExpired, tokenTimeLeftMs: 0)))
+    #expect(world.server.sessionCount == 1)
+  }
+
+  @Test func renew_withAUidZeroToken_isAcceptedForAnAssignedUid() throws {
+    var world = World()
+    world.addClient()
+    try world.join(0, uid: 42, token: world.token(uid: 42, expiresIn: 60))
+    try world.renew(0, world.token(uid: 0, expiresIn: 120))
+    #expect(
+      world.messages(to: 0).last
+        == .tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 120_000)))
+  }
+}
