@@ -1,5 +1,6 @@
 # Tether: the commands a C developer expects.
-#   make demo    play the seed timeline on the core (virtual time) and print it
+#   make demo    the seed timeline on real processes: tether-edge, two C devices, a relay
+#   make sim     the same timeline on the core alone, in virtual time at default thresholds
 #   make test    everything: lint, header, Embedded builds, allocations, Swift tests
 #   make docs    regenerate the generated part of docs/STATES.md
 #   make format  format the Swift sources in place
@@ -10,7 +11,7 @@ BUILD_DIR ?= build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SWIFT_FORMAT ?= swift-format
 
-.PHONY: all deps build lib install demo test lint header-check embedded-check alloc-check c-test swift-test docs format clean
+.PHONY: all deps build lib install stage device demo sim test lint header-check embedded-check alloc-check c-test swift-test docs format clean
 
 all: build
 
@@ -20,7 +21,24 @@ deps:
 build: deps
 	swift build
 
-demo: deps
+# A staged install in $(BUILD_DIR)/install, and the C device example built from it with
+# pkg-config and the strict flags, exactly as a C developer would.
+STAGE = $(BUILD_DIR)/install
+DEVICE = $(BUILD_DIR)/device
+stage: lib
+	@$(MAKE) --no-print-directory install PREFIX=$(STAGE) > /dev/null
+
+device: stage
+	@gcc $(CFLAGS_STRICT) examples/device.c -o $(DEVICE) \
+		$$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs tether) \
+		-Wl,-rpath,$(abspath $(STAGE))/lib
+	@echo "device: $(DEVICE) built from examples/device.c with $(CFLAGS_STRICT) and pkg-config"
+
+demo: deps device
+	@swift build -q --product tether-demo
+	@swift run --skip-build tether-demo --edge $(STAGE)/bin/tether-edge --device $(DEVICE)
+
+sim: deps
 	@swift build -q --product tether-sim
 	@swift run --skip-build tether-sim
 
@@ -66,7 +84,7 @@ install: lib
 	ln -sf libtether.so.0 $(PREFIX)/lib/libtether.so
 	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' tether.pc.in \
 		> $(PREFIX)/lib/pkgconfig/tether.pc
-	install -m 755 $$(swift build -c release --show-bin-path)/tether-edge $(PREFIX)/bin/
+	install -m 755 -s $$(swift build -c release --show-bin-path)/tether-edge $(PREFIX)/bin/
 	@echo "installed in $(PREFIX): PKG_CONFIG_PATH=$(abspath $(PREFIX))/lib/pkgconfig"
 
 # The C ABI from C: the test program is built with the strict flags against the header

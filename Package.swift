@@ -40,7 +40,12 @@ let package = Package(
         "TetherEdge", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "tether-sim", dependencies: ["TetherCore", "TetherSim"]),
+    // Runs real processes on loopback: tether-edge, C devices, and a relay whose link to
+    // each device can be cut. The end-to-end tests and `make demo` are built on it.
+    .target(name: "TetherLab"),
+    .executableTarget(name: "tether-demo", dependencies: ["TetherLab"]),
     .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherSim"]),
     .testTarget(name: "TetherEdgeTests", dependencies: ["TetherEdge", "TetherCore", "TetherSim"]),
+    .testTarget(name: "EndToEndTests", dependencies: ["TetherLab"]),
   ]
 )

@@ -115,6 +115,10 @@ typedef struct tether_engine_config {
   uint32_t give_up_after_ms;            /* default 1200000 */
   uint32_t token_will_expire_before_ms; /* default 30000 */
   uint32_t heartbeat_interval_ms;       /* default 1000 */
+  /* Beyond the contract (added at the end): the (re)join backoff. After attempt n the next
+     follows after max(base/4, uniform(0 .. min(cap, base * 2^(n-1)))); see docs/STATES.md. */
+  uint32_t retry_base_ms;               /* default 500 */
+  uint32_t retry_cap_ms;                /* default 8000; not below retry_base_ms */
   /* more fields may follow */
 } tether_engine_config;
 
@@ -180,6 +184,7 @@ void tether_engine_config_init(tether_engine_config *config);
    NULL):
      TETHER_ERR_INVALID_ARGUMENT  out_engine or config NULL; config->size too small; a
                                   threshold of 0; heartbeat not below interrupted_after;
+                                  retry_cap_ms below retry_base_ms;
                                   server NULL, malformed, or a name that does not resolve
      TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable ASCII
      TETHER_ERR_FAILED            no socket could be made (the log callback says why)

@@ -37,6 +37,8 @@ func defaultEngineConfig() -> tether_engine_config {
   config.give_up_after_ms = 1_200_000
   config.token_will_expire_before_ms = 30_000
   config.heartbeat_interval_ms = 1000
+  config.retry_base_ms = 500
+  config.retry_cap_ms = 8000
   return config
 }
 
@@ -69,6 +71,8 @@ private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> Cha
   config.giveUpAfter = .milliseconds(UInt64(c.give_up_after_ms))
   config.tokenWillExpireBefore = .milliseconds(UInt64(c.token_will_expire_before_ms))
   config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
+  config.retry = RetryPolicy(
+    base: .milliseconds(UInt64(c.retry_base_ms)), cap: .milliseconds(UInt64(c.retry_cap_ms)))
   try config.validate()
   return config
 }

@@ -179,6 +179,8 @@ static tether_engine_config scaled_config(const char *server) {
   c.remote_offline_after_ms = 300;
   c.give_up_after_ms = 600;
   c.heartbeat_interval_ms = 10;
+  c.retry_base_ms = 10;
+  c.retry_cap_ms = 50;
   return c;
 }
 
@@ -232,6 +234,7 @@ static void test_tether_engine_config_init_setsDefaults_andNullIsANoOp(void) {
   CHECK(c.interrupted_after_ms == 4000 && c.lost_after_ms == 10000);
   CHECK(c.remote_offline_after_ms == 20000 && c.give_up_after_ms == 1200000);
   CHECK(c.token_will_expire_before_ms == 30000 && c.heartbeat_interval_ms == 1000);
+  CHECK(c.retry_base_ms == 500 && c.retry_cap_ms == 8000);
   tether_engine_config_init(NULL);
 }
 
@@ -252,6 +255,9 @@ static void test_tether_engine_create_refusesBadArguments(void) {
   CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
   c = scaled_config("127.0.0.1:9");
   c.heartbeat_interval_ms = 0;
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
+  c = scaled_config("127.0.0.1:9");
+  c.retry_cap_ms = 5;
   CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
   c = scaled_config("127.0.0.1:9");
   c.size = 4;

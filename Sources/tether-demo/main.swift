@@ -1,0 +1,195 @@
+// tether-demo: SPEC.md's seed timeline on real processes over loopback. tether-edge runs
+// the channel; two C devices (examples/device) join it through a relay that can cut a
+// device's link; every threshold is scaled by --scale (default 0.05: interrupted after
+// 200 ms, lost 500 ms, remote offline 1 s). The table compares each event's observed time
+// with the time the rules give, counted from the instants the relay saw (the last packet
+// it passed before the cut), not from the script.
+//
+// Usage: tether-demo --edge PATH --device PATH [--scale F]
+import Foundation
+import TetherLab
+
+func option(_ name: String, _ fallback: String? = nil) -> String? {
+  let args = CommandLine.arguments
+  guard let i = args.firstIndex(of: name), i + 1 < args.count else { return fallback }
+  return args[i + 1]
+}
+
+guard let edgeBinary = option("--edge"), let deviceBinary = option("--device"),
+  let scale = Double(option("--scale", "0.05") ?? ""), scale > 0, scale <= 1
+else {
+  print("usage: tether-demo --edge PATH --device PATH [--scale F]")
+  exit(2)
+}
+
+let channel = "lobby"
+let (a, b) = (0, 1)
+let interrupted = 4.0 * scale
+let lost = 10.0 * scale
+let offline = 20.0 * scale
+let retryCap = 8.0 * scale
+
+struct Row {
+  let event: String
+  let device: String
+  let expected: Double?  // seconds after T0; nil: a window, described in `expectation`
+  let expectation: String
+  let observed: Double?
+  let ok: Bool
+}
+
+func ms(_ seconds: Double) -> String { String(format: "%+.0f ms", seconds * 1000) }
+
+/// The table: each row an event, when the rules say it should come, and when it came.
+struct Report {
+  var t0 = 0.0
+  var rows: [Row] = []
+  let tolerance: Double
+
+  mutating func exact(
+    _ event: String, _ device: String, at expected: Double, _ line: ManagedProcess.Line?
+  ) {
+    let observed = line.map { $0.time - t0 }
+    let ok = observed.map { abs($0 - expected) <= tolerance } ?? false
+    rows.append(
+      Row(
+        event: event, device: device, expected: expected, expectation: ms(expected),
+        observed: observed, ok: ok))
+  }
+
+  mutating func window(
+    _ event: String, _ device: String, after: Double, by: Double, _ line: ManagedProcess.Line?
+  ) {
+    let observed = line.map { $0.time - t0 }
+    let ok = observed.map { $0 >= after && $0 <= by + tolerance } ?? false
+    rows.append(
+      Row(
+        event: event, device: device, expected: nil, expectation: "by " + ms(by),
+        observed: observed, ok: ok))
+  }
+
+  mutating func mark(_ event: String, at time: Double) {
+    rows.append(
+      Row(
+        event: event, device: "-", expected: time - t0, expectation: ms(time - t0),
+        observed: time - t0, ok: true))
+  }
+
+  func printed() -> Int {
+    func pad(_ s: String, _ n: Int) -> String {
+      s.count >= n ? s : s + String(repeating: " ", count: n - s.count)
+    }
+    print(pad("event", 46) + pad("at", 4) + pad("expected", 13) + pad("observed", 12) + "late by")
+    print(String(repeating: "-", count: 86))
+    for row in rows {
+      let observed = row.observed.map(ms) ?? "never"
+      var late = ""
+      if let e = row.expected, let o = row.observed {
+        late = String(format: "%.1f ms", (o - e) * 1000)
+      }
+      print(
+        pad(row.event, 46) + pad(row.device, 4) + pad(row.expectation, 13) + pad(observed, 12)
+          + pad(late, 11) + (row.ok ? "ok" : "MISSED"))
+    }
+    let missed = rows.filter { !$0.ok }.count
+    print(
+      missed == 0
+        ? "\nEvery event came when the rules say (within \(Int(tolerance * 1000)) ms)."
+        : "\n\(missed) event(s) missed.")
+    return missed
+  }
+}
+
+var report = Report(tolerance: max(0.025, 0.1 * interrupted))
+
+func sleep(until time: Double) {
+  let delay = time - monotonicSeconds()
+  if delay > 0 { usleep(UInt32(delay * 1e6)) }
+}
+
+do {
+  let edge = try EdgeProcess(binary: edgeBinary, timeScale: scale)
+  let relay = try Relay(devices: 2, edgePort: edge.port)
+  func device(_ index: Int, _ name: String, uid: UInt32) throws -> DeviceProcess {
+    try DeviceProcess(
+      binary: deviceBinary, name: name, server: "127.0.0.1:\(relay.port(of: index))",
+      appID: edge.appID, channel: channel, uid: uid,
+      token: try edge.token(channel: channel, uid: uid, expireSeconds: 3600), scale: scale)
+  }
+  print("tether-edge on \(edge.address), devices A (uid 1) and B (uid 2) through a relay;")
+  print(
+    String(
+      format:
+        "thresholds scaled by %.2f: interrupted %.0f ms, lost %.0f ms, remote offline %.0f ms\n",
+      scale, interrupted * 1000, lost * 1000, offline * 1000))
+
+  let deviceB = try device(b, "B", uid: 2)
+  guard deviceB.waitForState("CONNECTED", "JOIN_SUCCESS") != nil else {
+    throw LabError("B did not join")
+  }
+  let deviceA = try device(a, "A", uid: 1)
+  guard let joinLine = deviceA.waitFor("join rc=0") else { throw LabError("A did not start") }
+  report.t0 = joinLine.time
+  let t0 = report.t0
+  report.exact(
+    "join_channel: CONNECTING / CONNECTING", "A", at: 0,
+    deviceA.waitForState("CONNECTING", "CONNECTING"))
+  report.exact(
+    "CONNECTED / JOIN_SUCCESS", "A", at: 0, deviceA.waitForState("CONNECTED", "JOIN_SUCCESS"))
+  report.exact("user-joined uid=1", "B", at: 0, deviceB.waitFor("user-joined uid=1"))
+
+  // T3: cut A's link 5 s (scaled) after its join.
+  sleep(until: t0 + 5 * scale)
+  relay.cut(a)
+  let cutAt = monotonicSeconds()
+  let lastToA = relay.lastToDevice(a) ?? cutAt
+  let lastFromA = relay.lastFromDevice(a) ?? cutAt
+  report.mark(
+    String(format: "link to A cut (A's last data at %+.0f ms)", (lastToA - t0) * 1000), at: cutAt)
+  report.exact(
+    "RECONNECTING / INTERRUPTED", "A", at: lastToA - t0 + interrupted,
+    deviceA.waitForState("RECONNECTING", "INTERRUPTED"))
+  report.exact(
+    "remote-interrupted uid=1", "B", at: lastFromA - t0 + interrupted,
+    deviceB.waitFor("remote-interrupted uid=1"))
+  report.exact(
+    "RECONNECTING / LOST", "A", at: lastToA - t0 + lost,
+    deviceA.waitForState("RECONNECTING", "LOST"))
+  report.exact("connection-lost", "A", at: lastToA - t0 + lost, deviceA.waitFor("connection-lost"))
+  report.exact(
+    "user-offline uid=1 DROPPED", "B", at: lastFromA - t0 + offline,
+    deviceB.waitFor("user-offline uid=1 reason=DROPPED"))
+
+  // Heal at 40 s (scaled): A rejoins on its next attempt; the server had forgotten it
+  // (30 s scaled), so B sees it join again.
+  sleep(until: t0 + 40 * scale)
+  relay.heal(a)
+  let healAt = monotonicSeconds()
+  report.mark("link to A healed", at: healAt)
+  let seenBefore = deviceB.lines.count
+  report.window(
+    "CONNECTED / REJOIN_SUCCESS", "A", after: healAt - t0, by: healAt - t0 + retryCap,
+    deviceA.waitForState("CONNECTED", "REJOIN_SUCCESS"))
+  report.window(
+    "user-joined uid=1 (again)", "B", after: healAt - t0, by: healAt - t0 + retryCap,
+    deviceB.waitFor("user-joined uid=1", from: seenBefore))
+
+  // A leaves at 60 s (scaled): SIGINT makes the device call tether_leave_channel.
+  sleep(until: t0 + 60 * scale)
+  let leaveAt = monotonicSeconds()
+  _ = deviceA.leave()
+  report.exact(
+    "leave_channel: DISCONNECTED / LEAVE_CHANNEL", "A", at: leaveAt - t0,
+    deviceA.first("state DISCONNECTED LEAVE_CHANNEL"))
+  report.exact(
+    "user-offline uid=1 QUIT", "B", at: leaveAt - t0,
+    deviceB.waitFor("user-offline uid=1 reason=QUIT"))
+  _ = deviceB.leave()
+  relay.stop()
+  edge.stop()
+} catch {
+  print("tether-demo: \(error)")
+  exit(1)
+}
+
+exit(report.printed() == 0 ? 0 : 1)
