@@ -1,7 +1,8 @@
 # Tether: the commands a C developer expects.
 #   make demo    the seed timeline on real processes: tether-edge, two C devices, a relay
 #   make sim     the same timeline on the core alone, in virtual time at default thresholds
-#   make test    everything: lint, header, Embedded builds, allocations, Swift tests
+#   make test    everything: lint, header, Embedded builds, allocations, C ABI tests,
+#                Swift tests, end to end against tether-edge
 #   make docs    regenerate the generated part of docs/STATES.md
 #   make format  format the Swift sources in place
 # See README.md.
@@ -100,8 +101,11 @@ c-test: lib
 		$(BUILD_DIR)/test_engine > /dev/null
 	@echo "c-abi: clean under valgrind"
 
-swift-test:
-	swift test
+# Every Swift suite, the end-to-end ones included: they run the staged tether-edge and the
+# C device built above (TETHER_E2E_REQUIRED makes a missing binary a failure, not a skip).
+swift-test: device
+	TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(abspath $(STAGE))/bin/tether-edge \
+		TETHER_DEVICE_BIN=$(abspath $(DEVICE)) swift test
 
 docs:
 	TETHER_WRITE_DOCS=1 swift test --filter StatesTableTests

@@ -7,7 +7,7 @@
  * Usage: device --server HOST:PORT --app-id ID --channel NAME [--uid N] [--token TOKEN]
  *               [--scale F] [--renew-token TOKEN] [--switch-server HOST:PORT]
  *   --scale F          multiply every threshold by F (0.01: interrupted after 40 ms ...)
- *   --renew-token T    answer on_request_token / will-expire with tether_renew_token(T)
+ *   --renew-token T    answer on_request_token with tether_renew_token(T)
  *   --switch-server A  on SIGUSR2, move to endpoint A (tether_set_server)
  *   SIGUSR1            report a network change (tether_network_changed)
  * Output: one line per event, "<seconds since boot, ms> <event> <details>". */
@@ -27,7 +27,6 @@ struct device {
   tether_engine *engine;
   const char *renew_token;
   const char *switch_server;
-  int leaving;
 };
 
 static void say(const char *format, ...) {
@@ -57,9 +56,8 @@ static void on_rejoin(void *ctx, const char *channel, uint32_t uid, uint32_t ela
 }
 static void on_lost(void *ctx) { (void)ctx; say("connection-lost"); }
 static void on_leave(void *ctx) {
-  struct device *d = (struct device *)ctx;
+  (void)ctx;
   say("leave-channel");
-  if (d->leaving) ev_break(d->loop, EVBREAK_ALL);
 }
 static void on_user_joined(void *ctx, uint32_t uid, uint32_t elapsed_ms) {
   (void)ctx;
@@ -70,9 +68,8 @@ static void on_user_offline(void *ctx, uint32_t uid, tether_user_offline_reason 
   say("user-offline uid=%u reason=%s", uid, tether_user_offline_reason_name((int)reason));
 }
 static void on_will_expire(void *ctx, const char *token) {
-  struct device *d = (struct device *)ctx;
+  (void)ctx;
   say("token-will-expire token=%s", token);
-  if (d->renew_token) say("renew-token rc=%d", tether_renew_token(d->engine, d->renew_token));
 }
 static void on_request_token(void *ctx) {
   struct device *d = (struct device *)ctx;
@@ -104,8 +101,9 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents) {
   } else if (w->signum == SIGUSR2 && d->switch_server) {
     say("set-server rc=%d", tether_set_server(d->engine, d->switch_server));
   } else if (w->signum == SIGINT || w->signum == SIGTERM) {
-    d->leaving = 1;
+    /* on_leave_channel (if the device was in a channel) runs inside this call. */
     say("leave rc=%d", tether_leave_channel(d->engine));
+    ev_break(d->loop, EVBREAK_ALL);
   }
 }
 
@@ -132,6 +130,12 @@ int main(int argc, char **argv) {
   int rc;
 
   memset(&d, 0, sizeof d);
+  {
+    /* A parent may have started us with signals blocked (the mask is inherited). */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+  }
   d.loop = ev_default_loop(0);
   d.renew_token = arg(argc, argv, "--renew-token", NULL);
   d.switch_server = arg(argc, argv, "--switch-server", NULL);

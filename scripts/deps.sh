@@ -17,6 +17,7 @@ need g++ g++
 need make make
 need valgrind valgrind
 need pkg-config pkg-config
+need ip iproute2
 [ -f /usr/include/ev.h ] || missing_pkgs+=(libev-dev)
 
 if [ ${#missing_pkgs[@]} -eq 0 ]; then

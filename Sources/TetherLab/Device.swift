@@ -7,7 +7,7 @@ public final class DeviceProcess: @unchecked Sendable {
 
   public init(
     binary: String, name: String, server: String, appID: String, channel: String, uid: UInt32,
-    token: String?, scale: Double, extra: [String] = []
+    token: String?, scale: Double, extra: [String] = [], namespace: String? = nil
   ) throws {
     self.name = name
     var arguments = [
@@ -15,7 +15,8 @@ public final class DeviceProcess: @unchecked Sendable {
       "--scale", String(scale),
     ]
     if let token { arguments += ["--token", token] }
-    process = try ManagedProcess(name: name, executable: binary, arguments: arguments + extra)
+    process = try ManagedProcess(
+      name: name, executable: binary, arguments: arguments + extra, namespace: namespace)
   }
 
   public var lines: [ManagedProcess.Line] { process.lines }

@@ -20,10 +20,19 @@ public final class ManagedProcess: @unchecked Sendable {
   private var partial = Data()
   public let name: String
 
-  public init(name: String, executable: String, arguments: [String]) throws {
+  /// Starts `executable`; inside network namespace `namespace` when given (through
+  /// `ip netns exec`, which needs root).
+  public init(
+    name: String, executable: String, arguments: [String], namespace: String? = nil
+  ) throws {
     self.name = name
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
+    if let namespace {
+      process.executableURL = URL(fileURLWithPath: NetworkNamespace.ip)
+      process.arguments = ["netns", "exec", namespace, executable] + arguments
+    } else {
+      process.executableURL = URL(fileURLWithPath: executable)
+      process.arguments = arguments
+    }
     let pipe = Pipe()
     process.standardOutput = pipe
     process.standardError = FileHandle.nullDevice

@@ -56,6 +56,12 @@ public final class StopSignal: Sendable {
     action.sa_flags = 0
     sigaction(SIGINT, &action, nil)
     sigaction(SIGTERM, &action, nil)
+    // A parent may have started us with these blocked (the mask is inherited): unblock.
+    var stops = sigset_t()
+    sigemptyset(&stops)
+    sigaddset(&stops, SIGINT)
+    sigaddset(&stops, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &stops, nil)
   }
 }
 

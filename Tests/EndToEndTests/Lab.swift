@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+import TetherLab
+
+/// Where the end-to-end tests find the programs under test: the staged install's
+/// tether-edge and the C device example, both built by `make test` (which sets
+/// TETHER_E2E_REQUIRED=1, so a missing binary fails instead of skipping).
+enum Lab {
+  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
+  static let edge =
+    ProcessInfo.processInfo.environment["TETHER_EDGE_BIN"]
+    ?? root.appendingPathComponent("build/install/bin/tether-edge").path
+  static let device =
+    ProcessInfo.processInfo.environment["TETHER_DEVICE_BIN"]
+    ?? root.appendingPathComponent("build/device").path
+  static let required = ProcessInfo.processInfo.environment["TETHER_E2E_REQUIRED"] == "1"
+
+  static var available: Bool {
+    FileManager.default.isExecutableFile(atPath: edge)
+      && FileManager.default.isExecutableFile(atPath: device)
+  }
+
+  /// Runs only when the binaries are there, or fails when make test asked for them.
+  static var enabled: ConditionTrait {
+    .enabled(if: available || required, "run `make test` to build tether-edge and the device")
+  }
+
+  static let channel = "lobby"
+
+  /// A device joined to `edge` (directly, or through `relay` as device `index`).
+  static func device(
+    _ name: String, edge: EdgeProcess, relay: Relay? = nil, index: Int = 0, uid: UInt32,
+    channel: String = channel, token: String? = nil, appID: String? = nil,
+    expireSeconds: Int = 3600, scale: Double, extra: [String] = []
+  ) throws -> DeviceProcess {
+    let server = relay.map { "127.0.0.1:\($0.port(of: index))" } ?? edge.address
+    let token = try token ?? edge.token(channel: channel, uid: uid, expireSeconds: expireSeconds)
+    return try DeviceProcess(
+      binary: Lab.device, name: name, server: server, appID: appID ?? edge.appID,
+      channel: channel, uid: uid, token: token, scale: scale, extra: extra)
+  }
+}
+
+/// Shorthands for expectations on a device's lines.
+extension DeviceProcess {
+  /// The device reached `state`/`reason` within `timeout` seconds (after line `from`).
+  func reaches(_ state: String, _ reason: String, from: Int = 0, timeout: Double = 10) -> Bool {
+    waitForState(state, reason, from: from, timeout: timeout) != nil
+  }
+
+  /// Every "state ..." line, in order, as "STATE REASON".
+  var states: [String] {
+    lines.compactMap { line in
+      guard let range = line.text.range(of: " state ") else { return nil }
+      return String(line.text[range.upperBound...])
+    }
+  }
+}
