@@ -33,7 +33,9 @@ device: stage
 	@gcc $(CFLAGS_STRICT) examples/device.c -o $(DEVICE) \
 		$$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs tether) \
 		-Wl,-rpath,$(abspath $(STAGE))/lib
-	@echo "device: $(DEVICE) built from examples/device.c with $(CFLAGS_STRICT) and pkg-config"
+	@gcc $(CFLAGS_STRICT) examples/minimal.c -o $(BUILD_DIR)/minimal \
+		$$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs tether)
+	@echo "device: examples/device.c and minimal.c built with $(CFLAGS_STRICT) and pkg-config"
 
 demo: deps device
 	@swift build -q --product tether-demo

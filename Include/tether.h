@@ -170,6 +170,11 @@ uint32_t tether_version(void);
      config.server = "127.0.0.1:7000"; */
 void tether_engine_config_init(tether_engine_config *config);
 
+/* tether_engine_handler_init: sets handler->size to sizeof(tether_engine_handler) and
+   every callback to NULL, so a host sets only the callbacks it wants (and stays correct
+   when callbacks are added at the end). NULL is a harmless no-op. Any thread. */
+void tether_engine_handler_init(tether_engine_handler *handler);
+
 /* tether_engine_create: makes an engine on `loop` (NULL: libev's default loop) and stores
    it in *out_engine. The engine never runs the loop: every callback comes from inside the
    host's ev_run on that loop's thread, which becomes the engine's thread. `config` and

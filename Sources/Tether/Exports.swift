@@ -47,6 +47,13 @@ public func exportedConfigInit(_ config: UnsafeMutablePointer<tether_engine_conf
   config?.pointee = defaultEngineConfig()
 }
 
+@_cdecl("tether_engine_handler_init")
+public func exportedHandlerInit(_ handler: UnsafeMutablePointer<tether_engine_handler>?) {
+  guard let handler else { return }
+  handler.pointee = tether_engine_handler()
+  handler.pointee.size = UInt32(MemoryLayout<tether_engine_handler>.size)
+}
+
 /// The app's config, read up to the size it declares (defaults beyond).
 private func readConfig(_ given: UnsafePointer<tether_engine_config>) -> tether_engine_config? {
   // The oldest caller knows at least size, app_id and server.

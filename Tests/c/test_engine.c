@@ -158,8 +158,12 @@ static void on_attempt(void *ctx, uint32_t attempt, uint32_t next, uint32_t give
 
 static tether_engine_handler handler(void) {
   tether_engine_handler h;
-  memset(&h, 0, sizeof h);
-  h.size = sizeof h;
+  memset(&h, 0xAB, sizeof h);
+  tether_engine_handler_init(&h);
+  if (h.size != sizeof h || h.on_connection_state_changed != NULL || h.on_remote_member_resumed != NULL) {
+    fprintf(stderr, "FAIL tether_engine_handler_init did not reset the handler\n");
+    failed++;
+  }
   h.on_connection_state_changed = on_state;
   h.on_join_channel_success = on_join;
   h.on_rejoin_channel_success = on_rejoin;
@@ -236,6 +240,7 @@ static void test_tether_engine_config_init_setsDefaults_andNullIsANoOp(void) {
   CHECK(c.token_will_expire_before_ms == 30000 && c.heartbeat_interval_ms == 1000);
   CHECK(c.retry_base_ms == 500 && c.retry_cap_ms == 8000);
   tether_engine_config_init(NULL);
+  tether_engine_handler_init(NULL);
 }
 
 static void test_tether_engine_create_refusesBadArguments(void) {
