@@ -288,18 +288,40 @@ static void test_tether_calls_onNullHandle_returnNotInitialized(void) {
   CHECK(tether_get_connection_state(NULL) == TETHER_CONNECTION_STATE_DISCONNECTED);
 }
 
-static void test_tether_join_channel_refusesBadInput_beforeSending(void) {
-  struct ev_loop *loop = ev_loop_new(0);
+/* A loop, a fake server on it, what the callbacks saw, and an engine made by rig_create. */
+struct rig {
+  struct ev_loop *loop;
   struct fake_server srv;
-  tether_engine *e = NULL;
-  tether_engine_config c;
-  tether_engine_handler h = handler();
   struct seen s;
+  tether_engine_config config; /* scaled, pointing at srv; tests adjust before create */
+};
+
+static void rig_init(struct rig *r) {
+  memset(r, 0, sizeof *r);
+  r->loop = ev_loop_new(0);
+  fake_start(r->loop, &r->srv);
+  r->s.loop = r->loop;
+  r->config = scaled_config(r->srv.address);
+}
+
+static int rig_create(struct rig *r) {
+  tether_engine_handler h = handler();
+  return tether_engine_create(r->loop, &r->config, &h, &r->s, &r->s.engine);
+}
+
+static void rig_stop(struct rig *r) {
+  tether_engine_destroy(r->s.engine); /* NULL (destroyed in a callback) is a no-op */
+  fake_stop(r->loop, &r->srv);
+  ev_loop_destroy(r->loop);
+}
+
+static void test_tether_join_channel_refusesBadInput_beforeSending(void) {
+  struct rig r;
   char long_name[80], long_token[600];
-  memset(&s, 0, sizeof s);
-  fake_start(loop, &srv);
-  c = scaled_config(srv.address);
-  CHECK(tether_engine_create(loop, &c, &h, &s, &e) == TETHER_OK);
+  tether_engine *e;
+  rig_init(&r);
+  CHECK(rig_create(&r) == TETHER_OK);
+  e = r.s.engine;
   memset(long_name, 'a', sizeof long_name); long_name[64] = 0;
   memset(long_token, 'a', sizeof long_token); long_token[513] = 0;
   CHECK(tether_join_channel(e, NULL, NULL, 1) == TETHER_ERR_INVALID_ARGUMENT);
@@ -312,137 +334,92 @@ static void test_tether_join_channel_refusesBadInput_beforeSending(void) {
   CHECK(tether_renew_token(e, "t") == TETHER_ERR_NOT_READY);
   CHECK(tether_renew_token(e, NULL) == TETHER_ERR_INVALID_ARGUMENT);
   CHECK(tether_set_server(e, "nonsense") == TETHER_ERR_INVALID_ARGUMENT);
-  run_until(loop, NULL, &s, 30);
-  CHECK(srv.joins == 0 && s.changes == 0);
-  tether_engine_destroy(e);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  run_until(r.loop, NULL, &r.s, 30);
+  CHECK(r.srv.joins == 0 && r.s.changes == 0);
+  rig_stop(&r);
 }
 
 static void test_tether_join_channel_connects_thenSecondJoinIsRejected(void) {
-  struct ev_loop *loop = ev_loop_new(0);
-  struct fake_server srv;
-  tether_engine *e = NULL;
-  tether_engine_config c;
-  tether_engine_handler h = handler();
-  struct seen s;
-  memset(&s, 0, sizeof s);
-  s.loop = loop;
-  fake_start(loop, &srv);
-  c = scaled_config(srv.address);
-  CHECK(tether_engine_create(loop, &c, &h, &s, &e) == TETHER_OK);
+  struct rig r;
+  tether_engine *e;
+  rig_init(&r);
+  CHECK(rig_create(&r) == TETHER_OK);
+  e = r.s.engine;
   CHECK(tether_join_channel(e, "tok", "lobby", 0) == TETHER_OK);
   CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_CONNECTING);
-  CHECK(s.changes == 1 && s.states[0] == 2 && s.reasons[0] == 0 && s.attempts == 1);
-  run_until(loop, connected, &s, 2000);
-  CHECK(s.join_success == 1 && s.uid == 4242 && strcmp(s.channel, "lobby") == 0);
-  CHECK(s.changes == 2 && s.states[1] == 3 && s.reasons[1] == TETHER_CONNECTION_CHANGED_JOIN_SUCCESS);
+  CHECK(r.s.changes == 1 && r.s.states[0] == 2 && r.s.reasons[0] == 0 && r.s.attempts == 1);
+  run_until(r.loop, connected, &r.s, 2000);
+  CHECK(r.s.join_success == 1 && r.s.uid == 4242 && strcmp(r.s.channel, "lobby") == 0);
+  CHECK(r.s.changes == 2 && r.s.states[1] == 3 &&
+        r.s.reasons[1] == TETHER_CONNECTION_CHANGED_JOIN_SUCCESS);
   CHECK(tether_join_channel(e, NULL, "lobby", 1) == TETHER_ERR_JOIN_CHANNEL_REJECTED);
-  run_until(loop, NULL, &s, 100); /* heartbeats keep it connected past interrupted_after */
+  run_until(r.loop, NULL, &r.s, 100); /* heartbeats keep it connected past interrupted_after */
   CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_CONNECTED);
-  CHECK(srv.heartbeats >= 3);
+  CHECK(r.srv.heartbeats >= 3);
   CHECK(tether_leave_channel(e) == TETHER_OK);
-  CHECK(s.left == 1 && s.states[s.changes - 1] == 1 && s.reasons[s.changes - 1] == 5);
-  CHECK(tether_leave_channel(e) == TETHER_OK && s.left == 1);
-  run_until(loop, NULL, &s, 20);
-  CHECK(srv.leaves == 1);
-  tether_engine_destroy(e);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  CHECK(r.s.left == 1 && r.s.states[r.s.changes - 1] == 1 && r.s.reasons[r.s.changes - 1] == 5);
+  CHECK(tether_leave_channel(e) == TETHER_OK && r.s.left == 1);
+  run_until(r.loop, NULL, &r.s, 20);
+  CHECK(r.srv.leaves == 1);
+  rig_stop(&r);
 }
 
 static void test_tether_engine_interrupted_thenRejoins_whenTheServerComesBack(void) {
-  struct ev_loop *loop = ev_loop_new(0);
-  struct fake_server srv;
-  tether_engine *e = NULL;
-  tether_engine_config c;
-  tether_engine_handler h = handler();
-  struct seen s;
-  memset(&s, 0, sizeof s);
-  fake_start(loop, &srv);
-  c = scaled_config(srv.address);
-  c.give_up_after_ms = 60000;
-  CHECK(tether_engine_create(loop, &c, &h, &s, &e) == TETHER_OK);
-  CHECK(tether_join_channel(e, NULL, "lobby", 7) == TETHER_OK);
-  run_until(loop, connected, &s, 2000);
-  srv.silent = 1;
-  run_until(loop, interrupted, &s, 2000);
-  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_RECONNECTING);
-  run_until(loop, NULL, &s, 200);
-  CHECK(s.lost == 1);
-  srv.silent = 0;
-  run_until(loop, rejoined, &s, 3000);
-  CHECK(s.rejoin_success == 1);
-  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_CONNECTED);
-  tether_engine_destroy(e);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  struct rig r;
+  rig_init(&r);
+  r.config.give_up_after_ms = 60000;
+  CHECK(rig_create(&r) == TETHER_OK);
+  CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 7) == TETHER_OK);
+  run_until(r.loop, connected, &r.s, 2000);
+  r.srv.silent = 1;
+  run_until(r.loop, interrupted, &r.s, 2000);
+  CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_RECONNECTING);
+  run_until(r.loop, NULL, &r.s, 200);
+  CHECK(r.s.lost == 1);
+  r.srv.silent = 0;
+  run_until(r.loop, rejoined, &r.s, 3000);
+  CHECK(r.s.rejoin_success == 1);
+  CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_CONNECTED);
+  rig_stop(&r);
 }
 
 static void test_tether_engine_givesUp_whenNothingAnswers(void) {
-  struct ev_loop *loop = ev_loop_new(0);
-  struct fake_server srv;
-  tether_engine *e = NULL;
-  tether_engine_config c;
-  tether_engine_handler h = handler();
-  struct seen s;
-  memset(&s, 0, sizeof s);
-  fake_start(loop, &srv);
-  srv.silent = 1;
-  c = scaled_config(srv.address);
-  CHECK(tether_engine_create(loop, &c, &h, &s, &e) == TETHER_OK);
-  CHECK(tether_join_channel(e, NULL, "lobby", 7) == TETHER_OK);
-  run_until(loop, gave_up, &s, 5000);
-  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_FAILED);
-  CHECK(s.lost == 1 && srv.joins == s.attempts && s.attempts >= 2);
-  tether_engine_destroy(e);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  struct rig r;
+  rig_init(&r);
+  r.srv.silent = 1;
+  CHECK(rig_create(&r) == TETHER_OK);
+  CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 7) == TETHER_OK);
+  run_until(r.loop, gave_up, &r.s, 5000);
+  CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_FAILED);
+  CHECK(r.s.lost == 1 && r.srv.joins == r.s.attempts && r.s.attempts >= 2);
+  rig_stop(&r);
 }
 
 static void test_tether_engine_destroy_insideACallback_isSafe(void) {
-  struct ev_loop *loop = ev_loop_new(0);
-  struct fake_server srv;
-  tether_engine_config c;
-  tether_engine_handler h = handler();
-  struct seen s;
-  memset(&s, 0, sizeof s);
-  s.loop = loop;
-  s.destroy_in = TETHER_CONNECTION_STATE_CONNECTED;
-  fake_start(loop, &srv);
-  c = scaled_config(srv.address);
-  CHECK(tether_engine_create(loop, &c, &h, &s, &s.engine) == TETHER_OK);
-  CHECK(tether_join_channel(s.engine, NULL, "lobby", 7) == TETHER_OK);
-  run_until(loop, NULL, &s, 300);
-  CHECK(s.engine == NULL);
-  CHECK(s.call_after_destroy == TETHER_ERR_NOT_INITIALIZED);
-  CHECK(s.join_success == 0); /* nothing after destroy, not even the queued join callback */
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  struct rig r;
+  rig_init(&r);
+  r.s.destroy_in = TETHER_CONNECTION_STATE_CONNECTED;
+  CHECK(rig_create(&r) == TETHER_OK);
+  CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 7) == TETHER_OK);
+  run_until(r.loop, NULL, &r.s, 300);
+  CHECK(r.s.engine == NULL);
+  CHECK(r.s.call_after_destroy == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(r.s.join_success == 0); /* nothing after destroy, not even the queued join callback */
+  rig_stop(&r);
 }
 
 static void test_tether_leave_channel_insideACallback_thenNothingAfterOnLeave(void) {
-  struct ev_loop *loop = ev_loop_new(0);
-  struct fake_server srv;
-  tether_engine *e = NULL;
-  tether_engine_config c;
-  tether_engine_handler h = handler();
-  struct seen s;
-  memset(&s, 0, sizeof s);
-  s.leave_in = TETHER_CONNECTION_STATE_CONNECTED;
-  fake_start(loop, &srv);
-  c = scaled_config(srv.address);
-  CHECK(tether_engine_create(loop, &c, &h, &s, &e) == TETHER_OK);
-  s.engine = e;
-  CHECK(tether_join_channel(e, NULL, "lobby", 7) == TETHER_OK);
-  run_until(loop, NULL, &s, 300);
-  CHECK(s.left == 1);
-  CHECK(s.join_success == 1); /* queued before the leave: delivered before on_leave */
-  CHECK(s.after_leave == 0);
-  CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_DISCONNECTED);
-  tether_engine_destroy(e);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  struct rig r;
+  rig_init(&r);
+  r.s.leave_in = TETHER_CONNECTION_STATE_CONNECTED;
+  CHECK(rig_create(&r) == TETHER_OK);
+  CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 7) == TETHER_OK);
+  run_until(r.loop, NULL, &r.s, 300);
+  CHECK(r.s.left == 1);
+  CHECK(r.s.join_success == 1); /* queued before the leave: delivered before on_leave */
+  CHECK(r.s.after_leave == 0);
+  CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_DISCONNECTED);
+  rig_stop(&r);
 }
 
 struct thread_call { tether_engine *engine; int join, leave, renew, net, server; int state; };
