@@ -12,7 +12,7 @@ BUILD_DIR ?= build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SWIFT_FORMAT ?= swift-format
 
-.PHONY: all deps build lib install stage device demo sim test lint header-check embedded-check alloc-check c-test swift-test docs format clean
+.PHONY: all deps build lib install stage device cross-test sizes demo sim test lint header-check embedded-check alloc-check c-test swift-test docs format clean
 
 all: build
 
@@ -68,6 +68,10 @@ embedded-check:
 alloc-check:
 	@scripts/alloc-probe.sh
 
+# Counting allocations in C: the linker wraps the allocator for the alloc test.
+WRAP_ALLOC = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
+	-Wl,--wrap=posix_memalign -Wl,--wrap=aligned_alloc
+
 # What C hosts link: the Embedded Swift build, as build/lib/$(ARCH)/libtether.{a,so}.
 ARCH ?= x86_64
 LIB_DIR = $(BUILD_DIR)/lib/$(ARCH)
@@ -75,20 +79,53 @@ VERSION = $(shell sed -nE 's/^\#define TETHER_VERSION_(MAJOR|MINOR|PATCH) ([0-9]
 lib: deps
 	@BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $(ARCH)
 
-# make install PREFIX=DIR: the header, both libraries, a pkg-config file and tether-edge,
-# so that `cc app.c $$(pkg-config --cflags --libs tether)` is all a C host needs.
+# make install PREFIX=DIR [ARCH=x86_64|aarch64|armv7]: the header, both libraries and a
+# pkg-config file (and, for the host, tether-edge), so that
+# `cc app.c $$(pkg-config --cflags --libs tether)` is all a C host needs.
 PREFIX ?= /usr/local
 install: lib
+ifeq ($(ARCH),x86_64)
 	swift build -q -c release --product tether-edge --static-swift-stdlib
-	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PREFIX)/bin
+endif
+	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig
 	install -m 644 Include/tether.h $(PREFIX)/include/
 	install -m 644 $(LIB_DIR)/libtether.a $(PREFIX)/lib/
 	install -m 755 $(LIB_DIR)/libtether.so.0 $(PREFIX)/lib/
 	ln -sf libtether.so.0 $(PREFIX)/lib/libtether.so
 	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' tether.pc.in \
 		> $(PREFIX)/lib/pkgconfig/tether.pc
+ifeq ($(ARCH),x86_64)
+	install -d $(PREFIX)/bin
 	install -m 755 -s $$(swift build -c release --show-bin-path)/tether-edge $(PREFIX)/bin/
+endif
 	@echo "installed in $(PREFIX): PKG_CONFIG_PATH=$(abspath $(PREFIX))/lib/pkgconfig"
+
+# ARM: the same library and device example cross-built, and run under qemu-user. The C
+# ABI tests run there too (but for the threads test: qemu-user's threads hang here).
+CROSS_ARCHS = aarch64 armv7
+CC_aarch64 = aarch64-linux-gnu-gcc
+CC_armv7 = arm-linux-gnueabihf-gcc
+QEMU_aarch64 = qemu-aarch64 -L /usr/aarch64-linux-gnu
+QEMU_armv7 = qemu-arm -L /usr/arm-linux-gnueabihf
+cross-%: deps
+	@$(MAKE) --no-print-directory install ARCH=$* PREFIX=$(BUILD_DIR)/install-$* > /dev/null
+	@NM=$(subst gcc,nm,$(CC_$*)) scripts/abi-symbols.sh $(BUILD_DIR)/lib/$*/libtether.so.0
+	@$(CC_$*) $(CFLAGS_STRICT) examples/device.c -o $(BUILD_DIR)/device-$* \
+		$$(PKG_CONFIG_PATH=$(BUILD_DIR)/install-$*/lib/pkgconfig pkg-config --cflags --libs tether) \
+		-Wl,-rpath,$(abspath $(BUILD_DIR))/install-$*/lib
+	@$(CC_$*) $(CFLAGS_STRICT) -DTETHER_TEST_NO_THREADS -IInclude Tests/c/test_engine.c \
+		-o $(BUILD_DIR)/test_engine-$* $(BUILD_DIR)/lib/$*/libtether.a -lev -lm -lpthread
+	@set -o pipefail; printf "%s: " $*; $(QEMU_$*) $(BUILD_DIR)/test_engine-$* | tail -1
+	@$(CC_$*) $(CFLAGS_STRICT) -IInclude Tests/c/test_alloc.c -o $(BUILD_DIR)/test_alloc-$* \
+		$(BUILD_DIR)/lib/$*/libtether.a -lev -lm $(WRAP_ALLOC)
+	@set -o pipefail; printf "%s: " $*; $(QEMU_$*) $(BUILD_DIR)/test_alloc-$* | tail -1
+
+cross-test: $(addprefix cross-,$(CROSS_ARCHS))
+
+# The size table of docs/BENCHMARKS.md.
+sizes: deps
+	@for arch in x86_64 $(CROSS_ARCHS); do BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $$arch > /dev/null; done
+	@BUILD_DIR=$(BUILD_DIR) scripts/size-report.sh
 
 # The C ABI from C: the test program is built with the strict flags against the header
 # and the Embedded library users link, run, and run again under valgrind (leaks and
@@ -102,12 +139,17 @@ c-test: lib
 	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
 		$(BUILD_DIR)/test_engine > /dev/null
 	@echo "c-abi: clean under valgrind"
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_alloc.c -o $(BUILD_DIR)/test_alloc \
+		$(LIB_DIR)/libtether.a -lev -lm $(WRAP_ALLOC)
+	@$(BUILD_DIR)/test_alloc | tail -1
 
 # Every Swift suite, the end-to-end ones included: they run the staged tether-edge and the
 # C device built above (TETHER_E2E_REQUIRED makes a missing binary a failure, not a skip).
-swift-test: device
+swift-test: device cross-test
 	TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(abspath $(STAGE))/bin/tether-edge \
-		TETHER_DEVICE_BIN=$(abspath $(DEVICE)) swift test
+		TETHER_DEVICE_BIN=$(abspath $(DEVICE)) \
+		TETHER_DEVICE_BIN_AARCH64=$(abspath $(BUILD_DIR))/device-aarch64 \
+		TETHER_DEVICE_BIN_ARMV7=$(abspath $(BUILD_DIR))/device-armv7 swift test
 
 docs:
 	TETHER_WRITE_DOCS=1 swift test --filter StatesTableTests

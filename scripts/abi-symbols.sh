@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 lib=${1:?usage: abi-symbols.sh LIBRARY}
 declared=$(grep -oE '\btether_[a-z0-9_]+\(' Include/tether.h | tr -d '(' | sort -u)
-exported=$(nm -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^tether_/ { print $3 }' | sort -u)
+exported=$(${NM:-nm} -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^tether_/ { print $3 }' | sort -u)
 if [ "$declared" != "$exported" ]; then
   echo "abi-symbols: header and $lib differ:" >&2
   diff <(echo "$declared") <(echo "$exported") >&2 || true
@@ -15,7 +15,7 @@ fi
 echo "abi-symbols: the $(echo "$declared" | wc -l) functions of tether.h are exactly those $lib exports"
 
 # What the library needs from elsewhere: libc's and libev's symbols only (no Swift runtime).
-foreign=$(nm -D --undefined-only "$lib" | awk '{ print $NF }' |
+foreign=$(${NM:-nm} -D --undefined-only "$lib" | awk '{ print $NF }' |
   grep -vE '@GLIBC_|^ev_|^(ceil|_ITM_.*|__gmon_start__|__cxa_finalize)$' || true)
 if [ -n "$foreign" ]; then
   echo "abi-symbols: $lib needs symbols from outside libc and libev:" >&2

@@ -19,17 +19,30 @@ need valgrind valgrind
 need pkg-config pkg-config
 need ip iproute2
 [ -f /usr/include/ev.h ] || missing_pkgs+=(libev-dev)
+# Cross builds for ARM boards and their runs under qemu-user.
+need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
+need arm-linux-gnueabihf-gcc gcc-arm-linux-gnueabihf
+need qemu-aarch64 qemu-user
+foreign_pkgs=()
+[ -e /usr/lib/aarch64-linux-gnu/libev.so ] || foreign_pkgs+=(libev-dev:arm64)
+[ -e /usr/lib/arm-linux-gnueabihf/libev.so ] || foreign_pkgs+=(libev-dev:armhf)
 
-if [ ${#missing_pkgs[@]} -eq 0 ]; then
+all_pkgs=("${missing_pkgs[@]}" "${foreign_pkgs[@]}")
+if [ ${#all_pkgs[@]} -eq 0 ]; then
   exit 0
 fi
 if [ "$(id -u)" -eq 0 ]; then
-  echo "deps: installing ${missing_pkgs[*]}"
+  echo "deps: installing ${all_pkgs[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  if [ ${#foreign_pkgs[@]} -gt 0 ]; then
+    dpkg --add-architecture arm64
+    dpkg --add-architecture armhf
+  fi
   apt-get update -qq
-  apt-get install -y -qq "${missing_pkgs[@]}" >/dev/null
+  apt-get install -y -qq "${all_pkgs[@]}" >/dev/null
 else
-  echo "deps: missing ${missing_pkgs[*]}; run:" >&2
-  echo "  sudo apt-get install -y ${missing_pkgs[*]}" >&2
+  echo "deps: missing ${all_pkgs[*]}; run:" >&2
+  [ ${#foreign_pkgs[@]} -gt 0 ] && echo "  sudo dpkg --add-architecture arm64 && sudo dpkg --add-architecture armhf" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y ${all_pkgs[*]}" >&2
   exit 1
 fi

@@ -1,5 +1,8 @@
 import CTetherABI
-import TetherCore
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
 
 /// The app's handler, copied at create (up to the size the app declared; the rest NULL),
 /// and its context pointer. Each method calls one C callback if the app set it.

@@ -1,7 +1,10 @@
 import CLibev
 import CTetherABI
 import CTetherSystem
-import TetherCore
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
 
 /// One channel engine: the core's session on a libev loop. It owns the UDP socket (an
 /// `ev_io`), one `ev_timer` kept at the session's earliest deadline, and the netlink

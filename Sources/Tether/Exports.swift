@@ -1,7 +1,10 @@
 import CLibev
 import CTetherABI
 import CTetherSystem
-import TetherCore
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
 
 // The functions of Include/tether.h (documented there). Each checks its handle, thread and
 // arguments, calls the core, delivers what the core produced, and returns 0 or a negative

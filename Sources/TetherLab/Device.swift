@@ -7,7 +7,7 @@ public final class DeviceProcess: @unchecked Sendable {
 
   public init(
     binary: String, name: String, server: String, appID: String, channel: String, uid: UInt32,
-    token: String?, scale: Double, extra: [String] = [], namespace: String? = nil
+    token: String?, scale: Double, extra: [String] = [], launcher: [String] = []
   ) throws {
     self.name = name
     var arguments = [
@@ -16,7 +16,7 @@ public final class DeviceProcess: @unchecked Sendable {
     ]
     if let token { arguments += ["--token", token] }
     process = try ManagedProcess(
-      name: name, executable: binary, arguments: arguments + extra, namespace: namespace)
+      name: name, executable: binary, arguments: arguments + extra, launcher: launcher)
   }
 
   public var lines: [ManagedProcess.Line] { process.lines }

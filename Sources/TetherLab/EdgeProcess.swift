@@ -8,17 +8,17 @@ public final class EdgeProcess: @unchecked Sendable {
   public let certificate: String
   public let timeScale: Double
   public let extraArguments: [String]
-  public let namespace: String?
+  public let launcher: [String]
   public private(set) var port: UInt16 = 0
   private var server: ManagedProcess?
 
   /// Starts the server (port 0 picks one) and waits for its "listening on" line.
   public init(
     binary: String, appID: String = "demo-app", certificate: String = "demo-certificate",
-    timeScale: Double, port: UInt16 = 0, extraArguments: [String] = [], namespace: String? = nil
+    timeScale: Double, port: UInt16 = 0, extraArguments: [String] = [], launcher: [String] = []
   ) throws {
     self.extraArguments = extraArguments
-    self.namespace = namespace
+    self.launcher = launcher
     self.binary = binary
     self.appID = appID
     self.certificate = certificate
@@ -36,7 +36,7 @@ public final class EdgeProcess: @unchecked Sendable {
       arguments: [
         "serve", "--listen", "127.0.0.1:\(port)", "--app-id", appID, "--app-certificate",
         certificate, "--time-scale", String(timeScale),
-      ] + extraArguments, namespace: namespace)
+      ] + extraArguments, launcher: launcher)
     guard let line = server.waitFor("listening on", timeout: 10),
       let text = line.text.split(separator: ":").last, let bound = UInt16(text)
     else { throw LabError("tether-edge did not start") }

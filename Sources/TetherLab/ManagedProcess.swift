@@ -20,19 +20,15 @@ public final class ManagedProcess: @unchecked Sendable {
   private var partial = Data()
   public let name: String
 
-  /// Starts `executable`; inside network namespace `namespace` when given (through
-  /// `ip netns exec`, which needs root).
+  /// Starts `executable`, through `launcher` when given (its first element the program,
+  /// the rest its arguments: `qemu-aarch64 -L SYSROOT`, `ip netns exec NAME`).
   public init(
-    name: String, executable: String, arguments: [String], namespace: String? = nil
+    name: String, executable: String, arguments: [String], launcher: [String] = []
   ) throws {
     self.name = name
-    if let namespace {
-      process.executableURL = URL(fileURLWithPath: NetworkNamespace.ip)
-      process.arguments = ["netns", "exec", namespace, executable] + arguments
-    } else {
-      process.executableURL = URL(fileURLWithPath: executable)
-      process.arguments = arguments
-    }
+    let command = launcher + [executable] + arguments
+    process.executableURL = URL(fileURLWithPath: command[0])
+    process.arguments = Array(command.dropFirst())
     let pipe = Pipe()
     process.standardOutput = pipe
     process.standardError = FileHandle.nullDevice

@@ -15,6 +15,9 @@ public final class NetworkNamespace: @unchecked Sendable {
 
   public let name: String
 
+  /// What runs a program inside the namespace.
+  public var launcher: [String] { [Self.ip, "netns", "exec", name] }
+
   public init() throws {
     name = "tether-lab-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     try run(["netns", "add", name])

@@ -191,12 +191,12 @@ import TetherLab
 struct NetworkChangeEndToEndTests {
   @Test func addressAdded_isDetected_clientIPAddressChanged_thenRejoin() throws {
     let namespace = try NetworkNamespace()
-    let edge = try EdgeProcess(binary: Lab.edge, timeScale: 0.05, namespace: namespace.name)
+    let edge = try EdgeProcess(binary: Lab.edge, timeScale: 0.05, launcher: namespace.launcher)
     defer { edge.stop() }
     let token = try edge.token(channel: Lab.channel, uid: 21, expireSeconds: 3600)
     let d = try DeviceProcess(
       binary: Lab.device, name: "D", server: edge.address, appID: edge.appID,
-      channel: Lab.channel, uid: 21, token: token, scale: 0.05, namespace: namespace.name)
+      channel: Lab.channel, uid: 21, token: token, scale: 0.05, launcher: namespace.launcher)
     #expect(d.reaches("CONNECTED", "JOIN_SUCCESS"))
     try namespace.addLoopbackAddress("127.0.0.2/8")
     #expect(d.reaches("RECONNECTING", "CLIENT_IP_ADDRESS_CHANGED"))

@@ -57,3 +57,30 @@ extension DeviceProcess {
     }
   }
 }
+
+/// The device example cross-built for an ARM board, run under qemu-user.
+struct CrossDevice: Sendable, CustomStringConvertible {
+  let arch: String
+  let binary: String
+  let launcher: [String]
+
+  var description: String { arch }
+
+  static let all: [CrossDevice] = [
+    CrossDevice(
+      arch: "aarch64",
+      binary: ProcessInfo.processInfo.environment["TETHER_DEVICE_BIN_AARCH64"]
+        ?? Lab.root.appendingPathComponent("build/device-aarch64").path,
+      launcher: ["/usr/bin/qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]),
+    CrossDevice(
+      arch: "armv7",
+      binary: ProcessInfo.processInfo.environment["TETHER_DEVICE_BIN_ARMV7"]
+        ?? Lab.root.appendingPathComponent("build/device-armv7").path,
+      launcher: ["/usr/bin/qemu-arm", "-L", "/usr/arm-linux-gnueabihf"]),
+  ]
+
+  var available: Bool {
+    FileManager.default.isExecutableFile(atPath: binary)
+      && FileManager.default.isExecutableFile(atPath: launcher[0])
+  }
+}

@@ -40,72 +40,7 @@ static int failed_here;
     }                              \
   } while (0)
 
-/* ---- A fake edge server: one UDP socket on 127.0.0.1 ---------------------------------- */
-
-struct fake_server {
-  int fd;
-  char address[64];
-  int silent; /* answers nothing when set */
-  int joins, heartbeats, leaves;
-  ev_io io;
-};
-
-static void put32(unsigned char *p, uint32_t v) {
-  p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
-  p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v;
-}
-
-static void fake_readable(struct ev_loop *loop, ev_io *w, int revents) {
-  struct fake_server *s = (struct fake_server *)w->data;
-  unsigned char in[1500], out[64];
-  struct sockaddr_storage from;
-  socklen_t fromlen = sizeof from;
-  ssize_t n;
-  (void)loop; (void)revents;
-  while ((n = recvfrom(s->fd, in, sizeof in, 0, (struct sockaddr *)&from, &fromlen)) > 0) {
-    if (n < 12 || in[0] != 'T' || in[1] != 'H' || in[2] != 1) continue;
-    memcpy(out, in, 12); /* magic, version, type (replaced), cookie */
-    if (in[3] == 0x01) { /* JOIN -> ACCEPT uid 4242, no token expiry */
-      s->joins++;
-      if (s->silent) continue;
-      out[3] = 0x81;
-      put32(out + 12, 4242);
-      memset(out + 16, 0, 8 + 4 + 1);
-      sendto(s->fd, out, 12 + 17, 0, (struct sockaddr *)&from, fromlen);
-    } else if (in[3] == 0x02 && n == 16) { /* HEARTBEAT -> ACK */
-      s->heartbeats++;
-      if (s->silent) continue;
-      out[3] = 0x83;
-      memcpy(out + 12, in + 12, 4);
-      memset(out + 16, 0, 8);
-      sendto(s->fd, out, 12 + 12, 0, (struct sockaddr *)&from, fromlen);
-    } else if (in[3] == 0x03) {
-      s->leaves++;
-    }
-    fromlen = sizeof from;
-  }
-}
-
-static void fake_start(struct ev_loop *loop, struct fake_server *s) {
-  struct sockaddr_in a;
-  socklen_t len = sizeof a;
-  memset(s, 0, sizeof *s);
-  s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(s->fd, (struct sockaddr *)&a, sizeof a);
-  getsockname(s->fd, (struct sockaddr *)&a, &len);
-  snprintf(s->address, sizeof s->address, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
-  ev_io_init(&s->io, fake_readable, s->fd, EV_READ);
-  s->io.data = s;
-  ev_io_start(loop, &s->io);
-}
-
-static void fake_stop(struct ev_loop *loop, struct fake_server *s) {
-  ev_io_stop(loop, &s->io);
-  close(s->fd);
-}
+#include "fake_server.h"
 
 /* ---- What the callbacks saw ---------------------------------------------------------- */
 
@@ -422,6 +357,7 @@ static void test_tether_leave_channel_insideACallback_thenNothingAfterOnLeave(vo
   rig_stop(&r);
 }
 
+#ifndef TETHER_TEST_NO_THREADS
 struct thread_call { tether_engine *engine; int join, leave, renew, net, server; int state; };
 
 static void *call_from_thread(void *arg) {
@@ -453,6 +389,7 @@ static void test_tether_calls_fromAnotherThread_areRefused(void) {
   CHECK(tether_join_channel(e, NULL, "lobby", 1) == TETHER_OK); /* still alive here */
   tether_engine_destroy(e);
 }
+#endif
 
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -468,7 +405,12 @@ int main(void) {
   RUN(test_tether_engine_givesUp_whenNothingAnswers);
   RUN(test_tether_engine_destroy_insideACallback_isSafe);
   RUN(test_tether_leave_channel_insideACallback_thenNothingAfterOnLeave);
+#ifndef TETHER_TEST_NO_THREADS
   RUN(test_tether_calls_fromAnotherThread_areRefused);
   printf("c-abi: %d passed, %d failed\n", passed, failed);
+#else
+  /* qemu-user on this machine hangs or crashes in pthread_create: run natively only. */
+  printf("c-abi: %d passed, %d failed, 1 skipped (threads under qemu-user)\n", passed, failed);
+#endif
   return failed ? 1 : 0;
 }

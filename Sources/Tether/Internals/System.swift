@@ -1,5 +1,8 @@
 import CTetherSystem
-import TetherCore
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
 
 /// Every system call the driver makes goes through CTetherSystem's prefixed shims, named
 /// here once (so a test could swap them, and the Embedded build needs no Glibc module).
