@@ -1,28 +1,33 @@
 /// Reads big-endian fields from a datagram, front to back, throwing ``WireError/truncated``
-/// instead of reading past the end.
-struct ByteReader {
-  private(set) var rest: ArraySlice<UInt8>
+/// instead of reading past the end. Public so the edge server's own datagrams (admin) use
+/// the same reader as the protocol's.
+public struct ByteReader {
+  public private(set) var rest: ArraySlice<UInt8>
 
-  init(_ bytes: ArraySlice<UInt8>) { rest = bytes }
+  public init(_ bytes: ArraySlice<UInt8>) { rest = bytes }
 
-  var isEmpty: Bool { rest.isEmpty }
+  public var isEmpty: Bool { rest.isEmpty }
 
-  mutating func bytes(_ count: Int) throws(WireError) -> ArraySlice<UInt8> {
+  public mutating func bytes(_ count: Int) throws(WireError) -> ArraySlice<UInt8> {
     guard count >= 0, rest.count >= count else { throw .truncated }
     let field = rest.prefix(count)
     rest = rest.dropFirst(count)
     return field
   }
 
-  mutating func u8() throws(WireError) -> UInt8 {
+  public mutating func u8() throws(WireError) -> UInt8 {
     guard let byte = rest.first else { throw .truncated }
     rest = rest.dropFirst()
     return byte
   }
 
-  mutating func u16() throws(WireError) -> UInt16 { UInt16(truncatingIfNeeded: try unsigned(2)) }
-  mutating func u32() throws(WireError) -> UInt32 { UInt32(truncatingIfNeeded: try unsigned(4)) }
-  mutating func u64() throws(WireError) -> UInt64 { try unsigned(8) }
+  public mutating func u16() throws(WireError) -> UInt16 {
+    UInt16(truncatingIfNeeded: try unsigned(2))
+  }
+  public mutating func u32() throws(WireError) -> UInt32 {
+    UInt32(truncatingIfNeeded: try unsigned(4))
+  }
+  public mutating func u64() throws(WireError) -> UInt64 { try unsigned(8) }
 
   private mutating func unsigned(_ width: Int) throws(WireError) -> UInt64 {
     var value: UInt64 = 0
@@ -31,19 +36,20 @@ struct ByteReader {
   }
 
   /// A field of `lengthWidth` bytes of length, then that many bytes.
-  mutating func prefixed(lengthWidth: Int) throws(WireError) -> ArraySlice<UInt8> {
+  public mutating func prefixed(lengthWidth: Int) throws(WireError) -> ArraySlice<UInt8> {
     let length = lengthWidth == 1 ? Int(try u8()) : Int(try u16())
     return try bytes(length)
   }
 
   /// Throws ``WireError/trailingBytes`` unless every byte was read.
-  func expectEnd() throws(WireError) {
+  public func expectEnd() throws(WireError) {
     guard rest.isEmpty else { throw .trailingBytes }
   }
 }
 
 extension Array where Element == UInt8 {
-  mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+  /// Appends `value` big-endian (network order).
+  public mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
     var shift = T.bitWidth - 8
     while shift >= 0 {
       append(UInt8(truncatingIfNeeded: value >> shift))

@@ -71,12 +71,13 @@ public struct AdminKick: Equatable, Sendable {
   public static func open(_ datagram: ArraySlice<UInt8>, appID: AppID, certificate: [UInt8])
     throws(AdminError) -> AdminKick
   {
-    var reader = BytesReader(datagram)
-    guard reader.u8() == magic.0, reader.u8() == magic.1, reader.u8() == version,
-      reader.u8() == kickCommand, let app = reader.prefixed(),
-      let channelBytes = reader.prefixed(),
-      let channel = try? ChannelName(validating: channelBytes), let uid = reader.u32(),
-      let ban = reader.u32(), let time = reader.u64(), let nonce = reader.u64(),
+    var reader = ByteReader(datagram)
+    let header = try? (reader.u8(), reader.u8(), reader.u8(), reader.u8())
+    guard let header, header == (magic.0, magic.1, version, kickCommand),
+      let app = try? reader.prefixed(lengthWidth: 1),
+      let channelBytes = try? reader.prefixed(lengthWidth: 1),
+      let channel = try? ChannelName(validating: channelBytes), let uid = try? reader.u32(),
+      let ban = try? reader.u32(), let time = try? reader.u64(), let nonce = try? reader.u64(),
       reader.rest.count == macLength
     else { throw .malformed }
     guard app.elementsEqual(appID.bytes) else { throw .wrongApp }
