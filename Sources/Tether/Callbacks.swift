@@ -1,4 +1,5 @@
 import CTetherABI
+
 #if canImport(TetherCore)
   // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
   import TetherCore
@@ -69,16 +70,32 @@ struct Callbacks {
     handler.on_join_attempt?(context, attempt, nextInMs, giveUpInMs)
   }
 
-  func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+  /// Sends `text`, then `number` in decimal if given, to the app's on_log. Built from
+  /// bytes, not String: the Embedded library carries no string formatting.
+  func log(_ level: LogLevel, _ text: StaticString, _ number: Int64? = nil) {
     guard let callback = handler.on_log else { return }
-    var text = Array(message().utf8)
-    text.append(0)
-    text.withUnsafeBufferPointer { buffer in
+    var line = [UInt8](UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    if let number { appendDecimal(number, to: &line) }
+    line.append(0)
+    line.withUnsafeBufferPointer { buffer in
       buffer.withMemoryRebound(to: CChar.self) {
         callback(context, tether_log_level(UInt32(level.rawValue)), $0.baseAddress)
       }
     }
   }
+}
+
+/// Appends " <number>" in decimal.
+func appendDecimal(_ number: Int64, to line: inout [UInt8]) {
+  line.append(UInt8(ascii: " "))
+  if number < 0 { line.append(UInt8(ascii: "-")) }
+  var magnitude = number.magnitude
+  var digits: [UInt8] = []
+  repeat {
+    digits.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+    magnitude /= 10
+  } while magnitude > 0
+  line.append(contentsOf: digits.reversed())
 }
 
 enum LogLevel: Int32 {

@@ -1,6 +1,7 @@
 import CLibev
 import CTetherABI
 import CTetherSystem
+
 #if canImport(TetherCore)
   // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
   import TetherCore
@@ -87,7 +88,8 @@ final class Engine {
     for _ in 0..<64 {  // bounded, so one busy socket cannot starve the loop
       guard !destroyed, let count = socket.receive(into: &receiveBuffer) else { break }
       if let error = session.receive(datagram: receiveBuffer[0..<count], now: now, into: &output) {
-        callbacks.log(.debug, "dropped a datagram that does not decode: \(describe(error))")
+        let (reason, detail) = describe(error)
+        callbacks.log(.debug, reason, detail)
       }
       flush()
     }
@@ -118,7 +120,7 @@ final class Engine {
       switch action {
       case .send(let datagram):
         if !socket.send(output.bytes(of: datagram)) {
-          callbacks.log(.debug, "send failed, errno \(System.errno)")
+          callbacks.log(.debug, "send failed, errno", Int64(System.errno))
         }
       case .notify(let notification):
         deliver(notification)
@@ -162,15 +164,17 @@ final class Engine {
   }
 }
 
-private func describe(_ error: WireError) -> String {
+/// What to log for a datagram that did not decode: a fixed text and, for some errors, the
+/// offending byte.
+private func describe(_ error: WireError) -> (StaticString, Int64?) {
   switch error {
-  case .truncated: "truncated"
-  case .oversized: "oversized"
-  case .badMagic: "bad magic"
-  case .unsupportedVersion(let v): "unsupported version \(v)"
-  case .unknownType(let t): "unknown type \(t)"
-  case .invalidField: "invalid field"
-  case .trailingBytes: "trailing bytes"
+  case .truncated: ("dropped a datagram: truncated", nil)
+  case .oversized: ("dropped a datagram: oversized", nil)
+  case .badMagic: ("dropped a datagram: bad magic", nil)
+  case .unsupportedVersion(let v): ("dropped a datagram: unsupported version", Int64(v))
+  case .unknownType(let t): ("dropped a datagram: unknown type", Int64(t))
+  case .invalidField: ("dropped a datagram: invalid field", nil)
+  case .trailingBytes: ("dropped a datagram: trailing bytes", nil)
   }
 }
 

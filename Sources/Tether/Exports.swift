@@ -1,6 +1,7 @@
 import CLibev
 import CTetherABI
 import CTetherSystem
+
 #if canImport(TetherCore)
   // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
   import TetherCore
@@ -107,7 +108,7 @@ public func exportedCreate(
   let callbacks = Callbacks(handler, context: context)
   guard let loop = loop ?? tether_ev_default_loop() else { return TetherError.failed.rawValue }
   guard let socket = UDPSocket(connectedTo: server) else {
-    callbacks.log(.error, "tether_engine_create: no UDP socket, errno \(System.errno)")
+    callbacks.log(.error, "tether_engine_create: no UDP socket, errno", Int64(System.errno))
     return TetherError.failed.rawValue
   }
   let session: ChannelSession<SystemRandomNumberGenerator>
@@ -209,7 +210,7 @@ public func exportedSetServer(_ pointer: OpaquePointer?, _ server: UnsafePointer
   withEngine(pointer) { engine in
     guard let address = serverAddress(server) else { return invalidArgument }
     guard let socket = UDPSocket(connectedTo: address) else {
-      engine.callbacks.log(.error, "tether_set_server: no UDP socket, errno \(System.errno)")
+      engine.callbacks.log(.error, "tether_set_server: no UDP socket, errno", Int64(System.errno))
       return TetherError.failed.rawValue
     }
     engine.replaceSocket(socket)

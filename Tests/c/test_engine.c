@@ -55,6 +55,8 @@ struct seen {
   int call_after_destroy;
   int leave_in;   /* leave inside the state callback for this state */
   int after_leave;
+  char last_log[160];
+  int last_log_level;
 };
 
 static void on_state(void *ctx, tether_connection_state state, tether_connection_changed_reason r) {
@@ -91,6 +93,12 @@ static void on_attempt(void *ctx, uint32_t attempt, uint32_t next, uint32_t give
   ((struct seen *)ctx)->attempts++;
 }
 
+static void on_log(void *ctx, tether_log_level level, const char *message) {
+  struct seen *s = (struct seen *)ctx;
+  s->last_log_level = (int)level;
+  snprintf(s->last_log, sizeof s->last_log, "%s", message);
+}
+
 static tether_engine_handler handler(void) {
   tether_engine_handler h;
   memset(&h, 0xAB, sizeof h);
@@ -105,6 +113,7 @@ static tether_engine_handler handler(void) {
   h.on_connection_lost = on_lost;
   h.on_leave_channel = on_leave;
   h.on_join_attempt = on_attempt;
+  h.on_log = on_log;
   return h;
 }
 
@@ -358,6 +367,26 @@ static void test_tether_leave_channel_insideACallback_thenNothingAfterOnLeave(vo
   rig_stop(&r);
 }
 
+static void test_tether_engine_logsDatagramsItDrops_andStaysConnected(void) {
+  struct rig r;
+  unsigned char garbage[2] = {'X', 'X'};
+  unsigned char unknown[12] = {'T', 'H', 1, 0x55, 0, 0, 0, 0, 0, 0, 0, 0};
+  rig_init(&r);
+  r.config.interrupted_after_ms = 2000;
+  CHECK(rig_create(&r) == TETHER_OK);
+  CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 7) == TETHER_OK);
+  run_until(r.loop, connected, &r.s, 2000);
+  sendto(r.srv.fd, garbage, sizeof garbage, 0, (struct sockaddr *)&r.srv.peer, r.srv.peerlen);
+  run_until(r.loop, NULL, &r.s, 30);
+  CHECK(strcmp(r.s.last_log, "dropped a datagram: bad magic") == 0);
+  CHECK(r.s.last_log_level == TETHER_LOG_DEBUG);
+  sendto(r.srv.fd, unknown, sizeof unknown, 0, (struct sockaddr *)&r.srv.peer, r.srv.peerlen);
+  run_until(r.loop, NULL, &r.s, 30);
+  CHECK(strcmp(r.s.last_log, "dropped a datagram: unknown type 85") == 0);
+  CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_CONNECTED);
+  rig_stop(&r);
+}
+
 #ifndef TETHER_TEST_NO_THREADS
 struct thread_call { tether_engine *engine; int join, leave, renew, net, server; int state; };
 
@@ -406,6 +435,7 @@ int main(void) {
   RUN(test_tether_engine_givesUp_whenNothingAnswers);
   RUN(test_tether_engine_destroy_insideACallback_isSafe);
   RUN(test_tether_leave_channel_insideACallback_thenNothingAfterOnLeave);
+  RUN(test_tether_engine_logsDatagramsItDrops_andStaysConnected);
 #ifndef TETHER_TEST_NO_THREADS
   RUN(test_tether_calls_fromAnotherThread_areRefused);
   printf("c-abi: %d passed, %d failed\n", passed, failed);

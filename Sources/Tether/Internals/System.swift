@@ -1,4 +1,5 @@
 import CTetherSystem
+
 #if canImport(TetherCore)
   // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
   import TetherCore
