@@ -10,7 +10,7 @@
  *   --renew-token T    answer on_request_token with tether_renew_token(T)
  *   --switch-server A  on SIGUSR2, move to endpoint A (tether_set_server)
  *   SIGUSR1            report a network change (tether_network_changed)
- * Output: one line per event, "<seconds since boot, ms> <event> <details>". */
+ * Output: one line per event, "<CLOCK_MONOTONIC seconds, to the microsecond> <event> <details>". */
 #define _POSIX_C_SOURCE 200809L
 #include <ev.h>
 #include <signal.h>
@@ -33,7 +33,7 @@ static void say(const char *format, ...) {
   struct timespec ts;
   va_list args;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  printf("%lld.%03ld ", (long long)ts.tv_sec, ts.tv_nsec / 1000000L);
+  printf("%lld.%06ld ", (long long)ts.tv_sec, ts.tv_nsec / 1000L);
   va_start(args, format);
   vprintf(format, args);
   va_end(args);

@@ -128,7 +128,10 @@ do {
     throw LabError("B did not join")
   }
   let deviceA = try device(a, "A", uid: 1)
-  guard let joinLine = deviceA.waitFor("join rc=0") else { throw LabError("A did not start") }
+  // T0: tether_join_channel, whose first act is CONNECTING/CONNECTING.
+  guard let joinLine = deviceA.waitForState("CONNECTING", "CONNECTING") else {
+    throw LabError("A did not start")
+  }
   report.t0 = joinLine.time
   let t0 = report.t0
   report.exact(
