@@ -253,9 +253,11 @@ int tether_renew_token(tether_engine *engine, const char *token);
 tether_connection_state tether_get_connection_state(const tether_engine *engine);
 
 /* tether_network_changed: the app reports that the device's network changed (an
-   interface came up, a Wi-Fi switch...). CONNECTED or RECONNECTING: RECONNECTING/
+   interface came up, a Wi-Fi switch...). The engine opens a fresh socket (so the kernel
+   picks the source address again), then: CONNECTED or RECONNECTING: RECONNECTING/
    CLIENT_IP_ADDRESS_CHANGED_BY_USER and a rejoin at once; CONNECTING: a JOIN at once;
-   otherwise nothing.
+   otherwise nothing more. The engine does the same by itself, with
+   CLIENT_IP_ADDRESS_CHANGED, when netlink reports an address added or removed.
    Returns 0, or TETHER_ERR_NOT_INITIALIZED or TETHER_ERR_WRONG_THREAD.
    Thread: the engine's. */
 int tether_network_changed(tether_engine *engine);

@@ -22,6 +22,8 @@ final class Engine {
   var output = ChannelOutput()
   let callbacks: Callbacks
   var socket: UDPSocket
+  /// The endpoint the socket is connected to.
+  var server: ServerAddress
   let io: UnsafeMutablePointer<ev_io>
   let timer: UnsafeMutablePointer<ev_timer>
   var armed: Instant?
@@ -39,8 +41,9 @@ final class Engine {
 
   init(
     loop: OpaquePointer, session: ChannelSession<SystemRandomNumberGenerator>,
-    callbacks: Callbacks, socket: UDPSocket
+    callbacks: Callbacks, socket: UDPSocket, server: ServerAddress
   ) {
+    self.server = server
     self.loop = loop
     self.owner = System.currentThread()
     self.session = session
@@ -101,8 +104,17 @@ final class Engine {
     flush()
   }
 
-  func addressesChanged() {
-    session.networkChanged(byUser: false, now: now, into: &output)
+  /// The device's addresses changed (netlink saw it, or the app said so): a fresh socket,
+  /// so the kernel picks the source address again (the old one may be gone), then the
+  /// session rejoins through it.
+  func networkChanged(byUser: Bool) {
+    if let fresh = UDPSocket(connectedTo: server) {
+      replaceSocket(fresh, server: server)
+    } else {
+      callbacks.log(
+        .warning, "network change: no new socket, keeping the old one; errno", Int64(System.errno))
+    }
+    session.networkChanged(byUser: byUser, now: now, into: &output)
     flush()
   }
 
@@ -202,11 +214,13 @@ private func engineTimerFired(
 }
 
 extension Engine {
-  /// Switches to a socket connected to another endpoint (tether_set_server).
-  func replaceSocket(_ replacement: UDPSocket) {
+  /// Switches to `replacement`, connected to `server` (a new endpoint, or the same one
+  /// after a network change).
+  func replaceSocket(_ replacement: UDPSocket, server: ServerAddress) {
     ev_io_stop(loop, io)
     socket.close()
     socket = replacement
+    self.server = server
     tether_ev_io_init(io, engineReadableCallback, socket.fd, Int32(EV_READ))
     ev_io_start(loop, io)
   }

@@ -118,7 +118,8 @@ public func exportedCreate(
     socket.close()
     return error.rawValue
   }
-  let engine = Engine(loop: loop, session: session, callbacks: callbacks, socket: socket)
+  let engine = Engine(
+    loop: loop, session: session, callbacks: callbacks, socket: socket, server: server)
   let handle = Unmanaged.passRetained(engine)
   engine.start(handle: handle.toOpaque())
   out.pointee = OpaquePointer(handle.toOpaque())
@@ -199,8 +200,7 @@ public func exportedState(_ pointer: OpaquePointer?) -> tether_connection_state 
 @_cdecl("tether_network_changed")
 public func exportedNetworkChanged(_ pointer: OpaquePointer?) -> Int32 {
   withEngine(pointer) { engine in
-    engine.session.networkChanged(byUser: true, now: engine.now, into: &engine.output)
-    engine.flush()
+    engine.networkChanged(byUser: true)
     return 0
   }
 }
@@ -213,7 +213,7 @@ public func exportedSetServer(_ pointer: OpaquePointer?, _ server: UnsafePointer
       engine.callbacks.log(.error, "tether_set_server: no UDP socket, errno", Int64(System.errno))
       return TetherError.failed.rawValue
     }
-    engine.replaceSocket(socket)
+    engine.replaceSocket(socket, server: address)
     engine.session.endpointChanged(now: engine.now, into: &engine.output)
     engine.flush()
     return 0

@@ -33,6 +33,6 @@ private func netlinkReadable(
   guard let io, let handle = engineHandle(tether_ev_data_io(io)) else { return }
   let engine = handle.takeUnretainedValue()
   guard let fd = engine.netlink?.fd, tether_sys_netlink_drain(fd) != 0 else { return }
-  engine.addressesChanged()
+  engine.networkChanged(byUser: false)
   settle(handle)
 }
