@@ -94,8 +94,11 @@ final class Engine {
         let (reason, detail) = describe(error)
         callbacks.log(.debug, reason, detail)
       }
-      flush()
+      flush(rearming: false)
     }
+    // The timer is re-armed once per wake-up, not per datagram: nothing waits on it until
+    // this callback returns to the loop.
+    if !destroyed && !dispatching { rearm() }
   }
 
   func timerFired() {
@@ -120,9 +123,10 @@ final class Engine {
 
   // MARK: - Delivering actions
 
-  /// Delivers every queued action in order, then re-arms the timer. A call made from a
-  /// callback lands here too and returns at once: the outer loop delivers its actions.
-  func flush() {
+  /// Delivers every queued action in order, then (unless told not to) re-arms the timer. A
+  /// call made from a callback lands here too and returns at once: the outer loop delivers
+  /// its actions.
+  func flush(rearming: Bool = true) {
     guard !dispatching else { return }
     dispatching = true
     var index = 0
@@ -140,7 +144,7 @@ final class Engine {
     }
     output.removeAll()
     dispatching = false
-    if !destroyed { rearm() }
+    if rearming && !destroyed { rearm() }
   }
 
   private func deliver(_ notification: ChannelNotification) {
