@@ -33,16 +33,17 @@ public func exportedVersion() -> UInt32 {
 }
 
 func defaultEngineConfig() -> tether_engine_config {
+  typealias Defaults = ChannelConfig.Defaults
   var config = tether_engine_config()
   config.size = UInt32(MemoryLayout<tether_engine_config>.size)
-  config.interrupted_after_ms = 4000
-  config.lost_after_ms = 10_000
-  config.remote_offline_after_ms = 20_000
-  config.give_up_after_ms = 1_200_000
-  config.token_will_expire_before_ms = 30_000
-  config.heartbeat_interval_ms = 1000
-  config.retry_base_ms = 500
-  config.retry_cap_ms = 8000
+  config.interrupted_after_ms = Defaults.interruptedAfter.clampedMilliseconds
+  config.lost_after_ms = Defaults.lostAfter.clampedMilliseconds
+  config.remote_offline_after_ms = Defaults.remoteOfflineAfter.clampedMilliseconds
+  config.give_up_after_ms = Defaults.giveUpAfter.clampedMilliseconds
+  config.token_will_expire_before_ms = Defaults.tokenWillExpireBefore.clampedMilliseconds
+  config.heartbeat_interval_ms = Defaults.heartbeatInterval.clampedMilliseconds
+  config.retry_base_ms = RetryPolicy().base.clampedMilliseconds
+  config.retry_cap_ms = RetryPolicy().cap.clampedMilliseconds
   return config
 }
 

@@ -5,21 +5,31 @@ public struct ChannelConfig: Sendable {
   public var appID: AppID
   /// No data from the server for this long: RECONNECTING/INTERRUPTED. Also how long a
   /// remote member may stay silent before it is reported interrupted. Default 4 s.
-  public var interruptedAfter: Interval = .seconds(4)
+  public var interruptedAfter = Self.Defaults.interruptedAfter
   /// Still no data this long after the last: RECONNECTING/LOST and connection-lost. 10 s.
-  public var lostAfter: Interval = .seconds(10)
+  public var lostAfter = Self.Defaults.lostAfter
   /// A remote member silent this long is reported offline, DROPPED. Default 20 s.
-  public var remoteOfflineAfter: Interval = .seconds(20)
+  public var remoteOfflineAfter = Self.Defaults.remoteOfflineAfter
   /// No successful (re)join this long after the last data: FAILED/JOIN_FAILED. 20 min.
-  public var giveUpAfter: Interval = .seconds(20 * 60)
+  public var giveUpAfter = Self.Defaults.giveUpAfter
   /// token-privilege-will-expire this long before the token expires. Default 30 s.
-  public var tokenWillExpireBefore: Interval = .seconds(30)
+  public var tokenWillExpireBefore = Self.Defaults.tokenWillExpireBefore
   /// A heartbeat goes to the server this often while CONNECTED. Default 1 s.
-  public var heartbeatInterval: Interval = .seconds(1)
+  public var heartbeatInterval = Self.Defaults.heartbeatInterval
   /// How (re)join attempts are spaced while CONNECTING or RECONNECTING.
   public var retry = RetryPolicy()
 
   public init(appID: AppID) { self.appID = appID }
+
+  /// The defaults, in one place: `tether_engine_config_init` reads them too.
+  public enum Defaults {
+    public static let interruptedAfter = Interval.seconds(4)
+    public static let lostAfter = Interval.seconds(10)
+    public static let remoteOfflineAfter = Interval.seconds(20)
+    public static let giveUpAfter = Interval.seconds(20 * 60)
+    public static let tokenWillExpireBefore = Interval.seconds(30)
+    public static let heartbeatInterval = Interval.seconds(1)
+  }
 
   /// Checks that every interval is usable.
   /// - Throws: ``TetherError/invalidArgument`` when a threshold, the heartbeat interval or
