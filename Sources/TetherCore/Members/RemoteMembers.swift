@@ -39,8 +39,6 @@ struct RemoteMembers {
   /// Entries queued for checking (live and stale); for tests of the heap discipline.
   var heapCount: Int { heap.count }
 
-  func contains(_ uid: UInt32) -> Bool { index[uid] != nil }
-
   /// Data arrived at `now` after the clock had stopped at `horizon`: the gap is blind.
   mutating func accountGap(stoppedAt horizon: Instant, resumedAt now: Instant) {
     if now > horizon { blind &+= now.nanoseconds - horizon.nanoseconds }

@@ -6,8 +6,6 @@ public struct ByteReader {
 
   public init(_ bytes: ArraySlice<UInt8>) { rest = bytes }
 
-  public var isEmpty: Bool { rest.isEmpty }
-
   public mutating func bytes(_ count: Int) throws(WireError) -> ArraySlice<UInt8> {
     guard count >= 0, rest.count >= count else { throw .truncated }
     let field = rest.prefix(count)
