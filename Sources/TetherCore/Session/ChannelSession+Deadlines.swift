@@ -36,13 +36,17 @@ extension ChannelSession {
   /// When `kind` falls due, or nil if it does not apply now. Derived from the recorded
   /// times each time it is asked: nothing is stored per deadline.
   func dueTime(of kind: DeadlineKind) -> Instant? {
-    guard let membership else { return nil }
+    // Read fields through the optional rather than binding a copy of the membership: this
+    // runs for every deadline kind after every packet.
+    guard membership != nil else { return nil }
     switch (kind, link) {
     case (.tokenWillExpire, .attempting), (.tokenWillExpire, .live):
-      guard !membership.tokenWarned, let expiry = membership.tokenExpiresAt else { return nil }
+      guard membership?.tokenWarned == false, let expiry = membership?.tokenExpiresAt else {
+        return nil
+      }
       return expiry - config.tokenWillExpireBefore
     case (.tokenExpiry, .attempting), (.tokenExpiry, .live):
-      return membership.tokenExpiresAt
+      return membership?.tokenExpiresAt
     case (.giveUp, .attempting(let attempts)):
       return attempts.outageSince + config.giveUpAfter
     case (.lost, .attempting(let attempts)):

@@ -21,7 +21,7 @@ extension ChannelSession {
   /// and ignored; so is any packet the current state has no use for.
   public mutating func receive(_ packet: Packet, now: Instant, into output: inout ChannelOutput) {
     let now = tick(now)
-    guard let membership, packet.cookie == membership.cookie else {
+    guard let cookie = membership?.cookie, packet.cookie == cookie else {
       counters.foreign &+= 1
       return
     }
@@ -35,8 +35,9 @@ extension ChannelSession {
     case .presence(let digest):
       guard state == .connected else { break }
       recordData(now)
-      let elapsed = now.since(membership.joinedAt).clampedMilliseconds
-      for entry in digest where entry.uid != membership.uid {
+      guard let joinedAt = membership?.joinedAt, let ownUID = membership?.uid else { break }
+      let elapsed = now.since(joinedAt).clampedMilliseconds
+      for entry in digest where entry.uid != ownUID {
         members.apply(entry, at: now, elapsedMs: elapsed, into: &output)
       }
     case .kick(let reason):
