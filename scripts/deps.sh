@@ -38,8 +38,17 @@ if [ "$(id -u)" -eq 0 ]; then
     dpkg --add-architecture arm64
     dpkg --add-architecture armhf
   fi
-  apt-get update -qq
-  apt-get install -y -qq "${all_pkgs[@]}" >/dev/null
+  # A mirror being re-synced makes `apt-get update` fail for one index while every package
+  # still installs: retry it, then go on; only a failed install is a failure.
+  for try in 1 2 3; do
+    apt-get update -qq && break
+    echo "deps: apt-get update failed (try $try of 3); going on with the indexes there are" >&2
+    sleep $((try * 2))
+  done
+  if ! apt-get install -y -qq "${all_pkgs[@]}" >/dev/null; then
+    echo "deps: could not install ${all_pkgs[*]}; run: apt-get update && apt-get install -y ${all_pkgs[*]}" >&2
+    exit 1
+  fi
 else
   echo "deps: missing ${all_pkgs[*]}; run:" >&2
   [ ${#foreign_pkgs[@]} -gt 0 ] && echo "  sudo dpkg --add-architecture arm64 && sudo dpkg --add-architecture armhf" >&2
