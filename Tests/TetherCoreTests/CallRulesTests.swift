@@ -227,7 +227,9 @@ import TetherSim
     h.deliver(.heartbeat(sequence: 1))
     h.step { s, now, out in _ = s.receive(datagram: [0x54, 0x48, 1][...], now: now, into: &out) }
     #expect(h.mainNotifications(since: mark).isEmpty)
-    #expect(h.session.counters == ChannelCounters(malformed: 1, foreign: 1, unexpected: 1))
+    #expect(
+      h.session.counters
+        == ChannelCounters(malformed: 1, foreign: 1, unexpected: 1, joinAttempts: 1))
   }
 
   @Test func time_runningBackwards_isClampedNotTrusted() {

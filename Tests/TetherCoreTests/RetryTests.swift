@@ -63,6 +63,14 @@ import TetherSim
     #expect(h.session.retryStatus?.timeLeft(at: h.now) == .seconds(1140))
   }
 
+  @Test func joinAttempts_countsEveryJOINSent_firstJoinAndRejoinsAlike() {
+    var h = Harness.connected()
+    #expect(h.session.counters.joinAttempts == 1)
+    h.run(for: .seconds(60))
+    #expect(h.session.counters.joinAttempts == UInt64(h.joins().count))
+    #expect(h.session.counters.joinAttempts > 2)
+  }
+
   @Test func attempts_spreadOut_onceTheBackoffReachesItsCap() {
     var h = Harness.connected()
     h.run(for: .seconds(600))

@@ -133,6 +133,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   mutating func sendJoinAttempt(now: Instant, into output: inout ChannelOutput) {
     guard case .attempting(var attempts) = link, let membership else { return }
     attempts.attempt = attempts.attempt == .max ? .max : attempts.attempt + 1
+    counters.joinAttempts &+= 1
     attempts.nextAttemptAt =
       now + config.retry.delay(afterAttempt: attempts.attempt, using: &random)
     link = .attempting(attempts)
@@ -144,7 +145,8 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   }
 }
 
-/// What the session received and set aside, for logs and tests.
+/// What the session counted: datagrams it set aside, and JOINs it sent (for logs, stats
+/// and tests).
 public struct ChannelCounters: Equatable, Sendable {
   /// Datagrams that did not decode.
   public var malformed: UInt64 = 0
@@ -152,6 +154,8 @@ public struct ChannelCounters: Equatable, Sendable {
   public var foreign: UInt64 = 0
   /// Packets of a client-to-server type.
   public var unexpected: UInt64 = 0
+  /// JOINs sent: first joins, their retries, and rejoins.
+  public var joinAttempts: UInt64 = 0
 }
 
 /// The join being made or held.
