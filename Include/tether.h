@@ -185,6 +185,12 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    a numeric address never blocks; a name is resolved here, with getaddrinfo, which MAY
    BLOCK this call. On Linux the engine also watches the device's addresses (a netlink
    socket on the loop) and rejoins on a change with CLIENT_IP_ADDRESS_CHANGED.
+   Every engine on one loop shares that loop's deadline source (one timerfd behind all
+   their deadlines) and its netlink socket: a loop holds two descriptors however many
+   engines it has, and each engine one (its UDP socket). They are made with the loop's
+   first engine and closed with its last; destroy every engine of a loop before the loop.
+   Engines on different loops, on different threads, may be created and destroyed at the
+   same time.
    Returns 0 and sets *out_engine, or (with *out_engine set to NULL when out_engine is not
    NULL):
      TETHER_ERR_INVALID_ARGUMENT  out_engine or config NULL; config->size too small; a
@@ -203,7 +209,8 @@ int tether_engine_create(struct ev_loop *loop, const tether_engine_config *confi
 
 /* tether_engine_destroy: stops the engine's watchers, closes its sockets and frees it,
    without callbacks and without telling the server (call tether_leave_channel first for a
-   clean goodbye). NULL is a harmless no-op. Safe inside any of the engine's callbacks:
+   clean goodbye: its LEAVE goes out even when destroy follows at once, in the same
+   callback). NULL is a harmless no-op. Safe inside any of the engine's callbacks:
    the engine is freed when the callback returns, no further callback comes, and other
    calls on it until then return TETHER_ERR_NOT_INITIALIZED. After it returns (outside a
    callback) the handle must not be used again. From another thread it does nothing (it

@@ -25,6 +25,10 @@ static inline void *tether_ev_data_io(ev_io *w) { return w->data; }
 static inline void tether_ev_set_data_timer(ev_timer *w, void *data) { w->data = data; }
 static inline void *tether_ev_data_timer(ev_timer *w) { return w->data; }
 static inline int tether_ev_is_active_timer(ev_timer *w) { return ev_is_active(w); }
+static inline void tether_ev_set_priority_io(ev_io *w, int priority) {
+  ev_set_priority(w, priority);
+}
+static inline int tether_ev_max_priority(void) { return EV_MAXPRI; }
 static inline int tether_ev_is_active_io(ev_io *w) { return ev_is_active(w); }
 
 #endif

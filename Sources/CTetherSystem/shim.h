@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,6 +86,43 @@ static inline long tether_sys_recv(int fd, void *buffer, size_t capacity) {
 }
 
 static inline void tether_sys_close(int fd) { close(fd); }
+
+/* A timerfd on CLOCK_MONOTONIC (non-blocking, close-on-exec), or -1 (errno set). */
+static inline int tether_sys_timerfd(void) {
+  return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
+/* Arms `fd` to expire once at `at_ns` on CLOCK_MONOTONIC (absolute: no drift from the time
+   this call takes); at_ns 0 disarms it. Returns 0, or -1 (errno set). */
+static inline int tether_sys_timerfd_arm(int fd, uint64_t at_ns) {
+  struct itimerspec value;
+  memset(&value, 0, sizeof value);
+  value.it_value.tv_sec = (time_t)(at_ns / 1000000000u);
+  value.it_value.tv_nsec = (long)(at_ns % 1000000000u);
+  return timerfd_settime(fd, TFD_TIMER_ABSTIME, &value, NULL);
+}
+
+/* Consumes the expiry count of `fd`, so it is not readable again until it next expires. */
+static inline void tether_sys_timerfd_drain(int fd) {
+  uint64_t expiries;
+  ssize_t n = read(fd, &expiries, sizeof expiries);
+  (void)n;
+}
+
+/* The lock of the driver's table of loops (which engines share which loop). Its storage
+   is a static of this inline function, so exactly one Swift file may call these two
+   (Sources/Tether/Loop/LoopRegistry.swift): each object file that used them would get a
+   mutex of its own. */
+static inline pthread_mutex_t *tether_sys_registry_mutex(void) {
+  static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+  return &mutex;
+}
+static inline void tether_sys_registry_lock(void) {
+  pthread_mutex_lock(tether_sys_registry_mutex());
+}
+static inline void tether_sys_registry_unlock(void) {
+  pthread_mutex_unlock(tether_sys_registry_mutex());
+}
 
 /* A netlink route socket subscribed to IPv4 and IPv6 address changes, or -1. */
 static inline int tether_sys_netlink_addresses(void) {

@@ -14,16 +14,18 @@ import CTetherSystem
 private let notInitialized = TetherError.notInitialized.rawValue
 private let invalidArgument = TetherError.invalidArgument.rawValue
 
-/// Runs `body` on a live engine of this thread, then frees it if it was destroyed meanwhile.
+/// The engine behind a handle from tether_engine_create.
+private func engine(_ pointer: OpaquePointer) -> Engine {
+  Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+}
+
+/// Runs `body` on a live engine of this thread (through ``Engine/enter(_:_:)``).
 private func withEngine(_ pointer: OpaquePointer?, _ body: (Engine) -> Int32) -> Int32 {
   guard let pointer else { return notInitialized }
-  let handle = Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(pointer))
-  let engine = handle.takeUnretainedValue()
+  let engine = engine(pointer)
   guard !engine.destroyed else { return notInitialized }
   guard System.isCurrentThread(engine.owner) else { return TetherError.wrongThread.rawValue }
-  let result = body(engine)
-  settle(handle)
-  return result
+  return Engine.enter(engine, body) ?? notInitialized
 }
 
 @_cdecl("tether_version")
@@ -120,7 +122,8 @@ public func exportedCreate(
     return error.rawValue
   }
   let engine = Engine(
-    loop: loop, session: session, callbacks: callbacks, socket: socket, server: server)
+    context: LoopRegistry.context(of: loop), session: session, callbacks: callbacks,
+    socket: socket, server: server)
   let handle = Unmanaged.passRetained(engine)
   engine.start(handle: handle.toOpaque())
   out.pointee = OpaquePointer(handle.toOpaque())
@@ -130,15 +133,13 @@ public func exportedCreate(
 @_cdecl("tether_engine_destroy")
 public func exportedDestroy(_ pointer: OpaquePointer?) {
   guard let pointer else { return }
-  let handle = Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(pointer))
-  let engine = handle.takeUnretainedValue()
+  let engine = engine(pointer)
   guard !engine.destroyed else { return }
   guard System.isCurrentThread(engine.owner) else {
     engine.callbacks.log(.error, "tether_engine_destroy called from another thread: ignored")
     return
   }
-  engine.shutDown()
-  settle(handle)
+  Engine.enter(engine) { $0.shutDown() }
 }
 
 @_cdecl("tether_join_channel")

@@ -1,0 +1,96 @@
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
+// Performing the session's actions: datagrams and C callbacks, in the order the session
+// produced them, except when deadlines fire together: then every engine's callbacks come
+// first, and the datagrams set aside go out when ``flush(rescheduling:)`` next runs.
+
+extension Engine {
+  /// Performs every queued action in order (datagrams set aside first), then, unless told
+  /// not to, tells the loop the next deadline. A call made from a callback lands here too
+  /// and returns at once: the outer loop performs its actions.
+  func flush(rescheduling: Bool = true) {
+    guard !dispatching else { return }
+    dispatching = true
+    sendSetAside()
+    while cursor < output.actions.count && !destroyed {
+      let action = output.actions[cursor]
+      cursor += 1
+      switch action {
+      case .send(let datagram): send(datagram)
+      case .notify(let notification): deliver(notification)
+      }
+    }
+    if !destroyed { clearOutput() }
+    dispatching = false
+    if rescheduling && !destroyed { reschedule() }
+  }
+
+  /// Delivers the queued notifications and sets the datagrams aside.
+  func deliverNotifications() {
+    guard !dispatching else { return }
+    dispatching = true
+    while cursor < output.actions.count && !destroyed {
+      let action = output.actions[cursor]
+      cursor += 1
+      switch action {
+      case .send: sendsSetAside = true
+      case .notify(let notification): deliver(notification)
+      }
+    }
+    dispatching = false
+  }
+
+  /// At destroy: the datagrams the session had already produced still go out (a LEAVE
+  /// from a tether_leave_channel just before, in the same callback); the notifications
+  /// not yet delivered never are.
+  func sendUndelivered() {
+    sendSetAside()
+    while cursor < output.actions.count {
+      if case .send(let datagram) = output.actions[cursor] { send(datagram) }
+      cursor += 1
+    }
+    clearOutput()
+  }
+
+  private func sendSetAside() {
+    guard sendsSetAside else { return }
+    sendsSetAside = false
+    for action in output.actions[..<cursor] {
+      if case .send(let datagram) = action { send(datagram) }
+    }
+  }
+
+  private func clearOutput() {
+    output.removeAll()
+    cursor = 0
+    sendsSetAside = false
+  }
+
+  private func send(_ datagram: Datagram) {
+    if socket.send(output.bytes(of: datagram)) {
+      stats.datagramsOut &+= 1
+    } else {
+      stats.sendFailures &+= 1
+      callbacks.log(.debug, "send failed, errno", Int64(System.errno))
+    }
+  }
+
+  private func deliver(_ notification: ChannelNotification) {
+    switch notification {
+    case .joinChannelSuccess(_, let uid, let elapsed):
+      callbacks.joinSuccess(channelCString, uid, elapsed, rejoin: false)
+    case .rejoinChannelSuccess(_, let uid, let elapsed):
+      callbacks.joinSuccess(channelCString, uid, elapsed, rejoin: true)
+    case .joinAttempt(let status):
+      let now = self.now
+      callbacks.joinAttempt(
+        status.attempt, status.nextAttemptAt.since(now).clampedMilliseconds,
+        status.giveUpAt.since(now).clampedMilliseconds)
+    default:
+      callbacks.deliver(notification)
+    }
+  }
+}

@@ -1,0 +1,186 @@
+import CLibev
+import CTetherSystem
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
+/// One channel engine: the core's session on a libev loop. It owns the UDP socket (an
+/// `ev_io`); its deadlines live in its loop's shared queue behind one timer
+/// (``LoopContext``). It turns the core's actions into datagrams and C callbacks.
+///
+/// A packet only writes a time in the core; after each read wake-up the engine tells the
+/// loop its next deadline, and the loop's queue moves only if that instant changed.
+final class Engine {
+  let context: LoopContext
+  var loop: OpaquePointer { context.loop }
+  let owner: UInt
+  var session: ChannelSession<SystemRandomNumberGenerator>
+  var output = ChannelOutput()
+  let callbacks: Callbacks
+  var socket: UDPSocket
+  /// The endpoint the socket is connected to.
+  var server: ServerAddress
+  let io: UnsafeMutablePointer<ev_io>
+  /// This engine's key in its loop's deadline queue.
+  private(set) var slot: Int32 = -1
+  /// NUL-terminated channel name of the current join, for callbacks.
+  var channelCString: [UInt8] = [0]
+  var receiveBuffer = [UInt8](repeating: 0, count: Packet.maximumSize + 1)
+  var stats = EngineStats()
+
+  // Delivery (Engine+Delivery.swift).
+  /// The next action of `output` to perform.
+  var cursor = 0
+  /// Datagrams before `cursor` were set aside while deadlines fired together.
+  var sendsSetAside = false
+  /// True while actions are being delivered: a call made from a callback appends its
+  /// actions to the same queue, and they are delivered after those already queued.
+  var dispatching = false
+
+  // Lifetime (Engine+Lifetime.swift).
+  /// How deeply calls into this engine are nested right now.
+  var depth = 0
+  /// Set by destroy: the engine is never entered again.
+  var destroyed = false
+
+  init(
+    context: LoopContext, session: ChannelSession<SystemRandomNumberGenerator>,
+    callbacks: Callbacks, socket: UDPSocket, server: ServerAddress
+  ) {
+    self.context = context
+    self.server = server
+    self.owner = System.currentThread()
+    self.session = session
+    self.callbacks = callbacks
+    self.socket = socket
+    io = .allocate(capacity: 1)
+    io.initialize(to: ev_io())
+  }
+
+  deinit {
+    io.deinitialize(count: 1)
+    io.deallocate()
+  }
+
+  /// Joins the loop's deadline queue and starts the socket's watcher; `handle` is what the
+  /// watcher's data points back to.
+  func start(handle: UnsafeMutableRawPointer) {
+    slot = context.add(self)
+    tether_ev_io_init(io, engineReadable, socket.fd, Int32(EV_READ))
+    tether_ev_set_data_io(io, handle)
+    ev_io_start(loop, io)
+    if context.sourceKind == .evTimer {
+      callbacks.log(
+        .warning, "deadlines: no timerfd, one ev_timer per loop instead (~1 ms late); errno",
+        Int64(context.timerfdErrno))
+    }
+  }
+
+  var now: Instant { System.monotonicNow() }
+
+  // MARK: - Events from the loop
+
+  func readable() {
+    let now = self.now
+    for _ in 0..<64 {  // bounded, so one busy socket cannot starve the loop
+      guard !destroyed, let count = socket.receive(into: &receiveBuffer) else { break }
+      stats.datagramsIn &+= 1
+      if let error = session.receive(datagram: receiveBuffer[0..<count], now: now, into: &output) {
+        let (reason, detail) = describe(error)
+        callbacks.log(.debug, reason, detail)
+      }
+      flush(rescheduling: false)
+    }
+    // The deadline is looked at once per wake-up, not per datagram: nothing waits on it
+    // until this callback returns to the loop.
+    if !destroyed && !dispatching { reschedule() }
+  }
+
+  /// The loop's timer found this engine's deadline (`due`) passed: the session does what
+  /// is due and the callbacks run; its datagrams wait for ``finishFiring()``.
+  func deadlineFired(due: Instant) {
+    Engine.enter(self) { engine in
+      let now = engine.now
+      engine.stats.deadlines.record(due: due, firedAt: now)
+      engine.context.recordFired(due: due, at: now)
+      engine.session.advance(to: now, into: &engine.output)
+      engine.deliverNotifications()
+    }
+  }
+
+  /// After every engine due in the batch ran its callbacks: the datagrams, then the next
+  /// deadline.
+  func finishFiring() {
+    Engine.enter(self) { $0.flush() }
+  }
+
+  /// The loop's netlink watcher saw an address added or removed.
+  func addressesChanged() {
+    Engine.enter(self) { $0.networkChanged(byUser: false) }
+  }
+
+  /// The device's addresses changed (netlink saw it, or the app said so): a fresh socket,
+  /// so the kernel picks the source address again (the old one may be gone), then the
+  /// session rejoins through it.
+  func networkChanged(byUser: Bool) {
+    if let fresh = UDPSocket(connectedTo: server) {
+      replaceSocket(fresh, server: server)
+    } else {
+      callbacks.log(
+        .warning, "network change: no new socket, keeping the old one; errno", Int64(System.errno))
+    }
+    session.networkChanged(byUser: byUser, now: now, into: &output)
+    flush()
+  }
+
+  /// Switches to `replacement`, connected to `server` (a new endpoint, or the same one
+  /// after a network change).
+  func replaceSocket(_ replacement: UDPSocket, server: ServerAddress) {
+    ev_io_stop(loop, io)
+    socket.close()
+    socket = replacement
+    self.server = server
+    tether_ev_io_init(io, engineReadable, socket.fd, Int32(EV_READ))
+    ev_io_start(loop, io)
+  }
+
+  /// Tells the loop when this engine next has something to do.
+  func reschedule() {
+    context.schedule(slot: slot, at: session.nextDeadline)
+  }
+
+  /// Stops the watcher, sends what was already decided, leaves the loop and closes the
+  /// socket; no callback comes after this.
+  func shutDown() {
+    destroyed = true
+    ev_io_stop(loop, io)
+    sendUndelivered()
+    context.remove(slot: slot)
+    LoopRegistry.release(context)
+    socket.close()
+  }
+}
+
+/// What to log for a datagram that did not decode: a fixed text and, for some errors, the
+/// offending byte.
+private func describe(_ error: WireError) -> (StaticString, Int64?) {
+  switch error {
+  case .truncated: ("dropped a datagram: truncated", nil)
+  case .oversized: ("dropped a datagram: oversized", nil)
+  case .badMagic: ("dropped a datagram: bad magic", nil)
+  case .unsupportedVersion(let v): ("dropped a datagram: unsupported version", Int64(v))
+  case .unknownType(let t): ("dropped a datagram: unknown type", Int64(t))
+  case .invalidField: ("dropped a datagram: invalid field", nil)
+  case .trailingBytes: ("dropped a datagram: trailing bytes", nil)
+  }
+}
+
+/// The UDP socket's read callback.
+private func engineReadable(
+  _ loop: OpaquePointer?, _ io: UnsafeMutablePointer<ev_io>?, _ events: Int32
+) {
+  guard let io, let data = tether_ev_data_io(io) else { return }
+  Engine.enter(Unmanaged<Engine>.fromOpaque(data).takeUnretainedValue()) { $0.readable() }
+}

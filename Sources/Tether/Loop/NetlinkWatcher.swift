@@ -1,0 +1,40 @@
+import CLibev
+import CTetherSystem
+
+/// Watches the device's IP addresses with one netlink route socket per loop and tells the
+/// loop's engines when one is added or removed. Linux only; where the socket cannot be
+/// opened the engines run without it (the app can still report changes with
+/// tether_network_changed).
+struct NetlinkWatcher {
+  let fd: Int32
+  let io: UnsafeMutablePointer<ev_io>
+
+  /// Starts watching on `loop`; the watcher's data is `context` (a ``LoopContext``).
+  init?(loop: OpaquePointer, context: UnsafeMutableRawPointer) {
+    let fd = tether_sys_netlink_addresses()
+    guard fd >= 0 else { return nil }
+    self.fd = fd
+    io = .allocate(capacity: 1)
+    io.initialize(to: ev_io())
+    tether_ev_io_init(io, netlinkReadable, fd, Int32(EV_READ))
+    tether_ev_set_data_io(io, context)
+    ev_io_start(loop, io)
+  }
+
+  /// True when what the socket held says an address was added or removed.
+  func drain() -> Bool { tether_sys_netlink_drain(fd) != 0 }
+
+  func stop(loop: OpaquePointer) {
+    ev_io_stop(loop, io)
+    System.closeDescriptor(fd)
+    io.deinitialize(count: 1)
+    io.deallocate()
+  }
+}
+
+private func netlinkReadable(
+  _ loop: OpaquePointer?, _ io: UnsafeMutablePointer<ev_io>?, _ events: Int32
+) {
+  guard let io else { return }
+  LoopContext.enter(tether_ev_data_io(io)) { $0.addressesMayHaveChanged() }
+}
