@@ -152,6 +152,44 @@ typedef struct tether_engine_handler {
   /* more callbacks may follow */
 } tether_engine_handler;
 
+/* Which timer carries the deadlines of an engine's loop (tether_engine_stats). */
+typedef enum tether_deadline_source {
+  /* One timerfd per loop (CLOCK_MONOTONIC, absolute), watched at the loop's highest
+     priority: deadlines fire as exactly as the kernel wakes the thread. */
+  TETHER_DEADLINE_SOURCE_TIMERFD = 1,
+  /* One ev_timer per loop, where no timerfd could be made: libev's millisecond rounding
+     applies (about 1 ms late). on_log says so when the engine is created. */
+  TETHER_DEADLINE_SOURCE_EV_TIMER = 2
+} tether_deadline_source;
+
+/* What an engine counted since it was created, and what its loop's deadline source
+   counted since the first engine on that loop was created. Lateness is the time from a
+   deadline's due instant to the moment Tether ran it (before the callbacks it caused), in
+   microseconds rounded up, from a log-linear histogram whose buckets are at most 12.5 %
+   wide: a percentile is never below the true value and at most one bucket above it; the
+   maximum is exact. Fields are only ever added at the end. */
+typedef struct tether_engine_stats {
+  uint32_t size;                  /* set by the caller: sizeof(tether_engine_stats) */
+  uint32_t deadline_source;       /* a tether_deadline_source */
+  uint64_t deadlines_fired;       /* this engine's deadlines that fell due and ran */
+  uint32_t lateness_p50_us;       /* how late they ran: median */
+  uint32_t lateness_p99_us;       /* 99th percentile */
+  uint32_t lateness_max_us;       /* the latest */
+  uint32_t loop_engines;          /* engines on this engine's loop, this one included */
+  uint64_t loop_deadlines_fired;  /* every engine's on the loop (engines since gone too) */
+  uint32_t loop_lateness_p50_us;
+  uint32_t loop_lateness_p99_us;
+  uint32_t loop_lateness_p999_us; /* 99.9th percentile */
+  uint32_t loop_lateness_max_us;
+  uint64_t datagrams_in;          /* datagrams received from the server's address */
+  uint64_t datagrams_out;         /* datagrams the kernel took */
+  uint64_t datagrams_malformed;   /* received but not a datagram of the protocol: dropped */
+  uint64_t datagrams_foreign;     /* well-formed but not for this session (cookie): dropped */
+  uint64_t join_attempts;         /* JOINs sent: first joins, retries, rejoins */
+  uint64_t send_failures;         /* datagrams the kernel refused (lost, as UDP may be) */
+  /* more fields may follow */
+} tether_engine_stats;
+
 /* ---------------------------------------------------------------------------------------
  * Functions
  * ------------------------------------------------------------------------------------ */
@@ -282,6 +320,23 @@ int tether_network_changed(tether_engine *engine);
      TETHER_ERR_FAILED           no socket could be made for the new address
    Thread: the engine's. */
 int tether_set_server(tether_engine *engine, const char *server);
+
+/* tether_engine_get_stats: copies the engine's figures (tether_engine_stats) into *out,
+   up to out->size bytes: a caller compiled against an older, shorter struct gets the
+   fields it knows, and bytes past its size are not touched. Set out->size first. Nothing
+   is reset; the figures keep counting. Costs a walk of two 273-bucket histograms.
+   Returns 0, or:
+     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD     not the engine's thread
+     TETHER_ERR_INVALID_ARGUMENT out NULL, or out->size below 8 (nothing written)
+   Thread: the engine's.
+
+     tether_engine_stats stats;
+     stats.size = sizeof stats;
+     if (tether_engine_get_stats(engine, &stats) == TETHER_OK)
+       printf("p99 %u us over %llu deadlines\n", stats.lateness_p99_us,
+              (unsigned long long)stats.deadlines_fired); */
+int tether_engine_get_stats(const tether_engine *engine, tether_engine_stats *out);
 
 /* Names of enum values and codes, without their prefix ("CONNECTED", "JOIN_SUCCESS",
    "ERR_INVALID_CHANNEL_NAME", "DROPPED"); "UNKNOWN" for a value out of range. The

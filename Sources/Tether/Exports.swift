@@ -222,6 +222,24 @@ public func exportedSetServer(_ pointer: OpaquePointer?, _ server: UnsafePointer
   }
 }
 
+@_cdecl("tether_engine_get_stats")
+public func exportedGetStats(
+  _ pointer: OpaquePointer?, _ out: UnsafeMutablePointer<tether_engine_stats>?
+) -> Int32 {
+  withEngine(pointer) { engine in
+    // The oldest caller knows at least size and deadline_source.
+    guard let out, out.pointee.size >= 8 else { return invalidArgument }
+    var stats = engine.publicStats
+    let count = min(Int(out.pointee.size), MemoryLayout<tether_engine_stats>.size)
+    stats.size = out.pointee.size
+    withUnsafeBytes(of: &stats) { source in
+      UnsafeMutableRawBufferPointer(start: out, count: count).copyMemory(
+        from: UnsafeRawBufferPointer(rebasing: source.prefix(count)))
+    }
+    return 0
+  }
+}
+
 // MARK: - Names
 
 @_cdecl("tether_connection_state_name")

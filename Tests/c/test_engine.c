@@ -424,6 +424,61 @@ static void test_tether_engine_destroy_afterLeave_insideACallback_stillSendsTheL
   rig_stop(&r);
 }
 
+/* ---- Stats ---------------------------------------------------------------------------- */
+
+static void test_tether_engine_get_stats_countsTrafficAndDeadlines(void) {
+  struct rig r;
+  tether_engine_stats st;
+  unsigned char garbage[2] = {'X', 'X'};
+  rig_init(&r);
+  CHECK(rig_create(&r) == TETHER_OK);
+  CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 7) == TETHER_OK);
+  run_until(r.loop, connected, &r.s, 2000);
+  run_until(r.loop, NULL, &r.s, 100); /* heartbeats every 10 ms: deadlines fire */
+  sendto(r.srv.fd, garbage, sizeof garbage, 0, (struct sockaddr *)&r.srv.peer, r.srv.peerlen);
+  run_until(r.loop, NULL, &r.s, 20);
+  memset(&st, 0, sizeof st);
+  st.size = sizeof st;
+  CHECK(tether_engine_get_stats(r.s.engine, &st) == TETHER_OK);
+  CHECK(st.size == sizeof st);
+  CHECK(st.deadline_source == TETHER_DEADLINE_SOURCE_TIMERFD);
+  CHECK(st.deadlines_fired >= 5 && st.loop_deadlines_fired >= st.deadlines_fired);
+  CHECK(st.lateness_p50_us <= st.lateness_p99_us && st.lateness_p99_us <= st.lateness_max_us);
+  CHECK(st.loop_lateness_p99_us <= st.loop_lateness_p999_us);
+  CHECK(st.loop_lateness_p999_us <= st.loop_lateness_max_us);
+  CHECK(st.loop_engines == 1);
+  CHECK(st.join_attempts == 1 && st.datagrams_malformed == 1 && st.datagrams_foreign == 0);
+  /* The server may not have read the last heartbeat yet. */
+  CHECK(st.datagrams_out >= (uint64_t)(r.srv.joins + r.srv.heartbeats));
+  CHECK(st.datagrams_out <= (uint64_t)(r.srv.joins + r.srv.heartbeats) + 2);
+  CHECK(st.send_failures == 0);
+  CHECK(st.datagrams_in >= 2 && st.datagrams_in <= st.datagrams_out + 1);
+  rig_stop(&r);
+}
+
+static void test_tether_engine_get_stats_writesOnlyUpToTheCallersSize_andRefusesBadArguments(void) {
+  struct rig r;
+  tether_engine_stats st;
+  unsigned char *bytes = (unsigned char *)&st;
+  size_t i;
+  int untouched = 1;
+  rig_init(&r);
+  CHECK(rig_create(&r) == TETHER_OK);
+  memset(&st, 0xAB, sizeof st);
+  st.size = 16; /* an older caller that knew size, deadline_source, deadlines_fired */
+  CHECK(tether_engine_get_stats(r.s.engine, &st) == TETHER_OK);
+  CHECK(st.size == 16 && st.deadline_source == TETHER_DEADLINE_SOURCE_TIMERFD);
+  CHECK(st.deadlines_fired == 0);
+  for (i = 16; i < sizeof st; i++) untouched &= bytes[i] == 0xAB;
+  CHECK(untouched);
+  st.size = 4;
+  CHECK(tether_engine_get_stats(r.s.engine, &st) == TETHER_ERR_INVALID_ARGUMENT);
+  CHECK(tether_engine_get_stats(r.s.engine, NULL) == TETHER_ERR_INVALID_ARGUMENT);
+  st.size = sizeof st;
+  CHECK(tether_engine_get_stats(NULL, &st) == TETHER_ERR_NOT_INITIALIZED);
+  rig_stop(&r);
+}
+
 /* ---- Many engines on one loop --------------------------------------------------------- */
 
 #define FLEET_MAX 120
@@ -571,12 +626,16 @@ static void test_tether_engine_worksOnTheDefaultLoop(void) {
 
 static void test_tether_engine_fallsBackToEvTimer_whenNoTimerfd_andSaysSo(void) {
   struct rig r;
+  tether_engine_stats st;
   rig_init(&r);
   r.config.give_up_after_ms = 60000;
   fail_timerfd = 1;
   CHECK(rig_create(&r) == TETHER_OK);
   fail_timerfd = 0;
   CHECK(strstr(r.s.last_warning, "no timerfd") != NULL);
+  st.size = sizeof st;
+  CHECK(tether_engine_get_stats(r.s.engine, &st) == TETHER_OK);
+  CHECK(st.deadline_source == TETHER_DEADLINE_SOURCE_EV_TIMER);
   CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 7) == TETHER_OK);
   run_until(r.loop, connected, &r.s, 2000);
   r.srv.silent = 1;
@@ -660,6 +719,8 @@ int main(void) {
   RUN(test_tether_leave_channel_insideACallback_thenNothingAfterOnLeave);
   RUN(test_tether_engine_logsDatagramsItDrops_andStaysConnected);
   RUN(test_tether_engine_destroy_afterLeave_insideACallback_stillSendsTheLeave);
+  RUN(test_tether_engine_get_stats_countsTrafficAndDeadlines);
+  RUN(test_tether_engine_get_stats_writesOnlyUpToTheCallersSize_andRefusesBadArguments);
   RUN(test_tether_engines_onOneLoop_shareTwoDescriptors_thenCloseThemWithTheLast);
   RUN(test_tether_engines_dueTogether_runEveryCallbackBeforeAnyDatagram);
   RUN(test_tether_engines_destroyedInsideABatch_getNoCallback_andTheLoopGoesOn);
