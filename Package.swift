@@ -45,6 +45,7 @@ let package = Package(
     .target(name: "TetherLab"),
     .executableTarget(name: "tether-demo", dependencies: ["TetherLab"]),
     .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherSim"]),
+    .testTarget(name: "TetherDriverTests", dependencies: ["Tether", "TetherCore"]),
     .testTarget(name: "TetherEdgeTests", dependencies: ["TetherEdge", "TetherCore", "TetherSim"]),
     .testTarget(name: "EndToEndTests", dependencies: ["TetherLab"]),
   ]

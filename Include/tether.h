@@ -19,6 +19,13 @@
  *
  * Strings passed in are copied before the call returns. Strings passed to callbacks are
  * valid only during the callback.
+ *
+ * Time: thresholds run on CLOCK_MONOTONIC (time suspended does not count) and count from
+ * when the last datagram arrived, as the kernel stamped it, not from when a busy loop read
+ * it. The engines of one loop share one timerfd: every threshold the app sees fires at its
+ * instant; only heartbeats may go up to 1/16 of their interval late, to share wake-ups.
+ * How late deadlines ran is the engine's own figure (tether_engine_get_stats). Details:
+ * docs/STATES.md ("Deadlines").
  */
 #ifndef TETHER_H
 #define TETHER_H

@@ -4,6 +4,10 @@
 #ifndef TETHER_SYSTEM_SHIM_H
 #define TETHER_SYSTEM_SHIM_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* recvmmsg */
+#endif
+
 #include <errno.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -11,6 +15,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -64,10 +69,14 @@ static inline int tether_sys_resolve(const char *host, uint16_t port, int lookup
   return ok ? 0 : -1;
 }
 
-/* A non-blocking UDP socket connected to `to`, or -1 (errno set). */
+/* A non-blocking UDP socket connected to `to`, or -1 (errno set). The kernel is asked to
+   stamp each datagram with its arrival time (SO_TIMESTAMPNS); where it cannot (qemu-user,
+   some sandboxes), datagrams come without a stamp. */
 static inline int tether_sys_udp_connected(const tether_sys_address *to) {
   int fd = socket(to->storage.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int on = 1;
   if (fd < 0) return -1;
+  (void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
   if (connect(fd, (const struct sockaddr *)&to->storage, to->length) != 0) {
     int saved = errno;
     close(fd);
@@ -81,11 +90,71 @@ static inline long tether_sys_send(int fd, const void *bytes, size_t count) {
   return (long)send(fd, bytes, count, MSG_NOSIGNAL);
 }
 
-static inline long tether_sys_recv(int fd, void *buffer, size_t capacity) {
-  return (long)recv(fd, buffer, capacity, 0);
+static inline void tether_sys_close(int fd) { close(fd); }
+
+/* Room to receive up to TETHER_SYS_BATCH datagrams with one recvmmsg. */
+#define TETHER_SYS_BATCH 8
+typedef struct tether_sys_batch {
+  struct mmsghdr messages[TETHER_SYS_BATCH];
+  struct iovec vectors[TETHER_SYS_BATCH];
+  union {
+    char bytes[CMSG_SPACE(sizeof(struct timespec))];
+    struct cmsghdr align;
+  } control[TETHER_SYS_BATCH];
+} tether_sys_batch;
+
+/* Receives what is waiting on `fd`, up to TETHER_SYS_BATCH datagrams, datagram i into
+   `bytes + i * stride` (at most `stride` bytes; a longer one is cut there). Returns how
+   many, or -1 (errno set; EAGAIN: none waiting). One system call, which also tells that
+   the socket is drained when fewer than TETHER_SYS_BATCH came. */
+static inline int tether_sys_recv_batch(int fd, tether_sys_batch *batch, unsigned char *bytes,
+                                        size_t stride) {
+  memset(batch->messages, 0, sizeof batch->messages);
+  for (int i = 0; i < TETHER_SYS_BATCH; i++) {
+    batch->vectors[i].iov_base = bytes + (size_t)i * stride;
+    batch->vectors[i].iov_len = stride;
+    batch->messages[i].msg_hdr.msg_iov = &batch->vectors[i];
+    batch->messages[i].msg_hdr.msg_iovlen = 1;
+    batch->messages[i].msg_hdr.msg_control = batch->control[i].bytes;
+    batch->messages[i].msg_hdr.msg_controllen = sizeof batch->control[i].bytes;
+  }
+  return recvmmsg(fd, batch->messages, TETHER_SYS_BATCH, MSG_DONTWAIT, NULL);
 }
 
-static inline void tether_sys_close(int fd) { close(fd); }
+/* The length of datagram `i` of the last tether_sys_recv_batch. */
+static inline size_t tether_sys_batch_length(const tether_sys_batch *batch, int i) {
+  return batch->messages[i].msg_len;
+}
+
+/* When the kernel received datagram `i` of the last tether_sys_recv_batch, in CLOCK_REALTIME
+   nanoseconds (what SO_TIMESTAMPNS gives); 0 when it came without a stamp. */
+static inline uint64_t tether_sys_batch_arrival(const tether_sys_batch *batch, int i) {
+  const struct msghdr *header = &batch->messages[i].msg_hdr;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(header); c != NULL;
+       c = CMSG_NXTHDR((struct msghdr *)header, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+        c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+      struct timespec stamp;
+      memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
+      if (stamp.tv_sec < 0) return 0;
+      return (uint64_t)stamp.tv_sec * 1000000000u + (uint64_t)stamp.tv_nsec;
+    }
+  }
+  return 0;
+}
+
+/* CLOCK_REALTIME minus CLOCK_MONOTONIC now, in nanoseconds: what turns an arrival stamp
+   into the monotonic time the engine runs on. */
+static inline int64_t tether_sys_realtime_offset(void) {
+  struct timespec real, mono;
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  return ((int64_t)real.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
+         ((int64_t)real.tv_nsec - (int64_t)mono.tv_nsec);
+}
+
+/* `count` random bytes from the kernel's generator (arc4random_buf: one getrandom call). */
+static inline void tether_sys_random(void *bytes, size_t count) { arc4random_buf(bytes, count); }
 
 /* A timerfd on CLOCK_MONOTONIC (non-blocking, close-on-exec), or -1 (errno set). */
 static inline int tether_sys_timerfd(void) {
@@ -100,13 +169,6 @@ static inline int tether_sys_timerfd_arm(int fd, uint64_t at_ns) {
   value.it_value.tv_sec = (time_t)(at_ns / 1000000000u);
   value.it_value.tv_nsec = (long)(at_ns % 1000000000u);
   return timerfd_settime(fd, TFD_TIMER_ABSTIME, &value, NULL);
-}
-
-/* Consumes the expiry count of `fd`, so it is not readable again until it next expires. */
-static inline void tether_sys_timerfd_drain(int fd) {
-  uint64_t expiries;
-  ssize_t n = read(fd, &expiries, sizeof expiries);
-  (void)n;
 }
 
 /* The lock of the driver's table of loops (which engines share which loop). Its storage

@@ -114,9 +114,9 @@ public func exportedCreate(
     callbacks.log(.error, "tether_engine_create: no UDP socket, errno", Int64(System.errno))
     return TetherError.failed.rawValue
   }
-  let session: ChannelSession<SystemRandomNumberGenerator>
+  let session: ChannelSession<BufferedRandom>
   do {
-    session = try ChannelSession(config: settings, random: SystemRandomNumberGenerator())
+    session = try ChannelSession(config: settings, random: BufferedRandom())
   } catch {
     socket.close()
     return error.rawValue

@@ -17,11 +17,17 @@ struct UDPSocket {
     bytes.withUnsafeBytes { tether_sys_send(fd, $0.baseAddress, $0.count) } == bytes.count
   }
 
-  /// Receives one datagram into `buffer`; its length, or nil when none is waiting (or on
-  /// an error, left in errno).
-  func receive(into buffer: inout [UInt8]) -> Int? {
-    let n = buffer.withUnsafeMutableBytes { tether_sys_recv(fd, $0.baseAddress, $0.count) }
-    return n >= 0 ? n : nil
+  /// Receives up to `TETHER_SYS_BATCH` datagrams with one system call, datagram i into
+  /// `bytes[i * stride ..< i * stride + length(i)]`; how many (0 when none is waiting, or
+  /// on an error, left in errno).
+  func receiveBatch(
+    into bytes: inout [UInt8], stride: Int, headers: UnsafeMutablePointer<tether_sys_batch>
+  ) -> Int {
+    let n = bytes.withUnsafeMutableBytes { raw in
+      tether_sys_recv_batch(
+        fd, headers, raw.baseAddress?.assumingMemoryBound(to: UInt8.self), stride)
+    }
+    return n > 0 ? Int(n) : 0
   }
 
   func close() { System.closeDescriptor(fd) }

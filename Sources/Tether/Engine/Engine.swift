@@ -16,7 +16,7 @@ final class Engine {
   let context: LoopContext
   var loop: OpaquePointer { context.loop }
   let owner: UInt
-  var session: ChannelSession<SystemRandomNumberGenerator>
+  var session: ChannelSession<BufferedRandom>
   var output = ChannelOutput()
   let callbacks: Callbacks
   var socket: UDPSocket
@@ -27,7 +27,6 @@ final class Engine {
   private(set) var slot: Int32 = -1
   /// NUL-terminated channel name of the current join, for callbacks.
   var channelCString: [UInt8] = [0]
-  var receiveBuffer = [UInt8](repeating: 0, count: Packet.maximumSize + 1)
   var stats = EngineStats()
 
   // Delivery (Engine+Delivery.swift).
@@ -46,7 +45,7 @@ final class Engine {
   var destroyed = false
 
   init(
-    context: LoopContext, session: ChannelSession<SystemRandomNumberGenerator>,
+    context: LoopContext, session: ChannelSession<BufferedRandom>,
     callbacks: Callbacks, socket: UDPSocket, server: ServerAddress
   ) {
     self.context = context
@@ -83,30 +82,55 @@ final class Engine {
   // MARK: - Events from the loop
 
   func readable() {
-    let now = self.now
-    for _ in 0..<64 {  // bounded, so one busy socket cannot starve the loop
-      guard !destroyed, let count = socket.receive(into: &receiveBuffer) else { break }
-      stats.datagramsIn &+= 1
-      if let error = session.receive(datagram: receiveBuffer[0..<count], now: now, into: &output) {
-        let (reason, detail) = describe(error)
-        callbacks.log(.debug, reason, detail)
-      }
-      flush(rescheduling: false)
-    }
+    context.runOverdue(now: now)
+    receivePending(settingSendsAside: false)
     // The deadline is looked at once per wake-up, not per datagram: nothing waits on it
     // until this callback returns to the loop.
     if !destroyed && !dispatching { reschedule() }
   }
 
-  /// The loop's timer found this engine's deadline (`due`) passed: the session does what
+  /// Takes what waits on the socket, each datagram at the time it arrived: so a threshold
+  /// counts from when the data reached the device, not from when a busy loop read it. At
+  /// most 8 batches (64 datagrams), so one busy socket cannot starve the loop; a batch
+  /// that is not full means the socket is drained.
+  func receivePending(settingSendsAside: Bool) {
+    for _ in 0..<8 {
+      guard !destroyed else { return }
+      let count = context.receiveBatch(from: socket) { datagram, arrival in
+        guard !destroyed else { return }
+        stats.datagramsIn &+= 1
+        if let error = session.receive(datagram: datagram, now: arrival, into: &output) {
+          let (reason, detail) = describe(error)
+          callbacks.log(.debug, reason, detail)
+        }
+        if settingSendsAside { deliverNotifications() } else { flush(rescheduling: false) }
+      }
+      if count < Int(TETHER_SYS_BATCH) { return }
+    }
+  }
+
+  /// The loop's timer found this engine's deadline window started: the session does what
   /// is due and the callbacks run; its datagrams wait for ``finishFiring()``.
-  func deadlineFired(due: Instant) {
+  ///
+  /// When the window has ended (any threshold due is among what must run now), the socket
+  /// is read first: data that arrived before the deadline, but that a busy loop had not
+  /// read yet, counts, so it never turns into a false INTERRUPTED. How late the deadline
+  /// ran is then recorded; a heartbeat run early in its window, with others, is not a late
+  /// deadline and costs no read. The engine takes its next window at once, so a deadline
+  /// that falls due while the batch is still running fires in it.
+  func deadlineFired(window: DeadlineWindow) {
     Engine.enter(self) { engine in
       let now = engine.now
-      engine.stats.deadlines.record(due: due, firedAt: now)
-      engine.context.recordFired(due: due, at: now)
-      engine.session.advance(to: now, into: &engine.output)
-      engine.deliverNotifications()
+      if now >= window.end { engine.receivePending(settingSendsAside: true) }
+      if let due = engine.session.nextDeadlineWindow, due.start <= now {
+        if now >= due.end {
+          engine.stats.deadlines.record(due: due.end, firedAt: now)
+          engine.context.recordFired(due: due.end, at: now)
+        }
+        engine.session.advance(to: now, into: &engine.output)
+        engine.deliverNotifications()
+      }
+      if !engine.destroyed { engine.reschedule() }
     }
   }
 
@@ -148,7 +172,7 @@ final class Engine {
 
   /// Tells the loop when this engine next has something to do.
   func reschedule() {
-    context.schedule(slot: slot, at: session.nextDeadline)
+    context.schedule(slot: slot, window: session.nextDeadlineWindow)
   }
 
   /// Stops the watcher, sends what was already decided, leaves the loop and closes the

@@ -21,6 +21,20 @@ enum System {
 
   static func closeDescriptor(_ fd: Int32) { tether_sys_close(fd) }
 
+  /// When a datagram arrived, on the monotonic clock: the kernel's stamp (`realtimeStamp`,
+  /// 0 if none) moved to the monotonic clock with `offset` (``realtimeOffset()``, taken when
+  /// it was read, at `now`). Without a stamp, or one that is not within the second before
+  /// `now` (the realtime clock was stepped in between), the datagram arrived `now`.
+  static func arrival(realtimeStamp: UInt64, offset: Int64, now: Instant) -> Instant {
+    guard realtimeStamp != 0, realtimeStamp <= UInt64(Int64.max) else { return now }
+    let (monotonic, overflow) = Int64(realtimeStamp).subtractingReportingOverflow(offset)
+    guard !overflow, monotonic > 0 else { return now }
+    let at = Instant(nanoseconds: UInt64(monotonic))
+    return at <= now && now.since(at) < .seconds(1) ? at : now
+  }
+
+  static func realtimeOffset() -> Int64 { tether_sys_realtime_offset() }
+
   /// A CLOCK_MONOTONIC timerfd, or nil (errno set).
   static func makeTimer() -> Int32? {
     let fd = tether_sys_timerfd()
@@ -33,6 +47,4 @@ enum System {
     let nanoseconds = at.map { max($0.nanoseconds, 1) } ?? 0
     return tether_sys_timerfd_arm(fd, nanoseconds) == 0
   }
-
-  static func drainTimer(_ fd: Int32) { tether_sys_timerfd_drain(fd) }
 }

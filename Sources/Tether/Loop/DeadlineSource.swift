@@ -33,6 +33,9 @@ struct DeadlineSource {
   let timerfdErrno: Int32
   /// The instant the timer is armed for; nil when disarmed or spent.
   private(set) var armedAt: Instant?
+  /// The timerfd expired and was not armed since: it stays readable until it is armed
+  /// (or disarmed) again, which also clears it, so it is never read.
+  private var spent = false
 
   /// Starts the source on `loop`; its watcher's data is `context` (a ``LoopContext``).
   init(loop: OpaquePointer, context: UnsafeMutableRawPointer) {
@@ -65,7 +68,8 @@ struct DeadlineSource {
   /// Keeps the timer at `earliest` (nil: nothing to wait for). Does nothing when it is
   /// already armed there, which is what happens for almost every packet.
   mutating func arm(at earliest: Instant?, loop: OpaquePointer) {
-    guard earliest != armedAt else { return }
+    guard earliest != armedAt || spent else { return }
+    spent = false
     switch backend {
     case .timerfd(let fd, _):
       if !System.armTimer(fd, at: earliest) {
@@ -84,10 +88,11 @@ struct DeadlineSource {
     armedAt = earliest
   }
 
-  /// The timer went off: it is spent until armed again.
+  /// The timer went off: it is spent until armed again (timerfd_settime resets its
+  /// expiry count, so the timerfd needs no read).
   mutating func expired() {
-    if case .timerfd(let fd, _) = backend { System.drainTimer(fd) }
     armedAt = nil
+    if case .timerfd = backend { spent = true }
   }
 
   /// Stops the watcher and closes the descriptor.

@@ -1,3 +1,5 @@
+import CTetherSystem
+
 #if canImport(TetherCore)
   // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
   import TetherCore
@@ -24,8 +26,26 @@ final class LoopContext {
   /// The engines of the batch being fired (kept, so firing allocates nothing).
   private var batch: [Engine] = []
   private var firing = false
+  /// Engines taken early in the current wake-up (see ``earlyPerWakeUp``).
+  private var earlyTaken = 0
+  /// Where the engines receive: room for one batch of datagrams. Shared, since the loop's
+  /// thread reads one socket at a time.
+  private var received = [UInt8](repeating: 0, count: Int(TETHER_SYS_BATCH) * datagramRoom)
+  private let receivedHeaders = UnsafeMutablePointer<tether_sys_batch>.allocate(capacity: 1)
+  private var receiving = false
+  /// Room for one datagram: one byte more than the largest, so a longer one is seen as such.
+  static let datagramRoom = Packet.maximumSize + 1
+  private var datagramRoom: Int { Self.datagramRoom }
 
-  init(loop: OpaquePointer) { self.loop = loop }
+  init(loop: OpaquePointer) {
+    self.loop = loop
+    receivedHeaders.initialize(to: tether_sys_batch())
+  }
+
+  deinit {
+    receivedHeaders.deinitialize(count: 1)
+    receivedHeaders.deallocate()
+  }
 
   /// Starts the timer and the netlink watcher (their data points back here).
   func start() {
@@ -65,61 +85,117 @@ final class LoopContext {
     }
     engines.append(engine)
     queue.reserve(slots: engines.count)
+    // Firing allocates nothing: the batch has room for its bound (see deadlinesDue).
+    let bound = batchLimit
+    if batch.capacity < bound { batch.reserveCapacity(max(bound, 2 * batch.capacity)) }
     return Int32(truncatingIfNeeded: engines.count - 1)
   }
 
   /// Lets the engine in `slot` go, with its deadline.
   func remove(slot: Int32) {
     guard slot >= 0, Int(slot) < engines.count, engines[Int(slot)] != nil else { return }
-    queue.schedule(slot, at: nil)
+    queue.schedule(slot, nil)
     engines[Int(slot)] = nil
     freeSlots.append(slot)
     engineCount -= 1
     rearm()
   }
 
-  /// The engine in `slot` next has something to do at `at` (nil: nothing scheduled).
-  func schedule(slot: Int32, at: Instant?) {
-    queue.schedule(slot, at: at)
+  /// The engine in `slot` next has something to do within `window` (nil: nothing).
+  func schedule(slot: Int32, window: DeadlineWindow?) {
+    queue.schedule(slot, window)
     if !firing { rearm() }
   }
 
   func recordFired(due: Instant, at now: Instant) { deadlines.record(due: due, firedAt: now) }
 
-  private func rearm() { source?.arm(at: queue.earliest?.at, loop: loop) }
+  private func rearm() { source?.arm(at: queue.nextWakeUp, loop: loop) }
 
   // MARK: - Events
+
+  /// Reads one batch of datagrams from `socket` (one system call) and hands each to
+  /// `body`, in order, with the time it arrived (the kernel's stamp, or now). Returns how
+  /// many were read: fewer than a full batch means the socket is drained. A nested call (an
+  /// app callback that runs the loop) reads nothing, and the loop, which is
+  /// level-triggered, calls again later.
+  func receiveBatch(from socket: UDPSocket, _ body: (ArraySlice<UInt8>, Instant) -> Void) -> Int {
+    guard !receiving else { return 0 }
+    receiving = true
+    defer { receiving = false }
+    let room = datagramRoom
+    let count = socket.receiveBatch(into: &received, stride: room, headers: receivedHeaders)
+    guard count > 0 else { return 0 }
+    let now = System.monotonicNow()
+    let offset = System.realtimeOffset()
+    for index in 0..<count {
+      let length = min(tether_sys_batch_length(receivedHeaders, Int32(index)), room)
+      let stamp = tether_sys_batch_arrival(receivedHeaders, Int32(index))
+      let arrival = System.arrival(realtimeStamp: stamp, offset: offset, now: now)
+      body(received[(index * room)..<(index * room + length)], arrival)
+    }
+    return count
+  }
 
   /// The timer went off. Every engine whose deadline is due runs it, earliest first: its
   /// state changes and callbacks. Only then do their datagrams go out, so when many
   /// deadlines fall due together (a gateway whose uplink died cuts every session at once)
-  /// the last callback does not wait for the earlier engines' sends. Deadlines that fall
-  /// due while the batch runs join it. Then each engine of the batch takes its next
-  /// deadline, and the timer is armed once.
+  /// the last callback does not wait for the earlier engines' sends. Between two engines'
+  /// sends, a deadline that fell due meanwhile runs its callbacks first. Then the timer is
+  /// armed once.
   func deadlinesDue() {
     source?.expired()
     firing = true
-    var now = System.monotonicNow()
-    // Each engine leaves the queue when it fires and comes back only in the second pass,
-    // or through a call from a callback: the bound is never reached in practice.
-    let limit = 2 * engines.count + 64
-    while batch.count < limit, let (slot, due) = popDue(&now) {
-      guard let engine = engines[Int(slot)] else { continue }
-      batch.append(engine)
-      engine.deadlineFired(due: due)
+    earlyTaken = 0
+    let limit = batchLimit
+    fireEveryDue(limit: limit)
+    var index = 0
+    while index < batch.count {
+      batch[index].finishFiring()
+      index += 1
+      fireEveryDue(limit: limit)
     }
-    for engine in batch { engine.finishFiring() }
     batch.removeAll(keepingCapacity: true)
     firing = false
     rearm()
   }
 
-  /// The earliest deadline due by `now`, looking at the clock again before saying none is.
-  private func popDue(_ now: inout Instant) -> (Int32, Instant)? {
-    if let popped = queue.popEarliest(dueBy: now) { return (popped.slot, popped.at) }
-    guard queue.earliest != nil else { return nil }
-    now = System.monotonicNow()
-    return queue.popEarliest(dueBy: now).map { ($0.slot, $0.at) }
+  /// The most engines one batch fires. An engine fires again in the same batch only if its
+  /// next deadline falls due while the batch runs: the bound is never reached in practice.
+  private var batchLimit: Int { 2 * engines.count + 64 }
+
+  /// How many engines whose window has started but not ended (heartbeats that may go a
+  /// little late) one wake-up takes along. Coalescing saves wake-ups, but a wake-up that
+  /// sends hundreds of heartbeats is one long slice of work, and on a busy machine the
+  /// loop is preempted in the middle of it, with any threshold due meanwhile: 64 sends
+  /// stay well under a millisecond.
+  static let earlyPerWakeUp = 64
+
+  /// Runs the callbacks of every engine whose window has ended, and of up to
+  /// ``earlyPerWakeUp`` whose window has started, in order of their windows' ends, looking
+  /// at the clock again when the queue seems done (callbacks take time too).
+  private func fireEveryDue(limit: Int) {
+    var now = System.monotonicNow()
+    while batch.count < limit {
+      let early = earlyTaken < Self.earlyPerWakeUp
+      if let (slot, window) = queue.popStarted(by: now, early: early) {
+        if window.end > now { earlyTaken += 1 }
+        guard let engine = engines[Int(slot)] else { continue }
+        batch.append(engine)
+        engine.deadlineFired(window: window)
+        continue
+      }
+      let later = System.monotonicNow()
+      guard let next = queue.nextWakeUp, next <= later else { return }
+      now = later
+    }
+  }
+
+  /// Runs the deadlines already past their end, from a socket's read callback: so one that
+  /// falls due while the loop works through many ready sockets in one iteration does not
+  /// wait for all of them (the timer's callback would only run in the next iteration).
+  func runOverdue(now: Instant) {
+    guard !firing, let next = queue.nextWakeUp, next <= now else { return }
+    deadlinesDue()
   }
 
   /// The netlink socket is readable: if an address was added or removed, every engine of

@@ -25,6 +25,25 @@ extension ChannelSession {
     }
   }
 
+  /// When the driver must next call ``advance(to:into:)``: not before the window's start
+  /// and by its end (see ``DeadlineWindow``); nil when nothing is scheduled.
+  public var nextDeadlineWindow: DeadlineWindow? {
+    var window: DeadlineWindow?
+    for kind in DeadlineKind.all {
+      guard let at = dueTime(of: kind) else { continue }
+      let own = DeadlineWindow(start: at, slack: slack(of: kind))
+      window = window.map { $0.merged(with: own) } ?? own
+    }
+    return window
+  }
+
+  /// How late a deadline of `kind` may run. Only the heartbeat has slack: 1/16 of its
+  /// interval (62.5 ms at 1 s), so the heartbeats of many engines on one loop go out in a
+  /// few wake-ups a second instead of one each. Everything the app sees is exact.
+  func slack(of kind: DeadlineKind) -> Interval {
+    kind == .heartbeat ? Interval(nanoseconds: config.heartbeatInterval.nanoseconds / 16) : .zero
+  }
+
   func earliestDue() -> (kind: DeadlineKind, at: Instant)? {
     var best: (kind: DeadlineKind, at: Instant)?
     for kind in DeadlineKind.all {

@@ -1,9 +1,14 @@
-/// The next deadline of each of many owners (the engines on one event loop), earliest
-/// first: a binary min-heap indexed by owner slot.
+/// The next deadline window of each of many owners (the engines on one event loop): a
+/// binary min-heap on the windows' ends, indexed by owner slot.
 ///
-/// Costs, with n owners queued: reading the earliest is O(1); setting, moving or removing
-/// an owner's deadline is O(log n), and setting it to the instant it already has is O(1)
-/// and touches nothing (the common case: a packet that does not move the owner's next
+/// One timer serves them all, armed for the earliest end (``nextWakeUp``). When it goes
+/// off, owners are taken in order of their ends for as long as their windows have started
+/// (``popStarted(by:)``): so owners whose windows overlap (heartbeats) share the wake-up,
+/// and an owner whose window is one instant (a threshold) runs exactly at it.
+///
+/// Costs, with n owners queued: reading the next wake-up is O(1); setting, moving or
+/// removing an owner's window is O(log n), and setting it to the window it already has is
+/// O(1) and touches nothing (the common case: a packet that does not move the owner's next
 /// deadline). Memory is two arrays sized by the highest slot, grown at ``reserve(slots:)``
 /// or when a new slot is first used, never while deadlines fire.
 ///
@@ -13,7 +18,7 @@
 /// exactness for a tick.
 public struct DeadlineQueue {
   struct Entry {
-    var at: Instant
+    var window: DeadlineWindow
     var slot: Int32
   }
 
@@ -26,13 +31,13 @@ public struct DeadlineQueue {
   /// Owners with a deadline.
   public var count: Int { heap.count }
 
-  /// The earliest deadline and its owner.
-  public var earliest: (slot: Int32, at: Instant)? { heap.first.map { ($0.slot, $0.at) } }
+  /// The earliest end of a window: when the timer must go off.
+  public var nextWakeUp: Instant? { heap.first?.window.end }
 
-  /// The deadline of `slot`, if it has one.
-  public func deadline(of slot: Int32) -> Instant? {
+  /// The window of `slot`, if it has one.
+  public func window(of slot: Int32) -> DeadlineWindow? {
     guard let index = position(of: slot) else { return nil }
-    return heap[index].at
+    return heap[index].window
   }
 
   /// Makes room for slots 0..<`slots` (and for as many entries) now, so later calls do not
@@ -44,29 +49,33 @@ public struct DeadlineQueue {
     heap.reserveCapacity(slots)
   }
 
-  /// Gives `slot` the deadline `at`, or removes its deadline when `at` is nil. A negative
+  /// Gives `slot` the window `window`, or removes its window when it is nil. A negative
   /// slot is ignored.
-  public mutating func schedule(_ slot: Int32, at: Instant?) {
+  public mutating func schedule(_ slot: Int32, _ window: DeadlineWindow?) {
     guard slot >= 0 else { return }
-    guard let at else { return remove(slot) }
+    guard let window else { return remove(slot) }
     if let index = position(of: slot) {
-      let earlier = at < heap[index].at
-      guard at != heap[index].at else { return }
-      heap[index].at = at
+      guard window != heap[index].window else { return }
+      let earlier = window.end < heap[index].window.end
+      heap[index].window = window
       if earlier { siftUp(index) } else { siftDown(index) }
       return
     }
     reserve(slots: Int(slot) + 1)
-    heap.append(Entry(at: at, slot: slot))
+    heap.append(Entry(window: window, slot: slot))
     positions[Int(slot)] = Int32(truncatingIfNeeded: heap.count - 1)
     siftUp(heap.count - 1)
   }
 
-  /// Removes and returns the earliest deadline if it is due by `now`.
-  public mutating func popEarliest(dueBy now: Instant) -> (slot: Int32, at: Instant)? {
-    guard let first = heap.first, first.at <= now else { return nil }
+  /// Removes and returns the owner whose window ends first, if that window has started
+  /// by `now` (and, unless `early` is true, if it has also ended: it must run now).
+  public mutating func popStarted(by now: Instant, early: Bool = true)
+    -> (slot: Int32, window: DeadlineWindow)?
+  {
+    guard let first = heap.first, first.window.start <= now else { return nil }
+    guard early || first.window.end <= now else { return nil }
     remove(first.slot)
-    return (first.slot, first.at)
+    return (first.slot, first.window)
   }
 
   private func position(of slot: Int32) -> Int? {
@@ -89,7 +98,7 @@ public struct DeadlineQueue {
     var child = start
     while child > 0 {
       let parent = (child - 1) / 2
-      guard heap[child].at < heap[parent].at else { break }
+      guard heap[child].window.end < heap[parent].window.end else { break }
       swapEntries(child, parent)
       child = parent
     }
@@ -101,8 +110,10 @@ public struct DeadlineQueue {
       let left = 2 * parent + 1
       let right = left + 1
       var smallest = parent
-      if left < heap.count, heap[left].at < heap[smallest].at { smallest = left }
-      if right < heap.count, heap[right].at < heap[smallest].at { smallest = right }
+      if left < heap.count, heap[left].window.end < heap[smallest].window.end { smallest = left }
+      if right < heap.count, heap[right].window.end < heap[smallest].window.end {
+        smallest = right
+      }
       guard smallest != parent else { return }
       swapEntries(parent, smallest)
       parent = smallest
