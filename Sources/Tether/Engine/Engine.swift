@@ -43,6 +43,8 @@ final class Engine {
   var depth = 0
   /// Set by destroy: the engine is never entered again.
   var destroyed = false
+  /// In its loop's batch of fired deadlines, with datagrams not sent yet.
+  var awaitingSends = false
 
   init(
     context: LoopContext, session: ChannelSession<BufferedRandom>,
@@ -137,6 +139,7 @@ final class Engine {
   /// After every engine due in the batch ran its callbacks: the datagrams, then the next
   /// deadline.
   func finishFiring() {
+    awaitingSends = false
     Engine.enter(self) { $0.flush() }
   }
 
