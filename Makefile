@@ -12,7 +12,7 @@ BUILD_DIR ?= build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SWIFT_FORMAT ?= swift-format
 
-.PHONY: all deps build lib install stage device cross-test sizes demo sim test lint header-check embedded-check alloc-check c-test swift-test docs format clean
+.PHONY: all deps build lib install stage device cross-test sizes bench-binary bench bench-smoke demo sim test lint header-check embedded-check alloc-check c-test swift-test docs format clean
 
 all: build
 
@@ -45,7 +45,7 @@ sim: deps
 	@swift build -q --product tether-sim
 	@swift run --skip-build tether-sim
 
-test: deps lint header-check embedded-check alloc-check c-test swift-test
+test: deps lint header-check embedded-check alloc-check c-test swift-test bench-smoke
 
 lint:
 	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
@@ -76,8 +76,11 @@ WRAP_ALLOC = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
 ARCH ?= x86_64
 LIB_DIR = $(BUILD_DIR)/lib/$(ARCH)
 VERSION = $(shell sed -nE 's/^\#define TETHER_VERSION_(MAJOR|MINOR|PATCH) ([0-9]+).*/\2/p' Include/tether.h | paste -sd.)
-lib: deps
-	@BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $(ARCH)
+LIB_SOURCES := $(shell find Sources/TetherCore Sources/Tether Sources/CTetherSystem Sources/CLibev \
+	-type f) Include/tether.h scripts/build-lib.sh
+lib: deps $(LIB_DIR)/libtether.a
+$(BUILD_DIR)/lib/%/libtether.a: $(LIB_SOURCES)
+	@BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $*
 
 # make install PREFIX=DIR [ARCH=x86_64|aarch64|armv7]: the header, both libraries and a
 # pkg-config file (and, for the host, tether-edge), so that
@@ -121,6 +124,55 @@ cross-%: deps
 	@set -o pipefail; printf "%s: " $*; $(QEMU_$*) $(BUILD_DIR)/test_alloc-$* | tail -1
 
 cross-test: $(addprefix cross-,$(CROSS_ARCHS))
+
+# tether-bench: the timer benchmark as one program that needs only libc and libev (Tether
+# linked in statically), for this host or a board: make bench-binary ARCH=aarch64.
+CC_x86_64 = gcc
+BENCH_BIN = $(BUILD_DIR)/bench/$(ARCH)/tether-bench
+BENCH_WRAP = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+bench-binary: lib
+	@command -v $(CC_$(ARCH)) >/dev/null || { echo "bench-binary: unknown ARCH '$(ARCH)'" >&2; exit 2; }
+	@mkdir -p $(dir $(BENCH_BIN))
+	@$(CC_$(ARCH)) $(CFLAGS_STRICT) -O2 -IInclude $(wildcard Benchmarks/tether-bench/*.c) \
+		-o $(BENCH_BIN) $(LIB_DIR)/libtether.a -lev -lm $(BENCH_WRAP)
+	@echo "bench-binary: $(BENCH_BIN) ($(ARCH); needs libc and libev)"
+
+# make bench: the core's costs, tether-bench against tether-edge (1, 1,000 and 10,000
+# sessions; idle and loaded; steady and burst; beside the kernel and two libev designs),
+# the targets, and docs/BENCHMARKS.md and docs/bench-lateness.png rewritten from the run.
+BENCH_OUT = $(BUILD_DIR)/bench/results
+bench: deps stage bench-binary
+	@scripts/deps.sh bench
+	@mkdir -p $(BENCH_OUT)
+	@$(MAKE) --no-print-directory sizes > $(BUILD_DIR)/bench/sizes.md
+	@swift build -q -c release --product tether-benchmarks
+	@$$(swift build -c release --show-bin-path)/tether-benchmarks --bench $(BENCH_BIN) \
+		--edge $(STAGE)/bin/tether-edge --out $(BENCH_OUT) --docs docs/BENCHMARKS.md \
+		--sizes $(BUILD_DIR)/bench/sizes.md --plot bench-lateness.png
+	@python3 scripts/bench-plot.py $(BENCH_OUT) docs/bench-lateness.png
+
+# In make test: seconds-long runs of the benchmark that assert no timing: tether-bench with
+# its own peer, the whole of make bench against tether-edge in small, and the board binary
+# under qemu for each ARM target (timing under qemu means nothing: it runs and prints; and
+# qemu-user cannot run its child processes here, so the peer runs on its own loop).
+bench-smoke: stage bench-binary $(addprefix bench-smoke-,$(CROSS_ARCHS))
+	@mkdir -p $(BUILD_DIR)/bench
+	@$(BENCH_BIN) --quick --sessions 1,20 --loads idle --designs tether > $(BUILD_DIR)/bench/smoke.txt
+	@test "$$(grep -c ' tether ' $(BUILD_DIR)/bench/smoke.txt)" = 4 || \
+		{ cat $(BUILD_DIR)/bench/smoke.txt; echo "bench-smoke: tether-bench did not report" >&2; exit 1; }
+	@echo "bench-smoke: tether-bench ($(ARCH), own peer): 4 scenario rows"
+	@swift build -q --product tether-benchmarks
+	@$$(swift build --show-bin-path)/tether-benchmarks --smoke --bench $(BENCH_BIN) \
+		--edge $(STAGE)/bin/tether-edge --out $(BUILD_DIR)/bench/smoke > $(BUILD_DIR)/bench/smoke-edge.txt \
+		|| { cat $(BUILD_DIR)/bench/smoke-edge.txt; exit 1; }
+	@tail -1 $(BUILD_DIR)/bench/smoke-edge.txt
+bench-smoke-%: cross-%
+	@$(MAKE) --no-print-directory bench-binary ARCH=$* > /dev/null
+	@$(QEMU_$*) $(BUILD_DIR)/bench/$*/tether-bench --quick --inline-peer --sessions 1 \
+		--patterns steady --designs tether,previous > $(BUILD_DIR)/bench/smoke-$*.txt
+	@test "$$(grep -cE ' (tether|previous) ' $(BUILD_DIR)/bench/smoke-$*.txt)" = 2 || \
+		{ cat $(BUILD_DIR)/bench/smoke-$*.txt; echo "bench-smoke: $* did not report" >&2; exit 1; }
+	@echo "bench-smoke: tether-bench for $* under qemu: ran and reported"
 
 # The size table of docs/BENCHMARKS.md.
 sizes: deps

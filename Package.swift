@@ -44,6 +44,14 @@ let package = Package(
     // each device can be cut. The end-to-end tests and `make demo` are built on it.
     .target(name: "TetherLab"),
     .executableTarget(name: "tether-demo", dependencies: ["TetherLab"]),
+    // `make bench`: the core's costs, tether-bench against tether-edge, the report.
+    .systemLibrary(name: "CBenchSupport", path: "Sources/CBenchSupport"),
+    .executableTarget(
+      name: "tether-benchmarks",
+      dependencies: [
+        "TetherCore", "TetherEdge", "TetherLab", "CBenchSupport",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
     .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherSim"]),
     .testTarget(name: "TetherDriverTests", dependencies: ["Tether", "TetherCore"]),
     .testTarget(name: "TetherEdgeTests", dependencies: ["TetherEdge", "TetherCore", "TetherSim"]),

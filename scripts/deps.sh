@@ -3,6 +3,17 @@
 # run as root, otherwise prints the one command to run. Idempotent and quiet when all is well.
 set -euo pipefail
 
+# `deps.sh bench`: what make bench needs beyond make test (matplotlib, for the plot).
+if [ "${1:-}" = bench ]; then
+  python3 -c 'import matplotlib' 2>/dev/null && exit 0
+  echo "deps: installing matplotlib (PyPI) for the benchmark plot"
+  python3 -m pip install -q matplotlib || {
+    echo "deps: could not install matplotlib; run: python3 -m pip install matplotlib" >&2
+    exit 1
+  }
+  exit 0
+fi
+
 missing_pkgs=()
 need() { # need COMMAND DEBIAN_PACKAGE
   command -v "$1" >/dev/null 2>&1 || missing_pkgs+=("$2")

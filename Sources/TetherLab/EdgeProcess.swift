@@ -30,6 +30,9 @@ public final class EdgeProcess: @unchecked Sendable {
 
   public var address: String { "127.0.0.1:\(port)" }
 
+  /// The server's process id, while it runs.
+  public var pid: Int32? { server?.pid }
+
   public func start(port: UInt16) throws {
     let server = try ManagedProcess(
       name: "edge", executable: binary,

@@ -1,0 +1,154 @@
+/* tether-bench: how late Tether's deadlines fire, beside the kernel's own wake-up lateness
+ * and two libev timer designs, on one loop with 1 to 10,000 sessions, idle and with every
+ * core kept busy. Needs only libc and libev (Tether is linked in statically), so the same
+ * program runs on a build host and on an ARM board. See Benchmarks/README.md. */
+#ifndef TETHER_BENCH_H
+#define TETHER_BENCH_H
+
+#define _GNU_SOURCE
+#include <ev.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "tether.h"
+
+typedef int64_t ns_t;
+
+static inline ns_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (ns_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+#define MS(x) ((ns_t)(x) * 1000000)
+
+/* Shared between processes, and 64 bits wide even on armv7: read and written atomically. */
+static inline ns_t load_ns(const ns_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline void store_ns(ns_t *p, ns_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+
+/* ---- Lateness samples and their percentiles ------------------------------------------ */
+
+struct samples {
+  int64_t *values; /* nanoseconds; may be negative (a timer that fired early) */
+  size_t count, capacity;
+};
+
+struct summary {
+  size_t count;
+  double p50, p99, p999, max, min; /* microseconds */
+};
+
+void samples_init(struct samples *s, size_t capacity);
+void samples_add(struct samples *s, int64_t value);
+void samples_free(struct samples *s);
+struct summary summarize(struct samples *s); /* sorts s */
+
+/* ---- What the bench shares with its child processes (anonymous shared memory) -------- */
+
+struct shared {
+  int stop_peer;     /* the peer exits */
+  int stop_baseline; /* the kernel baseline exits */
+  int sessions;
+  /* A burst: the peer holds what it would pass to the devices from hold_from, passes all
+     of it at release_at, then passes nothing until heal_at. */
+  ns_t hold_from, release_at, heal_at;
+  /* Steady cuts: session i passes nothing during [cut_phase[i] + k * cut_period,
+     ... + cut_length) for k = 0 .. cut_count - 1. */
+  ns_t cut_period, cut_length;
+  int64_t cut_count;
+  uint64_t baseline_count; /* samples the kernel baseline wrote */
+};
+
+struct baseline_sample {
+  ns_t at, late;
+};
+
+extern struct shared *shm;
+extern ns_t *last_to_device;       /* per session: when the peer last passed it a datagram */
+extern ns_t *cut_phase;            /* per session: its first steady cut (0: none) */
+extern struct baseline_sample *baseline;
+#define BASELINE_CAPACITY 400000
+
+void shared_init(int sessions);
+/* True while session `index` is cut (steady cut or burst). */
+int is_cut(int index, ns_t now);
+/* The start of the cut that silenced session `index` at `now`, when its last datagram
+   (`last`) came before that cut ended; 0 when no cut explains the silence. */
+ns_t cut_explaining(int index, ns_t last, ns_t now);
+void *shared_alloc(size_t bytes);
+
+/* ---- Child processes ------------------------------------------------------------------ */
+
+/* The peer: a minimal edge of its own (answers JOIN and HEARTBEAT), or, with `edge` set,
+   a relay to a real server. Either way it can cut each session (cut_from/cut_to) or hold,
+   release and cut them all at once (the burst fields of `shm`), and it records in
+   last_to_device when it last passed each session a datagram. Sessions are told apart by
+   their JOIN's uid (uid_base + index). */
+pid_t peer_start(const struct sockaddr_in *edge, uint32_t uid_base, struct sockaddr_in *front);
+
+/* The same peer (without an edge) on the bench's own loop, in this process: for qemu-user,
+   which cannot run the bench's child processes here. Timing then means nothing. */
+void peer_attach(struct ev_loop *loop, uint32_t uid_base, struct sockaddr_in *front);
+void peer_detach(struct ev_loop *loop);
+
+/* The kernel's own wake-up lateness: an absolute clock_nanosleep loop every interval
+   (cyclictest's way), at the default priority and timer slack, like the bench's loop. */
+pid_t baseline_start(ns_t interval, ns_t slice);
+
+/* `count` processes that keep a core busy each until killed. */
+void load_start(int count, pid_t *pids);
+void children_stop(pid_t *pids, int count);
+
+/* Gives the calling thread a scheduling slice of `slice` (sched_setattr's sched_runtime for
+   SCHED_OTHER, honoured by EEVDF since Linux 6.12): a thread with a short slice preempts a
+   busy one when it wakes. Returns 0, or -1 (errno set). */
+int set_slice(ns_t slice);
+
+/* CPU seconds a process (0: this one) has used, from /proc; -1 if unknown. */
+double cpu_seconds(pid_t pid);
+
+/* ---- The designs under test ----------------------------------------------------------- */
+
+enum design { DESIGN_TETHER, DESIGN_PREVIOUS, DESIGN_NAIVE, DESIGN_COUNT };
+extern const char *design_names[DESIGN_COUNT];
+
+struct thresholds {
+  ns_t heartbeat, interrupted, retry;
+};
+
+struct session; /* designs.c */
+
+/* One design's sessions on one loop, and what they saw. */
+struct fleet {
+  struct ev_loop *loop;
+  enum design design;
+  int count;
+  struct thresholds t;
+  const char *app_id;
+  char server[64];
+  char **channels, **tokens; /* per session; tokens may be NULL */
+  uint32_t uid_base;
+  struct session *sessions;
+  int connected;         /* sessions in CONNECTED now */
+  int measuring;         /* samples are taken only while set */
+  struct samples fired;  /* libev designs: every deadline, fired minus due */
+  struct samples outside; /* INTERRUPTED: callback time minus (last pass + threshold) */
+  int false_interrupts;  /* INTERRUPTED while the peer was passing the session's data */
+  struct samples times;  /* when each INTERRUPTED callback ran (if allocated) */
+  ns_t stall;            /* the first INTERRUPTED callback keeps the loop this long */
+  tether_engine_stats tether; /* Tether: its own figures, read before teardown */
+};
+
+int fleet_start(struct fleet *f, struct ev_loop *loop, enum design design, int count,
+                struct thresholds t, ns_t spread);
+void fleet_wait_connected(struct fleet *f, ns_t timeout);
+void fleet_run(struct fleet *f, ns_t duration);
+void fleet_stop(struct fleet *f);
+
+/* Counted by the linker's --wrap of the allocator (main.c). */
+extern long allocations;
+
+#endif
