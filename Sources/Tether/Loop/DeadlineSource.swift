@@ -24,7 +24,7 @@ struct DeadlineSource {
   }
 
   private enum Backend {
-    case timerfd(fd: Int32, io: UnsafeMutablePointer<ev_io>)
+    case timerfd(WatchedDescriptor)
     case evTimer(UnsafeMutablePointer<ev_timer>)
   }
 
@@ -40,13 +40,10 @@ struct DeadlineSource {
   /// Starts the source on `loop`; its watcher's data is `context` (a ``LoopContext``).
   init(loop: OpaquePointer, context: UnsafeMutableRawPointer) {
     if let fd = System.makeTimer() {
-      let io = UnsafeMutablePointer<ev_io>.allocate(capacity: 1)
-      io.initialize(to: ev_io())
-      tether_ev_io_init(io, deadlineSourceReadable, fd, Int32(EV_READ))
-      tether_ev_set_priority_io(io, tether_ev_max_priority())
-      tether_ev_set_data_io(io, context)
-      ev_io_start(loop, io)
-      backend = .timerfd(fd: fd, io: io)
+      backend = .timerfd(
+        WatchedDescriptor(
+          fd: fd, loop: loop, context: context, priority: tether_ev_max_priority(),
+          callback: deadlineSourceReadable))
       timerfdErrno = 0
     } else {
       timerfdErrno = System.errno
@@ -71,10 +68,10 @@ struct DeadlineSource {
     guard earliest != armedAt || spent else { return }
     spent = false
     switch backend {
-    case .timerfd(let fd, _):
-      if !System.armTimer(fd, at: earliest) {
+    case .timerfd(let timer):
+      if !System.armTimer(timer.fd, at: earliest) {
         // Cannot happen with a valid descriptor and instant; wake at once rather than never.
-        _ = System.armTimer(fd, at: Instant(nanoseconds: 1))
+        _ = System.armTimer(timer.fd, at: Instant(nanoseconds: 1))
       }
     case .evTimer(let timer):
       ev_timer_stop(loop, timer)
@@ -98,11 +95,8 @@ struct DeadlineSource {
   /// Stops the watcher and closes the descriptor.
   func stop(loop: OpaquePointer) {
     switch backend {
-    case .timerfd(let fd, let io):
-      ev_io_stop(loop, io)
-      System.closeDescriptor(fd)
-      io.deinitialize(count: 1)
-      io.deallocate()
+    case .timerfd(let timer):
+      timer.close(loop: loop)
     case .evTimer(let timer):
       ev_timer_stop(loop, timer)
       timer.deinitialize(count: 1)

@@ -6,30 +6,19 @@ import CTetherSystem
 /// opened the engines run without it (the app can still report changes with
 /// tether_network_changed).
 struct NetlinkWatcher {
-  let fd: Int32
-  let io: UnsafeMutablePointer<ev_io>
+  private let watched: WatchedDescriptor
 
   /// Starts watching on `loop`; the watcher's data is `context` (a ``LoopContext``).
   init?(loop: OpaquePointer, context: UnsafeMutableRawPointer) {
     let fd = tether_sys_netlink_addresses()
     guard fd >= 0 else { return nil }
-    self.fd = fd
-    io = .allocate(capacity: 1)
-    io.initialize(to: ev_io())
-    tether_ev_io_init(io, netlinkReadable, fd, Int32(EV_READ))
-    tether_ev_set_data_io(io, context)
-    ev_io_start(loop, io)
+    watched = WatchedDescriptor(fd: fd, loop: loop, context: context, callback: netlinkReadable)
   }
 
   /// True when what the socket held says an address was added or removed.
-  func drain() -> Bool { tether_sys_netlink_drain(fd) != 0 }
+  func drain() -> Bool { tether_sys_netlink_drain(watched.fd) != 0 }
 
-  func stop(loop: OpaquePointer) {
-    ev_io_stop(loop, io)
-    System.closeDescriptor(fd)
-    io.deinitialize(count: 1)
-    io.deallocate()
-  }
+  func stop(loop: OpaquePointer) { watched.close(loop: loop) }
 }
 
 private func netlinkReadable(
