@@ -78,6 +78,7 @@ struct Report {
       """
     if let sizes {
       out += """
+
         ## Size of what C hosts link
 
         `make sizes` (Embedded Swift, `-Osize`; run by `make bench`):
