@@ -239,8 +239,13 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    Returns 0 and sets *out_engine, or (with *out_engine set to NULL when out_engine is not
    NULL):
      TETHER_ERR_INVALID_ARGUMENT  out_engine or config NULL; config->size too small; a
-                                  threshold of 0; heartbeat not below interrupted_after;
-                                  retry_cap_ms below retry_base_ms;
+                                  threshold of 0 (token_will_expire_before_ms included);
+                                  heartbeat not below interrupted_after; lost_after below
+                                  interrupted_after, give_up_after below lost_after, or
+                                  remote_offline_after below interrupted_after;
+                                  retry_cap_ms below retry_base_ms; a handler whose size
+                                  is below the first published handler's (size 0: the app
+                                  did not call tether_engine_handler_init);
                                   server NULL, malformed, or a name that does not resolve
      TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable ASCII
      TETHER_ERR_FAILED            no socket could be made (the log callback says why)

@@ -108,7 +108,7 @@ public func exportedCreate(
   let settings: ChannelConfig
   do { settings = try channelConfig(given) } catch { return error.rawValue }
   guard let server = serverAddress(given.server) else { return invalidArgument }
-  let callbacks = Callbacks(handler, context: context)
+  guard let callbacks = Callbacks(handler, context: context) else { return invalidArgument }
   guard let loop = loop ?? tether_ev_default_loop() else { return TetherError.failed.rawValue }
   guard let socket = UDPSocket(connectedTo: server) else {
     callbacks.log(.error, "tether_engine_create: no UDP socket, errno", Int64(System.errno))

@@ -31,17 +31,24 @@ public struct ChannelConfig: Sendable {
     public static let heartbeatInterval = Interval.seconds(1)
   }
 
-  /// Checks that every interval is usable.
+  /// Checks that every interval is usable and that the thresholds come in the order the
+  /// timeline needs.
   /// - Throws: ``TetherError/invalidArgument`` when a threshold, the heartbeat interval or
-  ///   the retry base is zero, the retry cap is below the retry base, or heartbeats are not
+  ///   the retry base is zero, the retry cap is below the retry base, heartbeats are not
   ///   more frequent than `interruptedAfter` (the session would call a quiet but healthy
-  ///   link interrupted between two beats).
+  ///   link interrupted between two beats), `lostAfter` is below `interruptedAfter`,
+  ///   `giveUpAfter` below `lostAfter`, or `remoteOfflineAfter` below `interruptedAfter`
+  ///   (a member would be dropped before it could be reported interrupted).
   public func validate() throws(TetherError) {
     guard heartbeatInterval < interruptedAfter else { throw .invalidArgument }
     let positive = [
-      interruptedAfter, lostAfter, remoteOfflineAfter, giveUpAfter, heartbeatInterval, retry.base,
+      interruptedAfter, lostAfter, remoteOfflineAfter, giveUpAfter, tokenWillExpireBefore,
+      heartbeatInterval, retry.base,
     ]
     for interval in positive where interval == .zero { throw .invalidArgument }
     guard retry.cap >= retry.base else { throw .invalidArgument }
+    guard lostAfter >= interruptedAfter, giveUpAfter >= lostAfter,
+      remoteOfflineAfter >= interruptedAfter
+    else { throw .invalidArgument }
   }
 }

@@ -76,6 +76,28 @@ import TetherSim
     #expect(throws: Never.self) { try Fixture.config.validate() }
   }
 
+  @Test func config_refusesThresholdsOutOfTheTimelinesOrder_andNoWarningBeforeExpiry() {
+    var lostFirst = Fixture.config
+    lostFirst.lostAfter = Interval(nanoseconds: lostFirst.interruptedAfter.nanoseconds - 1)
+    #expect(throws: TetherError.invalidArgument) { try lostFirst.validate() }
+    var giveUpFirst = Fixture.config
+    giveUpFirst.giveUpAfter = Interval(nanoseconds: giveUpFirst.lostAfter.nanoseconds - 1)
+    #expect(throws: TetherError.invalidArgument) { try giveUpFirst.validate() }
+    var droppedFirst = Fixture.config
+    droppedFirst.remoteOfflineAfter = Interval(
+      nanoseconds: droppedFirst.interruptedAfter.nanoseconds - 1)
+    #expect(throws: TetherError.invalidArgument) { try droppedFirst.validate() }
+    var noWarning = Fixture.config
+    noWarning.tokenWillExpireBefore = .zero
+    #expect(throws: TetherError.invalidArgument) { try noWarning.validate() }
+    // Equal thresholds are a timeline, only a degenerate one: accepted.
+    var equal = Fixture.config
+    equal.lostAfter = equal.interruptedAfter
+    equal.giveUpAfter = equal.lostAfter
+    equal.remoteOfflineAfter = equal.interruptedAfter
+    #expect(throws: Never.self) { try equal.validate() }
+  }
+
   @Test func config_defaultsAreTheSpecs() {
     let c = Fixture.config
     #expect(c.interruptedAfter == .ms(4000))

@@ -238,6 +238,32 @@ static void test_tether_engine_create_refusesBadArguments(void) {
   CHECK(e == NULL);
 }
 
+/* Thresholds out of the timeline's order, no warning before expiry, and a handler the app
+   forgot to initialise (size 0: its callbacks would never run) are refused. */
+static void test_tether_engine_create_refusesContradictoryThresholds_andAnUninitialisedHandler(void) {
+  tether_engine *e = (tether_engine *)1;
+  tether_engine_config c = scaled_config("127.0.0.1:9");
+  tether_engine_handler h;
+  c.lost_after_ms = c.interrupted_after_ms - 1;
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT && e == NULL);
+  c = scaled_config("127.0.0.1:9");
+  c.give_up_after_ms = c.lost_after_ms - 1;
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
+  c = scaled_config("127.0.0.1:9");
+  c.remote_offline_after_ms = c.interrupted_after_ms - 1;
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
+  c = scaled_config("127.0.0.1:9");
+  c.token_will_expire_before_ms = 0;
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
+  c = scaled_config("127.0.0.1:9");
+  memset(&h, 0, sizeof h);
+  h.on_connection_state_changed = on_state;
+  CHECK(tether_engine_create(NULL, &c, &h, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT && e == NULL);
+  tether_engine_handler_init(&h);
+  CHECK(tether_engine_create(NULL, &c, &h, NULL, &e) == TETHER_OK && e != NULL);
+  tether_engine_destroy(e);
+}
+
 static void test_tether_engine_create_acceptsIPv6_andNullHandler(void) {
   tether_engine *e = NULL;
   tether_engine_config c = scaled_config("[::1]:9");
@@ -397,6 +423,7 @@ static void test_tether_engine_logsDatagramsItDrops_andStaysConnected(void) {
   unsigned char unknown[12] = {'T', 'H', 1, 0x55, 0, 0, 0, 0, 0, 0, 0, 0};
   rig_init(&r);
   r.config.interrupted_after_ms = 2000;
+  r.config.lost_after_ms = r.config.remote_offline_after_ms = r.config.give_up_after_ms = 2000;
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 7) == TETHER_OK);
   run_until(r.loop, connected, &r.s, 2000);
@@ -665,7 +692,7 @@ static void test_tether_engines_heartbeatsSpreadOverThePeriod_shareWakeUps(void)
   fake_start(f.loop, &f.srv);
   c = scaled_config(f.srv.address);
   c.heartbeat_interval_ms = 50; /* heartbeats may go up to 3.1 ms late */
-  c.interrupted_after_ms = 400;
+  c.interrupted_after_ms = c.lost_after_ms = c.remote_offline_after_ms = 400;
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = fleet_on_state;
   for (int i = 0; i < f.count; i++) { /* joins spread over the heartbeat period */
@@ -812,6 +839,7 @@ int main(void) {
   RUN(test_tether_names_coverEveryValue_andUnknown);
   RUN(test_tether_engine_config_init_setsDefaults_andNullIsANoOp);
   RUN(test_tether_engine_create_refusesBadArguments);
+  RUN(test_tether_engine_create_refusesContradictoryThresholds_andAnUninitialisedHandler);
   RUN(test_tether_engine_create_acceptsIPv6_andNullHandler);
   RUN(test_tether_calls_onNullHandle_returnNotInitialized);
   RUN(test_tether_join_channel_refusesBadInput_beforeSending);

@@ -11,12 +11,25 @@ struct Callbacks {
   var handler = tether_engine_handler()
   let context: UnsafeMutableRawPointer?
 
-  init(_ given: UnsafePointer<tether_engine_handler>?, context: UnsafeMutableRawPointer?) {
+  /// The size of the first published handler: `size` and the nine callbacks of the
+  /// contract, up to `on_request_token`. A handler declaring less was not initialised.
+  static let minimumSize = MemoryLayout<
+    (
+      UInt32, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?,
+      UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?,
+      UnsafeRawPointer?
+    )
+  >.size
+
+  /// Nil when `given` declares a size below ``minimumSize`` (the app forgot
+  /// `tether_engine_handler_init`): its callbacks would never be called.
+  init?(_ given: UnsafePointer<tether_engine_handler>?, context: UnsafeMutableRawPointer?) {
     self.context = context
     handler.size = UInt32(MemoryLayout<tether_engine_handler>.size)
     guard let given else { return }
     let declared = Int(given.pointee.size)
-    let count = min(max(declared, 0), MemoryLayout<tether_engine_handler>.size)
+    guard declared >= Self.minimumSize else { return nil }
+    let count = min(declared, MemoryLayout<tether_engine_handler>.size)
     withUnsafeMutableBytes(of: &handler) { dst in
       dst.copyMemory(from: UnsafeRawBufferPointer(start: given, count: count))
     }
