@@ -88,6 +88,64 @@ struct EdgePresenceTests {
     #expect(world.clients[1].stateChanges.count == 2)
   }
 
+  /// The time of the last heartbeat ack the server sent to client `i`.
+  private static func lastAck(in world: World, to i: Int) -> Instant? {
+    world.serverSent.last {
+      $0.to == World.address(i)
+        && $0.packet.map { p in
+          if case .heartbeatAck = p.message { true } else { false }
+        } ?? false
+    }?.at
+  }
+
+  @Test func uplinkOnlyOutage_deviceInterruptedAt4s_thoughPresenceKeepsArriving() throws {
+    var world = try Self.twoMembers()
+    world.run(for: .seconds(2))
+    world.uplinkUp[0] = false
+    let heard = try #require(Self.lastAck(in: world, to: 0))
+    world.run(for: .seconds(25))
+    let device = world.clients[0]
+    // Presence went on arriving for the whole outage (the server forgets at 30 s) ...
+    #expect(
+      world.serverSent.contains {
+        $0.to == World.address(0) && $0.at > heard + .seconds(10)
+          && $0.packet.map { p in if case .presence = p.message { true } else { false } } ?? false
+      })
+    // ... but only a round trip proves the link: INTERRUPTED 4 s after the last ack, LOST
+    // at 10 s, as the peers drop the device at 20 s.
+    let interrupted = try #require(
+      device.time(of: .connectionStateChanged(.reconnecting, .interrupted)))
+    #expect(interrupted == heard + .seconds(4))
+    #expect(device.time(of: .connectionLost) == heard + .seconds(10))
+    let dropped = try #require(
+      world.clients[1].time(of: .userOffline(uid: Self.first, reason: .dropped)))
+    #expect(dropped > interrupted)
+    // Healed: the device rejoins and the peer sees it again.
+    world.uplinkUp[0] = true
+    world.run(for: .seconds(10))
+    #expect(world.clients[0].lastState == .connectionStateChanged(.connected, .rejoinSuccess))
+  }
+
+  @Test func downlinkOnlyOutage_deviceInterruptedAt4s_andThePeersKeepIt() throws {
+    var world = try Self.twoMembers()
+    world.run(for: .seconds(2))
+    world.downlinkUp[0] = false
+    let heard = try #require(Self.lastAck(in: world, to: 0))
+    world.run(for: .seconds(25))
+    let device = world.clients[0]
+    #expect(
+      device.time(of: .connectionStateChanged(.reconnecting, .interrupted))
+        == heard + .seconds(4))
+    #expect(device.time(of: .connectionLost) == heard + .seconds(10))
+    // The server still hears the device (its heartbeats, then its rejoins), so the peers
+    // keep it: no DROPPED.
+    #expect(
+      !world.clients[1].notifications.contains(.userOffline(uid: Self.first, reason: .dropped)))
+    world.downlinkUp[0] = true
+    world.run(for: .seconds(10))
+    #expect(world.clients[0].lastState == .connectionStateChanged(.connected, .rejoinSuccess))
+  }
+
   @Test func forget_isAtForgetAfter_onThePresenceGrid() throws {
     var world = World()
     world.addClient()

@@ -14,6 +14,7 @@ extension ChannelSession {
     if cookie == 0 { cookie = 1 }
     membership = Membership(channel: channel, token: token, uid: uid, cookie: cookie, joinedAt: now)
     lastData = now
+    lastHeard = now
     transition(.connecting, into: &output)
     startAttempts(outageSince: now, now: now, into: &output)
     runDue(now, into: &output)

@@ -34,7 +34,7 @@ extension ChannelSession {
       if state == .connected { recordData(now) }
     case .presence(let digest):
       guard state == .connected else { break }
-      recordData(now)
+      recordHeard(now)
       guard let joinedAt = membership?.joinedAt, let ownUID = membership?.uid else { break }
       let elapsed = now.since(joinedAt).clampedMilliseconds
       for entry in digest where entry.uid != ownUID {

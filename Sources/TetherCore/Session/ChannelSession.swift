@@ -22,8 +22,16 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   /// The join being made or held; nil while DISCONNECTED.
   var membership: Membership?
   var link: Link = .idle
-  /// When the last packet of this session arrived (or the join call, before any).
+  /// When the last packet arrived that proves the server heard this session: an ACCEPT, a
+  /// HEARTBEAT_ACK, a TOKEN_RENEWED or a SESSION_UNKNOWN (the join call, before any).
+  /// INTERRUPTED, LOST and give-up count from it: presence digests do not, since the server
+  /// sends them to a session whose uplink is dead until it forgets it (SPEC.md §1, "Data
+  /// received").
   var lastData: Instant = .zero
+  /// When any packet of this session arrived, presence digests included (the join call,
+  /// before any): the downlink works up to here, so the members' clock runs up to two
+  /// heartbeats past it.
+  var lastHeard: Instant = .zero
   var members: RemoteMembers
   /// The latest `now` seen: time never runs backwards inside the session.
   var clock: Instant = .zero
@@ -80,14 +88,20 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
     output.notify(.connectionStateChanged(state, reason))
   }
 
-  /// A packet of this session arrived: the members' clock resumes if it had stopped.
+  /// A packet arrived that proves the round trip (see ``lastData``).
   mutating func recordData(_ now: Instant) {
-    members.accountGap(stoppedAt: memberHorizon, resumedAt: now)
+    recordHeard(now)
     lastData = now
   }
 
-  /// Members are judged silent only up to here: two heartbeats past the last data.
-  var memberHorizon: Instant { lastData + config.heartbeatInterval + config.heartbeatInterval }
+  /// A packet of this session arrived: the members' clock resumes if it had stopped.
+  mutating func recordHeard(_ now: Instant) {
+    members.accountGap(stoppedAt: memberHorizon, resumedAt: now)
+    lastHeard = now
+  }
+
+  /// Members are judged silent only up to here: two heartbeats past the last packet heard.
+  var memberHorizon: Instant { lastHeard + config.heartbeatInterval + config.heartbeatInterval }
 
   /// Stops the session where it is: no more attempts, deadlines or member verdicts.
   mutating func fail(_ reason: ConnectionChangedReason, into output: inout ChannelOutput) {

@@ -4,7 +4,8 @@ import TetherSim
 @testable import TetherEdge
 
 /// An ``EdgeServer`` and real `ChannelSession` clients (TetherSim's `Harness`) on one
-/// virtual clock, joined by a network with no latency whose link to any client can be cut.
+/// virtual clock, joined by a network with no latency whose link to any client can be cut,
+/// in one direction or both.
 /// No sockets: client datagrams go to ``EdgeServer/receive(_:from:now:wallClock:)`` and the
 /// server's go to the client whose ``PeerAddress`` they name.
 struct World {
@@ -15,7 +16,18 @@ struct World {
   var server: EdgeServer
   var clients: [Harness] = []
   var addresses: [PeerAddress] = []
-  var linkUp: [Bool] = []
+  /// Client to server, per client.
+  var uplinkUp: [Bool] = []
+  /// Server to client, per client.
+  var downlinkUp: [Bool] = []
+  /// Both directions: reads true when both are up; setting cuts or heals both.
+  var linkUp: [Bool] {
+    get { zip(uplinkUp, downlinkUp).map { $0 && $1 } }
+    set {
+      uplinkUp = newValue
+      downlinkUp = newValue
+    }
+  }
   var now: Instant = .zero
   /// Everything the server sent, decoded (admin answers are not packets: `packet` nil).
   var serverSent: [(at: Instant, to: PeerAddress, packet: Packet?, bytes: [UInt8])] = []
@@ -61,7 +73,8 @@ struct World {
     client.now = now
     clients.append(client)
     addresses.append(Self.address(index))
-    linkUp.append(true)
+    uplinkUp.append(true)
+    downlinkUp.append(true)
     return index
   }
 
@@ -139,7 +152,7 @@ struct World {
   private mutating func flush() {
     while !queue.isEmpty {
       let item = queue.removeFirst()
-      guard linkUp[item.client] else { continue }
+      guard item.toServer ? uplinkUp[item.client] : downlinkUp[item.client] else { continue }
       if item.toServer {
         ship(
           server.receive(
