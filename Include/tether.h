@@ -294,8 +294,11 @@ int tether_join_channel(tether_engine *engine, const char *token, const char *ch
 int tether_leave_channel(tether_engine *engine);
 
 /* tether_renew_token: hands the session a new token (copied). CONNECTED: sent to the
-   server, no state change. CONNECTING/RECONNECTING: used by the next JOIN. FAILED with
-   TOKEN_EXPIRED: RECONNECTING/RENEW_TOKEN and a rejoin at once.
+   server, no state change. CONNECTING/RECONNECTING: used by the next JOIN; until a server
+   accepts it, the expiry the engine knew keeps running, and if it passes first the engine
+   calls on_request_token (no state change: the new token may still be good, and the
+   rejoin goes on with it). FAILED with TOKEN_EXPIRED: RECONNECTING/RENEW_TOKEN and a
+   rejoin at once.
    Returns 0, or:
      TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the engine's thread

@@ -240,6 +240,24 @@ import TetherSim
     #expect(h.joins(since: mark).allSatisfy { $0.token == Fixture.token2 })
   }
 
+  @Test func renewToken_whileReconnecting_theKnownExpiryStillReported_withoutFailing() throws {
+    var h = Harness.connected(tokenTimeLeftMs: 60_000)
+    let accepted = h.now
+    h.run(until: accepted + .ms(5000))  // INTERRUPTED at 4 s; the link stays down
+    try h.renew(Fixture.token2)
+    h.run(until: accepted + .ms(70_000))
+    #expect(h.time(of: .requestToken) == accepted + .ms(60_000))
+    #expect(h.notifications.filter { $0 == .requestToken }.count == 1)
+    #expect(h.state == .reconnecting)
+    #expect(!h.notifications.contains(.tokenPrivilegeWillExpire(Fixture.token)))
+    #expect(
+      h.joins(since: accepted + .ms(60_001)).allSatisfy { $0.request.token == Fixture.token2 })
+    // The server takes the new token: its own expiry from now on.
+    h.accept(tokenTimeLeftMs: 60_000)
+    #expect(h.stateChanges.last == .connectionStateChanged(.connected, .rejoinSuccess))
+    #expect(h.session.tokenExpiresAt == h.now + .ms(60_000))
+  }
+
   // MARK: - Packets the session does not expect
 
   @Test func packets_withAForeignCookie_orClientTypes_orMalformed_changeNothing() {

@@ -225,6 +225,27 @@ import TetherSim
       ])
   }
 
+  @Test func tokenExpired_atJoin_thenRenewed_endsInTheFirstJoinsSuccess_notARejoin() throws {
+    var h = Harness()
+    try h.join()
+    h.deliver(.refuse(.tokenExpired))
+    try h.renew(Fixture.token2)
+    #expect(h.stateChanges.last == .connectionStateChanged(.reconnecting, .renewToken))
+    #expect(h.joins().last?.request.isRejoin == false)
+    let mark = h.mark
+    h.accept(uid: 7)
+    #expect(
+      h.mainNotifications(since: mark) == [
+        .connectionStateChanged(.connected, .joinSuccess),
+        .joinChannelSuccess(channel: Fixture.channel, uid: 7, elapsedMs: 0),
+      ])
+    // A later interruption is a rejoin, as for any joined session.
+    h.run(for: .ms(4500))
+    #expect(h.joins().last?.request.isRejoin == true)
+    h.accept(uid: 7)
+    #expect(h.stateChanges.last == .connectionStateChanged(.connected, .rejoinSuccess))
+  }
+
   @Test func tokenExpired_inTheChannel_warns30sBefore_thenRequestsToken_andFails() {
     var h = Harness.connected(tokenTimeLeftMs: 120_000)
     let accepted = h.now

@@ -39,6 +39,9 @@ extension ChannelSession {
   ///   deadline runs; a refusal restores the old token and its expiry and asks for
   ///   another token (request-token).
   /// - CONNECTING, RECONNECTING: used by the next JOIN; its expiry comes with the accept.
+  ///   Until then the expiry already known keeps running: if it passes first, request-token
+  ///   and no state change (SPEC.md §3: an expiry during a reconnect is always reported;
+  ///   the new token may still be good, so the rejoin goes on with it).
   /// - FAILED after TOKEN_EXPIRED: RECONNECTING/RENEW_TOKEN and a rejoin at once; the
   ///   give-up clock starts again from now.
   /// - Throws: ``TetherError/notReady`` (-3) when DISCONNECTED, or FAILED for another
@@ -59,8 +62,10 @@ extension ChannelSession {
       self.membership = membership
       output.send(Packet(cookie: membership.cookie, message: .renewToken(token)))
     case .connecting, .reconnecting:
-      membership.adopt(token)
+      membership.token = token
       membership.renewal = nil
+      membership.tokenUnconfirmed = true
+      membership.tokenWarned = true  // the app has acted on the old token's warning
       self.membership = membership
     case .failed where reason == .tokenExpired:
       membership.adopt(token)
@@ -114,5 +119,6 @@ extension Membership {
     self.token = token
     tokenExpiresAt = nil
     tokenWarned = false
+    tokenUnconfirmed = false
   }
 }

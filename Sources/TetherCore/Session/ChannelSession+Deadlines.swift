@@ -91,7 +91,13 @@ extension ChannelSession {
       membership?.tokenWarned = true
       if let token = membership?.token { output.notify(.tokenPrivilegeWillExpire(token)) }
     case .tokenExpiry:
-      expireToken(into: &output)
+      guard membership?.tokenUnconfirmed == true else {
+        expireToken(into: &output)
+        return
+      }
+      // The old token ran out while its successor waits for a server: say so, and go on.
+      membership?.tokenExpiresAt = nil
+      output.notify(.requestToken)
     case .giveUp:
       fail(.joinFailed, into: &output)
     case .lost:

@@ -66,9 +66,16 @@ extension ChannelSession {
     _ accept: JoinAccept, now: Instant, into output: inout ChannelOutput
   ) {
     guard state == .connecting || state == .reconnecting, var membership else { return }
-    let rejoin = state == .reconnecting
+    // RECONNECTING without a join ever accepted (renew_token after a first join refused
+    // for an expired token) ends in the first join's success, not a rejoin's.
+    let rejoin = membership.everAccepted
+    membership.everAccepted = true
     membership.uid = accept.uid
     membership.renewal = nil
+    if membership.tokenUnconfirmed {
+      membership.tokenUnconfirmed = false
+      membership.tokenWarned = false
+    }
     membership.tokenExpiresAt =
       accept.tokenTimeLeftMs == 0 ? nil : now + .milliseconds(UInt64(accept.tokenTimeLeftMs))
     self.membership = membership

@@ -153,7 +153,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
     link = .attempting(attempts)
     let request = JoinRequest(
       uid: membership.uid, appID: config.appID, channel: membership.channel,
-      token: membership.token, isRejoin: state == .reconnecting)
+      token: membership.token, isRejoin: membership.everAccepted)
     output.send(Packet(cookie: membership.cookie, message: .join(request)))
     if let status = retryStatus { output.notify(.joinAttempt(status)) }
   }
@@ -180,10 +180,15 @@ struct Membership {
   var uid: UInt32
   let cookie: UInt64
   let joinedAt: Instant
+  /// A server accepted this membership once: later accepts are rejoins.
+  var everAccepted = false
   var heartbeatSequence: UInt32 = 0
   var tokenExpiresAt: Instant?
   /// token-privilege-will-expire was reported for the current token.
   var tokenWarned = false
+  /// The token came with renew_token while (re)joining and no server has accepted it
+  /// yet: `tokenExpiresAt` is still the previous token's.
+  var tokenUnconfirmed = false
   /// A RENEW_TOKEN not yet answered, and what to go back to if it is refused.
   var renewal: PendingRenewal?
 }
