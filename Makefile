@@ -191,6 +191,10 @@ c-test: lib
 	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
 		$(BUILD_DIR)/test_engine > /dev/null
 	@echo "c-abi: clean under valgrind"
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_reentry.c -o $(BUILD_DIR)/test_reentry \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
+	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
+		$(BUILD_DIR)/test_reentry | tail -1
 	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_alloc.c -o $(BUILD_DIR)/test_alloc \
 		$(LIB_DIR)/libtether.a -lev -lm $(WRAP_ALLOC)
 	@$(BUILD_DIR)/test_alloc | tail -1

@@ -220,6 +220,24 @@ void tether_engine_config_init(tether_engine_config *config);
    when callbacks are added at the end). NULL is a harmless no-op. Any thread. */
 void tether_engine_handler_init(tether_engine_handler *handler);
 
+/* Calls from inside a callback. Every callback runs on the engine's thread, from inside
+   ev_run, and may call any function of this header on any engine. The rules:
+   - Callbacks are delivered in the order the session produced them. A call made inside a
+     callback takes effect at once (its return value says so), and the callbacks it causes
+     come after those already queued, once the current callback has returned.
+   - tether_leave_channel inside a callback: the callbacks queued before it and not yet
+     delivered are dropped (their datagrams still go out); the only ones that follow are
+     the leave's own, on_connection_state_changed(DISCONNECTED, LEAVE_CHANNEL) and then
+     on_leave_channel, and nothing else comes until the next tether_join_channel.
+     Leaving again inside on_leave_channel does nothing (already DISCONNECTED).
+   - tether_engine_destroy inside a callback (of this engine or another on the same loop):
+     no callback of that engine comes after it, queued ones included; the engine's
+     memory is released when the callback returns. Until then every call on the handle
+     returns TETHER_ERR_NOT_INITIALIZED (tether_engine_destroy again is a no-op); after
+     it, the handle must not be used at all.
+   - ev_break, or starting and stopping other watchers, inside a callback is fine.
+   Tests/c/test_reentry.c checks leave and destroy inside each callback. */
+
 /* tether_engine_create: makes an engine on `loop` (NULL: libev's default loop) and stores
    it in *out_engine. The engine never runs the loop: every callback comes from inside the
    host's ev_run on that loop's thread, which becomes the engine's thread. `config` and

@@ -168,6 +168,7 @@ public func exportedJoin(
 @_cdecl("tether_leave_channel")
 public func exportedLeave(_ pointer: OpaquePointer?) -> Int32 {
   withEngine(pointer) { engine in
+    engine.silenceUndelivered()
     engine.session.leave(now: engine.now, into: &engine.output)
     engine.flush()
     return 0

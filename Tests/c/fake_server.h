@@ -1,5 +1,5 @@
 /* A fake edge server for the C tests: one non-blocking UDP socket on 127.0.0.1 that answers
- * JOIN with ACCEPT (uid 4242, no token expiry) and HEARTBEAT with its ack, can go silent,
+ * JOIN with ACCEPT (uid 4242, token time left `token_ms`) and HEARTBEAT with its ack, can go silent,
  * and can push acks and presence digests at the engine on its own. */
 #ifndef TETHER_TEST_FAKE_SERVER_H
 #define TETHER_TEST_FAKE_SERVER_H
@@ -15,6 +15,7 @@ struct fake_server {
   int fd;
   char address[64];
   int silent; /* answers nothing when set */
+  uint32_t token_ms; /* the token time left its ACCEPTs give (0: no expiry) */
   int joins, heartbeats, leaves;
   unsigned char cookie[8];           /* of the last JOIN */
   struct sockaddr_storage peer;      /* where it came from */
@@ -46,6 +47,7 @@ static void fake_readable(struct ev_loop *loop, ev_io *w, int revents) {
       out[3] = 0x81;
       put32(out + 12, 4242);
       memset(out + 16, 0, 8 + 4 + 1);
+      put32(out + 24, s->token_ms);
       sendto(s->fd, out, 12 + 17, 0, (struct sockaddr *)&from, fromlen);
     } else if (in[3] == 0x02 && n == 16) { /* HEARTBEAT -> ACK */
       s->heartbeats++;

@@ -20,7 +20,7 @@ extension Engine {
       cursor += 1
       switch action {
       case .send(let datagram): send(datagram)
-      case .notify(let notification): deliver(notification)
+      case .notify(let notification): deliverUnlessSilenced(notification)
       }
     }
     if !destroyed { clearOutput() }
@@ -37,10 +37,17 @@ extension Engine {
       cursor += 1
       switch action {
       case .send: sendsSetAside = true
-      case .notify(let notification): deliver(notification)
+      case .notify(let notification): deliverUnlessSilenced(notification)
       }
     }
     dispatching = false
+  }
+
+  /// The app left from inside a callback: what was queued before and is not delivered yet
+  /// never is (tether.h: no callback after leave until the next join but the leave's own).
+  /// Its datagrams still go out.
+  func silenceUndelivered() {
+    if dispatching { silencedBefore = output.actions.count }
   }
 
   /// At destroy: the datagrams the session had already produced still go out (a LEAVE
@@ -67,6 +74,12 @@ extension Engine {
     output.removeAll()
     cursor = 0
     sendsSetAside = false
+    silencedBefore = 0
+  }
+
+  /// `cursor` has moved past the action being delivered.
+  private func deliverUnlessSilenced(_ notification: ChannelNotification) {
+    if cursor > silencedBefore { deliver(notification) }
   }
 
   private func send(_ datagram: Datagram) {

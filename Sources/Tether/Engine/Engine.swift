@@ -37,6 +37,9 @@ final class Engine {
   /// True while actions are being delivered: a call made from a callback appends its
   /// actions to the same queue, and they are delivered after those already queued.
   var dispatching = false
+  /// Notifications queued before this index are not delivered: the app called
+  /// tether_leave_channel from a callback after they were queued.
+  var silencedBefore = 0
 
   // Lifetime (Engine+Lifetime.swift).
   /// How deeply calls into this engine are nested right now.
