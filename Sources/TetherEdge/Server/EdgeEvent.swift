@@ -47,6 +47,8 @@ public struct EdgeCounters: Equatable, Sendable {
   public var refusedJoins: UInt64 = 0
   /// Admin datagrams refused (bad MAC, wrong app, out of the time window, replayed).
   public var adminRefused: UInt64 = 0
+  /// KICK or TOKEN_EXPIRED sent again to a datagram under a cookie they had ended.
+  public var noticesRepeated: UInt64 = 0
 }
 
 extension ChannelName {

@@ -63,11 +63,8 @@ extension EdgeServer {
     guard let cookie = table.holder(of: request.uid, in: request.channel),
       let session = table[cookie]
     else { return .noSuchMember }
-    outbox.send(.kick(.banned), cookie: cookie, to: session.address)
-    guard let removed = table.remove(cookie) else { return .noSuchMember }
-    record(.kicked(channel: removed.channel, uid: removed.uid, banSeconds: request.banSeconds))
-    let entry = PresenceEntry(uid: removed.uid, kind: .left, silentForMs: 0)
-    broadcast(entry, in: removed.channel, except: cookie)
+    record(.kicked(channel: session.channel, uid: session.uid, banSeconds: request.banSeconds))
+    end(cookie, with: .kick(.banned), cause: nil, announce: true)
     return .kicked
   }
 }

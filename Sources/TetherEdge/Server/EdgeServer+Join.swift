@@ -21,6 +21,8 @@ extension EdgeServer {
     guard !Self.isReserved(request.channel) else {
       return refuse(.invalidChannelName, cookie: cookie, to: address)
     }
+    // A rejoin of a session the server ended (its KICK or TOKEN_EXPIRED was lost).
+    if table[cookie] == nil, repeatNotice(cookie, to: address) { return }
     if let held = table[cookie] {
       if held.channel == request.channel, request.uid == 0 || request.uid == held.uid {
         return resume(held, token: request.token, from: address, now: now, wallClock: wallClock)
@@ -77,16 +79,16 @@ extension EdgeServer {
     guard previous != nil || table.count < config.maxSessions else {
       return refuse(.rejected, cookie: cookie, to: address)
     }
-    if let previous, let old = table[previous] {
+    if let previous {
       // The uid changes hands: the members keep seeing it present, with no LEFT.
-      outbox.send(.kick(.sameUID), cookie: previous, to: old.address)
-      removeSession(previous, cause: .replaced, announce: false)
+      end(previous, with: .kick(.sameUID), cause: .replaced, announce: false)
     }
     let uid = request.uid == 0 ? table.freeUID(in: channel) : request.uid
     table.insert(
       SessionRecord(
         cookie: cookie, channel: channel, uid: uid, address: address, lastHeard: now,
         tokenExpiry: tokenExpiry))
+    cancelDeparture(of: uid, from: channel)
     armTimers()
     sendAccept(
       uid: uid, expiry: tokenExpiry, resumed: false, cookie: cookie, to: address, now: now,

@@ -3,12 +3,16 @@ import TetherCore
 // MARK: - Presence, silence, token expiry
 
 extension EdgeServer {
-  /// Every member of every channel with others in it gets the channel's whole member list
-  /// with ages (ALIVE). The list is encoded once per channel and only the cookie differs
-  /// per recipient; it includes the recipient itself, which the client skips (its own uid).
+  /// Every member of every channel with others in it (or with members who left lately)
+  /// gets the channel's whole member list with ages (ALIVE), then the LEFT entries of
+  /// those who left on purpose lately. The list is encoded once per channel and only the
+  /// cookie differs per recipient; it includes the recipient itself, which the client
+  /// skips (its own uid).
   mutating func relayPresence(now: Instant) {
-    for (channel, members) in table.channels where members.count > 1 {
-      let entries = presenceEntries(of: channel, kind: .alive, now: now, except: nil)
+    for (channel, members) in table.channels where members.count > 1 || departures[channel] != nil {
+      let entries =
+        presenceEntries(of: channel, kind: .alive, now: now, except: nil)
+        + departureEntries(of: channel)
       let templates = Outbox.presenceTemplates(entries)
       for (_, cookie) in members {
         guard let member = table[cookie] else { continue }
@@ -35,8 +39,7 @@ extension EdgeServer {
       $0.tokenExpiry != 0 && $0.tokenExpiry <= wallClock
     }
     for session in expired {
-      outbox.send(.tokenExpired, cookie: session.cookie, to: session.address)
-      removeSession(session.cookie, cause: .tokenExpired, announce: true)
+      end(session.cookie, with: .tokenExpired, cause: .tokenExpired, announce: true)
     }
     bans = bans.filter { $0.value > wallClock }
   }

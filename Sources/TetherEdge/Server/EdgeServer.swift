@@ -18,6 +18,11 @@ public struct EdgeServer {
   var bans: [MemberKey: UInt64] = [:]
   /// Nonces of admin requests taken → when they can be forgotten (unix seconds).
   var takenNonces: [UInt64: UInt64] = [:]
+  /// Sessions ended with a notice, by cookie (EdgeServer+Notices.swift).
+  var ended: [UInt64: EndedSession] = [:]
+  /// LEFT entries still carried in each channel's digests, and how many in all.
+  var departures: [ChannelName: [Departure]] = [:]
+  var departureCount = 0
   var nextPresenceAt: Instant?
   var nextTokenCheckAt: Instant?
   /// The latest `now` seen: time never runs backwards inside the server.
@@ -89,6 +94,7 @@ public struct EdgeServer {
     let now = advanceClock(now)
     if let due = nextPresenceAt, due <= now {
       forgetSilentSessions(now: now)
+      pruneNotices(now: now)
       relayPresence(now: now)
       nextPresenceAt = Self.next(after: due, every: config.presenceInterval, now: now)
     }
@@ -96,7 +102,7 @@ public struct EdgeServer {
       expireTokens(wallClock: wallClock)
       nextTokenCheckAt = Self.next(after: due, every: config.tokenCheckInterval, now: now)
     }
-    if table.isEmpty {
+    if table.isEmpty && ended.isEmpty {
       nextPresenceAt = nil
       nextTokenCheckAt = nil
     }
@@ -112,12 +118,14 @@ public struct EdgeServer {
       join(request, cookie: cookie, from: address, now: now, wallClock: wallClock)
     case .heartbeat(let sequence):
       guard table.hear(cookie, from: address, at: now) != nil else {
+        if repeatNotice(cookie, to: address) { return }
         return sessionUnknown(cookie, to: address)
       }
       let ack = Message.heartbeatAck(sequence: sequence, serverTimeMs: Self.milliseconds(now))
       outbox.send(ack, cookie: cookie, to: address)
     case .renewToken(let token):
       guard let record = table.hear(cookie, from: address, at: now) else {
+        if repeatNotice(cookie, to: address) { return }
         return sessionUnknown(cookie, to: address)
       }
       renew(token, for: record, wallClock: wallClock)
@@ -165,13 +173,15 @@ public struct EdgeServer {
     if nextTokenCheckAt == nil { nextTokenCheckAt = clock + config.tokenCheckInterval }
   }
 
-  /// Removes a session; with `announce`, its channel's other members get a LEFT entry.
-  mutating func removeSession(_ cookie: UInt64, cause: EdgeEvent.LeaveCause, announce: Bool) {
+  /// Removes a session; with `announce`, its channel's other members get a LEFT entry (and
+  /// the next digests repeat it). `cause` nil: the caller recorded the event itself.
+  mutating func removeSession(_ cookie: UInt64, cause: EdgeEvent.LeaveCause?, announce: Bool) {
     guard let removed = table.remove(cookie) else { return }
-    record(.left(channel: removed.channel, uid: removed.uid, cause: cause))
+    if let cause { record(.left(channel: removed.channel, uid: removed.uid, cause: cause)) }
     if announce {
       let entry = PresenceEntry(uid: removed.uid, kind: .left, silentForMs: 0)
       broadcast(entry, in: removed.channel, except: cookie)
+      recordDeparture(of: removed.uid, from: removed.channel)
     }
   }
 

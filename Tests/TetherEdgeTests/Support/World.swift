@@ -31,6 +31,8 @@ struct World {
   var now: Instant = .zero
   /// Everything the server sent, decoded (admin answers are not packets: `packet` nil).
   var serverSent: [(at: Instant, to: PeerAddress, packet: Packet?, bytes: [UInt8])] = []
+  /// Datagrams the network loses: true drops it (`toServer`, the client, its packet).
+  var loses: (_ toServer: Bool, _ client: Int, _ packet: Packet?) -> Bool = { _, _, _ in false }
   private var queue: [(toServer: Bool, client: Int, bytes: [UInt8])] = []
 
   init(config: EdgeConfig = World.config()) {
@@ -153,6 +155,7 @@ struct World {
     while !queue.isEmpty {
       let item = queue.removeFirst()
       guard item.toServer ? uplinkUp[item.client] : downlinkUp[item.client] else { continue }
+      if loses(item.toServer, item.client, try? Packet.decode(item.bytes[...])) { continue }
       if item.toServer {
         ship(
           server.receive(

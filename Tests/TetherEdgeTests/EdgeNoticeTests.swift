@@ -1,0 +1,113 @@
+import Testing
+import TetherCore
+import TetherSim
+
+@testable import TetherEdge
+
+/// Terminal notices survive one lost datagram: a KICK or TOKEN_EXPIRED is repeated to the
+/// ended session's next datagram, and a LEFT rides on the channel's next digests.
+struct EdgeNoticeTests {
+  static let first: UInt32 = 1_000_000
+
+  static func twoMembers() throws -> World {
+    var world = World()
+    world.addClient()
+    world.addClient()
+    try world.join(0)
+    try world.join(1)
+    world.run(for: .seconds(2))
+    return world
+  }
+
+  static func isKick(_ packet: Packet?) -> Bool {
+    if case .kick = packet?.message { true } else { false }
+  }
+
+  static func carriesLeft(_ packet: Packet?) -> Bool {
+    guard case .presence(let digest) = packet?.message else { return false }
+    return digest.contains { $0.kind == .left }
+  }
+
+  @Test func kickLost_isRepeatedToTheNextHeartbeat_failedNotARejoin() throws {
+    var world = try Self.twoMembers()
+    // The KICK to the kicked device and the LEFT to the other are both lost once.
+    var lost = (kick: false, left: false)
+    let kick = EdgeAdminTests.kick(at: world.wallClock)
+    let out = world.server.admin(
+      kick[...], from: EdgeAdminTests.admin, now: world.now, wallClock: world.wallClock)
+    for datagram in out {
+      guard let i = world.addresses.firstIndex(of: datagram.address) else { continue }
+      let packet = try? Packet.decode(datagram.bytes[...])
+      if i == 0, Self.isKick(packet) {
+        lost.kick = true
+        continue
+      }
+      if i == 1, Self.carriesLeft(packet) {
+        lost.left = true
+        continue
+      }
+      world.clients[i].step { s, now, o in
+        _ = s.receive(datagram: datagram.bytes[...], now: now, into: &o)
+      }
+    }
+    #expect(lost.kick && lost.left)
+    let kickedAt = world.now
+    world.run(for: .seconds(30))
+    let device = world.clients[0]
+    let failed = try #require(
+      device.time(of: .connectionStateChanged(.failed, .bannedByServer)))
+    #expect(failed <= kickedAt + .seconds(1) + .ms(1))  // the next heartbeat's answer
+    #expect(
+      !device.notifications.contains(.connectionStateChanged(.reconnecting, .keepAliveTimeout)))
+    #expect(device.stateChanges.last == .connectionStateChanged(.failed, .bannedByServer))
+    let other = world.clients[1]
+    #expect(other.notifications.contains(.userOffline(uid: Self.first, reason: .quit)))
+    #expect(!other.notifications.contains(.userOffline(uid: Self.first, reason: .dropped)))
+    #expect(world.server.counters.noticesRepeated >= 1)
+  }
+
+  @Test func leftLost_theNextDigestCarriesIt_quitNotDropped() throws {
+    var world = try Self.twoMembers()
+    var dropped = 0
+    world.loses = { toServer, client, packet in
+      guard !toServer, client == 1, dropped == 0, Self.carriesLeft(packet) else { return false }
+      dropped += 1
+      return true
+    }
+    world.leave(0)
+    let leftAt = world.now
+    world.run(for: .seconds(30))
+    #expect(dropped == 1)
+    let other = world.clients[1]
+    let quit = try #require(other.time(of: .userOffline(uid: Self.first, reason: .quit)))
+    #expect(quit <= leftAt + world.server.config.presenceInterval + .ms(1))
+    #expect(!other.notifications.contains(.userOffline(uid: Self.first, reason: .dropped)))
+    #expect(
+      other.notifications.filter { $0 == .userOffline(uid: Self.first, reason: .quit) }.count == 1)
+  }
+
+  @Test func aMemberBackUnderItsUid_isNotAnnouncedAsLeft() throws {
+    var world = try Self.twoMembers()
+    world.leave(0)
+    try world.join(0, uid: Self.first)  // back at once under the same uid, a new session
+    let backAt = world.now
+    world.run(for: .seconds(10))
+    let other = world.clients[1]
+    let quits = other.log.filter { $0.notification == .userOffline(uid: Self.first, reason: .quit) }
+    #expect(quits.count == 1)
+    #expect(quits.allSatisfy { $0.at <= backAt })  // no LEFT repeated after it came back
+    #expect(world.server.departures.isEmpty)
+    #expect(world.server.members(of: Fixture.channel).contains(Self.first))
+  }
+
+  @Test func endedSessionsAndDepartures_areForgottenInTime() throws {
+    var world = try Self.twoMembers()
+    _ = EdgeAdminTests.send(EdgeAdminTests.kick(at: world.wallClock), in: &world)
+    world.leave(1)
+    #expect(world.server.ended.count == 1)
+    world.run(for: world.server.config.forgetAfter + .seconds(2))
+    #expect(world.server.ended.isEmpty)
+    #expect(world.server.departures.isEmpty && world.server.departureCount == 0)
+    #expect(world.server.nextDeadline == nil)
+  }
+}
