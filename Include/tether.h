@@ -246,8 +246,11 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    caller) is read up to its size, the rest taken as NULL or default. `ctx` is passed back
    to every callback untouched. `server` is "a.b.c.d:port", "[v6]:port", or "name:port";
    a numeric address never blocks; a name is resolved here, with getaddrinfo, which MAY
-   BLOCK this call. On Linux the engine also watches the device's addresses (a netlink
-   socket on the loop) and rejoins on a change with CLIENT_IP_ADDRESS_CHANGED.
+   BLOCK this call. On Linux the engine also watches the device's addresses and routes
+   (a netlink socket on the loop); 100 ms after a burst of changes it rejoins, with
+   CLIENT_IP_ADDRESS_CHANGED, only if the route to its server now leaves from another
+   source address (or is gone): an interface, VPN or address it does not use changes
+   nothing.
    Every engine on one loop shares that loop's deadline source (one timerfd behind all
    their deadlines) and its netlink socket: a loop holds two descriptors however many
    engines it has, and each engine one (its UDP socket). They are made with the loop's

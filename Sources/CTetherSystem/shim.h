@@ -186,14 +186,15 @@ static inline void tether_sys_registry_unlock(void) {
   pthread_mutex_unlock(tether_sys_registry_mutex());
 }
 
-/* A netlink route socket subscribed to IPv4 and IPv6 address changes, or -1. */
+/* A netlink route socket subscribed to IPv4 and IPv6 address and route changes, or -1. */
 static inline int tether_sys_netlink_addresses(void) {
   struct sockaddr_nl address;
   int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (fd < 0) return -1;
   memset(&address, 0, sizeof address);
   address.nl_family = AF_NETLINK;
-  address.nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
+  address.nl_groups =
+      RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
   if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
     close(fd);
     return -1;
@@ -201,7 +202,8 @@ static inline int tether_sys_netlink_addresses(void) {
   return fd;
 }
 
-/* Reads what the netlink socket has; 1 if a message said an address was added or removed.
+/* Reads what the netlink socket has; 1 if a message said an address or a route was added
+   or removed.
    Messages are walked with the kernel's own macros, bounded by what was received. */
 static inline int tether_sys_netlink_drain(int fd) {
   union {
@@ -215,10 +217,53 @@ static inline int tether_sys_netlink_drain(int fd) {
     int length = (int)n;
     for (struct nlmsghdr *h = &buffer.header; NLMSG_OK(h, (unsigned)length);
          h = NLMSG_NEXT(h, length)) {
-      if (h->nlmsg_type == RTM_NEWADDR || h->nlmsg_type == RTM_DELADDR) changed = 1;
+      if (h->nlmsg_type == RTM_NEWADDR || h->nlmsg_type == RTM_DELADDR ||
+          h->nlmsg_type == RTM_NEWROUTE || h->nlmsg_type == RTM_DELROUTE) {
+        changed = 1;
+      }
     }
   }
   return changed;
+}
+
+/* The address of a socket address (family and bytes, not the port). */
+static inline int tether_sys_same_host(const struct sockaddr_storage *a,
+                                       const struct sockaddr_storage *b) {
+  if (a->ss_family != b->ss_family) return 0;
+  if (a->ss_family == AF_INET) {
+    return memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+                  &((const struct sockaddr_in *)b)->sin_addr, sizeof(struct in_addr)) == 0;
+  }
+  if (a->ss_family == AF_INET6) {
+    return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                  &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+  }
+  return 0;
+}
+
+/* Whether the route from this device to the peer connected UDP socket `fd` talks to now
+   leaves from another source address than `fd` uses: 1 yes (or there is no route any
+   more), 0 no, -1 cannot tell (errno set). Nothing is sent: connecting a UDP socket only
+   looks the route up. */
+static inline int tether_sys_route_source_changed(int fd) {
+  struct sockaddr_storage peer, local, now;
+  socklen_t peer_length = sizeof peer, local_length = sizeof local, now_length = sizeof now;
+  int probe, result;
+  if (getpeername(fd, (struct sockaddr *)&peer, &peer_length) != 0 ||
+      getsockname(fd, (struct sockaddr *)&local, &local_length) != 0) {
+    return -1;
+  }
+  probe = socket(peer.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (probe < 0) return -1;
+  if (connect(probe, (const struct sockaddr *)&peer, peer_length) != 0) {
+    result = 1;
+  } else if (getsockname(probe, (struct sockaddr *)&now, &now_length) != 0) {
+    result = -1;
+  } else {
+    result = tether_sys_same_host(&local, &now) ? 0 : 1;
+  }
+  close(probe);
+  return result;
 }
 
 #endif

@@ -146,9 +146,14 @@ final class Engine {
     Engine.enter(self) { $0.flush() }
   }
 
-  /// The loop's netlink watcher saw an address added or removed.
-  func addressesChanged() {
-    Engine.enter(self) { $0.networkChanged(byUser: false) }
+  /// The loop's netlink watcher saw addresses or routes change: the session rejoins
+  /// (CLIENT_IP_ADDRESS_CHANGED) only if the route to its server now leaves from another
+  /// source address than its socket uses, or is gone (or that cannot be told).
+  func routeMayHaveChanged() {
+    Engine.enter(self) { engine in
+      guard tether_sys_route_source_changed(engine.socket.fd) != 0 else { return }
+      engine.networkChanged(byUser: false)
+    }
   }
 
   /// The device's addresses changed (netlink saw it, or the app said so): a fresh socket,

@@ -205,10 +205,12 @@ final class LoopContext {
     deadlinesDue()
   }
 
-  /// The netlink socket is readable: if an address was added or removed, every engine of
-  /// the loop hears of it. (Rare, so the list of engines is copied without care.)
-  func addressesMayHaveChanged() {
-    guard let netlink, netlink.drain() else { return }
-    for engine in engines.compactMap({ $0 }) { engine.addressesChanged() }
+  /// The netlink socket is readable.
+  func netlinkReadable() { netlink?.drain(loop: loop) }
+
+  /// A burst of address or route changes has settled: every engine of the loop looks at
+  /// the route to its server. (Rare, so the list of engines is copied without care.)
+  func routesMayHaveChanged() {
+    for engine in engines.compactMap({ $0 }) { engine.routeMayHaveChanged() }
   }
 }
