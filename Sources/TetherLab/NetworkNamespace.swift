@@ -31,6 +31,15 @@ public final class NetworkNamespace: @unchecked Sendable {
     try run(["netns", "exec", name, Self.ip, "addr", "add", cidr, "dev", "lo"])
   }
 
+  /// Makes the route to 127.0.0.1 leave from `source` (an address the namespace holds):
+  /// what a device sees when its route to the server changes source address.
+  public func setLoopbackSource(_ source: String) throws {
+    try run([
+      "netns", "exec", name, Self.ip, "route", "replace", "local", "127.0.0.1", "dev", "lo",
+      "table", "local", "proto", "kernel", "scope", "host", "src", source,
+    ])
+  }
+
   private func run(_ arguments: [String]) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Self.ip)

@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// A UDP relay on loopback between devices and the edge server whose link to each device
-/// can be cut and healed, in both directions at once. Device `i` talks to
+/// can be cut and healed, in both directions at once or only from the device to the edge
+/// (the uplink). Device `i` talks to
 /// `127.0.0.1:port(of: i)`; the relay forwards to the edge from a socket of its own per
 /// device, so the edge sees each device as a distinct peer. Runs on its own thread with a
 /// bounded poll loop until `stop()`.
@@ -16,7 +17,10 @@ public final class Relay: @unchecked Sendable {
     var device = sockaddr_in()
     var deviceKnown = false
     var up = true
+    /// False while only the device → edge direction is cut.
+    var uplinkUp = true
     var lastToDevice: Double?
+    var lastAnswerToDevice: Double?
     var lastFromDevice: Double?
   }
 
@@ -57,7 +61,21 @@ public final class Relay: @unchecked Sendable {
   }
 
   public func cut(_ device: Int) { setUp(device, false) }
-  public func heal(_ device: Int) { setUp(device, true) }
+  /// Heals both directions (after ``cut(_:)`` or ``cutUplink(_:)``).
+  public func heal(_ device: Int) {
+    locked {
+      links[device].up = true
+      links[device].uplinkUp = true
+    }
+  }
+  /// Drops what device `i` sends; what the edge sends still reaches it.
+  public func cutUplink(_ device: Int) { locked { links[device].uplinkUp = false } }
+
+  /// When the relay last passed device `i` an answer to something it sent (ACCEPT,
+  /// HEARTBEAT_ACK, SESSION_UNKNOWN, TOKEN_RENEWED): what proves its round trip.
+  public func lastAnswerToDevice(_ device: Int) -> Double? {
+    locked { links[device].lastAnswerToDevice }
+  }
 
   /// When the relay last passed a datagram to device `i` (its "last data").
   public func lastToDevice(_ device: Int) -> Double? { locked { links[device].lastToDevice } }
@@ -113,8 +131,9 @@ public final class Relay: @unchecked Sendable {
     let up: Bool = locked {
       links[device].device = from
       links[device].deviceKnown = true
-      if links[device].up { links[device].lastFromDevice = now }
-      return links[device].up
+      let up = links[device].up && links[device].uplinkUp
+      if up { links[device].lastFromDevice = now }
+      return up
     }
     guard up else { return }
     _ = buffer.withUnsafeBytes { send(links[device].back, $0.baseAddress, n, 0) }
@@ -127,6 +146,7 @@ public final class Relay: @unchecked Sendable {
     let target: sockaddr_in? = locked {
       guard links[device].up, links[device].deviceKnown else { return nil }
       links[device].lastToDevice = now
+      if n >= 12, Self.answerTypes.contains(buffer[3]) { links[device].lastAnswerToDevice = now }
       return links[device].device
     }
     guard var to = target else { return }
@@ -140,6 +160,9 @@ public final class Relay: @unchecked Sendable {
       }
     }
   }
+
+  /// Server → client message types that answer the client (docs/PROTOCOL.md §5).
+  static let answerTypes: [UInt8] = [0x81, 0x83, 0x87, 0x88]
 
   static func loopback(port: UInt16) -> sockaddr_in {
     var address = sockaddr_in()

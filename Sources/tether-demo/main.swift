@@ -145,10 +145,11 @@ do {
   sleep(until: t0 + 5 * scale)
   relay.cut(a)
   let cutAt = monotonicSeconds()
-  let lastToA = relay.lastToDevice(a) ?? cutAt
+  let lastToA = relay.lastAnswerToDevice(a) ?? cutAt
   let lastFromA = relay.lastFromDevice(a) ?? cutAt
   report.mark(
-    String(format: "link to A cut (A's last data at %+.0f ms)", (lastToA - t0) * 1000), at: cutAt)
+    String(format: "link to A cut (last answer to A at %+.0f ms)", (lastToA - t0) * 1000), at: cutAt
+  )
   report.exact(
     "RECONNECTING / INTERRUPTED", "A", at: lastToA - t0 + interrupted,
     deviceA.waitForState("RECONNECTING", "INTERRUPTED"))
@@ -177,8 +178,38 @@ do {
     "user-joined uid=1 (again)", "B", after: healAt - t0, by: healAt - t0 + retryCap,
     deviceB.waitFor("user-joined uid=1", from: seenBefore))
 
-  // A leaves at 60 s (scaled): SIGINT makes the device call tether_leave_channel.
-  sleep(until: t0 + 60 * scale)
+  // Only A's uplink dies at 50 s (scaled): presence still reaches A, but no answer does,
+  // so A goes INTERRUPTED from its last answer while B sees it fall silent. Healed at 62 s.
+  sleep(until: t0 + 50 * scale)
+  let statesBefore = deviceA.lines.count
+  let seenBeforeUplink = deviceB.lines.count
+  relay.cutUplink(a)
+  let uplinkCutAt = monotonicSeconds()
+  let lastAnswerToA = relay.lastAnswerToDevice(a) ?? uplinkCutAt
+  let lastFromAUp = relay.lastFromDevice(a) ?? uplinkCutAt
+  report.mark(
+    String(format: "uplink from A cut (last answer at %+.0f ms)", (lastAnswerToA - t0) * 1000),
+    at: uplinkCutAt)
+  report.exact(
+    "RECONNECTING / INTERRUPTED (uplink only)", "A", at: lastAnswerToA - t0 + interrupted,
+    deviceA.waitForState("RECONNECTING", "INTERRUPTED", from: statesBefore))
+  report.exact(
+    "remote-interrupted uid=1", "B", at: lastFromAUp - t0 + interrupted,
+    deviceB.waitFor("remote-interrupted uid=1", from: seenBeforeUplink))
+  sleep(until: t0 + 62 * scale)
+  relay.heal(a)
+  let uplinkHealAt = monotonicSeconds()
+  report.mark("uplink from A healed", at: uplinkHealAt)
+  report.window(
+    "CONNECTED / REJOIN_SUCCESS", "A", after: uplinkHealAt - t0,
+    by: uplinkHealAt - t0 + retryCap,
+    deviceA.waitForState("CONNECTED", "REJOIN_SUCCESS", from: statesBefore))
+  report.window(
+    "remote-resumed uid=1", "B", after: uplinkHealAt - t0, by: uplinkHealAt - t0 + retryCap,
+    deviceB.waitFor("remote-resumed uid=1", from: seenBeforeUplink))
+
+  // A leaves at 75 s (scaled): SIGINT makes the device call tether_leave_channel.
+  sleep(until: t0 + 75 * scale)
   let leaveAt = monotonicSeconds()
   _ = deviceA.leave()
   report.exact(

@@ -23,7 +23,7 @@ import TetherLab
     #expect(a.reaches("CONNECTED", "JOIN_SUCCESS", timeout: 20))
     #expect(b.waitFor("user-joined uid=1") != nil)
     relay.cut(0)
-    let lastData = try #require(relay.lastToDevice(0))
+    let lastData = try #require(relay.lastAnswerToDevice(0))
     let interrupted = try #require(a.waitForState("RECONNECTING", "INTERRUPTED"))
     #expect(interrupted.time >= lastData + 0.4 - 0.005 && interrupted.time <= lastData + 0.4 + 0.3)
     let lost = try #require(a.waitForState("RECONNECTING", "LOST"))
