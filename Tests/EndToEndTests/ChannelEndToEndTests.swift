@@ -8,16 +8,25 @@ import TetherLab
 @Suite(.serialized, Lab.enabled) struct ChannelEndToEndTests {
   // MARK: - The seed timeline
 
-  @Test func uplinkOnlyOutage_interruptedFromTheLastAnswer_thoughPresenceArrives() throws {
-    let scale = 0.05
+  /// tether-edge, a relay, and devices B (uid 2), then A (uid 1), joined through it, each
+  /// having seen the other.
+  static func twoJoinedThroughARelay(scale: Double) throws -> (
+    EdgeProcess, Relay, DeviceProcess, DeviceProcess
+  ) {
     let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
     let relay = try Relay(devices: 2, edgePort: edge.port)
-    defer { relay.stop() }
     let b = try Lab.device("B", edge: edge, relay: relay, index: 1, uid: 2, scale: scale)
     #expect(b.reaches("CONNECTED", "JOIN_SUCCESS"))
     let a = try Lab.device("A", edge: edge, relay: relay, index: 0, uid: 1, scale: scale)
     #expect(a.reaches("CONNECTED", "JOIN_SUCCESS"))
+    #expect(a.waitFor("user-joined uid=2") != nil)
     #expect(b.waitFor("user-joined uid=1") != nil)
+    return (edge, relay, a, b)
+  }
+
+  @Test func uplinkOnlyOutage_interruptedFromTheLastAnswer_thoughPresenceArrives() throws {
+    let (edge, relay, a, b) = try Self.twoJoinedThroughARelay(scale: 0.05)
+    defer { relay.stop() }
     usleep(300_000)  // a few presence digests
     relay.cutUplink(0)
     let lastAnswer = try #require(relay.lastAnswerToDevice(0))
@@ -35,16 +44,8 @@ import TetherLab
   }
 
   @Test func seedTimeline_joinCutInterruptedLostDroppedHealRejoinLeaveQuit() throws {
-    let scale = 0.05
-    let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
-    let relay = try Relay(devices: 2, edgePort: edge.port)
+    let (edge, relay, a, b) = try Self.twoJoinedThroughARelay(scale: 0.05)
     defer { relay.stop() }
-    let b = try Lab.device("B", edge: edge, relay: relay, index: 1, uid: 2, scale: scale)
-    #expect(b.reaches("CONNECTED", "JOIN_SUCCESS"))
-    let a = try Lab.device("A", edge: edge, relay: relay, index: 0, uid: 1, scale: scale)
-    #expect(a.reaches("CONNECTED", "JOIN_SUCCESS"))
-    #expect(a.waitFor("user-joined uid=2") != nil)
-    #expect(b.waitFor("user-joined uid=1") != nil)
     relay.cut(0)
     let lastData = try #require(relay.lastAnswerToDevice(0))
     let interrupted = try #require(a.waitForState("RECONNECTING", "INTERRUPTED"))

@@ -9,16 +9,6 @@ import TetherSim
 struct EdgeNoticeTests {
   static let first: UInt32 = 1_000_000
 
-  static func twoMembers() throws -> World {
-    var world = World()
-    world.addClient()
-    world.addClient()
-    try world.join(0)
-    try world.join(1)
-    world.run(for: .seconds(2))
-    return world
-  }
-
   static func isKick(_ packet: Packet?) -> Bool {
     if case .kick = packet?.message { true } else { false }
   }
@@ -29,7 +19,7 @@ struct EdgeNoticeTests {
   }
 
   @Test func kickLost_isRepeatedToTheNextHeartbeat_failedNotARejoin() throws {
-    var world = try Self.twoMembers()
+    var world = try EdgeAdminTests.twoMembers()
     // The KICK to the kicked device and the LEFT to the other are both lost once.
     var lost = (kick: false, left: false)
     let kick = EdgeAdminTests.kick(at: world.wallClock)
@@ -67,7 +57,7 @@ struct EdgeNoticeTests {
   }
 
   @Test func leftLost_theNextDigestCarriesIt_quitNotDropped() throws {
-    var world = try Self.twoMembers()
+    var world = try EdgeAdminTests.twoMembers()
     var dropped = 0
     world.loses = { toServer, client, packet in
       guard !toServer, client == 1, dropped == 0, Self.carriesLeft(packet) else { return false }
@@ -87,7 +77,7 @@ struct EdgeNoticeTests {
   }
 
   @Test func aMemberBackUnderItsUid_isNotAnnouncedAsLeft() throws {
-    var world = try Self.twoMembers()
+    var world = try EdgeAdminTests.twoMembers()
     world.leave(0)
     try world.join(0, uid: Self.first)  // back at once under the same uid, a new session
     let backAt = world.now
@@ -101,7 +91,7 @@ struct EdgeNoticeTests {
   }
 
   @Test func endedSessionsAndDepartures_areForgottenInTime() throws {
-    var world = try Self.twoMembers()
+    var world = try EdgeAdminTests.twoMembers()
     _ = EdgeAdminTests.send(EdgeAdminTests.kick(at: world.wallClock), in: &world)
     world.leave(1)
     #expect(world.server.ended.count == 1)
