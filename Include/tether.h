@@ -244,9 +244,16 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    `handler` are copied; `handler` may be NULL (no callbacks) and any of its pointers may
    be NULL; a handler or config whose `size` is smaller than this header's (an older
    caller) is read up to its size, the rest taken as NULL or default. `ctx` is passed back
-   to every callback untouched. `server` is "a.b.c.d:port", "[v6]:port", or "name:port";
-   a numeric address never blocks; a name is resolved here, with getaddrinfo, which MAY
-   BLOCK this call. On Linux the engine also watches the device's addresses and routes
+   to every callback untouched. `server` is "a.b.c.d:port", "[v6]:port", or "name:port".
+   Nothing here blocks on DNS: a name is looked up (getaddrinfo) on a short-lived thread
+   of the engine's own, whose answer comes back through the loop. Until the name has an
+   address the session's JOINs count as attempts but go nowhere; the first address gets a
+   JOIN at once. A name that does not resolve is no error: it is looked up again with each
+   unanswered attempt (on_log says why it failed) and the session follows its documented
+   timeline (LOST, then JOIN_FAILED at give_up_after_ms). While (re)joins go unanswered, the
+   name is looked up again every 3 attempts, and after a network change; a new address
+   gets a JOIN at once, with no state change: moving a fleet by DNS moves the devices that
+   lost their server. On Linux the engine also watches the device's addresses and routes
    (a netlink socket on the loop); 100 ms after a burst of changes it rejoins, with
    CLIENT_IP_ADDRESS_CHANGED, only if the route to its server now leaves from another
    source address (or is gone): an interface, VPN or address it does not use changes
@@ -267,9 +274,11 @@ void tether_engine_handler_init(tether_engine_handler *handler);
                                   retry_cap_ms below retry_base_ms; a handler whose size
                                   is below the first published handler's (size 0: the app
                                   did not call tether_engine_handler_init);
-                                  server NULL, malformed, or a name that does not resolve
+                                  server NULL or malformed (no port, a port over 65535,
+                                  a host neither numeric nor a well-formed name)
      TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable ASCII
-     TETHER_ERR_FAILED            no socket could be made (the log callback says why)
+     TETHER_ERR_FAILED            no socket, or no thread for a name's look-up, could be
+                                  made (the log callback says why)
    Thread: the thread that runs `loop`.
 
      tether_engine *engine;
@@ -344,16 +353,17 @@ tether_connection_state tether_get_connection_state(const tether_engine *engine)
 int tether_network_changed(tether_engine *engine);
 
 /* tether_set_server: switches to another edge server or proxy endpoint ("host:port" as in
-   the config; a name may block while it resolves). The next packets go there; while
+   the config; a name is looked up off the loop's thread, as at create, and packets wait
+   for its address). The next packets go there; while
    CONNECTED or RECONNECTING the session goes RECONNECTING/SETTING_PROXY_SERVER and rejoins
    through it at once; CONNECTING sends a JOIN there at once; otherwise it is kept for the
    next join.
    Returns 0, or:
      TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the engine's thread
-     TETHER_ERR_INVALID_ARGUMENT server NULL, malformed, or a name that does not resolve
-                                 (nothing changes)
-     TETHER_ERR_FAILED           no socket could be made for the new address
+     TETHER_ERR_INVALID_ARGUMENT server NULL or malformed (nothing changes)
+     TETHER_ERR_FAILED           no socket could be made for the new address, or no
+                                 thread for the look-up of a name (nothing changes)
    Thread: the engine's. */
 int tether_set_server(tether_engine *engine, const char *server);
 

@@ -14,9 +14,11 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -43,30 +45,143 @@ typedef struct tether_sys_address {
   socklen_t length;
 } tether_sys_address;
 
-/* Resolves host (NUL-terminated, no brackets) and port into *out. With lookup 0 only a
-   numeric address is accepted and nothing blocks; with lookup 1 a name goes through
-   getaddrinfo, which may block. Returns 0, or -1. */
-static inline int tether_sys_resolve(const char *host, uint16_t port, int lookup,
-                                     tether_sys_address *out) {
-  struct addrinfo hints, *result = NULL;
-  memset(&hints, 0, sizeof hints);
-  hints.ai_socktype = SOCK_DGRAM;
-  hints.ai_flags = lookup ? 0 : AI_NUMERICHOST;
-  if (getaddrinfo(host, NULL, &hints, &result) != 0 || result == NULL) return -1;
-  int ok = (result->ai_family == AF_INET || result->ai_family == AF_INET6) &&
-           result->ai_addrlen <= sizeof out->storage;
-  if (ok) {
+/* Copies the first IPv4 or IPv6 address of `result` into *out with `port`; 0, or -1 when
+   there is none. */
+static inline int tether_sys_first_address(const struct addrinfo *result, uint16_t port,
+                                           tether_sys_address *out) {
+  for (const struct addrinfo *a = result; a != NULL; a = a->ai_next) {
+    if ((a->ai_family != AF_INET && a->ai_family != AF_INET6) ||
+        a->ai_addrlen > sizeof out->storage) {
+      continue;
+    }
     memset(out, 0, sizeof *out);
-    memcpy(&out->storage, result->ai_addr, result->ai_addrlen);
-    out->length = result->ai_addrlen;
-    if (result->ai_family == AF_INET) {
+    memcpy(&out->storage, a->ai_addr, a->ai_addrlen);
+    out->length = a->ai_addrlen;
+    if (a->ai_family == AF_INET) {
       ((struct sockaddr_in *)&out->storage)->sin_port = htons(port);
     } else {
       ((struct sockaddr_in6 *)&out->storage)->sin6_port = htons(port);
     }
+    return 0;
   }
+  return -1;
+}
+
+/* Parses a numeric host (NUL-terminated, no brackets: "192.0.2.1", "::1") and port into
+   *out. Never looks anything up, so never blocks. Returns 0, or -1. */
+static inline int tether_sys_numeric_address(const char *host, uint16_t port,
+                                             tether_sys_address *out) {
+  struct addrinfo hints, *result = NULL;
+  int rc;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = SOCK_DGRAM;
+  hints.ai_flags = AI_NUMERICHOST;
+  if (getaddrinfo(host, NULL, &hints, &result) != 0 || result == NULL) return -1;
+  rc = tether_sys_first_address(result, port, out);
   freeaddrinfo(result);
-  return ok ? 0 : -1;
+  return rc;
+}
+
+/* Whether two endpoints are the same address and port. */
+static inline int tether_sys_same_address(const tether_sys_address *a,
+                                          const tether_sys_address *b) {
+  return a->length == b->length && memcmp(&a->storage, &b->storage, a->length) == 0;
+}
+
+/* A name lookup (getaddrinfo) on a thread of its own, so that the loop's thread never
+   blocks on DNS. The job is shared by the engine that asked and the thread: each holds a
+   reference and the last to let go closes the eventfd and frees it, so an engine destroyed
+   while its lookup runs simply lets go (the thread finishes, then frees). The thread writes
+   the answer, then makes `fd` readable; the engine watches `fd` on its loop and reads the
+   answer on its own thread. */
+typedef struct tether_sys_lookup {
+  char host[256];
+  uint16_t port;
+  int fd;     /* eventfd: readable once the answer is in */
+  int refs;   /* 2 while both the engine and the thread hold it */
+  int done;   /* set (release) by the thread before it signals `fd` */
+  int status; /* 0, or getaddrinfo's EAI_* code (EAI_FAMILY: no IPv4/IPv6 address) */
+  tether_sys_address address;
+} tether_sys_lookup;
+
+static inline void tether_sys_lookup_release(tether_sys_lookup *job) {
+  if (__atomic_sub_fetch(&job->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    close(job->fd);
+    free(job);
+  }
+}
+
+static inline void *tether_sys_lookup_run(void *argument) {
+  tether_sys_lookup *job = (tether_sys_lookup *)argument;
+  struct addrinfo hints, *result = NULL;
+  uint64_t one = 1;
+  int rc;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = SOCK_DGRAM;
+  rc = getaddrinfo(job->host, NULL, &hints, &result);
+  if (rc == 0) {
+    rc = tether_sys_first_address(result, job->port, &job->address) == 0 ? 0 : EAI_FAMILY;
+    freeaddrinfo(result);
+  }
+  job->status = rc;
+  __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+  if (write(job->fd, &one, sizeof one) < 0) { /* cannot fail: the counter is far from full */
+  }
+  tether_sys_lookup_release(job);
+  return NULL;
+}
+
+/* Starts looking `host` (NUL-terminated, under 256 bytes) up; its answer will carry
+   `port`. Returns the job, or NULL (errno set: no memory, descriptor or thread). The thread
+   is detached and blocks every signal, so the host's signal handling is untouched. */
+static inline tether_sys_lookup *tether_sys_lookup_start(const char *host, uint16_t port) {
+  tether_sys_lookup *job;
+  pthread_attr_t attributes;
+  pthread_t thread;
+  sigset_t all, previous;
+  int rc;
+  size_t length = strlen(host);
+  if (length >= sizeof job->host) {
+    errno = EINVAL;
+    return NULL;
+  }
+  job = (tether_sys_lookup *)calloc(1, sizeof *job);
+  if (job == NULL) return NULL;
+  memcpy(job->host, host, length + 1);
+  job->port = port;
+  job->refs = 2;
+  job->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (job->fd < 0) {
+    free(job);
+    return NULL;
+  }
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  rc = pthread_create(&thread, &attributes, tether_sys_lookup_run, job);
+  pthread_sigmask(SIG_SETMASK, &previous, NULL);
+  pthread_attr_destroy(&attributes);
+  if (rc != 0) {
+    close(job->fd);
+    free(job);
+    errno = rc;
+    return NULL;
+  }
+  return job;
+}
+
+static inline int tether_sys_lookup_fd(const tether_sys_lookup *job) { return job->fd; }
+
+/* The answer of a finished lookup: 0 with *out set, an EAI_* code, or 1 while the thread
+   has not answered yet. */
+static inline int tether_sys_lookup_result(tether_sys_lookup *job, tether_sys_address *out) {
+  uint64_t count;
+  if (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE)) return 1;
+  if (read(job->fd, &count, sizeof count) < 0) { /* already read: nothing to do */
+  }
+  if (job->status == 0) *out = job->address;
+  return job->status;
 }
 
 /* A non-blocking UDP socket connected to `to`, or -1 (errno set). The kernel is asked to

@@ -91,9 +91,9 @@ private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> Cha
   return config
 }
 
-private func serverAddress(_ text: UnsafePointer<CChar>?) -> ServerAddress? {
+private func serverEndpoint(_ text: UnsafePointer<CChar>?) -> ServerEndpoint? {
   guard let text else { return nil }
-  return ServerAddress(cStringBytes(text, limit: 300))
+  return ServerEndpoint(cStringBytes(text, limit: 300))
 }
 
 @_cdecl("tether_engine_create")
@@ -107,25 +107,33 @@ public func exportedCreate(
   guard let config, let given = readConfig(config) else { return invalidArgument }
   let settings: ChannelConfig
   do { settings = try channelConfig(given) } catch { return error.rawValue }
-  guard let server = serverAddress(given.server) else { return invalidArgument }
+  guard let endpoint = serverEndpoint(given.server) else { return invalidArgument }
   guard let callbacks = Callbacks(handler, context: context) else { return invalidArgument }
   guard let loop = loop ?? tether_ev_default_loop() else { return TetherError.failed.rawValue }
-  guard let socket = UDPSocket(connectedTo: server) else {
-    callbacks.log(.error, "tether_engine_create: no UDP socket, errno", Int64(System.errno))
-    return TetherError.failed.rawValue
+  var socket: UDPSocket?
+  if let address = endpoint.address {
+    socket = UDPSocket(connectedTo: address)
+    guard socket != nil else {
+      callbacks.log(.error, "tether_engine_create: no UDP socket, errno", Int64(System.errno))
+      return TetherError.failed.rawValue
+    }
   }
   let session: ChannelSession<BufferedRandom>
   do {
     session = try ChannelSession(config: settings, random: BufferedRandom())
   } catch {
-    socket.close()
+    socket?.close()
     return error.rawValue
   }
   let engine = Engine(
     context: LoopRegistry.context(of: loop), session: session, callbacks: callbacks,
-    socket: socket, server: server)
+    endpoint: endpoint, socket: socket)
   let handle = Unmanaged.passRetained(engine)
-  engine.start(handle: handle.toOpaque())
+  guard engine.start() else {
+    engine.shutDown()
+    handle.release()
+    return TetherError.failed.rawValue
+  }
   out.pointee = OpaquePointer(handle.toOpaque())
   return 0
 }
@@ -211,14 +219,12 @@ public func exportedNetworkChanged(_ pointer: OpaquePointer?) -> Int32 {
 @_cdecl("tether_set_server")
 public func exportedSetServer(_ pointer: OpaquePointer?, _ server: UnsafePointer<CChar>?) -> Int32 {
   withEngine(pointer) { engine in
-    guard let address = serverAddress(server) else { return invalidArgument }
-    guard let socket = UDPSocket(connectedTo: address) else {
-      engine.callbacks.log(.error, "tether_set_server: no UDP socket, errno", Int64(System.errno))
+    guard let endpoint = serverEndpoint(server) else { return invalidArgument }
+    guard engine.setServer(endpoint) else {
+      engine.callbacks.log(
+        .error, "tether_set_server: no socket or look-up thread, errno", Int64(System.errno))
       return TetherError.failed.rawValue
     }
-    engine.replaceSocket(socket, server: address)
-    engine.session.endpointChanged(now: engine.now, into: &engine.output)
-    engine.flush()
     return 0
   }
 }

@@ -1,29 +1,90 @@
 import CTetherSystem
 
-/// An edge server endpoint: "a.b.c.d:port", "[v6]:port" or "name:port". Numeric forms are
-/// parsed without any lookup; a name goes through getaddrinfo, which may block.
+/// An edge server's socket address (IPv4 or IPv6, with its port), as the kernel takes it.
 struct ServerAddress {
   var address = tether_sys_address()
 
-  /// Parses `text`; nil when it is malformed or a name does not resolve.
+  /// A numeric host ("192.0.2.1", "::1"; NUL-terminated, no brackets) and `port`; nil if
+  /// `host` is not numeric. Never looks anything up.
+  init?(numericHost host: [UInt8], port: UInt16) {
+    let parsed = host.withUnsafeBufferPointer { buffer in
+      buffer.withMemoryRebound(to: CChar.self) { chars in
+        tether_sys_numeric_address(chars.baseAddress, port, &address) == 0
+      }
+    }
+    guard parsed else { return nil }
+  }
+
+  init(_ address: tether_sys_address) { self.address = address }
+
+  func same(as other: ServerAddress) -> Bool {
+    var a = address
+    var b = other.address
+    return tether_sys_same_address(&a, &b) != 0
+  }
+}
+
+/// What the app gave as the server: "a.b.c.d:port", "[v6]:port" or "name:port". A numeric
+/// host is an address at once; a name is looked up off the loop's thread (``NameLookup``),
+/// at create, at tether_set_server, and again while rejoins go unanswered.
+///
+/// (A struct rather than an enum of the two: valgrind found the Embedded build's outlined
+/// copy of such an enum testing a tag bit in bytes the address case leaves unset.)
+struct ServerEndpoint {
+  /// The address, for a numeric host; nil for a name.
+  let address: ServerAddress?
+  /// The host name to look up (NUL-terminated); empty for a numeric host.
+  let name: [UInt8]
+  /// The port the name's addresses take.
+  let port: UInt16
+
+  /// Parses `text`; nil when it is malformed (no port, a bad port, a host that is neither
+  /// numeric nor a well-formed name).
   init?(_ text: [UInt8]) {
     guard let colon = text.lastIndex(of: UInt8(ascii: ":")), colon > 0,
       let port = Self.port(text[(colon + 1)...])
     else { return nil }
     var host = Array(text[..<colon])
-    if host.first == UInt8(ascii: "[") {
+    let bracketed = host.first == UInt8(ascii: "[")
+    if bracketed {
       guard host.last == UInt8(ascii: "]"), host.count > 2 else { return nil }
       host = Array(host.dropFirst().dropLast())
     }
     guard !host.contains(0), host.count < 256 else { return nil }
     host.append(0)
-    let resolved = host.withUnsafeBufferPointer { buffer in
-      buffer.withMemoryRebound(to: CChar.self) { chars in
-        tether_sys_resolve(chars.baseAddress, port, 0, &address) == 0
-          || tether_sys_resolve(chars.baseAddress, port, 1, &address) == 0
+    self.port = port
+    if let address = ServerAddress(numericHost: host, port: port) {
+      self.address = address
+      name = []
+    } else if !bracketed && Self.isHostName(host.dropLast()) {
+      address = nil
+      name = host
+    } else {
+      return nil
+    }
+  }
+
+  /// RFC 1123 host names: dot-separated labels of letters, digits, '-' (not at either end)
+  /// and '_' (seen in private zones), each 1 to 63 bytes, at most 253 bytes in all; one
+  /// final dot allowed.
+  static func isHostName(_ name: ArraySlice<UInt8>) -> Bool {
+    var name = name
+    if name.last == UInt8(ascii: ".") { name = name.dropLast() }
+    guard !name.isEmpty, name.count <= 253 else { return false }
+    for label in name.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+      guard !label.isEmpty, label.count <= 63, label.first != UInt8(ascii: "-"),
+        label.last != UInt8(ascii: "-")
+      else { return false }
+      for byte in label {
+        let ok =
+          (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+          || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+          || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+          || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        guard ok else { return false }
       }
     }
-    guard resolved else { return nil }
+    return true
   }
 
   private static func port(_ digits: ArraySlice<UInt8>) -> UInt16? {

@@ -83,6 +83,11 @@ extension Engine {
   }
 
   private func send(_ datagram: Datagram) {
+    guard let socket else {
+      stats.sendFailures &+= 1
+      callbacks.log(.debug, "not sent: the server's name has no address yet")
+      return
+    }
     if socket.send(output.bytes(of: datagram)) {
       stats.datagramsOut &+= 1
     } else {
@@ -98,6 +103,8 @@ extension Engine {
     case .rejoinChannelSuccess(_, let uid, let elapsed):
       callbacks.joinSuccess(channelCString, uid, elapsed, rejoin: true)
     case .joinAttempt(let status):
+      joinAttempted(status.attempt)
+      guard !destroyed else { return }
       let now = self.now
       callbacks.joinAttempt(
         status.attempt, status.nextAttemptAt.since(now).clampedMilliseconds,

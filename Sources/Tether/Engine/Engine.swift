@@ -19,9 +19,15 @@ final class Engine {
   var session: ChannelSession<BufferedRandom>
   var output = ChannelOutput()
   let callbacks: Callbacks
-  var socket: UDPSocket
-  /// The endpoint the socket is connected to.
-  var server: ServerAddress
+  /// Connected to ``server``; nil until the server's name has resolved.
+  var socket: UDPSocket?
+  /// The address the socket is connected to.
+  var server: ServerAddress?
+  /// What the app gave: an address, or a name looked up again while rejoins go unanswered
+  /// (Engine+Server.swift).
+  var endpoint: ServerEndpoint
+  /// The name's look-up in flight, if any.
+  var lookup: NameLookup?
   let io: UnsafeMutablePointer<ev_io>
   /// This engine's key in its loop's deadline queue.
   private(set) var slot: Int32 = -1
@@ -51,10 +57,11 @@ final class Engine {
 
   init(
     context: LoopContext, session: ChannelSession<BufferedRandom>,
-    callbacks: Callbacks, socket: UDPSocket, server: ServerAddress
+    callbacks: Callbacks, endpoint: ServerEndpoint, socket: UDPSocket?
   ) {
     self.context = context
-    self.server = server
+    self.endpoint = endpoint
+    server = endpoint.address
     self.owner = System.currentThread()
     self.session = session
     self.callbacks = callbacks
@@ -68,18 +75,24 @@ final class Engine {
     io.deallocate()
   }
 
-  /// Joins the loop's deadline queue and starts the socket's watcher; `handle` is what the
-  /// watcher's data points back to.
-  func start(handle: UnsafeMutableRawPointer) {
+  /// What the watchers' data points back to: the app's handle.
+  var handle: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+  /// Joins the loop's deadline queue and starts the socket's watcher (or, for a name, its
+  /// look-up); false (errno set) if the look-up could not start.
+  func start() -> Bool {
     slot = context.add(self)
-    tether_ev_io_init(io, engineReadable, socket.fd, Int32(EV_READ))
-    tether_ev_set_data_io(io, handle)
-    ev_io_start(loop, io)
+    if let socket {
+      tether_ev_io_init(io, engineReadable, socket.fd, Int32(EV_READ))
+      tether_ev_set_data_io(io, handle)
+      ev_io_start(loop, io)
+    }
     if context.sourceKind == .evTimer {
       callbacks.log(
         .warning, "deadlines: no timerfd, one ev_timer per loop instead (~1 ms late); errno",
         Int64(context.timerfdErrno))
     }
+    return socket != nil || lookUpName()
   }
 
   var now: Instant { System.monotonicNow() }
@@ -100,7 +113,7 @@ final class Engine {
   /// that is not full means the socket is drained.
   func receivePending(settingSendsAside: Bool) {
     for _ in 0..<8 {
-      guard !destroyed else { return }
+      guard !destroyed, let socket else { return }
       let count = context.receiveBatch(from: socket) { datagram, arrival in
         guard !destroyed else { return }
         stats.datagramsIn &+= 1
@@ -151,33 +164,45 @@ final class Engine {
   /// source address than its socket uses, or is gone (or that cannot be told).
   func routeMayHaveChanged() {
     Engine.enter(self) { engine in
-      guard tether_sys_route_source_changed(engine.socket.fd) != 0 else { return }
+      guard let socket = engine.socket, tether_sys_route_source_changed(socket.fd) != 0 else {
+        return
+      }
       engine.networkChanged(byUser: false)
     }
   }
 
   /// The device's addresses changed (netlink saw it, or the app said so): a fresh socket,
   /// so the kernel picks the source address again (the old one may be gone), then the
-  /// session rejoins through it.
+  /// session rejoins through it. A name is looked up again too: what it resolves to may
+  /// depend on the network the device is on now.
   func networkChanged(byUser: Bool) {
-    if let fresh = UDPSocket(connectedTo: server) {
-      replaceSocket(fresh, server: server)
-    } else {
-      callbacks.log(
-        .warning, "network change: no new socket, keeping the old one; errno", Int64(System.errno))
+    if let server {
+      if let fresh = UDPSocket(connectedTo: server) {
+        useSocket(fresh, server: server)
+      } else {
+        callbacks.log(
+          .warning, "network change: no new socket, keeping the old one; errno",
+          Int64(System.errno))
+      }
     }
+    lookUpName()
     session.networkChanged(byUser: byUser, now: now, into: &output)
     flush()
   }
 
-  /// Switches to `replacement`, connected to `server` (a new endpoint, or the same one
-  /// after a network change).
-  func replaceSocket(_ replacement: UDPSocket, server: ServerAddress) {
-    ev_io_stop(loop, io)
-    socket.close()
+  /// Switches to `replacement`, connected to `server` (a new endpoint, the same one after
+  /// a network change, or the first address a name resolved to); nil closes the socket
+  /// (a new name is being looked up).
+  func useSocket(_ replacement: UDPSocket?, server: ServerAddress?) {
+    if let socket {
+      ev_io_stop(loop, io)
+      socket.close()
+    }
     socket = replacement
     self.server = server
-    tether_ev_io_init(io, engineReadable, socket.fd, Int32(EV_READ))
+    guard let replacement else { return }
+    tether_ev_io_init(io, engineReadable, replacement.fd, Int32(EV_READ))
+    tether_ev_set_data_io(io, handle)
     ev_io_start(loop, io)
   }
 
@@ -194,7 +219,9 @@ final class Engine {
     sendUndelivered()
     context.remove(slot: slot)
     LoopRegistry.release(context)
-    socket.close()
+    lookup?.cancel(loop: loop)
+    lookup = nil
+    socket?.close()
   }
 }
 

@@ -96,6 +96,17 @@ extension ChannelSession {
     reconnect(.settingProxyServer, now: now, into: &output)
   }
 
+  /// The server's address became known, or changed, without the app asking (the driver
+  /// looked its name up again): while CONNECTING or RECONNECTING a JOIN goes out at once,
+  /// backoff started over, with no state change (the effort goes on, only its target
+  /// moved). Otherwise nothing: a live session keeps its server until it stops answering.
+  public mutating func endpointResolved(now: Instant, into output: inout ChannelOutput) {
+    let now = tick(now)
+    guard case .attempting = link else { return }
+    retryNow(now: now, into: &output)
+    runDue(now, into: &output)
+  }
+
   private mutating func reconnect(
     _ reason: ConnectionChangedReason, now: Instant, into output: inout ChannelOutput
   ) {

@@ -1,0 +1,99 @@
+import CLibev
+import CTetherSystem
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
+// The server's address when the app gave a name: looked up off the loop's thread at
+// create and at tether_set_server, and again while rejoins go unanswered (an operator
+// moves a fleet by changing what the name resolves to) or after a network change. Until a
+// name has resolved there is no socket: the JOINs the session sends meanwhile count as
+// attempts but go nowhere, and the first address found gets a JOIN at once.
+
+extension Engine {
+  /// A JOIN attempt every this many without an answer looks the name up again.
+  static let attemptsPerLookup: UInt32 = 3
+
+  /// Starts looking the endpoint's name up, unless it is an address or a look-up is
+  /// already running. False (errno set, logged) if the look-up could not start.
+  @discardableResult
+  func lookUpName() -> Bool {
+    guard endpoint.address == nil, lookup == nil else { return true }
+    lookup = NameLookup(
+      host: endpoint.name, port: endpoint.port, loop: loop, data: handle,
+      callback: engineLookupAnswered)
+    guard lookup != nil else {
+      callbacks.log(.error, "server name: no thread for the look-up, errno", Int64(System.errno))
+      return false
+    }
+    callbacks.log(.debug, "server name: looking it up")
+    return true
+  }
+
+  /// A JOIN went out with no answer yet: every ``attemptsPerLookup`` attempts, or every
+  /// attempt while the name has no address at all, the name is looked up again.
+  func joinAttempted(_ attempt: UInt32) {
+    if server == nil || attempt % Self.attemptsPerLookup == 0 { lookUpName() }
+  }
+
+  /// The look-up thread answered: a new address gets a socket and, if the session is
+  /// (re)joining, a JOIN at once; the same address changes nothing; a failure is logged
+  /// (the next unanswered attempts try again).
+  func lookupAnswered() {
+    guard let running = lookup, let answer = running.answer() else { return }
+    running.cancel(loop: loop)
+    lookup = nil
+    switch answer {
+    case .failed(let code):
+      callbacks.log(.warning, "server name: look-up failed, getaddrinfo code", Int64(code))
+    case .resolved(let address):
+      if let server, server.same(as: address) { return }
+      guard let fresh = UDPSocket(connectedTo: address) else {
+        callbacks.log(
+          .error, "server name: no UDP socket for its address, errno", Int64(System.errno))
+        return
+      }
+      callbacks.log(.info, server == nil ? "server name: resolved" : "server name: moved")
+      useSocket(fresh, server: address)
+      session.endpointResolved(now: now, into: &output)
+      flush()
+    }
+  }
+
+  /// tether_set_server: an address is used at once; a name closes the socket and is
+  /// looked up (packets wait for its address). Either way the session rejoins
+  /// (SETTING_PROXY_SERVER) as the header says. False (errno set) if no socket or no
+  /// look-up could be had; nothing changed then.
+  func setServer(_ replacement: ServerEndpoint) -> Bool {
+    if let address = replacement.address {
+      guard let fresh = UDPSocket(connectedTo: address) else { return false }
+      lookup?.cancel(loop: loop)
+      lookup = nil
+      endpoint = replacement
+      useSocket(fresh, server: address)
+    } else {
+      let previous = (endpoint, lookup)
+      endpoint = replacement
+      lookup = nil
+      guard lookUpName() else {
+        (endpoint, lookup) = previous
+        return false
+      }
+      previous.1?.cancel(loop: loop)
+      useSocket(nil, server: nil)
+    }
+    session.endpointChanged(now: now, into: &output)
+    flush()
+    return true
+  }
+}
+
+/// The look-up's eventfd is readable: its answer is in.
+private func engineLookupAnswered(
+  _ loop: OpaquePointer?, _ io: UnsafeMutablePointer<ev_io>?, _ events: Int32
+) {
+  guard let io, let data = tether_ev_data_io(io) else { return }
+  Engine.enter(Unmanaged<Engine>.fromOpaque(data).takeUnretainedValue()) { $0.lookupAnswered() }
+}
