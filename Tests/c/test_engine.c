@@ -897,6 +897,19 @@ static void reset_names(int delay_ms) {
   main_thread = pthread_self();
 }
 
+/* A rig whose config names its server `name` (at the fake server's port), answered with
+   `address` (NULL: not yet) after `delay_ms`. */
+struct named_rig { struct rig r; char server[80]; unsigned port; };
+static void named_rig_init(struct named_rig *n, const char *name, const char *address,
+                           int delay_ms) {
+  rig_init(&n->r);
+  reset_names(delay_ms);
+  if (address) set_name(0, name, address);
+  n->port = (unsigned)atoi(strchr(n->r.srv.address, ':') + 1);
+  snprintf(n->server, sizeof n->server, "%s:%u", name, n->port);
+  n->r.config.server = n->server;
+}
+
 /* A ticking timer: how often the loop ran while a look-up was under way. */
 static int ticks;
 static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents) {
@@ -907,52 +920,45 @@ static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents) {
 /* "name:port": create returns before the look-up does, the loop keeps running while it
    takes 300 ms on its own thread, and the join goes out when the address comes. */
 static void test_tether_engine_create_withAName_looksItUpOffTheLoop_thenJoins(void) {
-  struct rig r;
-  char server[80];
+  struct named_rig n;
+  struct rig *r = &n.r;
   ev_timer tick;
-  rig_init(&r);
-  reset_names(300);
-  set_name(0, "edge.test", "127.0.0.1");
-  snprintf(server, sizeof server, "edge.test:%s", strchr(r.srv.address, ':') + 1);
-  r.config.server = server;
-  CHECK(rig_create(&r) == TETHER_OK);
+  named_rig_init(&n, "edge.test", "127.0.0.1", 300);
+  CHECK(rig_create(r) == TETHER_OK);
   CHECK(__atomic_load_n(&lookups_finished, __ATOMIC_SEQ_CST) == 0); /* create did not wait */
-  CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 1) == TETHER_OK);
-  CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_CONNECTING);
+  CHECK(tether_join_channel(r->s.engine, NULL, "lobby", 1) == TETHER_OK);
+  CHECK(tether_get_connection_state(r->s.engine) == TETHER_CONNECTION_STATE_CONNECTING);
   ticks = 0;
   ev_timer_init(&tick, tick_cb, 0.01, 0.01);
-  ev_timer_start(r.loop, &tick);
-  run_until(r.loop, lookups_done, &r.s, 3000);
+  ev_timer_start(r->loop, &tick);
+  run_until(r->loop, lookups_done, &r->s, 3000);
   CHECK(ticks >= 5); /* about 30: the loop was never blocked */
-  ev_timer_stop(r.loop, &tick);
-  run_until(r.loop, connected, &r.s, 3000);
-  CHECK(r.s.join_success == 1 && r.s.rejoin_success == 0);
-  CHECK(r.srv.joins >= 1);
+  ev_timer_stop(r->loop, &tick);
+  run_until(r->loop, connected, &r->s, 3000);
+  CHECK(r->s.join_success == 1 && r->s.rejoin_success == 0);
+  CHECK(r->srv.joins >= 1);
   CHECK(lookups_on_main_thread == 0);
-  rig_stop(&r);
+  rig_stop(r);
 }
 
 /* A name that does not resolve yet is no error: the session keeps (re)trying, looks the
    name up again, says so in the log, and joins once the name has an address. */
 static void test_tether_engine_nameThatDoesNotResolveYet_isLookedUpAgain_thenJoins(void) {
-  struct rig r;
-  char server[80];
-  rig_init(&r);
-  reset_names(0);
-  snprintf(server, sizeof server, "later.test:%s", strchr(r.srv.address, ':') + 1);
-  r.config.server = server;
-  r.config.give_up_after_ms = 5000;
-  CHECK(rig_create(&r) == TETHER_OK);
-  CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 1) == TETHER_OK);
-  run_until(r.loop, lookups_at_least_3, &r.s, 3000);
+  struct named_rig n;
+  struct rig *r = &n.r;
+  named_rig_init(&n, "later.test", NULL, 0);
+  r->config.give_up_after_ms = 5000;
+  CHECK(rig_create(r) == TETHER_OK);
+  CHECK(tether_join_channel(r->s.engine, NULL, "lobby", 1) == TETHER_OK);
+  run_until(r->loop, lookups_at_least_3, &r->s, 3000);
   CHECK(lookups_finished >= 3);
-  CHECK(r.s.join_success == 0 && r.srv.joins == 0);
-  CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_CONNECTING);
-  CHECK(strstr(r.s.last_warning, "look-up failed") != NULL);
+  CHECK(r->s.join_success == 0 && r->srv.joins == 0);
+  CHECK(tether_get_connection_state(r->s.engine) == TETHER_CONNECTION_STATE_CONNECTING);
+  CHECK(strstr(r->s.last_warning, "look-up failed") != NULL);
   set_name(0, "later.test", "127.0.0.1");
-  run_until(r.loop, connected, &r.s, 3000);
-  CHECK(r.s.join_success == 1);
-  rig_stop(&r);
+  run_until(r->loop, connected, &r->s, 3000);
+  CHECK(r->s.join_success == 1);
+  rig_stop(r);
 }
 
 /* Starts a fake server on 127.0.0.2 at `port` (the same port as another on 127.0.0.1:
@@ -977,55 +983,45 @@ static int fake_start_on_127_0_0_2(struct ev_loop *loop, struct fake_server *s, 
    elsewhere, and after a few unanswered rejoins the engine looks it up again and rejoins
    the new address (REJOIN_SUCCESS). */
 static void test_tether_engine_rejoinsGoingUnanswered_lookTheNameUpAgain_andFollowIt(void) {
-  struct rig r;
+  struct named_rig n;
+  struct rig *r = &n.r;
   struct fake_server moved;
-  char server[80];
-  unsigned port;
-  rig_init(&r);
-  reset_names(0);
-  set_name(0, "fleet.test", "127.0.0.1");
-  port = (unsigned)atoi(strchr(r.srv.address, ':') + 1);
-  snprintf(server, sizeof server, "fleet.test:%u", port);
-  r.config.server = server;
-  r.config.give_up_after_ms = 5000;
-  CHECK(fake_start_on_127_0_0_2(r.loop, &moved, port) == 0);
-  CHECK(rig_create(&r) == TETHER_OK);
-  CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 1) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 3000);
-  CHECK(r.s.join_success == 1 && lookups_finished == 1);
-  r.srv.silent = 1;
+  named_rig_init(&n, "fleet.test", "127.0.0.1", 0);
+  r->config.give_up_after_ms = 5000;
+  CHECK(fake_start_on_127_0_0_2(r->loop, &moved, n.port) == 0);
+  CHECK(rig_create(r) == TETHER_OK);
+  CHECK(tether_join_channel(r->s.engine, NULL, "lobby", 1) == TETHER_OK);
+  run_until(r->loop, connected, &r->s, 3000);
+  CHECK(r->s.join_success == 1 && lookups_finished == 1);
+  r->srv.silent = 1;
   set_name(0, "fleet.test", "127.0.0.2");
-  run_until(r.loop, rejoined, &r.s, 3000);
-  CHECK(r.s.rejoin_success == 1);
+  run_until(r->loop, rejoined, &r->s, 3000);
+  CHECK(r->s.rejoin_success == 1);
   CHECK(moved.joins >= 1);
   CHECK(lookups_finished >= 2);
-  CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_CONNECTED);
-  fake_stop(r.loop, &moved);
-  rig_stop(&r);
+  CHECK(tether_get_connection_state(r->s.engine) == TETHER_CONNECTION_STATE_CONNECTED);
+  fake_stop(r->loop, &moved);
+  rig_stop(r);
 }
 
 /* Destroyed while its look-up runs: no callback, nothing leaks (valgrind), and the
    look-up's thread finishes on its own. */
 static void test_tether_engine_destroy_whileItsNameIsLookedUp_isSafe(void) {
-  struct rig r;
-  char server[80];
-  rig_init(&r);
-  reset_names(200);
-  set_name(0, "slow.test", "127.0.0.1");
-  snprintf(server, sizeof server, "slow.test:%s", strchr(r.srv.address, ':') + 1);
-  r.config.server = server;
-  CHECK(rig_create(&r) == TETHER_OK);
-  CHECK(tether_join_channel(r.s.engine, NULL, "lobby", 1) == TETHER_OK);
-  tether_engine_destroy(r.s.engine);
-  r.s.engine = NULL;
+  struct named_rig n;
+  struct rig *r = &n.r;
+  named_rig_init(&n, "slow.test", "127.0.0.1", 200);
+  CHECK(rig_create(r) == TETHER_OK);
+  CHECK(tether_join_channel(r->s.engine, NULL, "lobby", 1) == TETHER_OK);
+  tether_engine_destroy(r->s.engine);
+  r->s.engine = NULL;
   for (int i = 0; i < 100 && __atomic_load_n(&lookups_finished, __ATOMIC_SEQ_CST) == 0; i++) {
     usleep(10000);
   }
   usleep(20000); /* the thread lets go of the job after its answer */
   CHECK(lookups_finished == 1);
-  run_until(r.loop, NULL, &r.s, 50);
-  CHECK(r.s.join_success == 0 && r.srv.joins == 0);
-  rig_stop(&r);
+  run_until(r->loop, NULL, &r->s, 50);
+  CHECK(r->s.join_success == 0 && r->srv.joins == 0);
+  rig_stop(r);
 }
 
 /* tether_set_server with a name returns at once: SETTING_PROXY_SERVER now, the JOIN when
