@@ -45,7 +45,7 @@ sim: deps
 	@swift build -q --product tether-sim
 	@swift run --skip-build tether-sim
 
-test: deps lint header-check embedded-check alloc-check c-test swift-test bench-smoke
+test: deps lint header-check embedded-check alloc-check c-test source-test swift-test bench-smoke
 
 lint:
 	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
@@ -220,3 +220,13 @@ format:
 
 clean:
 	rm -rf .build $(BUILD_DIR)
+
+# A datagram from another source than the server never reaches a session: the engine's
+# socket is connected (Tests/c/test_source.c, docs/PROTOCOL.md "Security").
+.PHONY: source-test
+source-test: lib
+	@mkdir -p $(BUILD_DIR)
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_source.c -o $(BUILD_DIR)/test_source \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
+	@$(BUILD_DIR)/test_source
+
