@@ -45,7 +45,7 @@ sim: deps
 	@swift build -q --product tether-sim
 	@swift run --skip-build tether-sim
 
-test: deps lint header-check embedded-check alloc-check c-test swift-test bench-smoke
+test: deps lint header-check embedded-check alloc-check c-test source-test swift-test bench-smoke
 
 lint:
 	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
@@ -220,3 +220,18 @@ format:
 
 clean:
 	rm -rf .build $(BUILD_DIR)
+
+# A datagram from another source than the server never reaches a session: the engine's
+# socket is connected (Tests/c/test_source.c, docs/PROTOCOL.md "Security").
+.PHONY: source-test edge-flood
+source-test: lib
+	@mkdir -p $(BUILD_DIR)
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_source.c -o $(BUILD_DIR)/test_source \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
+	@$(BUILD_DIR)/test_source
+
+# tether-edge under a flood of garbage from many source ports: datagrams/s, its memory, its
+# members' answers (a measurement, not a test; make test runs a small one, EdgeFloodTests).
+FLOOD_SECONDS ?= 10
+edge-flood: stage
+	@python3 scripts/edge-flood.py --edge $(STAGE)/bin/tether-edge --seconds $(FLOOD_SECONDS)

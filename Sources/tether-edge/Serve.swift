@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import TetherCore
 import TetherEdge
 
 /// `tether-edge serve`: runs the server until SIGINT or SIGTERM.
@@ -22,8 +23,20 @@ struct Serve: ParsableCommand {
   @Option(help: "At most this many sessions at once; more joins are refused.")
   var maxSessions: Int = 10_000
 
+  @Option(help: "JOINs one source address may send at once (its join limit's burst).")
+  var joinBurst: Int = 1024
+
+  @Option(help: "JOINs per second one source address may send after its burst (at time scale 1).")
+  var joinRate: Double = 250
+
+  @Option(help: "At most this many source addresses are tracked by the join limit.")
+  var joinSources: Int = 4096
+
   @Flag(help: "Log one line per join, leave and kick to stderr.")
   var verbose = false
+
+  @Flag(help: "On stop, print the server's counters and table sizes (two lines on stdout).")
+  var printCounters = false
 
   func validate() throws {
     _ = try address()
@@ -51,6 +64,16 @@ struct Serve: ParsableCommand {
     } catch {
       throw fail("\(error)")
     }
+    if printCounters {
+      let c = loop.server.counters
+      print(
+        "counters malformed \(c.malformed) unexpected \(c.unexpected)"
+          + " unknown-session \(c.unknownSession) wrong-address \(c.wrongAddress)"
+          + " refused-joins \(c.refusedJoins) joins-limited \(c.joinsLimited)"
+          + " admin-refused \(c.adminRefused) send-failures \(loop.sendFailures)")
+      print("tables \(loop.server.tableCounts)")
+      fflush(nil)
+    }
   }
 
   private func address() throws -> SocketAddress {
@@ -69,6 +92,13 @@ struct Serve: ParsableCommand {
         appID: try app.appID, appCertificate: app.certificate, timeScale: timeScale,
         maxSessions: maxSessions)
       config.recordsEvents = verbose
+      guard joinBurst >= 1 else { throw ValidationError("--join-burst must be at least 1.") }
+      guard joinRate.isFinite, joinRate >= 0.001 else {
+        throw ValidationError("--join-rate must be at least 0.001.")
+      }
+      guard joinSources >= 1 else { throw ValidationError("--join-sources must be at least 1.") }
+      let refill = Interval(nanoseconds: UInt64(min(1e18, 1e9 / joinRate * timeScale)))
+      config.joinLimit = JoinLimit(burst: joinBurst, refill: refill, maxSources: joinSources)
       return config
     } catch let error as EdgeConfigError {
       switch error {

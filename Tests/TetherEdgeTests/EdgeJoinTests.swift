@@ -174,7 +174,11 @@ struct EdgeJoinTests {
     world.addresses[a] = World.address(99)
     world.run(for: .seconds(3))
     #expect(world.serverSent.last { $0.to == World.address(99) } != nil)
-    #expect(world.clients[a].stateChanges.count == 2)
+    // A heartbeat from another address proves nothing (SESSION_UNKNOWN); the rejoin's JOIN,
+    // which carries the token, moves the session (docs/PROTOCOL.md, "Security").
+    #expect(
+      world.clients[a].stateChanges.last == .connectionStateChanged(.connected, .rejoinSuccess))
+    #expect(world.accepts(to: a).last?.resumed == true)
   }
 
   @Test func serverRestart_clientGoesKeepAliveTimeout_thenRejoinSuccess() throws {

@@ -21,6 +21,8 @@ public struct EdgeConfig: Sendable {
   public var tokenCheckInterval: Interval
   /// Keep ``EdgeEvent``s for the loop to log (``EdgeServer/takeEvents()``).
   public var recordsEvents = false
+  /// JOINs taken per source address (``JoinLimit``); its refill interval is 4 ms × scale.
+  public var joinLimit: JoinLimit
 
   /// - Throws: ``EdgeConfigError`` for an empty certificate, a time scale that is not a
   ///   positive finite number (or is above 1,000), or a session cap below 1.
@@ -37,13 +39,16 @@ public struct EdgeConfig: Sendable {
     presenceInterval = Self.scale(.seconds(1), by: timeScale)
     forgetAfter = Self.scale(.seconds(30), by: timeScale)
     tokenCheckInterval = Self.scale(.seconds(1), by: timeScale)
+    joinLimit = JoinLimit(refill: Self.scale(.milliseconds(4), by: timeScale, floor: 1_000))
   }
 
-  /// `interval × factor`, at least 1 ms.
-  static func scale(_ interval: Interval, by factor: Double) -> Interval {
+  /// `interval × factor`, at least `floor` nanoseconds (1 ms unless told).
+  static func scale(_ interval: Interval, by factor: Double, floor: UInt64 = 1_000_000)
+    -> Interval
+  {
     let scaled = (Double(interval.nanoseconds) * factor).rounded()
     let nanoseconds = scaled >= Double(UInt64.max) ? UInt64.max : UInt64(scaled)
-    return Interval(nanoseconds: max(nanoseconds, 1_000_000))
+    return Interval(nanoseconds: max(nanoseconds, floor))
   }
 }
 

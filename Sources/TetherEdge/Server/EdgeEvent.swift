@@ -49,9 +49,31 @@ public struct EdgeCounters: Equatable, Sendable {
   public var adminRefused: UInt64 = 0
   /// KICK or TOKEN_EXPIRED sent again to a datagram under a cookie they had ended.
   public var noticesRepeated: UInt64 = 0
+  /// JOINs dropped unanswered: their source address was past its ``JoinLimit``.
+  public var joinsLimited: UInt64 = 0
+  /// HEARTBEAT, RENEW_TOKEN or LEAVE under a held cookie but from another address than the
+  /// session's: treated as for an unknown cookie (also counted in ``unknownSession``).
+  public var wrongAddress: UInt64 = 0
 }
 
 extension ChannelName {
   /// The name as text (it is ASCII).
   var text: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// How many entries each of the server's tables holds (``EdgeServer/tableCounts``). Each is
+/// bounded: sessions, ended sessions and departures by ``EdgeConfig/maxSessions``, admin
+/// nonces by 4,096, join sources by ``JoinLimit/maxSources``; bans by `maxSessions` too.
+public struct EdgeTableCounts: Equatable, Sendable, CustomStringConvertible {
+  public var sessions: Int
+  public var endedSessions: Int
+  public var departures: Int
+  public var bans: Int
+  public var adminNonces: Int
+  public var joinSources: Int
+
+  public var description: String {
+    "sessions \(sessions) ended \(endedSessions) departures \(departures) bans \(bans)"
+      + " nonces \(adminNonces) join-sources \(joinSources)"
+  }
 }

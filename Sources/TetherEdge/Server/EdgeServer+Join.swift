@@ -8,13 +8,23 @@ extension EdgeServer {
   /// this is how a client can meet that refusal at all.)
   static func isReserved(_ channel: ChannelName) -> Bool { channel.bytes.first == 0x24 }
 
-  /// Answers a JOIN, in this order: app id; reserved channel; the session already held
-  /// under the cookie (resumed); token; ban; server full; then a new session, taking the
-  /// uid over from another cookie if one holds it.
+  /// Answers a JOIN, in this order: the source's join limit (unless it comes from the
+  /// session it names, at that session's address); app id; reserved channel; the session
+  /// already held under the cookie (resumed); token; ban; server full; then a new session,
+  /// taking the uid over from another cookie if one holds it.
+  ///
+  /// A JOIN whose token does not pass changes nothing the server holds: it gets one REFUSE
+  /// (13 bytes, less than any JOIN), however it names a held cookie. Only the session's own
+  /// address can end it by rejoining with a token that no longer passes.
   mutating func join(
     _ request: JoinRequest, cookie: UInt64, from address: PeerAddress, now: Instant,
     wallClock: UInt64
   ) {
+    let fromHolder = table[cookie]?.address == address
+    guard fromHolder || joinLimiter.take(from: address, now: now) else {
+      counters.joinsLimited &+= 1
+      return
+    }
     guard request.appID == config.appID else {
       return refuse(.invalidAppID, cookie: cookie, to: address)
     }
@@ -23,11 +33,12 @@ extension EdgeServer {
     }
     // A rejoin of a session the server ended (its KICK or TOKEN_EXPIRED was lost).
     if table[cookie] == nil, repeatNotice(cookie, to: address) { return }
-    if let held = table[cookie] {
-      if held.channel == request.channel, request.uid == 0 || request.uid == held.uid {
-        return resume(held, token: request.token, from: address, now: now, wallClock: wallClock)
-      }
-      removeSession(cookie, cause: .rejoinedElsewhere, announce: true)
+    if let held = table[cookie], held.channel == request.channel,
+      request.uid == 0 || request.uid == held.uid
+    {
+      return resume(
+        held, token: request.token, from: address, ownAddress: fromHolder, now: now,
+        wallClock: wallClock)
     }
     let expiry: UInt64
     do throws(TokenError) {
@@ -37,23 +48,29 @@ extension EdgeServer {
     } catch {
       return refuse(Self.refuseReason(error), cookie: cookie, to: address)
     }
+    if table[cookie] != nil {
+      removeSession(cookie, cause: .rejoinedElsewhere, announce: true)
+    }
     admit(
       request, cookie: cookie, from: address, tokenExpiry: expiry, now: now, wallClock: wallClock)
   }
 
   /// A JOIN under a cookie the server holds: same uid, no one else notified. The token is
-  /// checked again (it may be a renewed one); if it no longer passes, the session ends.
+  /// checked again (it may be a renewed one); if it no longer passes and the JOIN came from
+  /// the session's own address, the session ends; from another address it is only refused.
   private mutating func resume(
-    _ held: SessionRecord, token: Token, from address: PeerAddress, now: Instant,
-    wallClock: UInt64
+    _ held: SessionRecord, token: Token, from address: PeerAddress, ownAddress: Bool,
+    now: Instant, wallClock: UInt64
   ) {
     let expiry: UInt64
     do throws(TokenError) {
       let grant = TokenGrant.channel(held.channel, uid: held.uid)
       expiry = try signer.verify(token.bytes, for: grant, wallClock: wallClock)
     } catch {
-      let cause: EdgeEvent.LeaveCause = error == .expired ? .tokenExpired : .tokenInvalid
-      removeSession(held.cookie, cause: cause, announce: true)
+      if ownAddress {
+        let cause: EdgeEvent.LeaveCause = error == .expired ? .tokenExpired : .tokenInvalid
+        removeSession(held.cookie, cause: cause, announce: true)
+      }
       return refuse(Self.refuseReason(error), cookie: held.cookie, to: address)
     }
     _ = table.hear(held.cookie, from: address, at: now)

@@ -28,6 +28,7 @@ public struct EdgeServer {
   /// The latest `now` seen: time never runs backwards inside the server.
   var clock: Instant = .zero
   var outbox = Outbox()
+  var joinLimiter: JoinLimiter
   var events: [EdgeEvent] = []
   public internal(set) var counters = EdgeCounters()
 
@@ -37,11 +38,19 @@ public struct EdgeServer {
   public init(config: EdgeConfig) {
     self.config = config
     signer = TokenSigner(appID: config.appID, certificate: config.appCertificate)
+    joinLimiter = JoinLimiter(limit: config.joinLimit)
   }
 
   // MARK: - Queries
 
   public var sessionCount: Int { table.count }
+
+  /// How many entries each of the server's tables holds: what its memory grows with.
+  public var tableCounts: EdgeTableCounts {
+    EdgeTableCounts(
+      sessions: table.count, endedSessions: ended.count, departures: departureCount,
+      bans: bans.count, adminNonces: takenNonces.count, joinSources: joinLimiter.sourceCount)
+  }
 
   /// When ``tick(now:wallClock:)`` next has something to do; nil while no session is held.
   public var nextDeadline: Instant? {
@@ -117,20 +126,21 @@ public struct EdgeServer {
     case .join(let request):
       join(request, cookie: cookie, from: address, now: now, wallClock: wallClock)
     case .heartbeat(let sequence):
-      guard table.hear(cookie, from: address, at: now) != nil else {
+      guard heardFromHolder(cookie, address: address, now: now) != nil else {
         if repeatNotice(cookie, to: address) { return }
         return sessionUnknown(cookie, to: address)
       }
       let ack = Message.heartbeatAck(sequence: sequence, serverTimeMs: Self.milliseconds(now))
       outbox.send(ack, cookie: cookie, to: address)
     case .renewToken(let token):
-      guard let record = table.hear(cookie, from: address, at: now) else {
+      guard let record = heardFromHolder(cookie, address: address, now: now) else {
         if repeatNotice(cookie, to: address) { return }
         return sessionUnknown(cookie, to: address)
       }
       renew(token, for: record, wallClock: wallClock)
     case .leave:
-      guard table[cookie] != nil else {
+      guard table[cookie]?.address == address else {
+        if table[cookie] != nil { counters.wrongAddress &+= 1 }
         counters.unknownSession &+= 1
         return
       }
@@ -139,6 +149,23 @@ public struct EdgeServer {
       .tokenRenewed:
       counters.unexpected &+= 1
     }
+  }
+
+  /// Records that the session under `cookie` was heard at `now`, if `address` is where it
+  /// was last heard from. A datagram under a held cookie from anywhere else is not the
+  /// session's: it proves nothing (a cookie can be seen on the path), so it neither moves
+  /// the session nor gets more than SESSION_UNKNOWN, which is smaller than it. A client
+  /// whose address really changed rejoins, and its JOIN, which carries the token, moves the
+  /// session (docs/PROTOCOL.md, "Security").
+  private mutating func heardFromHolder(_ cookie: UInt64, address: PeerAddress, now: Instant)
+    -> SessionRecord?
+  {
+    guard let held = table[cookie] else { return nil }
+    guard held.address == address else {
+      counters.wrongAddress &+= 1
+      return nil
+    }
+    return table.hear(cookie, from: address, at: now)
   }
 
   private mutating func sessionUnknown(_ cookie: UInt64, to address: PeerAddress) {

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+import TetherLab
+
+/// tether-edge under a bounded flood of garbage from many source ports keeps serving its
+/// members (two C devices stay CONNECTED, never INTERRUPTED), and its memory stays bounded.
+/// No timing is asserted beyond that. `scripts/edge-flood.py` measures the same with
+/// numbers (datagrams/s, RSS, answers).
+@Suite(.serialized, Lab.enabled) struct EdgeFloodTests {
+  static let appID = "demo-app"
+  static let certificate = "demo-certificate"
+
+  /// A running `tether-edge serve --print-counters` whose stdout lines are kept.
+  static func startEdge() throws -> (ManagedProcess, port: UInt16) {
+    let edge = try ManagedProcess(
+      name: "edge", executable: Lab.edge,
+      arguments: [
+        "serve", "--listen", "127.0.0.1:0", "--app-id", appID, "--app-certificate", certificate,
+        "--print-counters",
+      ])
+    let line = try #require(edge.waitFor("listening on", timeout: 10))
+    let port = try #require(line.text.split(separator: ":").last.flatMap { UInt16($0) })
+    return (edge, port)
+  }
+
+  static func token(uid: UInt32) throws -> String {
+    let process = try ManagedProcess(
+      name: "token", executable: Lab.edge,
+      arguments: [
+        "token", "--app-id", appID, "--app-certificate", certificate, "--channel", Lab.channel,
+        "--uid", String(uid), "--expire-seconds", "3600",
+      ])
+    #expect(process.waitExit(timeout: 10) == 0)
+    usleep(20_000)
+    return try #require(process.lines.first?.text)
+  }
+
+  /// The resident set of `pid`, in KiB, from /proc.
+  static func rssKiB(_ pid: Int32) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+    else { return nil }
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+    return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+  }
+
+  @Test func garbageFlood_fromManyPorts_membersStayConnected_andMemoryStaysBounded() throws {
+    let (edge, port) = try Self.startEdge()
+    defer { edge.stop() }
+    var devices: [DeviceProcess] = []
+    for uid: UInt32 in [1, 2] {
+      let device = try DeviceProcess(
+        binary: Lab.device, name: "D\(uid)", server: "127.0.0.1:\(port)", appID: Self.appID,
+        channel: Lab.channel, uid: uid, token: try Self.token(uid: uid), scale: 1)
+      #expect(device.reaches("CONNECTED", "JOIN_SUCCESS"))
+      devices.append(device)
+    }
+    #expect(devices[0].waitFor("user-joined uid=2") != nil)
+    usleep(1_500_000)  // the tables and buffers of two members settle
+    let before = try #require(Self.rssKiB(edge.pid))
+    var flood = try GarbageFlood(port: port, sources: 64, seed: 7)
+    let sent = flood.send(count: 150_000, within: 4)
+    usleep(2_000_000)  // heartbeats after the flood are answered too
+    let after = try #require(Self.rssKiB(edge.pid))
+    for device in devices {
+      // The first join and its success, and nothing since.
+      #expect(device.states.count == 2, "\(device.name): \(device.states)")
+      #expect(device.states.last == "CONNECTED JOIN_SUCCESS", "\(device.name)")
+      #expect(device.first("INTERRUPTED") == nil)
+    }
+    #expect(sent >= 10_000)
+    #expect(after - before < 48 * 1024, "RSS \(before) KiB → \(after) KiB")
+    for device in devices { #expect(device.leave() == 0) }
+    edge.signal(SIGTERM)
+    #expect(edge.waitExit(timeout: 5) == 0)
+    usleep(50_000)
+    let counters = try #require(edge.lines.first { $0.text.hasPrefix("counters ") }?.text)
+    let tables = try #require(edge.lines.first { $0.text.hasPrefix("tables ") }?.text)
+    // Only the two members ever held a session; every garbage datagram was set aside.
+    #expect(tables.hasPrefix("tables sessions 0 "), "\(tables)")
+    #expect(!counters.contains("malformed 0 "), "\(counters)")
+    print("flood: \(sent) datagrams from 64 ports; edge RSS \(before) → \(after) KiB; \(counters)")
+  }
+}
+
+/// Garbage at a UDP port from many sockets (source ports): random bytes, protocol headers
+/// with random bodies, HEARTBEATs and JOINs under random cookies.
+struct GarbageFlood {
+  private var sockets: [Int32] = []
+  private var target = sockaddr_in()
+  private var state: UInt64
+
+  init(port: UInt16, sources: Int, seed: UInt64) throws {
+    state = seed
+    target.sin_family = sa_family_t(AF_INET)
+    target.sin_port = port.bigEndian
+    target.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    for _ in 0..<sources {
+      let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+      guard fd >= 0 else { throw LabError("socket") }
+      sockets.append(fd)
+    }
+  }
+
+  func close() { for fd in sockets { Glibc.close(fd) } }
+
+  private mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+
+  mutating func datagram() -> [UInt8] {
+    let kind = next() % 4
+    let length = Int(next() % 300)
+    var bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: next()) }
+    switch kind {
+    case 0: break
+    case 1 where length >= 4: bytes[0...3] = [0x54, 0x48, 0x01, UInt8(next() % 6)]
+    case 2:
+      bytes = [0x54, 0x48, 0x01, 0x02] + (0..<12).map { _ in UInt8(truncatingIfNeeded: next()) }
+    default:
+      // A JOIN for app "demo-app", channel "lobby", with a token that does not pass.
+      bytes = [0x54, 0x48, 0x01, 0x01] + (0..<8).map { _ in UInt8(truncatingIfNeeded: next()) }
+      bytes += [0, 0, 0, 0, 0, 8] + Array("demo-app".utf8) + [5] + Array("lobby".utf8)
+      bytes += [0, 68] + [UInt8](repeating: 0x61, count: 68)
+    }
+    return bytes
+  }
+
+  /// Sends up to `count` datagrams, round-robin over the sockets, for at most `seconds`;
+  /// returns how many the system took.
+  mutating func send(count: Int, within seconds: Double) -> Int {
+    defer { close() }
+    let end = Date().addingTimeInterval(seconds)
+    var sent = 0
+    for i in 0..<count {
+      if i % 1000 == 0 && Date() > end { break }
+      let bytes = datagram()
+      let fd = sockets[i % sockets.count]
+      let result = bytes.withUnsafeBytes { data in
+        withUnsafePointer(to: target) {
+          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            sendto(
+              fd, data.baseAddress, data.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+          }
+        }
+      }
+      if result >= 0 { sent += 1 } else { usleep(100) }
+    }
+    return sent
+  }
+}
