@@ -220,3 +220,10 @@ format:
 
 clean:
 	rm -rf .build $(BUILD_DIR)
+
+# The end-to-end fault suite alone (it also runs in make test): the C device and
+# tether-edge through the lab's fault proxy. Each run draws new seeds; SEED=N replays one.
+.PHONY: faults
+faults: device
+	TETHER_E2E_REQUIRED=1 TETHER_FAULT_SEED=$(SEED) TETHER_EDGE_BIN=$(abspath $(STAGE))/bin/tether-edge \
+		TETHER_DEVICE_BIN=$(abspath $(DEVICE)) swift test --filter 'FaultEndToEndTests|AddressChangeFaultTests'

@@ -4,7 +4,7 @@ import Foundation
   import Glibc
 #endif
 
-/// A datagram the ``FaultProxy`` passed on, when it went out.
+/// A datagram the ``FaultProxy`` passed on, and when (just before it was sent).
 public struct FaultDelivery: Sendable {
   public let time: Double
   public let direction: FaultDirection
@@ -255,6 +255,9 @@ public final class FaultProxy: @unchecked Sendable {
 
   private func send(_ datagram: Pending) {
     let device = datagram.device
+    // Stamped before the send: the device may take the datagram (and print what it did)
+    // before sendto returns here, and the log must not put the cause after its effect.
+    let time = monotonicSeconds()
     let sent: Bool
     if datagram.direction == .uplink {
       sent = datagram.bytes.withUnsafeBytes {
@@ -276,7 +279,7 @@ public final class FaultProxy: @unchecked Sendable {
     }
     guard sent else { return }
     let delivery = FaultDelivery(
-      time: monotonicSeconds(), direction: datagram.direction,
+      time: time, direction: datagram.direction,
       type: datagram.bytes.count >= 4 ? datagram.bytes[3] : 0,
       sequence: Self.sequence(of: datagram.bytes), duplicate: datagram.duplicate)
     locked { links[device].deliveries.append(delivery) }

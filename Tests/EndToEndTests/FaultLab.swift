@@ -29,7 +29,7 @@ struct FaultWorld {
 
   /// Said by every expectation of the scenario, so a failure names its seed and replay.
   var replay: Comment {
-    "seed \(seed); replay: TETHER_FAULT_SEED=\(seed) swift test --filter \(test)"
+    "seed \(seed); replay: make faults SEED=\(seed), or TETHER_FAULT_SEED=\(seed) swift test --filter \(test)"
   }
 
   var heartbeat: Double { 1 * scale }
@@ -199,10 +199,10 @@ struct LivenessOracle {
     if let next, next.state == "RECONNECTING INTERRUPTED", next.time <= end,
       let reported = silenceStart(reportedAt: next.time)
     {
-      points += answers.filter { $0 > start && $0 <= reported }
+      points += answers.filter { $0 > accept && $0 <= reported }
     } else {
       let stop = min(next?.time ?? end, end)
-      points += answers.filter { $0 > start && $0 < stop } + [stop]
+      points += answers.filter { $0 > accept && $0 < stop } + [stop]
     }
     return zip(points, points.dropFirst()).filter { $1 - $0 > interruptedAfter + lateTolerance }
       .map { "a silence of \(ms($1 - $0)) from \($0) while CONNECTED, no INTERRUPTED" }
