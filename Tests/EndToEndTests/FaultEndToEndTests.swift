@@ -251,6 +251,27 @@ import TetherLab
     try expectRejoin(world, a, b, afterDropAt: dropped)
   }
 
+  /// A's LEAVE, one datagram never repeated (docs/PROTOCOL.md §4.3), is lost: A is
+  /// DISCONNECTED/LEAVE_CHANNEL at once, and B, with no QUIT to report, drops A at
+  /// remote_offline_after after the edge last heard it (SPEC.md §3: user-offline comes
+  /// even without a goodbye).
+  @Test func leaveLost_peerDropsAtRemoteOfflineInsteadOfQuit() throws {
+    let world = try FaultWorld("leaveLost", scale: 0.05, devices: 2)
+    let (a, b) = try world.twoMembers()
+    world.proxy.set(.blackholed, .uplink, device: 0)
+    #expect(a.leave() == 0, world.replay)
+    #expect(a.states.last == "DISCONNECTED LEAVE_CHANNEL", world.replay)
+    let drop = try #require(b.waitFor("user-offline uid=1 reason=DROPPED"), world.replay)
+    let heard = try #require(world.proxy.lastFromDevice(0))
+    let after = drop.time - heard
+    #expect(after >= world.remoteOfflineAfter - 0.005 && after <= world.remoteOfflineAfter + 0.4)
+    #expect(b.lines(containing: "reason=QUIT").isEmpty, world.replay)
+    print("leaveLost: B dropped A \(ms(after)) after the edge last heard it (rule 1000 ms)")
+    #expect(b.leave() == 0, world.replay)
+    world.proxy.stop()
+    world.edge.stop()
+  }
+
   /// RECONNECTING/INTERRUPTED at interrupted_after and RECONNECTING/LOST (then
   /// connection-lost) at lost_after, both after the last answer the proxy passed.
   private func expectInterruptedThenLost(_ world: FaultWorld, _ a: DeviceProcess) throws {
