@@ -235,3 +235,10 @@ source-test: lib
 FLOOD_SECONDS ?= 10
 edge-flood: stage
 	@python3 scripts/edge-flood.py --edge $(STAGE)/bin/tether-edge --seconds $(FLOOD_SECONDS)
+
+# The end-to-end fault suite alone (it also runs in make test): the C device and
+# tether-edge through the lab's fault proxy. Each run draws new seeds; SEED=N replays one.
+.PHONY: faults
+faults: device
+	TETHER_E2E_REQUIRED=1 TETHER_FAULT_SEED=$(SEED) TETHER_EDGE_BIN=$(abspath $(STAGE))/bin/tether-edge \
+		TETHER_DEVICE_BIN=$(abspath $(DEVICE)) swift test --filter 'FaultEndToEndTests|AddressChangeFaultTests'

@@ -55,6 +55,13 @@ public final class EdgeProcess: @unchecked Sendable {
     server = nil
   }
 
+  /// Kills the server (SIGKILL: no goodbye, no cleanup) and waits for it.
+  public func kill() {
+    server?.signal(SIGKILL)
+    _ = server?.waitExit(timeout: 5)
+    server = nil
+  }
+
   /// A token for `channel` and `uid`, valid `seconds` from now.
   public func token(channel: String, uid: UInt32, expireSeconds seconds: Int) throws -> String {
     let output = try run([

@@ -34,6 +34,38 @@ import TetherSim
     #expect(h.session.memberCount == 1)
   }
 
+  /// Reordering: a digest the server sent before a member's LEFT (listing it ALIVE)
+  /// arrives after the LEFT, and the next digests repeat the LEFT. One QUIT, no comeback.
+  @Test func aDigestOvertakenByALeave_doesNotBringTheMemberBack() {
+    var h = Self.connected()
+    h.deliver(Self.digest([(7, .joined, 0)]))
+    h.run(for: .ms(100))
+    h.deliver(Self.digest([(7, .left, 0)]))
+    h.run(for: .ms(50))
+    h.deliver(Self.digest([(7, .alive, 20)]))
+    h.run(for: .ms(50))
+    h.deliver(Self.digest([(7, .left, 0)]))
+    #expect(h.notifications.filter { $0 == .userOffline(uid: 7, reason: .quit) }.count == 1)
+    #expect(h.notifications.filter { if case .userJoined = $0 { true } else { false } }.count == 1)
+    #expect(h.session.memberCount == 0)
+  }
+
+  /// A member that comes back after leaving is announced JOINED, and reported at once; if
+  /// that datagram is lost, its ALIVE entries count once the LEFT is interruptedAfter old.
+  @Test func aMemberBackAfterLeaving_isJoinedAtOnce_orFromItsAliveOnceTheLeaveIsOld() {
+    var h = Self.connected()
+    h.deliver(Self.digest([(7, .joined, 0), (8, .joined, 0)]))
+    h.deliver(Self.digest([(7, .left, 0), (8, .left, 0)]))
+    h.run(for: .ms(200))
+    h.deliver(Self.digest([(7, .joined, 0)]))
+    #expect(
+      h.notifications.filter { if case .userJoined(7, _) = $0 { true } else { false } }.count == 2)
+    Self.keepAlive(&h, for: .ms(4000))
+    h.deliver(Self.digest([(8, .alive, 0)]))
+    #expect(
+      h.notifications.filter { if case .userJoined(8, _) = $0 { true } else { false } }.count == 2)
+  }
+
   @Test func ownUID_inADigest_isNeverAMember() {
     var h = Self.connected()
     h.deliver(Self.digest([(42, .joined, 0)]))

@@ -117,6 +117,7 @@ final class Engine {
       let count = context.receiveBatch(from: socket) { datagram, arrival in
         guard !destroyed else { return }
         stats.datagramsIn &+= 1
+        runDeadlinesDue(before: arrival)
         if let error = session.receive(datagram: datagram, now: arrival, into: &output) {
           let (reason, detail) = describe(error)
           callbacks.log(.debug, reason, detail)
@@ -125,6 +126,18 @@ final class Engine {
       }
       if count < Int(TETHER_SYS_BATCH) { return }
     }
+  }
+
+  /// A deadline that fell due before `arrival` runs before the datagram is taken, as it
+  /// would have on time: a loop that ran late must not let an answer that came after the
+  /// threshold erase the silence before it (no INTERRUPTED). Data that arrived in time is
+  /// taken before the deadline, as always.
+  private func runDeadlinesDue(before arrival: Instant) {
+    guard let window = session.nextDeadlineWindow, window.end < arrival else { return }
+    let now = self.now
+    stats.deadlines.record(due: window.end, firedAt: now)
+    context.recordFired(due: window.end, at: now)
+    session.advance(to: arrival, into: &output)
   }
 
   /// The loop's timer found this engine's deadline window started: the session does what

@@ -28,6 +28,11 @@ struct RemoteMembers {
   private var heap = DeadlineHeap()
   /// Real time that did not count (nanoseconds): the members' clock is `real - blind`.
   private var blind: UInt64 = 0
+  /// Members who left on purpose lately → when their LEFT came (members' clock). A digest
+  /// sent before a LEFT can arrive after it (reordering): its ALIVE entry must not bring the
+  /// member back. Kept for `interruptedAfter`; a JOINED entry (the server announcing a new
+  /// join) always counts.
+  private var departed: [UInt32: UInt64] = [:]
 
   init(interruptedAfter: Interval, offlineAfter: Interval) {
     self.interruptedAfter = interruptedAfter.nanoseconds
@@ -74,6 +79,7 @@ struct RemoteMembers {
     if let slot = index[entry.uid] {
       if entry.kind == .left {
         remove(slot: slot)
+        noteDeparture(of: entry.uid, at: now)
         output.notify(.userOffline(uid: entry.uid, reason: .quit))
         return
       }
@@ -88,7 +94,8 @@ struct RemoteMembers {
         )
         output.notify(.remoteMemberResumed(uid: entry.uid))
       }
-    } else if entry.kind != .left && silent < offlineAfter {
+    } else if entry.kind != .left && silent < offlineAfter && !isStale(entry, at: now) {
+      departed[entry.uid] = nil
       add(uid: entry.uid, lastSeen: seen)
       output.notify(.userJoined(uid: entry.uid, elapsedMs: elapsedMs))
     }
@@ -124,7 +131,22 @@ struct RemoteMembers {
     freeSlots.removeAll(keepingCapacity: true)
     index.removeAll(keepingCapacity: true)
     heap.removeAll()
+    departed.removeAll()
     blind = 0
+  }
+
+  /// An ALIVE entry for a member whose LEFT came less than `interruptedAfter` ago: it was
+  /// sent before the LEFT and overtaken by it.
+  private func isStale(_ entry: PresenceEntry, at now: UInt64) -> Bool {
+    guard entry.kind == .alive, let left = departed[entry.uid] else { return false }
+    return now &- left < interruptedAfter
+  }
+
+  /// Remembers a LEFT, and forgets the departures too old to matter (so the table holds
+  /// only the last `interruptedAfter` of them).
+  private mutating func noteDeparture(of uid: UInt32, at now: UInt64) {
+    for (other, left) in departed where now &- left >= interruptedAfter { departed[other] = nil }
+    departed[uid] = now
   }
 
   private mutating func add(uid: UInt32, lastSeen: UInt64) {
