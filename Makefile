@@ -195,6 +195,10 @@ c-test: lib
 		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
 	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
 		$(BUILD_DIR)/test_reentry | tail -1
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_cycles.c -o $(BUILD_DIR)/test_cycles \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
+	@valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
+		$(BUILD_DIR)/test_cycles | tail -1
 	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_netns.c -o $(BUILD_DIR)/test_netns \
 		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
 	@if [ "$$(id -u)" = 0 ]; then $(BUILD_DIR)/test_netns; \
