@@ -230,15 +230,19 @@ clean:
 # .build-tsan), the end-to-end suites included; the C tests (1,000 create/join/leave/destroy
 # cycles and engines on two loops in two threads among them) and the device example against
 # tether-edge under valgrind memcheck: no error, no definitely or indirectly lost byte; the
-# two threads under helgrind too. See scripts/check-swift.sh and scripts/check-valgrind.sh.
-.PHONY: check check-valgrind check-asan check-tsan
+# two threads under helgrind too; and the C tests against the Embedded library built with
+# ASan (+UBSan) and with TSan. See scripts/check-swift.sh, check-valgrind.sh and
+# check-c-sanitizers.sh.
+.PHONY: check check-valgrind check-c-sanitizers check-asan check-tsan
 CHECK_E2E = TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(abspath $(STAGE))/bin/tether-edge \
 	TETHER_DEVICE_BIN=$(abspath $(DEVICE)) \
 	TETHER_DEVICE_BIN_AARCH64=$(abspath $(BUILD_DIR))/device-aarch64 \
 	TETHER_DEVICE_BIN_ARMV7=$(abspath $(BUILD_DIR))/device-armv7
-check: check-valgrind check-asan check-tsan
+check: check-valgrind check-c-sanitizers check-asan check-tsan
 check-valgrind: device
 	@BUILD_DIR=$(BUILD_DIR) scripts/check-valgrind.sh $(LIB_DIR) $(STAGE)/bin/tether-edge $(DEVICE)
+check-c-sanitizers: deps
+	@BUILD_DIR=$(BUILD_DIR) scripts/check-c-sanitizers.sh
 check-asan: device cross-test
 	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh asan
 check-tsan: device cross-test

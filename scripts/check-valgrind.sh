@@ -61,7 +61,7 @@ memcheck() {
     grep -vE '^==[0-9]+== *$' "$log" | tail -40 >&2
     exit 1
   fi
-  echo "check-valgrind: $name $*: $(tail -1 "$log.out"); memcheck: $(errors "$log") errors," \
+  echo "check-valgrind: $name${*:+ $*}: $(tail -1 "$log.out"); memcheck: $(errors "$log") errors," \
     "definitely lost $(figure "$log" "definitely lost") B, indirectly lost" \
     "$(figure "$log" "indirectly lost") B, possibly lost $(figure "$log" "possibly lost") B," \
     "still reachable $(figure "$log" "still reachable") B ($((SECONDS - start)) s)"
@@ -71,7 +71,7 @@ memcheck test_engine
 memcheck test_reentry
 memcheck test_cycles 10
 memcheck test_cycles
-grep -E '^(ok|FAIL):' "$out/test_cycles.memcheck.out"
+grep -E '^(ok|FAIL):' "$out/test_cycles.memcheck.out" | sed 's/^/check-valgrind: test_cycles under memcheck: /'
 few=$(figure "$out/test_cycles-10.memcheck" "still reachable")
 many=$(figure "$out/test_cycles.memcheck" "still reachable")
 if [ "$few" != "$many" ]; then
