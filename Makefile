@@ -3,6 +3,7 @@
 #   make sim     the same timeline on the core alone, in virtual time at default thresholds
 #   make test    everything: lint, header, Embedded builds, allocations, C ABI tests,
 #                Swift tests, end to end against tether-edge
+#   make check   the tests under ASan+UBSan, TSan, valgrind memcheck and helgrind
 #   make docs    regenerate the generated part of docs/STATES.md
 #   make format  format the Swift sources in place
 # See README.md.
