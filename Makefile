@@ -235,8 +235,8 @@ clean:
 # ASan (+UBSan) and with TSan. See scripts/check-swift.sh, check-valgrind.sh and
 # check-c-sanitizers.sh.
 .PHONY: check check-valgrind check-c-sanitizers check-asan check-tsan
-CHECK_E2E = TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(abspath $(STAGE))/bin/tether-edge \
-	TETHER_DEVICE_BIN=$(abspath $(DEVICE)) \
+# The end-to-end suites run the sanitized build's own tether-edge and the C devices.
+CHECK_E2E = TETHER_E2E_REQUIRED=1 TETHER_DEVICE_BIN=$(abspath $(DEVICE)) \
 	TETHER_DEVICE_BIN_AARCH64=$(abspath $(BUILD_DIR))/device-aarch64 \
 	TETHER_DEVICE_BIN_ARMV7=$(abspath $(BUILD_DIR))/device-armv7
 check: check-valgrind check-c-sanitizers check-asan check-tsan

@@ -8,11 +8,13 @@
 # these debug builds, so UBSan is applied where C is compiled: the C targets (BoringSSL under
 # swift-crypto) and the C the Swift modules import inline (CTetherSystem, CLibev's shims),
 # and its runtime is linked in. Any sanitizer report fails the run.
-# The end-to-end suites run too when TETHER_E2E_REQUIRED, TETHER_EDGE_BIN and
-# TETHER_DEVICE_BIN are set (as make check does): they drive the staged tether-edge and the C
-# device as separate, uninstrumented processes; the sanitizer watches the test process (the
-# lab: processes, pipes, relay threads). Suppressions: scripts/sanitizers/*.supp, each entry
-# with the reason it is not the project's defect.
+# The end-to-end suites run too when TETHER_E2E_REQUIRED and TETHER_DEVICE_BIN are set (as
+# make check does), against the tether-edge of the same sanitized build (TETHER_EDGE_BIN is
+# replaced by it): the sanitizer watches the test process (the lab: processes, pipes,
+# relay threads) and every edge the tests start and stop; the C devices are not
+# instrumented (valgrind runs one: scripts/check-device.sh). Reports go to files
+# (log_path: a child's stderr is not kept), all read after the run. Suppressions:
+# scripts/sanitizers/*.supp, each entry with the reason it is not the project's defect.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:?usage: check-swift.sh asan|tsan}
@@ -39,12 +41,21 @@ case "$kind" in
     ;;
 esac
 log=$out/swift-$kind.log
+reports_dir=$out/swift-$kind-reports
+rm -rf "$reports_dir"
+mkdir -p "$reports_dir"
+for var in ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS; do
+  if [ -n "${!var:-}" ]; then export "$var=${!var}:log_path=$PWD/$reports_dir/${var%%_*}"; fi
+done
 start=$SECONDS
 swift build -q --build-tests "${flags[@]}" --scratch-path "$scratch"
 built=$((SECONDS - start))
+export TETHER_EDGE_BIN=$PWD/$scratch/debug/tether-edge
 status=0
 swift test --skip-build "${flags[@]}" --scratch-path "$scratch" > "$log" 2>&1 || status=$?
-reports=$(grep -cE '^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Leak|Thread|UndefinedBehavior)Sanitizer)|runtime error:' "$log" || true)
+pattern='^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Leak|Thread|UndefinedBehavior)Sanitizer)|runtime error:'
+reports=$(cat "$log" "$reports_dir"/* 2>/dev/null | grep -cE "$pattern" || true)
+processes=$({ grep -lE "$pattern" "$reports_dir"/* 2>/dev/null || true; } | wc -l)
 # Swift Testing's summary and XCTest's, whichever ran.
 summary=$(grep -E '^.{0,4}Test run with [0-9]+ tests? ' "$log" | tail -1 | sed -E 's/^[^T]*//' || true)
 xctest=$(grep -E "^Test Suite 'All tests' (passed|failed)" -A1 "$log" | tail -1 | sed -E 's/^[[:space:]]+//' || true)
@@ -59,8 +70,9 @@ fi
 if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then
   echo "check-swift ($kind): FAIL: swift test exited with $status, $reports sanitizer reports" \
     "(the whole output: $log)" >&2
-  grep -E -A25 '^(==[0-9]+==ERROR|WARNING: ThreadSanitizer)|runtime error:' "$log" | head -120 >&2 || true
+  echo "check-swift ($kind): reports from $processes processes in $reports_dir" >&2
+  cat "$log" "$reports_dir"/* 2>/dev/null | grep -E -A25 '^(==[0-9]+==ERROR|WARNING: ThreadSanitizer)|runtime error:' | head -120 >&2 || true
   grep -E '✘|error:' "$log" | head -40 >&2 || true
   exit 1
 fi
-echo "check-swift ($kind): 0 sanitizer reports"
+echo "check-swift ($kind): 0 sanitizer reports (the test processes and every tether-edge they ran)"
