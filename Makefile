@@ -3,6 +3,7 @@
 #   make sim     the same timeline on the core alone, in virtual time at default thresholds
 #   make test    everything: lint, header, Embedded builds, allocations, C ABI tests,
 #                Swift tests, end to end against tether-edge
+#   make check   the tests under ASan+UBSan, TSan, valgrind memcheck and helgrind
 #   make docs    regenerate the generated part of docs/STATES.md
 #   make format  format the Swift sources in place
 # See README.md.
@@ -195,6 +196,10 @@ c-test: lib
 		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
 	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
 		$(BUILD_DIR)/test_reentry | tail -1
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_cycles.c -o $(BUILD_DIR)/test_cycles \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
+	@valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
+		$(BUILD_DIR)/test_cycles | tail -1
 	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_netns.c -o $(BUILD_DIR)/test_netns \
 		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
 	@if [ "$$(id -u)" = 0 ]; then $(BUILD_DIR)/test_netns; \
@@ -242,3 +247,26 @@ edge-flood: stage
 faults: device
 	TETHER_E2E_REQUIRED=1 TETHER_FAULT_SEED=$(SEED) TETHER_EDGE_BIN=$(abspath $(STAGE))/bin/tether-edge \
 		TETHER_DEVICE_BIN=$(abspath $(DEVICE)) swift test --filter 'FaultEndToEndTests|AddressChangeFaultTests'
+
+# make check: the Swift tests under AddressSanitizer (UndefinedBehaviorSanitizer on the C
+# they compile) and under ThreadSanitizer, each in its own scratch path (.build-asan,
+# .build-tsan), the end-to-end suites included; the C tests (1,000 create/join/leave/destroy
+# cycles and engines on two loops in two threads among them) and the device example against
+# tether-edge under valgrind memcheck: no error, no definitely or indirectly lost byte; the
+# two threads under helgrind too; and the C tests against the Embedded library built with
+# ASan (+UBSan) and with TSan. See scripts/check-swift.sh, check-valgrind.sh and
+# check-c-sanitizers.sh.
+.PHONY: check check-valgrind check-c-sanitizers check-asan check-tsan
+# The end-to-end suites run the sanitized build's own tether-edge and the C devices.
+CHECK_E2E = TETHER_E2E_REQUIRED=1 TETHER_DEVICE_BIN=$(abspath $(DEVICE)) \
+	TETHER_DEVICE_BIN_AARCH64=$(abspath $(BUILD_DIR))/device-aarch64 \
+	TETHER_DEVICE_BIN_ARMV7=$(abspath $(BUILD_DIR))/device-armv7
+check: check-valgrind check-c-sanitizers check-asan check-tsan
+check-valgrind: device
+	@BUILD_DIR=$(BUILD_DIR) scripts/check-valgrind.sh $(LIB_DIR) $(STAGE)/bin/tether-edge $(DEVICE)
+check-c-sanitizers: deps
+	@BUILD_DIR=$(BUILD_DIR) scripts/check-c-sanitizers.sh
+check-asan: device cross-test
+	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh asan
+check-tsan: device cross-test
+	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh tsan

@@ -33,7 +33,12 @@ public final class ManagedProcess: @unchecked Sendable {
     process.standardOutput = pipe
     process.standardError = FileHandle.nullDevice
     pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-      self?.take(handle.availableData)
+      let data = handle.availableData
+      // End of file: the child is gone (Process closed our copy of the write end). The
+      // handler and the FileHandle's dispatch source hold each other until it is removed,
+      // and the pipe's descriptor with them.
+      if data.isEmpty { handle.readabilityHandler = nil }
+      self?.take(data)
     }
     try process.run()
   }
@@ -71,13 +76,22 @@ public final class ManagedProcess: @unchecked Sendable {
   public func waitExit(timeout: Double) -> Int32? {
     let end = monotonicSeconds() + timeout
     while process.isRunning && monotonicSeconds() < end { usleep(2000) }
-    return process.isRunning ? nil : process.terminationStatus
+    if process.isRunning { return nil }
+    // Returns at once (the process is gone), and releases the run loop source through
+    // which Foundation's Process otherwise keeps itself, and its pipe, alive for good.
+    process.waitUntilExit()
+    return process.terminationStatus
   }
 
   public func stop() {
     if process.isRunning {
       process.terminate()
-      if waitExit(timeout: 2) == nil { kill(process.processIdentifier, SIGKILL) }
+      if waitExit(timeout: 2) == nil {
+        kill(process.processIdentifier, SIGKILL)
+        _ = waitExit(timeout: 2)
+      }
+    } else if process.processIdentifier > 0 {
+      _ = waitExit(timeout: 0)
     }
   }
 

@@ -11,9 +11,15 @@ import Foundation
 /// device, so the edge sees each device as a distinct peer. Runs on its own thread with a
 /// bounded poll loop until `stop()`.
 public final class Relay: @unchecked Sendable {
+  /// Device `i`'s two sockets: set before the thread starts, never changed, so both
+  /// threads read them without the lock.
+  private struct Sockets {
+    let front: Int32  // bound on 127.0.0.1, faces the device
+    let back: Int32  // connected to the edge
+  }
+
+  /// Device `i`'s link state: read and written only under `lock`.
   private struct Link {
-    var front: Int32  // bound on 127.0.0.1, faces the device
-    var back: Int32  // connected to the edge
     var device = sockaddr_in()
     var deviceKnown = false
     var up = true
@@ -24,13 +30,15 @@ public final class Relay: @unchecked Sendable {
     var lastFromDevice: Double?
   }
 
-  private var links: [Link] = []
+  private let sockets: [Sockets]
+  private var links: [Link]
   private let lock = NSLock()
   private var running = true
   private var thread: Thread?
 
   /// Relays `devices` devices to the edge at 127.0.0.1:`edgePort`.
   public init(devices: Int, edgePort: UInt16) throws {
+    var sockets: [Sockets] = []
     for _ in 0..<devices {
       let front = try Self.socket(bindPort: 0)
       let back = try Self.socket(bindPort: 0)
@@ -41,8 +49,10 @@ public final class Relay: @unchecked Sendable {
         }
       }
       guard connected == 0 else { throw LabError("relay: connect to the edge failed") }
-      links.append(Link(front: front, back: back))
+      sockets.append(Sockets(front: front, back: back))
     }
+    self.sockets = sockets
+    links = Array(repeating: Link(), count: devices)
     let thread = Thread { [unowned self] in self.loop() }
     self.thread = thread
     thread.start()
@@ -54,7 +64,7 @@ public final class Relay: @unchecked Sendable {
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        getsockname(links[device].front, $0, &length)
+        getsockname(sockets[device].front, $0, &length)
       }
     }
     return UInt16(bigEndian: address.sin_port)
@@ -85,9 +95,9 @@ public final class Relay: @unchecked Sendable {
   public func stop() {
     locked { running = false }
     while thread?.isFinished == false { usleep(1000) }
-    for link in links {
-      close(link.front)
-      close(link.back)
+    for socket in sockets {
+      close(socket.front)
+      close(socket.back)
     }
   }
 
@@ -100,7 +110,7 @@ public final class Relay: @unchecked Sendable {
   }
 
   private func loop() {
-    var fds = links.flatMap {
+    var fds = sockets.flatMap {
       [
         pollfd(fd: $0.front, events: Int16(POLLIN), revents: 0),
         pollfd(fd: $0.back, events: Int16(POLLIN), revents: 0),
@@ -122,7 +132,7 @@ public final class Relay: @unchecked Sendable {
     let n = buffer.withUnsafeMutableBytes { raw in
       withUnsafeMutablePointer(to: &from) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          recvfrom(links[device].front, raw.baseAddress, raw.count, 0, $0, &length)
+          recvfrom(sockets[device].front, raw.baseAddress, raw.count, 0, $0, &length)
         }
       }
     }
@@ -136,11 +146,13 @@ public final class Relay: @unchecked Sendable {
       return up
     }
     guard up else { return }
-    _ = buffer.withUnsafeBytes { send(links[device].back, $0.baseAddress, n, 0) }
+    _ = buffer.withUnsafeBytes { send(sockets[device].back, $0.baseAddress, n, 0) }
   }
 
   private func fromEdge(_ device: Int, _ buffer: inout [UInt8]) {
-    let n = buffer.withUnsafeMutableBytes { recv(links[device].back, $0.baseAddress, $0.count, 0) }
+    let n = buffer.withUnsafeMutableBytes {
+      recv(sockets[device].back, $0.baseAddress, $0.count, 0)
+    }
     guard n > 0 else { return }
     let now = monotonicSeconds()
     let target: sockaddr_in? = locked {
@@ -154,7 +166,7 @@ public final class Relay: @unchecked Sendable {
       withUnsafePointer(to: &to) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
           sendto(
-            links[device].front, raw.baseAddress, n, 0, $0,
+            sockets[device].front, raw.baseAddress, n, 0, $0,
             socklen_t(MemoryLayout<sockaddr_in>.size))
         }
       }

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The C ABI tests against the library C hosts link, under the compilers' sanitizers, for
+# `make check`: the Embedded Swift build of TetherCore + Tether (the sources and module
+# scripts/build-lib.sh compiles, at -Onone -g instead of -Osize, unlinked by --gc-sections)
+# instrumented with AddressSanitizer, then with ThreadSanitizer, and test_engine,
+# test_reentry and test_cycles built with clang and the same sanitizer (UBSan too, with
+# ASan, on the C side). Valgrind sees heap misuse and leaks; ASan also sees stack and
+# global overflows, and TSan understands atomics (which helgrind does not).
+# Any report fails. The toolchain's TSan runtime needs libdispatch, from the toolchain.
+# Usage: scripts/check-c-sanitizers.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${BUILD_DIR:-build}/check/csan
+mkdir -p "$out"
+toolchain_lib=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")/lib/swift/linux
+sources=$(find Sources/TetherCore Sources/Tether -name '*.swift' | sort)
+for kind in address thread; do
+  start=$SECONDS
+  # shellcheck disable=SC2086
+  swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -Onone -g \
+    -sanitize=$kind -module-name Tether -I Sources/CLibev -I Sources/CTetherABI \
+    -I Sources/CTetherSystem $sources -c -o "$out/tether-$kind.o"
+  case $kind in
+    address)
+      cflags=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
+      libs=()
+      export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+      ;;
+    thread)
+      cflags=(-fsanitize=thread)
+      libs=(-L"$toolchain_lib" -ldispatch -lBlocksRuntime -Wl,-rpath,"$toolchain_lib")
+      export TSAN_OPTIONS=halt_on_error=0:exitcode=66
+      ;;
+  esac
+  results=()
+  for t in test_engine test_reentry test_cycles; do
+    clang -std=c99 -Wall -Wextra -Wpedantic -Werror -g "${cflags[@]}" -IInclude \
+      "Tests/c/$t.c" "$out/tether-$kind.o" -o "$out/$t-$kind" -lev -lm -lpthread "${libs[@]}" \
+      2> >(grep -v "ld.gold: warning: Cannot export local symbol '__asan" >&2)
+    status=0
+    "$out/$t-$kind" > "$out/$t-$kind.out" 2>&1 || status=$?
+    reports=$(grep -cE 'ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:' \
+      "$out/$t-$kind.out" || true)
+    if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then
+      echo "check-c-sanitizers: FAIL: $t with -fsanitize=$kind exited with $status," \
+        "$reports reports ($out/$t-$kind.out)" >&2
+      grep -E -A30 'ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:|FAIL' \
+        "$out/$t-$kind.out" | head -80 >&2
+      exit 1
+    fi
+    results+=("$t: $(tail -1 "$out/$t-$kind.out")")
+  done
+  name=$([ $kind = address ] && echo "AddressSanitizer+UBSan" || echo "ThreadSanitizer")
+  echo "check-c-sanitizers: $name, the Embedded library and the C tests instrumented," \
+    "0 reports in $((SECONDS - start)) s:"
+  printf '  %s\n' "${results[@]}"
+done
