@@ -56,14 +56,15 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
   size_t length = node ? strlen(node) : 0;
   const char *address = NULL;
   struct addrinfo numeric;
-  int rc;
+  int rc, delay_ms;
   if (length < 5 || strcmp(node + length - 5, ".test") != 0 ||
       (hints && (hints->ai_flags & AI_NUMERICHOST))) {
     return real(node, service, hints, res);
   }
   __atomic_add_fetch(&lookups_started, 1, __ATOMIC_SEQ_CST);
   if (pthread_equal(pthread_self(), main_thread)) __atomic_add_fetch(&lookups_on_main_thread, 1, __ATOMIC_SEQ_CST);
-  if (lookup_delay_ms > 0) usleep((useconds_t)lookup_delay_ms * 1000);
+  delay_ms = __atomic_load_n(&lookup_delay_ms, __ATOMIC_SEQ_CST);
+  if (delay_ms > 0) usleep((useconds_t)delay_ms * 1000);
   pthread_mutex_lock(&names_lock);
   for (int i = 0; i < 4; i++) {
     if (names[i].name && strcmp(names[i].name, node) == 0) address = names[i].address;
@@ -882,18 +883,26 @@ static void test_tether_engines_onSeveralLoops_onSeveralThreads(void) {
 
 /* ---- Server names: looked up off the loop's thread ------------------------------------- */
 
+/* The counters are shared with look-up threads (a previous test's may still be running):
+   read and written atomically. */
+#define LOOKUPS(counter) __atomic_load_n(&(counter), __ATOMIC_SEQ_CST)
+
 static int lookups_done(struct seen *s) {
   (void)s;
-  return __atomic_load_n(&lookups_finished, __ATOMIC_SEQ_CST) > 0;
+  return LOOKUPS(lookups_finished) > 0;
 }
 static int lookups_at_least_3(struct seen *s) {
   (void)s;
-  return __atomic_load_n(&lookups_finished, __ATOMIC_SEQ_CST) >= 3;
+  return LOOKUPS(lookups_finished) >= 3;
 }
 static void reset_names(int delay_ms) {
+  pthread_mutex_lock(&names_lock);
   memset(names, 0, sizeof names);
-  lookup_delay_ms = delay_ms;
-  lookups_started = lookups_finished = lookups_on_main_thread = 0;
+  pthread_mutex_unlock(&names_lock);
+  __atomic_store_n(&lookup_delay_ms, delay_ms, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&lookups_started, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&lookups_finished, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&lookups_on_main_thread, 0, __ATOMIC_SEQ_CST);
   main_thread = pthread_self();
 }
 
@@ -925,7 +934,7 @@ static void test_tether_engine_create_withAName_looksItUpOffTheLoop_thenJoins(vo
   ev_timer tick;
   named_rig_init(&n, "edge.test", "127.0.0.1", 300);
   CHECK(rig_create(r) == TETHER_OK);
-  CHECK(__atomic_load_n(&lookups_finished, __ATOMIC_SEQ_CST) == 0); /* create did not wait */
+  CHECK(LOOKUPS(lookups_finished) == 0); /* create did not wait */
   CHECK(tether_join_channel(r->s.engine, NULL, "lobby", 1) == TETHER_OK);
   CHECK(tether_get_connection_state(r->s.engine) == TETHER_CONNECTION_STATE_CONNECTING);
   ticks = 0;
@@ -937,7 +946,7 @@ static void test_tether_engine_create_withAName_looksItUpOffTheLoop_thenJoins(vo
   run_until(r->loop, connected, &r->s, 3000);
   CHECK(r->s.join_success == 1 && r->s.rejoin_success == 0);
   CHECK(r->srv.joins >= 1);
-  CHECK(lookups_on_main_thread == 0);
+  CHECK(LOOKUPS(lookups_on_main_thread) == 0);
   rig_stop(r);
 }
 
@@ -951,7 +960,7 @@ static void test_tether_engine_nameThatDoesNotResolveYet_isLookedUpAgain_thenJoi
   CHECK(rig_create(r) == TETHER_OK);
   CHECK(tether_join_channel(r->s.engine, NULL, "lobby", 1) == TETHER_OK);
   run_until(r->loop, lookups_at_least_3, &r->s, 3000);
-  CHECK(lookups_finished >= 3);
+  CHECK(LOOKUPS(lookups_finished) >= 3);
   CHECK(r->s.join_success == 0 && r->srv.joins == 0);
   CHECK(tether_get_connection_state(r->s.engine) == TETHER_CONNECTION_STATE_CONNECTING);
   CHECK(strstr(r->s.last_warning, "look-up failed") != NULL);
@@ -992,13 +1001,13 @@ static void test_tether_engine_rejoinsGoingUnanswered_lookTheNameUpAgain_andFoll
   CHECK(rig_create(r) == TETHER_OK);
   CHECK(tether_join_channel(r->s.engine, NULL, "lobby", 1) == TETHER_OK);
   run_until(r->loop, connected, &r->s, 3000);
-  CHECK(r->s.join_success == 1 && lookups_finished == 1);
+  CHECK(r->s.join_success == 1 && LOOKUPS(lookups_finished) == 1);
   r->srv.silent = 1;
   set_name(0, "fleet.test", "127.0.0.2");
   run_until(r->loop, rejoined, &r->s, 3000);
   CHECK(r->s.rejoin_success == 1);
   CHECK(moved.joins >= 1);
-  CHECK(lookups_finished >= 2);
+  CHECK(LOOKUPS(lookups_finished) >= 2);
   CHECK(tether_get_connection_state(r->s.engine) == TETHER_CONNECTION_STATE_CONNECTED);
   fake_stop(r->loop, &moved);
   rig_stop(r);
@@ -1014,11 +1023,11 @@ static void test_tether_engine_destroy_whileItsNameIsLookedUp_isSafe(void) {
   CHECK(tether_join_channel(r->s.engine, NULL, "lobby", 1) == TETHER_OK);
   tether_engine_destroy(r->s.engine);
   r->s.engine = NULL;
-  for (int i = 0; i < 100 && __atomic_load_n(&lookups_finished, __ATOMIC_SEQ_CST) == 0; i++) {
+  for (int i = 0; i < 100 && LOOKUPS(lookups_finished) == 0; i++) {
     usleep(10000);
   }
   usleep(20000); /* the thread lets go of the job after its answer */
-  CHECK(lookups_finished == 1);
+  CHECK(LOOKUPS(lookups_finished) == 1);
   run_until(r->loop, NULL, &r->s, 50);
   CHECK(r->s.join_success == 0 && r->srv.joins == 0);
   rig_stop(r);
@@ -1046,11 +1055,11 @@ static void test_tether_set_server_withAName_looksItUpOffTheLoop(void) {
   CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_CONNECTED);
   snprintf(server, sizeof server, "proxy.test:%u", port);
   CHECK(tether_set_server(r.s.engine, server) == TETHER_OK);
-  CHECK(lookups_finished == 0);
+  CHECK(LOOKUPS(lookups_finished) == 0);
   CHECK(r.s.reasons[r.s.changes - 1] == TETHER_CONNECTION_CHANGED_SETTING_PROXY_SERVER);
   run_until(r.loop, rejoined, &r.s, 3000);
   CHECK(r.s.rejoin_success == 1 && moved.joins >= 1);
-  CHECK(lookups_on_main_thread == 0);
+  CHECK(LOOKUPS(lookups_on_main_thread) == 0);
   fake_stop(r.loop, &moved);
   rig_stop(&r);
 }
