@@ -251,7 +251,7 @@ import TetherLab
     try expectRejoin(world, a, b, afterDropAt: dropped)
   }
 
-  /// A's LEAVE, one datagram never repeated (docs/PROTOCOL.md §4.3), is lost: A is
+  /// A's LEAVE, both of its copies (docs/PROTOCOL.md §4.3), is lost to a dead uplink: A is
   /// DISCONNECTED/LEAVE_CHANNEL at once, and B, with no QUIT to report, drops A at
   /// remote_offline_after after the edge last heard it (SPEC.md §3: user-offline comes
   /// even without a goodbye).

@@ -76,6 +76,25 @@ struct EdgeNoticeTests {
       other.notifications.filter { $0 == .userOffline(uid: Self.first, reason: .quit) }.count == 1)
   }
 
+  @Test func leaveLostOnce_theSecondCopyArrives_quitNotDropped() throws {
+    var world = try EdgeAdminTests.twoMembers()
+    var dropped = 0
+    world.loses = { toServer, client, packet in
+      guard toServer, client == 0, dropped == 0, packet?.message == .leave else { return false }
+      dropped += 1
+      return true
+    }
+    world.leave(0)
+    let leftAt = world.now
+    world.run(for: .seconds(30))
+    #expect(dropped == 1)
+    #expect(world.server.session(cookie: world.clients[0].cookie) == nil)
+    let other = world.clients[1]
+    let quit = try #require(other.time(of: .userOffline(uid: Self.first, reason: .quit)))
+    #expect(quit == leftAt)
+    #expect(!other.notifications.contains(.userOffline(uid: Self.first, reason: .dropped)))
+  }
+
   @Test func aMemberBackUnderItsUid_isNotAnnouncedAsLeft() throws {
     var world = try EdgeAdminTests.twoMembers()
     world.leave(0)

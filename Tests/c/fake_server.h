@@ -16,7 +16,9 @@ struct fake_server {
   char address[64];
   int silent; /* answers nothing when set */
   uint32_t token_ms; /* the token time left its ACCEPTs give (0: no expiry) */
-  int joins, heartbeats, leaves;
+  int joins, heartbeats;
+  int leaves, leave_datagrams; /* sessions that left; their LEAVEs (each is sent twice) */
+  unsigned char left_cookie[8];      /* of the last session counted in `leaves` */
   unsigned char cookie[8];           /* of the last JOIN */
   struct sockaddr_storage peer;      /* where it came from */
   socklen_t peerlen;
@@ -57,7 +59,9 @@ static void fake_readable(struct ev_loop *loop, ev_io *w, int revents) {
       memset(out + 16, 0, 8);
       sendto(s->fd, out, 12 + 12, 0, (struct sockaddr *)&from, fromlen);
     } else if (in[3] == 0x03) {
-      s->leaves++;
+      s->leave_datagrams++;
+      if (s->leaves == 0 || memcmp(s->left_cookie, in + 4, 8) != 0) s->leaves++;
+      memcpy(s->left_cookie, in + 4, 8);
     }
     fromlen = sizeof from;
   }

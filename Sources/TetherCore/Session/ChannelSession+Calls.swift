@@ -27,7 +27,12 @@ extension ChannelSession {
     _ = tick(now)
     guard let membership else { return }
     if state != .failed {
-      output.send(Packet(cookie: membership.cookie, message: .leave))
+      // Twice, back to back: nothing answers a LEAVE and nothing is sent after it, so one
+      // lost datagram would turn the others' QUIT into DROPPED, 20 s later. The server
+      // takes the first that arrives and ignores the other (its cookie is no longer held).
+      let leave = Packet(cookie: membership.cookie, message: .leave)
+      output.send(leave)
+      output.send(leave)
     }
     end(.leaveChannel, into: &output)
     output.notify(.leaveChannel)
