@@ -28,6 +28,12 @@ struct RemoteMembers {
   private var heap = DeadlineHeap()
   /// Real time that did not count (nanoseconds): the members' clock is `real - blind`.
   private var blind: UInt64 = 0
+  /// Members reported offline (QUIT or DROPPED) within the last `offlineAfter`, with when
+  /// (members' clock). A digest that left the server before the verdict but arrives after
+  /// it (delayed, duplicated, overtaken) must not bring the member back: only news of it
+  /// from after the verdict does. Older records can no longer refuse anything (an entry is
+  /// taken only if silent for less than `offlineAfter`), so they are dropped.
+  private var departed: [(uid: UInt32, at: UInt64)] = []
 
   init(interruptedAfter: Interval, offlineAfter: Interval) {
     self.interruptedAfter = interruptedAfter.nanoseconds
@@ -74,6 +80,7 @@ struct RemoteMembers {
     if let slot = index[entry.uid] {
       if entry.kind == .left {
         remove(slot: slot)
+        recordDeparture(of: entry.uid, at: now)
         output.notify(.userOffline(uid: entry.uid, reason: .quit))
         return
       }
@@ -88,7 +95,9 @@ struct RemoteMembers {
         )
         output.notify(.remoteMemberResumed(uid: entry.uid))
       }
-    } else if entry.kind != .left && silent < offlineAfter {
+    } else if entry.kind != .left && silent < offlineAfter
+      && !departedSince(seen, uid: entry.uid, now: now)
+    {
       add(uid: entry.uid, lastSeen: seen)
       output.notify(.userJoined(uid: entry.uid, elapsedMs: elapsedMs))
     }
@@ -105,6 +114,7 @@ struct RemoteMembers {
       let offlineAt = member.lastSeen &+ offlineAfter
       if offlineAt <= now {
         remove(slot: top.slot)
+        recordDeparture(of: member.uid, at: now)
         output.notify(.userOffline(uid: member.uid, reason: .dropped))
       } else if member.interrupted || member.lastSeen &+ interruptedAfter > now {
         // Heard from since this check was queued (or already reported): look again later.
@@ -124,7 +134,21 @@ struct RemoteMembers {
     freeSlots.removeAll(keepingCapacity: true)
     index.removeAll(keepingCapacity: true)
     heap.removeAll()
+    departed.removeAll(keepingCapacity: true)
     blind = 0
+  }
+
+  /// True when `uid` went offline at or after `seen`: this news of it is older than the
+  /// verdict. Forgets the records that can no longer refuse anything.
+  private mutating func departedSince(_ seen: UInt64, uid: UInt32, now: UInt64) -> Bool {
+    guard !departed.isEmpty else { return false }
+    departed.removeAll { $0.at &+ offlineAfter < now }
+    return departed.contains { $0.uid == uid && $0.at >= seen }
+  }
+
+  private mutating func recordDeparture(of uid: UInt32, at now: UInt64) {
+    departed.removeAll { $0.uid == uid || $0.at &+ offlineAfter < now }
+    departed.append((uid, now))
   }
 
   private mutating func add(uid: UInt32, lastSeen: UInt64) {
