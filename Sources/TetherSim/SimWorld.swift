@@ -50,15 +50,19 @@ public struct SimWorld {
   public private(set) var counters = NetworkCounters()
   /// Server restarts so far.
   public private(set) var restarts = 0
-  /// Draws of the network's faults.
-  public var random: SeededRandom
+  /// The network's seed: each client's link draws its faults from its own generator, per
+  /// direction, so a run does not depend on the order in which the server happens to
+  /// address its clients (a dictionary's).
+  public let networkSeed: UInt64
+  private var linkRandom: [[SeededRandom]] = []
 
   /// Datagrams due now, in the order they were sent.
   private var queue: [Flight] = []
   private var inflight = FlightQueue()
-  private var order: UInt64 = 0
-  /// Per client and direction (uplink 0, downlink 1): the latest delivery time scheduled.
+  /// Per client and direction (uplink 0, downlink 1): the latest delivery time scheduled,
+  /// and how many datagrams were sent (the tie-break between datagrams due together).
   private var latestScheduled: [[Instant]] = []
+  private var linkSent: [[UInt64]] = []
 
   /// One datagram as it arrived. `state` is the client's state just before a downlink
   /// datagram reached it (for an uplink one, its state when the server got it).
@@ -73,7 +77,7 @@ public struct SimWorld {
 
   public init(config: EdgeConfig = SimWorld.config(), networkSeed: UInt64 = 1) {
     server = EdgeServer(config: config)
-    random = SeededRandom(seed: networkSeed)
+    self.networkSeed = networkSeed
   }
 
   public static func config(maxSessions: Int = 10_000) -> EdgeConfig {
@@ -121,6 +125,9 @@ public struct SimWorld {
     uplink.append(LinkConditions())
     downlink.append(LinkConditions())
     latestScheduled.append([.zero, .zero])
+    linkSent.append([0, 0])
+    let base = networkSeed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index) &* 2
+    linkRandom.append([SeededRandom(seed: base), SeededRandom(seed: base &+ 1)])
     return index
   }
 
@@ -220,6 +227,9 @@ public struct SimWorld {
       return
     }
     let conditions = toServer ? uplink[client] : downlink[client]
+    let direction = toServer ? 0 : 1
+    var random = linkRandom[client][direction]
+    defer { linkRandom[client][direction] = random }
     if random.chance(conditions.loss) {
       counters.lost += 1
       return
@@ -232,12 +242,14 @@ public struct SimWorld {
         counters.spiked += 1
         delay = delay + conditions.spike
       }
-      order += 1
+      linkSent[client][direction] += 1
+      // Due together: uplinks before downlinks, by client, then in the order sent.
+      let order =
+        UInt64(direction) << 62 | UInt64(client) << 40
+        | (linkSent[client][direction] & (1 << 40 - 1))
       let flight = Flight(
         sentAt: now, at: now + delay, order: order, toServer: toServer, client: client,
-        bytes: bytes,
-        packet: packet)
-      let direction = toServer ? 0 : 1
+        bytes: bytes, packet: packet)
       if flight.at < latestScheduled[client][direction] {
         counters.reordered += 1
       } else {
