@@ -150,16 +150,16 @@ public struct ScenarioRun {
     }
     let end = Instant.zero + scenario.duration
     while true {
-      let nextAction = actions.first?.at
-      let nextEvent = world.nextEvent
-      guard let t = [nextAction, nextEvent].compactMap({ $0 }).min(), t <= end else { break }
-      if let e = nextEvent, e == t {
-        _ = world.step(until: t)
-      } else {
-        world.run(until: t)
-        let (_, action) = actions.removeFirst()
-        try perform(action)
+      // Everything due by the next action (or the end) first, one step at a time.
+      if world.step(until: min(actions.first?.at ?? end, end)) {
+        stats.steps += 1
+        try observe()
+        continue
       }
+      guard let (at, action) = actions.first, at <= end else { break }
+      actions.removeFirst()
+      world.run(until: at)
+      try perform(action)
       stats.steps += 1
       try observe()
     }

@@ -203,15 +203,23 @@ public struct SimWorld {
   /// Runs the one earliest thing due by `time` (with everything it sends at once), and
   /// says whether there was one. The clock stays at that thing's instant.
   public mutating func step(until time: Instant) -> Bool {
-    guard let next = nextEvent, next <= time else { return false }
+    // One pass over the clients: the earliest deadline, the lowest index on a tie.
+    var client: (index: Int, due: Instant)?
+    for i in clients.indices {
+      if let due = clients[i].session.nextDeadline, client.map({ due < $0.due }) ?? true {
+        client = (i, due)
+      }
+    }
+    let serverDue = server.nextDeadline
+    let flightDue = inflight.next
+    let candidates = [serverDue, flightDue, client?.due]
+    guard let next = candidates.compactMap({ $0 }).min(), next <= time else { return false }
     now = max(now, next)
-    if let due = server.nextDeadline, due <= now {
+    if let due = serverDue, due <= now {
       ship(server.tick(now: now, wallClock: wallClock))
-    } else if let due = inflight.next, due <= now, let flight = inflight.pop() {
+    } else if let due = flightDue, due <= now, let flight = inflight.pop() {
       deliver(flight)
-    } else if let i = clients.indices.first(where: {
-      clients[$0].session.nextDeadline.map { $0 <= now } ?? false
-    }) {
+    } else if let (i, _) = client {
       act(i) { s, now, out in s.advance(to: now, into: &out) }
     }
     flush()
