@@ -77,6 +77,10 @@ struct ClientModel {
   var evidence: [UInt32: Instant] = [:]
   /// uid → when this client last reported it DROPPED (this membership).
   var droppedAt: [UInt32: Instant] = [:]
+  /// uid → when this client reported it offline (QUIT or DROPPED), the latest.
+  var offlineAt: [UInt32: Instant] = [:]
+  /// uid → when this client reported it interrupted, each time.
+  var interruptedAt: [UInt32: [Instant]] = [:]
 
   var attempting: Bool { state == .connecting || state == .reconnecting }
 
@@ -84,5 +88,7 @@ struct ClientModel {
     view.removeAll()
     evidence.removeAll()
     droppedAt.removeAll()
+    offlineAt.removeAll()
+    interruptedAt.removeAll()
   }
 }

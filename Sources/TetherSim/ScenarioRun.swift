@@ -22,6 +22,8 @@ public struct ScenarioStats: Sendable {
   public var healBounds: UInt64 = 0
   public var dropDemands: UInt64 = 0
   public var agreements: UInt64 = 0
+  /// Devices INTERRUPTED with a working downlink whose peers had to agree within a beat.
+  public var interruptAgreements: UInt64 = 0
 
   public init() {}
 
@@ -41,13 +43,15 @@ public struct ScenarioStats: Sendable {
     healBounds += other.healBounds
     dropDemands += other.dropDemands
     agreements += other.agreements
+    interruptAgreements += other.interruptAgreements
   }
 
   /// One line: the figures to quote.
   public var summary: String {
     let n = network
     return "\(scenarios) scenarios, \(steps) steps, \(checks) invariant checks "
-      + "(\(healBounds) heal bounds, \(dropDemands) DROPPED demands, \(agreements) peer agreements); "
+      + "(\(healBounds) heal bounds, \(dropDemands) DROPPED demands, \(agreements) peer agreements, "
+      + "\(interruptAgreements) on an interruption); "
       + "faults: \(cuts[.uplink, default: 0]) uplink cuts, \(cuts[.downlink, default: 0]) downlink cuts, "
       + "\(cuts[.both, default: 0]) two-way cuts, \(faultPhases) fault phases, \(restarts) server restarts, "
       + "\(n.lost) datagrams lost, \(n.cut) dropped by cuts, \(n.duplicated) duplicated, "
@@ -76,7 +80,9 @@ public struct ScenarioStats: Sendable {
 ///    latency, at a peer that was CONNECTED on a clean link for the whole time;
 /// 5. a CONNECTED device on a clean link is seen present and not interrupted by every clean
 ///    CONNECTED peer of its channel within one heartbeat, one presence interval and a round
-///    trip;
+///    trip; a device that goes INTERRUPTED because its uplink failed (its last hearing was
+///    answered over a clean downlink) is reported interrupted by those peers within one
+///    heartbeat of its own INTERRUPTED;
 /// 6. nothing after leave but a new join's CONNECTING; no datagram from a DISCONNECTED or
 ///    FAILED session; member events consistent (no joined twice, no offline of a stranger).
 public struct ScenarioRun {
@@ -99,6 +105,11 @@ public struct ScenarioRun {
   var serverHeard: [Instant?]
   /// Per observer and member: the silence (its start) whose DROPPED was last counted.
   var demanded: [[Instant?]]
+  /// Since when each client's downlink has been clean (no cut, no faults).
+  var downCleanSince: [Instant?]
+  /// A device went INTERRUPTED at `at` and its peer `observer` must say so within one
+  /// heartbeat: checked once that heartbeat has passed.
+  var pendingAgreements: [(device: Int, observer: Int, at: Instant, since: Instant)] = []
   var edge: EdgeConfig
   /// Invariant evaluations (a reference, so that `expect` need not be mutating).
   let checks = Counter()
@@ -110,7 +121,10 @@ public struct ScenarioRun {
   /// Longer than any delay a fault phase gives a datagram (latency, jitter and a spike).
   static let settle = Interval.milliseconds(600)
 
-  public init(_ scenario: Scenario, tracing: Bool = false) {
+  /// - Parameter clientConfig: what the clients really run with, when it is not the
+  ///   scenario's (the checker keeps assuming the scenario's): for proving that a client
+  ///   that breaks a rule is caught.
+  public init(_ scenario: Scenario, tracing: Bool = false, clientConfig: ChannelConfig? = nil) {
     self.scenario = scenario
     self.tracing = tracing
     // The scale is in range: this cannot throw.
@@ -120,7 +134,8 @@ public struct ScenarioRun {
     world.recordsServerSent = false
     world.recordsDeliveries = true
     for i in 0..<scenario.clientCount {
-      world.addClient(config: scenario.config, seed: scenario.seed &* 31 &+ UInt64(i))
+      world.addClient(
+        config: clientConfig ?? scenario.config, seed: scenario.seed &* 31 &+ UInt64(i))
       world.uplink[i] = scenario.clean[i]
       world.downlink[i] = scenario.clean[i]
     }
@@ -136,6 +151,7 @@ public struct ScenarioRun {
     cleanSince = Array(repeating: .zero, count: n)
     serverHeard = Array(repeating: nil, count: n)
     demanded = Array(repeating: Array(repeating: nil, count: n), count: n)
+    downCleanSince = Array(repeating: .zero, count: n)
     stats.scenarios = 1
   }
 
@@ -260,6 +276,11 @@ public struct ScenarioRun {
         // Clean once what the faults delayed has landed.
         cleanSince[c] = now + Self.settle
       }
+      if cutCount[c][1] != 0 || faultCount[c][1] != 0 {
+        downCleanSince[c] = nil
+      } else if downCleanSince[c] == nil {
+        downCleanSince[c] = now + Self.settle
+      }
     }
   }
 
@@ -297,6 +318,7 @@ public struct ScenarioRun {
     }
     for i in 0..<scenario.clientCount { try checkDeadlines(i) }
     try checkPeers()
+    if !pendingAgreements.isEmpty { try checkPendingAgreements() }
   }
 
   private mutating func received(_ d: SimWorld.Delivery) throws(Violation) {
@@ -378,6 +400,7 @@ public struct ScenarioRun {
         try expect(
           now == m.lastData + config.interruptedAfter, "deadline at its instant", i,
           "INTERRUPTED, last data at \(SimClock.text(m.lastData))")
+        expectPeersToAgree(interrupted: i, lastData: m.lastData)
       case .lost:
         try expect(
           m.outageSince.map { now == $0 + config.lostAfter } ?? false, "deadline at its instant",
@@ -450,6 +473,7 @@ public struct ScenarioRun {
       try expect(
         m.state == .connected && m.view[uid] != nil, "member events", i, "offline of \(uid)")
       m.view[uid] = nil
+      m.offlineAt[uid] = now
       guard reason == .dropped else { break }
       let evidence = m.evidence[uid]
       try expect(
@@ -469,6 +493,7 @@ public struct ScenarioRun {
       note("client \(i): member \(uid) interrupted")
       try expect(m.view[uid] == false, "member events", i, "interrupted \(uid)")
       m.view[uid] = true
+      m.interruptedAt[uid, default: []].append(now)
     case .remoteMemberResumed(let uid):
       note("client \(i): member \(uid) resumed")
       try expect(m.view[uid] == true, "member events", i, "resumed \(uid)")
@@ -529,6 +554,47 @@ public struct ScenarioRun {
     case .disconnected, .failed:
       break
     }
+  }
+
+  /// Device `a` went INTERRUPTED now. If the server's last hearing of it was answered over
+  /// a clean downlink (so its last data is that answer: the uplink is what failed), every
+  /// peer CONNECTED on a clean link since before that hearing, and seeing it present, must
+  /// report it interrupted within one heartbeat of now.
+  private mutating func expectPeersToAgree(interrupted a: Int, lastData: Instant) {
+    guard let heard = serverHeard[a], lastData >= heard, let down = downCleanSince[a],
+      down <= heard
+    else { return }
+    let uid = scenario.uid(of: a)
+    for b in 0..<scenario.clientCount where b != a && scenario.channels[b] == scenario.channels[a] {
+      guard let sinceB = cleanConnected(b), sinceB <= heard, models[b].view[uid] != nil else {
+        continue
+      }
+      pendingAgreements.append((a, b, now, sinceB))
+    }
+  }
+
+  private mutating func checkPendingAgreements() throws(Violation) {
+    let hb = config.heartbeatInterval
+    var kept: [(device: Int, observer: Int, at: Instant, since: Instant)] = []
+    for p in pendingAgreements {
+      guard now > p.at + hb else {
+        kept.append(p)
+        continue
+      }
+      // The peer must have stayed as it was, and the member must not have left.
+      let uid = scenario.uid(of: p.device)
+      guard cleanConnected(p.observer) == p.since,
+        models[p.observer].offlineAt[uid].map({ $0 < p.at - hb }) ?? true
+      else { continue }
+      stats.interruptAgreements += 1
+      let reports = models[p.observer].interruptedAt[uid] ?? []
+      try expect(
+        reports.contains { $0 + hb >= p.at && $0 <= p.at + hb }, "peers agree within one heartbeat",
+        p.observer,
+        "device \(p.device) INTERRUPTED at \(SimClock.text(p.at)); reported interrupted at "
+          + "\(reports.map(SimClock.text))")
+    }
+    pendingAgreements = kept
   }
 
   /// Since when `i` has been CONNECTED on a clean link, if it is now.
