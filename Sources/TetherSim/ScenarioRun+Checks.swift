@@ -288,21 +288,24 @@ extension ScenarioRun {
       guard let sinceB = cleanConnected(b), sinceB <= heard, models[b].view[uid] != nil else {
         continue
       }
-      pendingAgreements.append((a, b, now, sinceB))
+      pendingAgreements.append(
+        Agreement(device: a, observer: b, at: now, heard: heard, since: sinceB))
     }
   }
 
   mutating func checkPendingAgreements() throws(Violation) {
     let hb = config.heartbeatInterval
-    var kept: [(device: Int, observer: Int, at: Instant, since: Instant)] = []
+    var kept: [Agreement] = []
     for p in pendingAgreements {
       guard now > p.at + hb else {
         kept.append(p)
         continue
       }
-      // The peer must have stayed as it was, and the member must not have left.
+      // The peer must have stayed as it was, and the member must not have left, nor been
+      // heard again meanwhile (a rejoin the server heard at once: the peer may learn that
+      // the member is back before its silence is long enough to call it interrupted).
       let uid = scenario.uid(of: p.device)
-      guard cleanConnected(p.observer) == p.since,
+      guard cleanConnected(p.observer) == p.since, serverHeard[p.device] == p.heard,
         models[p.observer].offlineAt[uid].map({ $0 < p.at - hb }) ?? true
       else { continue }
       stats.interruptAgreements += 1

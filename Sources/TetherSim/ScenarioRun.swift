@@ -21,8 +21,8 @@ import TetherEdge
 /// 5. a CONNECTED device on a clean link is seen present and not interrupted by every clean
 ///    CONNECTED peer of its channel within one heartbeat, one presence interval and a round
 ///    trip; a device that goes INTERRUPTED because its uplink failed (its last hearing was
-///    answered over a clean downlink) is reported interrupted by those peers within one
-///    heartbeat of its own INTERRUPTED;
+///    answered over a clean downlink) and is not heard again for a heartbeat is reported
+///    interrupted by those peers within one heartbeat of its own INTERRUPTED;
 /// 6. nothing after leave but a new join's CONNECTING; no datagram from a DISCONNECTED or
 ///    FAILED session; member events consistent (no joined twice, no offline of a stranger).
 public struct ScenarioRun {
@@ -49,7 +49,17 @@ public struct ScenarioRun {
   var downCleanSince: [Instant?]
   /// A device went INTERRUPTED at `at` and its peer `observer` must say so within one
   /// heartbeat: checked once that heartbeat has passed.
-  var pendingAgreements: [(device: Int, observer: Int, at: Instant, since: Instant)] = []
+  var pendingAgreements: [Agreement] = []
+
+  struct Agreement {
+    var device: Int
+    var observer: Int
+    /// When the device went INTERRUPTED, and when the server had last heard it then.
+    var at: Instant
+    var heard: Instant
+    /// Since when the observer has been CONNECTED on a clean link.
+    var since: Instant
+  }
   var edge: EdgeConfig
   /// Invariant evaluations (a reference, so that `expect` need not be mutating).
   let checks = Counter()
