@@ -1,6 +1,7 @@
 # Tether: the commands a C developer expects.
 #   make demo    the seed timeline on real processes: tether-edge, two C devices, a relay
 #   make sim     the same timeline on the core alone, in virtual time at default thresholds
+#   make sim-check  10,000 seeded random scenarios against the invariants (make soak: more)
 #   make test    everything: lint, header, Embedded builds, allocations, C ABI tests,
 #                Swift tests, end to end against tether-edge
 #   make check   the tests under ASan+UBSan, TSan, valgrind memcheck and helgrind
@@ -13,7 +14,7 @@ BUILD_DIR ?= build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SWIFT_FORMAT ?= swift-format
 
-.PHONY: all deps build lib install stage device cross-test sizes bench-binary bench bench-smoke demo sim test lint header-check embedded-check alloc-check c-test swift-test docs format clean
+.PHONY: all deps build lib install stage device cross-test sizes bench-binary bench bench-smoke demo sim sim-check sim-replay soak test lint header-check embedded-check alloc-check c-test swift-test docs format clean
 
 all: build
 
@@ -46,7 +47,8 @@ sim: deps
 	@swift build -q --product tether-sim
 	@swift run --skip-build tether-sim
 
-test: deps lint header-check embedded-check alloc-check c-test source-test swift-test bench-smoke
+test: deps lint header-check embedded-check alloc-check c-test source-test swift-test bench-smoke \
+	sim-check
 
 lint:
 	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
@@ -270,3 +272,27 @@ check-asan: device cross-test
 	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh asan
 check-tsan: device cross-test
 	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh tsan
+
+# Seeded random scenarios on the real edge server and real sessions in virtual time
+# (Sources/TetherSim/ScenarioRun.swift lists the invariants), checked after every step.
+# A failure prints its seed and the line that replays it: make sim-replay SEED=N.
+# make soak runs SOAK_SCENARIOS more (from SOAK_SEED), or as many as fit in SOAK_SECONDS.
+SIM_SCENARIOS ?= 10000
+SIM_JOBS ?= 2
+SOAK_SCENARIOS ?= 1000000
+SOAK_SEED ?= 10001
+SOAK_SECONDS ?=
+SIM_BIN = $$(swift build -c release --show-bin-path)/tether-sim
+sim-check: deps
+	@swift build -q -c release --product tether-sim
+	@$(SIM_BIN) --scenarios $(SIM_SCENARIOS) --jobs $(SIM_JOBS)
+
+sim-replay: deps
+	@test -n "$(SEED)" || { echo "usage: make sim-replay SEED=N" >&2; exit 2; }
+	@swift build -q -c release --product tether-sim
+	@$(SIM_BIN) --replay $(SEED)
+
+soak: deps
+	@swift build -q -c release --product tether-sim
+	@$(SIM_BIN) --scenarios $(if $(SOAK_SECONDS),0,$(SOAK_SCENARIOS)) --seed $(SOAK_SEED) \
+		--jobs $(SIM_JOBS) $(if $(SOAK_SECONDS),--seconds $(SOAK_SECONDS))

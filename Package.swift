@@ -17,9 +17,10 @@ let package = Package(
     // Pure Swift, no I/O, no clock, no Foundation. Also built as Embedded Swift by the
     // Makefile (`make embedded-check`), so it must stay inside that subset.
     .target(name: "TetherCore"),
-    // A virtual-time simulator of clients, a server and a network that can be cut: the
-    // tests play the seed timeline on it, and `make demo` prints it (tether-sim).
-    .target(name: "TetherSim", dependencies: ["TetherCore"]),
+    // A virtual-time simulator: real clients and the real edge server over a seeded faulty
+    // network. The tests play the seed timeline on it; tether-sim prints it (`make sim`)
+    // and runs seeded random scenarios against invariants (`make sim-check`, `make soak`).
+    .target(name: "TetherSim", dependencies: ["TetherCore", "TetherEdge"]),
     // libev through a module map and a shim of its macros (Debian's libev has no .pc).
     .systemLibrary(name: "CLibev", path: "Sources/CLibev"),
     // Include/tether.h seen from Swift, so the exports use the header's own types.
@@ -39,7 +40,7 @@ let package = Package(
       dependencies: [
         "TetherEdge", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
-    .executableTarget(name: "tether-sim", dependencies: ["TetherCore", "TetherSim"]),
+    .executableTarget(name: "tether-sim", dependencies: ["TetherCore", "TetherEdge", "TetherSim"]),
     // Runs real processes on loopback: tether-edge, C devices, and a relay whose link to
     // each device can be cut. The end-to-end tests and `make demo` are built on it.
     .target(name: "TetherLab"),

@@ -173,3 +173,42 @@ import TetherSim
     #expect(out.notifications.count == 100)  // the joins, nothing else
   }
 }
+
+/// Found by the scenario simulator (seed 128): a digest that left the server before a
+/// member's verdict but arrived after it (a delay spike, a duplicate, reordering) brought
+/// the member back: user-joined, then DROPPED a second time for one silence.
+@Suite struct RemoteMembersLateDigestTests {
+  @Test func dropped_aLateDigestFromBeforeTheVerdict_doesNotBringTheMemberBack() {
+    var h = RemoteMembersTests.connected()
+    h.deliver(RemoteMembersTests.digest([(7, .joined, 0)]))
+    let seen = h.now
+    RemoteMembersTests.keepAlive(&h, for: .ms(20_050))
+    #expect(h.time(of: .userOffline(uid: 7, reason: .dropped)) == seen + .ms(20_000))
+    // Sent when 7 had been silent 19.9 s, delayed 150 ms: no news of 7 since the verdict.
+    let late = h.mark
+    h.deliver(RemoteMembersTests.digest([(7, .alive, 19_900)]))
+    RemoteMembersTests.keepAlive(&h, for: .ms(1000))
+    #expect(h.mainNotifications(since: late).isEmpty)
+    #expect(h.notifications.filter { $0 == .userOffline(uid: 7, reason: .dropped) }.count == 1)
+    // Heard after the verdict: back, as a new presence.
+    h.deliver(RemoteMembersTests.digest([(7, .alive, 10)]))
+    #expect(
+      h.notifications.last.map { if case .userJoined(7, _) = $0 { true } else { false } } == true)
+  }
+
+  @Test func quit_aDigestSentBeforeTheLeave_doesNotBringTheMemberBack() {
+    var h = RemoteMembersTests.connected()
+    h.deliver(RemoteMembersTests.digest([(7, .joined, 0)]))
+    RemoteMembersTests.keepAlive(&h, for: .ms(2000))
+    h.deliver(RemoteMembersTests.digest([(7, .left, 0)]))
+    #expect(h.notifications.last == .userOffline(uid: 7, reason: .quit))
+    // A digest from before the leave, overtaken by the LEFT.
+    h.deliver(RemoteMembersTests.digest([(7, .alive, 300)]))
+    RemoteMembersTests.keepAlive(&h, for: .ms(30_000))
+    #expect(!h.notifications.contains(.userOffline(uid: 7, reason: .dropped)))
+    #expect(h.session.memberCount == 0)
+    // A real comeback: joined again after the leave.
+    h.deliver(RemoteMembersTests.digest([(7, .joined, 0)]))
+    #expect(h.session.memberCount == 1)
+  }
+}

@@ -4,15 +4,16 @@ import TetherSim
 @testable import TetherCore
 
 /// The seed timeline (SPEC.md §1, T0–T7) at *default* thresholds, in virtual time: client A
-/// joins a channel where client B already is, through a server 100 ms away each way; A's
-/// link is cut 5 s after its join. The instants below follow from the defaults: heartbeats
-/// every second from the accept (acks back 200 ms later), presence digests every second.
+/// joins a channel where client B already is, through the real edge server 100 ms away
+/// each way; A's link is cut 5 s after its join. The instants below follow from the
+/// defaults: heartbeats every second from the accept (acks back 200 ms later), presence
+/// digests every second.
 @Suite struct TimelineTests {
-  static let a = Simulation.deviceA
-  static let b = Simulation.deviceB
+  static let a = SeedTimeline.deviceA
+  static let b = SeedTimeline.deviceB
 
-  static func play(healAt heal: Instant? = nil, until end: Instant) throws -> Simulation {
-    try Simulation.seedTimeline(healAt: heal, until: end)
+  static func play(healAt heal: Instant? = nil, until end: Instant) throws -> SimWorld {
+    try SeedTimeline.play(healAt: heal, until: end)
   }
 
   @Test func seedTimeline_linkCut_interruptedLostDroppedThenGiveUp() throws {
@@ -71,14 +72,14 @@ import TetherSim
     #expect(rejoined > .s(25) && rejoined <= .ms(33_200))
     #expect(
       a.time { if case .rejoinChannelSuccess(_, 1, _) = $0 { true } else { false } } == rejoined)
-    #expect(sim.server.accepts.last?.resumed == true)
+    #expect(sim.accepts(to: Self.a).last?.resumed == true)
     // The peer saw A go quiet and come back, and never saw it leave.
     let resumed = try #require(b.time(of: .remoteMemberResumed(uid: 1)))
     #expect(resumed > .s(25) && resumed < .ms(34_400))
     #expect(!b.notifications.contains { if case .userOffline = $0 { true } else { false } })
     #expect(b.notifications.filter { $0 == .userJoined(uid: 1, elapsedMs: 10_200) }.count == 1)
     // A leaves: the peer hears QUIT one server hop later.
-    sim.on(Self.a) { $0.leave() }
+    sim.leave(Self.a)
     sim.run(until: .s(61))
     a = sim.clients[Self.a]
     #expect(
@@ -89,8 +90,8 @@ import TetherSim
   }
 
   @Test func peerKilledWithoutGoodbye_isDroppedAt20s_andTheOthersNeverInterrupt() throws {
-    var sim = Simulation(clients: 3)
-    for i in 0..<3 { try sim.on(i) { h throws(TetherError) in try h.join(uid: UInt32(i + 1)) } }
+    var sim = SeedTimeline.world(clients: 3)
+    for i in 0..<3 { try SeedTimeline.join(&sim, i, uid: UInt32(i + 1)) }
     sim.run(until: .ms(5_050))
     // Client 0 vanishes: nothing more from it, no leave.
     sim.linkUp[0] = false

@@ -28,11 +28,17 @@ struct RemoteMembers {
   private var heap = DeadlineHeap()
   /// Real time that did not count (nanoseconds): the members' clock is `real - blind`.
   private var blind: UInt64 = 0
-  /// Members who left on purpose lately → when their LEFT came (members' clock). A digest
-  /// sent before a LEFT can arrive after it (reordering): its ALIVE entry must not bring the
-  /// member back. Kept for `interruptedAfter`; a JOINED entry (the server announcing a new
-  /// join) always counts.
-  private var departed: [UInt32: UInt64] = [:]
+  /// Members reported offline (QUIT or DROPPED) within the last `offlineAfter`, with when
+  /// (members' clock). A digest that left the server before the verdict but arrives after
+  /// it (delayed, duplicated, overtaken) must not bring the member back: only news of it
+  /// from after the verdict does. Older records can no longer refuse anything (an entry is
+  /// taken only if silent for less than `offlineAfter`), so they are dropped.
+  ///
+  /// After a QUIT, an ALIVE entry is refused for `interruptedAfter` whatever its silence:
+  /// a digest sent just before the LEFT and overtaken by it carries a silence shorter than
+  /// its own delay, so its news looks newer than the verdict. A member that really comes
+  /// back is announced JOINED, which counts at once.
+  private var departed: [(uid: UInt32, at: UInt64, quit: Bool)] = []
 
   init(interruptedAfter: Interval, offlineAfter: Interval) {
     self.interruptedAfter = interruptedAfter.nanoseconds
@@ -79,7 +85,7 @@ struct RemoteMembers {
     if let slot = index[entry.uid] {
       if entry.kind == .left {
         remove(slot: slot)
-        noteDeparture(of: entry.uid, at: now)
+        recordDeparture(of: entry.uid, at: now, quit: true)
         output.notify(.userOffline(uid: entry.uid, reason: .quit))
         return
       }
@@ -94,8 +100,9 @@ struct RemoteMembers {
         )
         output.notify(.remoteMemberResumed(uid: entry.uid))
       }
-    } else if entry.kind != .left && silent < offlineAfter && !isStale(entry, at: now) {
-      departed[entry.uid] = nil
+    } else if entry.kind != .left && silent < offlineAfter
+      && !isStale(entry, seen: seen, now: now)
+    {
       add(uid: entry.uid, lastSeen: seen)
       output.notify(.userJoined(uid: entry.uid, elapsedMs: elapsedMs))
     }
@@ -112,6 +119,7 @@ struct RemoteMembers {
       let offlineAt = member.lastSeen &+ offlineAfter
       if offlineAt <= now {
         remove(slot: top.slot)
+        recordDeparture(of: member.uid, at: now, quit: false)
         output.notify(.userOffline(uid: member.uid, reason: .dropped))
       } else if member.interrupted || member.lastSeen &+ interruptedAfter > now {
         // Heard from since this check was queued (or already reported): look again later.
@@ -131,22 +139,24 @@ struct RemoteMembers {
     freeSlots.removeAll(keepingCapacity: true)
     index.removeAll(keepingCapacity: true)
     heap.removeAll()
-    departed.removeAll()
+    departed.removeAll(keepingCapacity: true)
     blind = 0
   }
 
-  /// An ALIVE entry for a member whose LEFT came less than `interruptedAfter` ago: it was
-  /// sent before the LEFT and overtaken by it.
-  private func isStale(_ entry: PresenceEntry, at now: UInt64) -> Bool {
-    guard entry.kind == .alive, let left = departed[entry.uid] else { return false }
-    return now &- left < interruptedAfter
+  /// True when `entry` is older news than the member's recent verdict (see `departed`).
+  /// Forgets the records that can no longer refuse anything.
+  private mutating func isStale(_ entry: PresenceEntry, seen: UInt64, now: UInt64) -> Bool {
+    guard !departed.isEmpty else { return false }
+    departed.removeAll { $0.at &+ offlineAfter < now }
+    return departed.contains {
+      $0.uid == entry.uid
+        && ($0.at >= seen || ($0.quit && entry.kind == .alive && now &- $0.at < interruptedAfter))
+    }
   }
 
-  /// Remembers a LEFT, and forgets the departures too old to matter (so the table holds
-  /// only the last `interruptedAfter` of them).
-  private mutating func noteDeparture(of uid: UInt32, at now: UInt64) {
-    for (other, left) in departed where now &- left >= interruptedAfter { departed[other] = nil }
-    departed[uid] = now
+  private mutating func recordDeparture(of uid: UInt32, at now: UInt64, quit: Bool) {
+    departed.removeAll { $0.uid == uid || $0.at &+ offlineAfter < now }
+    departed.append((uid, now, quit))
   }
 
   private mutating func add(uid: UInt32, lastSeen: UInt64) {

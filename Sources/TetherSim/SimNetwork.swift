@@ -1,0 +1,126 @@
+import TetherCore
+
+/// How one direction of one client's link treats datagrams: its delay, and the faults it
+/// injects. The default is a perfect link with no delay (datagrams arrive at the instant
+/// they are sent, in order).
+public struct LinkConditions: Equatable, Sendable {
+  /// The one-way delay of every datagram.
+  public var latency: Interval = .zero
+  /// Up to this much more, drawn uniformly per datagram (datagrams overtake each other).
+  public var jitter: Interval = .zero
+  /// Chance, per datagram, of a spike: `spike` more delay on top.
+  public var spikeChance: Double = 0
+  public var spike: Interval = .zero
+  /// Chance, per datagram, that it is lost.
+  public var loss: Double = 0
+  /// Chance, per datagram, that it arrives twice (each copy with its own delay).
+  public var duplicate: Double = 0
+
+  public init() {}
+
+  public init(latency: Interval, jitter: Interval = .zero) {
+    self.latency = latency
+    self.jitter = jitter
+  }
+
+  /// The longest delay a datagram can take (a spike included).
+  public var maximumDelay: Interval { latency + jitter + (spikeChance > 0 ? spike : .zero) }
+
+  /// No loss, no duplicates and no spike: only the latency and its jitter.
+  public var isClean: Bool { loss == 0 && duplicate == 0 && spikeChance == 0 }
+}
+
+/// What the network did to datagrams, by kind: the simulator's fault counters.
+public struct NetworkCounters: Equatable, Sendable {
+  /// Datagrams handed to the network (copies from duplication not included).
+  public var sent: UInt64 = 0
+  public var delivered: UInt64 = 0
+  /// Lost to a random loss.
+  public var lost: UInt64 = 0
+  /// Lost because their direction was cut (when sent, or while in flight).
+  public var cut: UInt64 = 0
+  public var duplicated: UInt64 = 0
+  /// Given a delay spike.
+  public var spiked: UInt64 = 0
+  /// Arrived before a datagram sent earlier on the same link and direction.
+  public var reordered: UInt64 = 0
+
+  public init() {}
+
+  public static func += (lhs: inout NetworkCounters, rhs: NetworkCounters) {
+    lhs.sent += rhs.sent
+    lhs.delivered += rhs.delivered
+    lhs.lost += rhs.lost
+    lhs.cut += rhs.cut
+    lhs.duplicated += rhs.duplicated
+    lhs.spiked += rhs.spiked
+    lhs.reordered += rhs.reordered
+  }
+}
+
+/// A datagram in flight.
+struct Flight {
+  var sentAt: Instant
+  var at: Instant
+  /// Breaks ties between datagrams due at the same instant: the order they were sent.
+  var order: UInt64
+  var toServer: Bool
+  var client: Int
+  var bytes: [UInt8]
+  var packet: Packet?
+}
+
+/// Datagrams in flight, earliest first (a binary heap on (at, order)).
+struct FlightQueue {
+  private var heap: [Flight] = []
+
+  var isEmpty: Bool { heap.isEmpty }
+  var next: Instant? { heap.first?.at }
+
+  private static func before(_ a: Flight, _ b: Flight) -> Bool {
+    a.at < b.at || (a.at == b.at && a.order < b.order)
+  }
+
+  mutating func push(_ flight: Flight) {
+    heap.append(flight)
+    var child = heap.count - 1
+    while child > 0 {
+      let parent = (child - 1) / 2
+      guard Self.before(heap[child], heap[parent]) else { break }
+      heap.swapAt(child, parent)
+      child = parent
+    }
+  }
+
+  mutating func pop() -> Flight? {
+    guard !heap.isEmpty else { return nil }
+    heap.swapAt(0, heap.count - 1)
+    let top = heap.removeLast()
+    var parent = 0
+    while true {
+      let left = 2 * parent + 1
+      let right = left + 1
+      var best = parent
+      if left < heap.count, Self.before(heap[left], heap[best]) { best = left }
+      if right < heap.count, Self.before(heap[right], heap[best]) { best = right }
+      guard best != parent else { break }
+      heap.swapAt(parent, best)
+      parent = best
+    }
+    return top
+  }
+}
+
+extension SeededRandom {
+  /// True with probability `chance` (0 never draws).
+  mutating func chance(_ chance: Double) -> Bool {
+    guard chance > 0 else { return false }
+    return Double(next() >> 11) / Double(UInt64(1) << 53) < chance
+  }
+
+  /// Uniform in 0...interval.
+  mutating func upTo(_ interval: Interval) -> Interval {
+    guard interval > .zero else { return .zero }
+    return Interval(nanoseconds: next() % (interval.nanoseconds + 1))
+  }
+}
