@@ -95,6 +95,35 @@ struct EdgeNoticeTests {
     #expect(!other.notifications.contains(.userOffline(uid: Self.first, reason: .dropped)))
   }
 
+  /// A member back under its uid soon after leaving, whose JOINED broadcast a peer lost:
+  /// the peer refuses ALIVE for a uid it saw QUIT lately (an overtaken digest), so the
+  /// next digests call the member JOINED and it is back at the next one.
+  @Test func aMemberBackSoonAfterLeaving_itsJoinedLost_isBackAtTheNextDigest() throws {
+    var world = try EdgeAdminTests.twoMembers()
+    world.leave(0)
+    world.run(for: .ms(300))
+    var dropped = 0
+    world.loses = { toServer, client, packet in
+      guard !toServer, client == 1, dropped == 0, case .presence(let digest) = packet?.message,
+        digest.contains(where: { $0.uid == Self.first && $0.kind == .joined })
+      else { return false }
+      dropped += 1
+      return true
+    }
+    try world.join(0, uid: Self.first)
+    let backAt = world.now
+    world.run(for: .seconds(6))
+    #expect(dropped == 1)
+    let other = world.clients[1]
+    let back = try #require(
+      other.log.last {
+        if case .userJoined(Self.first, _) = $0.notification { true } else { false }
+      }
+    )
+    #expect(back.at > backAt)
+    #expect(back.at <= backAt + world.server.config.presenceInterval + .ms(1))
+  }
+
   @Test func aMemberBackUnderItsUid_isNotAnnouncedAsLeft() throws {
     var world = try EdgeAdminTests.twoMembers()
     world.leave(0)

@@ -43,6 +43,7 @@ struct EdgePresenceTests {
 
   @Test func everyPresenceInterval_eachMemberGetsTheAgesOfAll() throws {
     var world = try Self.twoMembers()
+    world.run(for: .seconds(3))  // past the digests that call a new member JOINED
     world.serverSent.removeAll()
     world.run(for: .seconds(3))
     let digests = world.messages(to: 1).filter { if case .presence = $0 { true } else { false } }

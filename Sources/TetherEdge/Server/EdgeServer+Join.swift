@@ -104,7 +104,7 @@ extension EdgeServer {
     table.insert(
       SessionRecord(
         cookie: cookie, channel: channel, uid: uid, address: address, lastHeard: now,
-        tokenExpiry: tokenExpiry))
+        tokenExpiry: tokenExpiry, joinedAt: now))
     cancelDeparture(of: uid, from: channel)
     armTimers()
     sendAccept(
@@ -141,10 +141,16 @@ extension EdgeServer {
     of channel: ChannelName, kind: PresenceEntry.Kind, now: Instant, except excluded: UInt64?
   ) -> [PresenceEntry] {
     var entries: [PresenceEntry] = []
+    let announced = Interval(
+      nanoseconds: config.presenceInterval.nanoseconds &* Self.departureRepeats)
     for (uid, cookie) in table.members(of: channel) where cookie != excluded {
       guard let member = table[cookie] else { continue }
       let silent = now.since(member.lastHeard).clampedMilliseconds
-      entries.append(PresenceEntry(uid: uid, kind: kind, silentForMs: silent))
+      // A member that joined lately is JOINED, not ALIVE, in as many digests as a LEFT
+      // is repeated: a peer that lost the JOINED broadcast, and that refuses ALIVE for a
+      // uid it saw QUIT lately, still sees it back at the next digest.
+      let fresh = kind == .alive && now.since(member.joinedAt) < announced
+      entries.append(PresenceEntry(uid: uid, kind: fresh ? .joined : kind, silentForMs: silent))
     }
     entries.sort { $0.uid < $1.uid }
     return entries

@@ -4,7 +4,8 @@ import TetherCore
 
 extension EdgeServer {
   /// Every member of every channel with others in it (or with members who left lately)
-  /// gets the channel's whole member list with ages (ALIVE), then the LEFT entries of
+  /// gets the channel's whole member list with ages (ALIVE; JOINED for the members that
+  /// joined in the last three presence intervals), then the LEFT entries of
   /// those who left on purpose lately. The list is encoded once per channel and only the
   /// cookie differs per recipient; it includes the recipient itself, which the client
   /// skips (its own uid).

@@ -10,6 +10,9 @@ struct SessionRecord {
   var lastHeard: Instant
   /// Unix seconds; 0: the token never expires.
   var tokenExpiry: UInt64
+  /// When this session was admitted (a resume keeps it): the digests call it JOINED, not
+  /// ALIVE, for a while (``EdgeServer/relayPresence(now:)``).
+  let joinedAt: Instant
 }
 
 /// Sessions by cookie, and each channel's members by uid. The two maps always agree: every
@@ -51,7 +54,8 @@ struct SessionTable {
     if let index = channels.index(forKey: record.channel) {
       record = SessionRecord(
         cookie: record.cookie, channel: channels.keys[index], uid: record.uid,
-        address: record.address, lastHeard: record.lastHeard, tokenExpiry: record.tokenExpiry)
+        address: record.address, lastHeard: record.lastHeard, tokenExpiry: record.tokenExpiry,
+        joinedAt: record.joinedAt)
     }
     sessions[record.cookie] = record
     channels[record.channel, default: [:]][record.uid] = record.cookie
