@@ -5,6 +5,7 @@
 #                Swift tests, end to end against tether-edge
 #   make docs    regenerate the generated part of docs/STATES.md
 #   make format  format the Swift sources in place
+#   make fuzz    every libFuzzer target for FUZZ_SECONDS each (Fuzz/README.md)
 # See README.md.
 
 SHELL := /bin/bash
@@ -12,7 +13,7 @@ BUILD_DIR ?= build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SWIFT_FORMAT ?= swift-format
 
-.PHONY: all deps build lib install stage device cross-test sizes bench-binary bench bench-smoke demo sim test lint header-check embedded-check alloc-check c-test swift-test docs format clean
+.PHONY: all deps build lib install stage device cross-test sizes bench-binary bench bench-smoke demo sim test lint header-check embedded-check alloc-check c-test swift-test docs format clean fuzz fuzz-replay
 
 all: build
 
@@ -220,3 +221,16 @@ format:
 
 clean:
 	rm -rf .build $(BUILD_DIR)
+
+# make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets of Fuzz/ (the client's decoder and
+# session, the edge server's datagram handler, the C API on a libev loop), built with
+# coverage and AddressSanitizer, each run FUZZ_SECONDS from the committed corpus; prints
+# executions, exec/s, coverage and crashes per target. Fails if any input crashed.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD_DIR=$(BUILD_DIR) scripts/fuzz.sh run
+
+# Each fuzzer once over its committed corpus and the inputs that crashed it
+# (Fuzz/regressions/).
+fuzz-replay: deps
+	@BUILD_DIR=$(BUILD_DIR) scripts/fuzz.sh replay
