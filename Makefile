@@ -46,7 +46,7 @@ sim: deps
 	@swift build -q --product tether-sim
 	@swift run --skip-build tether-sim
 
-test: deps lint header-check embedded-check alloc-check c-test swift-test bench-smoke
+test: deps lint header-check embedded-check alloc-check c-test swift-test bench-smoke fuzz-replay
 
 lint:
 	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
@@ -230,7 +230,11 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD_DIR=$(BUILD_DIR) scripts/fuzz.sh run
 
-# Each fuzzer once over its committed corpus and the inputs that crashed it
-# (Fuzz/regressions/).
-fuzz-replay: deps
+# In make test: each fuzzer once over its committed corpus and the inputs that crashed it
+# (Fuzz/regressions/), and the C regression tests of what fuzzing found, under valgrind.
+fuzz-replay: deps lib
 	@BUILD_DIR=$(BUILD_DIR) scripts/fuzz.sh replay
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_destroy_other.c -o $(BUILD_DIR)/test_destroy_other \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
+	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
+		$(BUILD_DIR)/test_destroy_other
