@@ -238,3 +238,6 @@ fuzz-replay: deps lib
 		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
 	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
 		$(BUILD_DIR)/test_destroy_other
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_destroy_log.c -o $(BUILD_DIR)/test_destroy_log \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
+	@$(BUILD_DIR)/test_destroy_log
