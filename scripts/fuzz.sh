@@ -37,6 +37,7 @@ build_core() {
   # shellcheck disable=SC2046
   swiftc "${swift_flags[@]}" -wmo -module-name TetherCore -emit-module \
     -emit-module-path "$out/mod/TetherCore.swiftmodule" $(sources Sources/TetherCore) -c -o "$obj"
+  touch "$obj" # swiftc leaves an unchanged object's time as it was
 }
 
 crypto_dir() { swift build --show-bin-path; }
@@ -57,6 +58,7 @@ build_edge_module() {
     -Xcc "-fmodule-map-file=$maps/CCryptoBoringSSL/include/module.modulemap" \
     -Xcc "-fmodule-map-file=$maps/CCryptoBoringSSLShims/include/module.modulemap" \
     $(sources Sources/TetherEdge/Auth Sources/TetherEdge/Server) -c -o "$obj"
+  touch "$obj"
 }
 
 build_embedded() {
@@ -68,15 +70,20 @@ build_embedded() {
   swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -O -g \
     -sanitize=fuzzer,address -module-name Tether -I Sources/CLibev -I Sources/CTetherABI \
     -I Sources/CTetherSystem $(sources Sources/TetherCore Sources/Tether) -c -o "$obj"
+  touch "$obj"
 }
 
 link_swift() { # TARGET EXTRA...
-  local target=$1 exe=$out/fuzz-$1
+  local target=$1 exe=$out/fuzz-$1 objects=() argument
   shift
-  stale "$exe" Fuzz/Support "Fuzz/$target" "$out/obj" || return 0
+  for argument in "$@"; do
+    if [[ $argument == "$out"/obj/*.o ]]; then objects+=("$argument"); fi
+  done
+  stale "$exe" Fuzz/Support "Fuzz/$target" "${objects[@]}" || return 0
   echo "fuzz: linking fuzz-$target"
   # shellcheck disable=SC2046
   swiftc "${swift_flags[@]}" -I "$out/mod" $(sources Fuzz/Support "Fuzz/$target") "$@" -o "$exe"
+  touch "$exe"
 }
 
 build() {
