@@ -7,6 +7,7 @@
 #   make check   the tests under ASan+UBSan, TSan, valgrind memcheck and helgrind
 #   make docs    regenerate the generated part of docs/STATES.md
 #   make format  format the Swift sources in place
+#   make fuzz    every libFuzzer target for FUZZ_SECONDS each (Fuzz/README.md)
 # See README.md.
 
 SHELL := /bin/bash
@@ -14,7 +15,7 @@ BUILD_DIR ?= build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
 SWIFT_FORMAT ?= swift-format
 
-.PHONY: all deps build lib install stage device cross-test sizes bench-binary bench bench-smoke demo sim sim-check sim-replay soak test lint header-check embedded-check alloc-check c-test swift-test docs format clean
+.PHONY: all deps build lib install stage device cross-test sizes bench-binary bench bench-smoke demo sim sim-check sim-replay soak test lint header-check embedded-check alloc-check c-test swift-test docs format clean fuzz fuzz-replay
 
 all: build
 
@@ -48,7 +49,7 @@ sim: deps
 	@swift run --skip-build tether-sim
 
 test: deps lint header-check embedded-check alloc-check c-test source-test swift-test bench-smoke \
-	sim-check
+	sim-check fuzz-replay
 
 lint:
 	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
@@ -296,3 +297,23 @@ soak: deps
 	@swift build -q -c release --product tether-sim
 	@$(SIM_BIN) --scenarios $(if $(SOAK_SECONDS),0,$(SOAK_SCENARIOS)) --seed $(SOAK_SEED) \
 		--jobs $(SIM_JOBS) $(if $(SOAK_SECONDS),--seconds $(SOAK_SECONDS))
+
+# make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets of Fuzz/ (the client's decoder and
+# session, the edge server's datagram handler, the C API on a libev loop), built with
+# coverage and AddressSanitizer, each run FUZZ_SECONDS from the committed corpus; prints
+# executions, exec/s, coverage and crashes per target. Fails if any input crashed.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD_DIR=$(BUILD_DIR) scripts/fuzz.sh run
+
+# In make test: each fuzzer once over its committed corpus and the inputs that crashed it
+# (Fuzz/regressions/), and the C regression tests of what fuzzing found, under valgrind.
+fuzz-replay: deps lib
+	@BUILD_DIR=$(BUILD_DIR) scripts/fuzz.sh replay
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_destroy_other.c -o $(BUILD_DIR)/test_destroy_other \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
+	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
+		$(BUILD_DIR)/test_destroy_other
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_destroy_log.c -o $(BUILD_DIR)/test_destroy_log \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
+	@$(BUILD_DIR)/test_destroy_log

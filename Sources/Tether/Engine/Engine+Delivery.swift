@@ -92,7 +92,8 @@ extension Engine {
       stats.datagramsOut &+= 1
     } else {
       stats.sendFailures &+= 1
-      callbacks.log(.debug, "send failed, errno", Int64(System.errno))
+      // Not from inside destroy, which promises no callback (sendUndelivered).
+      if !destroyed { callbacks.log(.debug, "send failed, errno", Int64(System.errno)) }
     }
   }
 

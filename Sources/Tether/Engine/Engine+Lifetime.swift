@@ -8,17 +8,30 @@
 /// engine destroyed inside one of its own callbacks stays valid until that callback has
 /// returned into Tether, and a destroyed engine is never entered again (the loop may still
 /// hold it for the rest of a batch of deadlines: that reference is its own).
+///
+/// The loop counts the entries too: an engine destroyed inside a callback of *another*
+/// engine of its loop is released only when that callback has returned into Tether, as
+/// tether.h promises (until then its handle answers TETHER_ERR_NOT_INITIALIZED).
 extension Engine {
   /// Runs `body` on `engine` unless it was destroyed, then gives back the app's retain if
-  /// `body` (or a callback under it) destroyed it. Returns `body`'s result, or nil.
+  /// `body` (or a callback under it) destroyed it, once no entry into the loop's engines
+  /// is still under way. Returns `body`'s result, or nil.
   @discardableResult
   static func enter<R>(_ engine: Engine, _ body: (Engine) -> R) -> R? {
     guard !engine.destroyed else { return nil }
+    let context = engine.context
     engine.depth += 1
+    context.entries += 1
     let result = body(engine)
     engine.depth -= 1
+    context.entries -= 1
     if engine.destroyed && engine.depth == 0 {
-      Unmanaged.passUnretained(engine).release()
+      context.destroyedEngines.append(engine)
+    }
+    if context.entries == 0 && !context.destroyedEngines.isEmpty {
+      let released = context.destroyedEngines
+      context.destroyedEngines.removeAll()
+      for destroyed in released { Unmanaged.passUnretained(destroyed).release() }
     }
     return result
   }

@@ -33,6 +33,11 @@ final class LoopContext {
   private var received = [UInt8](repeating: 0, count: Int(TETHER_SYS_BATCH) * datagramRoom)
   private let receivedHeaders = UnsafeMutablePointer<tether_sys_batch>.allocate(capacity: 1)
   private var receiving = false
+  /// Entries into this loop's engines under way (Engine+Lifetime.swift).
+  var entries = 0
+  /// Engines destroyed while an entry was under way: their handles are released when the
+  /// outermost entry returns.
+  var destroyedEngines: [Engine] = []
   /// Room for one datagram: one byte more than the largest, so a longer one is seen as such.
   static let datagramRoom = Packet.maximumSize + 1
   private var datagramRoom: Int { Self.datagramRoom }

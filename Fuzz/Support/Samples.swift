@@ -1,0 +1,41 @@
+import TetherCore
+
+/// Valid values the seeds and the structured operations are made of.
+enum Samples {
+  static let appID = try! AppID(validating: Array("app-1".utf8))
+  static let channel = try! ChannelName(validating: Array("lobby".utf8))
+  static let token = try! Token(validating: Array("token-A".utf8))
+  static let token2 = try! Token(validating: Array("token-B".utf8))
+
+  /// One packet of every message type, as the encoder writes them.
+  static func packets(cookie: UInt64) -> [(name: String, packet: Packet)] {
+    let join = JoinRequest(uid: 7, appID: appID, channel: channel, token: token, isRejoin: true)
+    let entries = [
+      PresenceEntry(uid: 1001, kind: .joined, silentForMs: 0),
+      PresenceEntry(uid: 7, kind: .left, silentForMs: 250),
+      PresenceEntry(uid: 9, kind: .alive, silentForMs: 5_000),
+    ]
+    let messages: [(String, Message)] = [
+      ("join", .join(join)),
+      ("heartbeat", .heartbeat(sequence: 42)),
+      ("leave", .leave),
+      ("renew", .renewToken(token2)),
+      (
+        "accept",
+        .accept(
+          JoinAccept(uid: 1001, serverTimeMs: 1, tokenTimeLeftMs: 60_000, resumed: false))
+      ),
+      ("refuse-expired", .refuse(.tokenExpired)),
+      ("refuse-invalid", .refuse(.invalidToken)),
+      ("ack", .heartbeatAck(sequence: 1, serverTimeMs: 2)),
+      ("presence", .presence(try! PresenceDigest(entries))),
+      ("kick", .kick(.banned)),
+      ("kick-same-uid", .kick(.sameUID)),
+      ("token-expired", .tokenExpired),
+      ("session-unknown", .sessionUnknown),
+      ("renewed", .tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 90_000))),
+      ("renew-refused", .tokenRenewed(TokenRenewal(refused: .tokenExpired, tokenTimeLeftMs: 0))),
+    ]
+    return messages.map { ($0.0, Packet(cookie: cookie, message: $0.1)) }
+  }
+}

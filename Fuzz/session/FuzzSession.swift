@@ -1,0 +1,242 @@
+import TetherCore
+
+// fuzz-session: a ChannelSession (sans-IO, virtual time) joined and accepted, then driven
+// by the input: datagrams (raw, with the session's cookie patched in, or built from fields),
+// clock advances that fire every deadline at its instant, and the app's calls. Properties
+// checked after every step:
+// - nothing traps;
+// - the (state, reason) pair is one SPEC.md allows, and every state change reported is;
+//   two consecutive reports never carry the same pair;
+// - a datagram that decodes re-encodes to the same bytes;
+// - every datagram the session sends decodes, fits 1200 bytes, is a client type and carries
+//   the session's cookie;
+// - nextDeadline is after `now` when an entry point returns, nil exactly when DISCONNECTED
+//   or FAILED;
+// - after leave, the leave's two notifications and nothing else until the next join.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzSession(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+  var input = FuzzInput(start, count)
+  guard var driver = SessionDriver(&input) else { return 0 }
+  var operations = 0
+  while !input.isEmpty && operations < 512 && driver.firingsLeft > 0 {
+    operations += 1
+    driver.perform(&input)
+  }
+  return 0
+}
+
+/// What the fuzzer's input does next.
+enum Operation: UInt8, CaseIterable {
+  case rawDatagram, ownCookieDatagram, message, advance, runToDeadline
+  case leave, join, renew, networkChanged, endpointChanged
+}
+
+struct SessionDriver {
+  var session: ChannelSession<FuzzRandom>
+  var now = Instant(nanoseconds: 1_000_000_000)
+  var output = ChannelOutput()
+  /// The cookie of the current membership (from its JOINs), 0 before the first.
+  var cookie: UInt64 = 0
+  var lastStateChange: (ConnectionState, ConnectionChangedReason)?
+  /// Left, and not joined since: nothing may be reported.
+  var left = false
+  /// Deadlines this input may still fire: a config with retries milliseconds apart and a
+  /// give-up days away fires millions, legitimately; the input stops there (a cost cap,
+  /// not a property: each firing is checked to move time forward).
+  var firingsLeft = 50_000
+
+  /// Reads a config and the opening (join, then an ACCEPT unless the input says not),
+  /// or nil for a config the session refuses.
+  init?(_ input: inout FuzzInput) {
+    var config = ChannelConfig(appID: Samples.appID)
+    let flags = input.u8()
+    if flags & 1 == 1 {
+      config.interruptedAfter = .milliseconds(UInt64(input.u16()))
+      config.lostAfter = .milliseconds(UInt64(input.u16()))
+      config.remoteOfflineAfter = .milliseconds(UInt64(input.u16()))
+      config.giveUpAfter = .milliseconds(UInt64(input.u32()))
+      config.tokenWillExpireBefore = .milliseconds(UInt64(input.u16()))
+      config.heartbeatInterval = .milliseconds(UInt64(input.u16()))
+      config.retry = RetryPolicy(
+        base: .milliseconds(UInt64(input.u16())), cap: .milliseconds(UInt64(input.u16())))
+    }
+    guard
+      let session = try? ChannelSession(config: config, random: FuzzRandom(state: input.u64()))
+    else { return nil }
+    self.session = session
+    join(uid: flags & 2 == 0 ? 0 : 7)
+    if flags & 4 == 0 {
+      let timeLeft: UInt32 = flags & 8 == 0 ? 0 : 45_000
+      deliver(
+        Packet(
+          cookie: cookie,
+          message: .accept(
+            JoinAccept(uid: 1001, serverTimeMs: 0, tokenTimeLeftMs: timeLeft, resumed: false))
+        ).encoded)
+    }
+  }
+
+  mutating func perform(_ input: inout FuzzInput) {
+    switch input.pick(Operation.allCases) {
+    case .rawDatagram:
+      deliver(input.bytes(Int(input.u16() % 1300)))
+    case .ownCookieDatagram:
+      var bytes = input.bytes(Int(input.u16() % 1300))
+      if bytes.count >= Packet.headerSize {
+        for index in 4..<Packet.headerSize {
+          bytes[index] = UInt8(truncatingIfNeeded: cookie >> UInt64(8 * (11 - index)))
+        }
+      }
+      deliver(bytes)
+    case .message:
+      deliver(Packet(cookie: cookie, message: Self.serverMessage(&input)).encoded)
+    case .advance:
+      run(until: now + .milliseconds(input.milliseconds()))
+    case .runToDeadline:
+      if let due = session.nextDeadline { run(until: due) }
+    case .leave:
+      leave()
+    case .join:
+      join(uid: input.pick([0, 7, 1001, UInt32.max]))
+    case .renew:
+      let token = input.bool() ? Samples.token2 : Samples.token
+      step { s, now, out in _ = try? s.renewToken(token, now: now, into: &out) }
+    case .networkChanged:
+      let byUser = input.bool()
+      step { s, now, out in s.networkChanged(byUser: byUser, now: now, into: &out) }
+    case .endpointChanged:
+      step { s, now, out in s.endpointChanged(now: now, into: &out) }
+    }
+  }
+
+  /// A server → client message built from the input's fields (the encoder only writes
+  /// valid ones: this reaches the states the raw bytes rarely do).
+  static func serverMessage(_ input: inout FuzzInput) -> Message {
+    switch input.u8() % 8 {
+    case 0:
+      return .accept(
+        JoinAccept(
+          uid: input.u32(), serverTimeMs: input.u64(),
+          tokenTimeLeftMs: input.pick([0, 1, 29_999, 30_001, 45_000], orAny: true),
+          resumed: input.bool()))
+    case 1: return .refuse(input.pick(RefuseReason.allCases))
+    case 2: return .heartbeatAck(sequence: input.u32(), serverTimeMs: input.u64())
+    case 3:
+      var entries: [PresenceEntry] = []
+      for _ in 0..<Int(input.u8() % 8) {
+        let uid = input.pick([1, 2, 3, 1001], orAny: true)
+        let kind = input.pick(PresenceEntry.Kind.allCases)
+        let silent = input.pick([0, 3_999, 4_000, 19_999, 20_000], orAny: true)
+        entries.append(PresenceEntry(uid: uid, kind: kind, silentForMs: silent))
+      }
+      return .presence(try! PresenceDigest(entries))
+    case 4: return .kick(input.pick(KickReason.allCases))
+    case 5: return .tokenExpired
+    case 6: return .sessionUnknown
+    default:
+      let refused: RefuseReason? = input.bool() ? nil : input.pick(RefuseReason.allCases)
+      return .tokenRenewed(TokenRenewal(refused: refused, tokenTimeLeftMs: input.u32()))
+    }
+  }
+
+  mutating func join(uid: UInt32) {
+    if session.state == .disconnected { left = false }
+    step { s, now, out in
+      _ = try? s.join(
+        token: Samples.token, channel: Samples.channel, uid: uid, now: now, into: &out)
+    }
+  }
+
+  /// Leaves: the leave's two reports (none when already DISCONNECTED), then silence.
+  mutating func leave() {
+    let wasJoined = session.state != .disconnected
+    left = false
+    step { s, now, out in s.leave(now: now, into: &out) }
+    let expected: [ChannelNotification] =
+      wasJoined ? [.connectionStateChanged(.disconnected, .leaveChannel), .leaveChannel] : []
+    require(output.notifications == expected, "leave reported \(output.notifications)")
+    left = true
+  }
+
+  mutating func deliver(_ bytes: [UInt8]) {
+    let decoded = try? Packet.decode(bytes[...])
+    if let decoded {
+      require(decoded.encoded == bytes, "decode then encode changed \(bytes)")
+    }
+    let error = step { s, now, out in s.receive(datagram: bytes[...], now: now, into: &out) }
+    require((error == nil) == (decoded != nil), "receive and decode disagree on \(bytes)")
+  }
+
+  /// Moves the clock to `time`, firing every deadline on the way at its instant.
+  mutating func run(until time: Instant) {
+    while let due = session.nextDeadline, due <= time {
+      guard firingsLeft > 0 else { return }
+      firingsLeft -= 1
+      require(due > now || now.nanoseconds == .max, "deadline \(due) not after now \(now)")
+      now = due
+      step { s, now, out in s.advance(to: now, into: &out) }
+    }
+    now = time
+  }
+
+  /// Runs `body` at `now`, then checks the properties on what it produced.
+  @discardableResult
+  mutating func step<T>(
+    _ body: (inout ChannelSession<FuzzRandom>, Instant, inout ChannelOutput) -> T
+  ) -> T {
+    output.removeAll()
+    let result = body(&session, now, &output)
+    check()
+    return result
+  }
+
+  mutating func check() {
+    let state = session.state
+    if let reason = session.reason {
+      require(reason.state == state, "state \(state) with reason \(reason)")
+    } else {
+      require(state == .disconnected, "state \(state) with no reason")
+    }
+    switch state {
+    case .disconnected, .failed:
+      require(session.nextDeadline == nil, "\(state) with a deadline")
+    case .connecting, .connected, .reconnecting:
+      require(
+        session.nextDeadline.map { $0 > now } ?? false || now.nanoseconds == .max,
+        "\(state) with deadline \(String(describing: session.nextDeadline)) at \(now)")
+    }
+    let notifications = output.notifications
+    for notification in notifications {
+      guard case .connectionStateChanged(let s, let r) = notification else { continue }
+      require(r.state == s, "reported \(s) with \(r)")
+      require(lastStateChange.map { $0 != (s, r) } ?? true, "reported \(s)/\(r) twice")
+      lastStateChange = (s, r)
+    }
+    if let last = lastStateChange {
+      require(
+        last.0 == state && last.1 == session.reason, "last report \(last) but state \(state)")
+    }
+    require(!left || notifications.isEmpty, "reports after leave: \(notifications)")
+    for datagram in output.datagrams {
+      require(datagram.count <= Packet.maximumSize, "sent \(datagram.count) bytes")
+      guard let packet = try? Packet.decode(datagram) else {
+        fatalError("property violated: sent a datagram that does not decode: \(Array(datagram))")
+      }
+      switch packet.message {
+      case .join: cookie = packet.cookie
+      case .heartbeat, .leave, .renewToken:
+        require(packet.cookie == cookie, "sent under cookie \(packet.cookie), joined as \(cookie)")
+      default: fatalError("property violated: the client sent \(packet.message)")
+      }
+    }
+  }
+}
+
+@_cdecl("LLVMFuzzerInitialize")
+public func initializeSession(_ argc: UnsafeMutableRawPointer, _ argv: UnsafeMutableRawPointer)
+  -> CInt
+{
+  writeSeedsIfAsked(SessionSeeds.all)
+  return 0
+}

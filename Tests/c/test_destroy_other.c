@@ -1,0 +1,73 @@
+/* Regression (found by fuzz-capi): tether_engine_destroy on one engine inside a callback of
+ * ANOTHER engine of the same loop. tether.h promises that the destroyed engine's memory is
+ * released when the callback returns, and that until then every call on its handle returns
+ * TETHER_ERR_NOT_INITIALIZED. The engine used to be freed at once, so those calls read
+ * freed memory (valgrind: invalid read; AddressSanitizer: heap-use-after-free). Run under
+ * valgrind by make test. */
+#include <ev.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tether.h"
+#include "fake_server.h"
+
+static tether_engine *first, *second;
+static int acted, failures, rc_leave, rc_join, rc_renew, state_after;
+
+static void on_attempt(void *ctx, uint32_t attempt, uint32_t next_ms, uint32_t give_up_ms) {
+  (void)ctx; (void)attempt; (void)next_ms; (void)give_up_ms;
+  if (acted || !second) return;
+  acted = 1;
+  tether_engine_destroy(second); /* another engine than the one calling back */
+  rc_leave = tether_leave_channel(second);
+  rc_join = tether_join_channel(second, "", "lobby", 0);
+  rc_renew = tether_renew_token(second, "t");
+  state_after = (int)tether_get_connection_state(second);
+  tether_engine_destroy(second); /* a no-op */
+  second = NULL;
+}
+
+static int make(struct ev_loop *loop, const char *server, tether_engine_handler *h,
+                tether_engine **out) {
+  tether_engine_config c;
+  tether_engine_config_init(&c);
+  c.app_id = "app-1";
+  c.server = server;
+  return tether_engine_create(loop, &c, h, NULL, out);
+}
+
+#define CHECK(cond)                                                  \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      failures++;                                                    \
+      printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
+    }                                                                \
+  } while (0)
+
+int main(void) {
+  struct ev_loop *loop = ev_loop_new(0);
+  struct fake_server srv;
+  tether_engine_handler with_callback, without;
+  fake_start(loop, &srv);
+  srv.silent = 1;
+  tether_engine_handler_init(&with_callback);
+  with_callback.on_join_attempt = on_attempt;
+  tether_engine_handler_init(&without);
+  CHECK(make(loop, srv.address, &with_callback, &first) == TETHER_OK);
+  CHECK(make(loop, srv.address, &without, &second) == TETHER_OK);
+  CHECK(tether_join_channel(second, "", "lobby", 0) == TETHER_OK);
+  CHECK(tether_join_channel(first, "", "lobby", 0) == TETHER_OK); /* on_join_attempt */
+  ev_run(loop, EVRUN_NOWAIT);
+  CHECK(acted);
+  CHECK(rc_leave == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(rc_join == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(rc_renew == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(state_after == TETHER_CONNECTION_STATE_DISCONNECTED);
+  CHECK(tether_get_connection_state(first) == TETHER_CONNECTION_STATE_CONNECTING);
+  tether_engine_destroy(first);
+  fake_stop(loop, &srv);
+  ev_loop_destroy(loop);
+  printf("destroy-other: %s\n", failures ? "FAILED" : "an engine destroyed in another's callback "
+                                                      "lives until the callback returns");
+  return failures ? 1 : 0;
+}

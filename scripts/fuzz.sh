@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# libFuzzer targets of Tether (sources in Fuzz/, see Fuzz/README.md).
+#
+#   scripts/fuzz.sh build    builds build/fuzz/fuzz-{decode,session,edge,capi} (what changed)
+#   scripts/fuzz.sh run      each for FUZZ_SECONDS (default 60), from the committed corpus;
+#                            prints executions, exec/s, coverage and crashes per target
+#   scripts/fuzz.sh replay   each over its committed corpus and regression inputs, once
+#   scripts/fuzz.sh seeds    rewrites Fuzz/corpus/*/ from the seed programs
+#
+# Every Swift module the fuzzers reach is compiled with -sanitize=fuzzer,address (coverage
+# and AddressSanitizer): TetherCore, TetherEdge, and for fuzz-capi the Embedded build of
+# TetherCore + Tether that C hosts link (scripts/build-lib.sh's, plus the instrumentation).
+# swift-crypto, which the edge needs for HMAC, is built once by SwiftPM uninstrumented and
+# linked as objects. FUZZ_TARGETS="decode session" limits the set.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${BUILD_DIR:-build}/fuzz
+targets=${FUZZ_TARGETS:-decode session edge capi}
+seconds=${FUZZ_SECONDS:-60}
+swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld)
+mkdir -p "$out/mod" "$out/obj"
+
+# stale OUTPUT INPUT...: true when OUTPUT is missing or older than any INPUT.
+stale() {
+  local output=$1
+  shift
+  [ -e "$output" ] || return 0
+  [ -n "$(find "$@" -newer "$output" -print -quit)" ]
+}
+
+sources() { find "$@" -name '*.swift' | sort; }
+
+build_core() {
+  local obj=$out/obj/TetherCore.o
+  stale "$obj" Sources/TetherCore || return 0
+  echo "fuzz: compiling TetherCore (instrumented)"
+  # shellcheck disable=SC2046
+  swiftc "${swift_flags[@]}" -wmo -module-name TetherCore -emit-module \
+    -emit-module-path "$out/mod/TetherCore.swiftmodule" $(sources Sources/TetherCore) -c -o "$obj"
+  touch "$obj" # swiftc leaves an unchanged object's time as it was
+}
+
+crypto_dir() { swift build --show-bin-path; }
+
+build_edge_module() {
+  local obj=$out/obj/TetherEdge.o bin
+  bin=$(crypto_dir)
+  if [ ! -e "$bin/Modules/Crypto.swiftmodule" ]; then
+    echo "fuzz: building swift-crypto (SwiftPM, once)"
+    swift build -q --target Crypto
+  fi
+  stale "$obj" Sources/TetherEdge/Auth Sources/TetherEdge/Server "$out/obj/TetherCore.o" || return 0
+  echo "fuzz: compiling TetherEdge (instrumented)"
+  local maps=.build/checkouts/swift-crypto/Sources
+  # shellcheck disable=SC2046
+  swiftc "${swift_flags[@]}" -wmo -module-name TetherEdge -emit-module \
+    -emit-module-path "$out/mod/TetherEdge.swiftmodule" -I "$out/mod" -I "$bin/Modules" \
+    -Xcc "-fmodule-map-file=$maps/CCryptoBoringSSL/include/module.modulemap" \
+    -Xcc "-fmodule-map-file=$maps/CCryptoBoringSSLShims/include/module.modulemap" \
+    $(sources Sources/TetherEdge/Auth Sources/TetherEdge/Server) -c -o "$obj"
+  touch "$obj"
+}
+
+build_embedded() {
+  local obj=$out/obj/tether-embedded.o
+  stale "$obj" Sources/TetherCore Sources/Tether Sources/CTetherSystem Sources/CLibev \
+    Include/tether.h || return 0
+  echo "fuzz: compiling the Embedded library (TetherCore + Tether, instrumented)"
+  # shellcheck disable=SC2046
+  swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -O -g \
+    -sanitize=fuzzer,address -module-name Tether -I Sources/CLibev -I Sources/CTetherABI \
+    -I Sources/CTetherSystem $(sources Sources/TetherCore Sources/Tether) -c -o "$obj"
+  touch "$obj"
+}
+
+link_swift() { # TARGET EXTRA...
+  local target=$1 exe=$out/fuzz-$1 objects=() argument
+  shift
+  for argument in "$@"; do
+    if [[ $argument == "$out"/obj/*.o ]]; then objects+=("$argument"); fi
+  done
+  stale "$exe" Fuzz/Support "Fuzz/$target" "${objects[@]}" || return 0
+  echo "fuzz: linking fuzz-$target"
+  # shellcheck disable=SC2046
+  swiftc "${swift_flags[@]}" -I "$out/mod" $(sources Fuzz/Support "Fuzz/$target") "$@" -o "$exe"
+  touch "$exe"
+}
+
+build() {
+  build_core
+  for target in $targets; do
+    case $target in
+      decode | session) link_swift "$target" "$out/obj/TetherCore.o" ;;
+      edge)
+        build_edge_module
+        local bin
+        bin=$(crypto_dir)
+        # shellcheck disable=SC2046
+        link_swift edge -I "$bin/Modules" "$out/obj/TetherEdge.o" "$out/obj/TetherCore.o" \
+          $(find "$bin/Crypto.build" "$bin/CryptoBoringWrapper.build" \
+            "$bin/CCryptoBoringSSL.build" "$bin/CCryptoBoringSSLShims.build" -name '*.o' | sort) \
+          -lstdc++
+        ;;
+      capi)
+        build_embedded
+        if stale "$out/fuzz-capi" Fuzz/capi "$out/obj/tether-embedded.o" Tests/c/fake_server.h; then
+          echo "fuzz: linking fuzz-capi"
+          clang -fuse-ld=lld -fsanitize=fuzzer,address -g -O1 -std=c99 -Wall -Wextra -Wpedantic \
+            -Werror -IInclude Fuzz/capi/fuzz_capi.c "$out/obj/tether-embedded.o" -lev -lm \
+            -lpthread -o "$out/fuzz-capi"
+        fi
+        ;;
+      *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;;
+    esac
+  done
+}
+
+# The figures of one libFuzzer log: executions, exec/s, cov, ft, corpus size.
+summarize() { # TARGET LOG CRASHES
+  awk -v target="$1" -v crashes="$3" '
+    /^#[0-9]+/ { for (i = 1; i <= NF; i++) {
+        if ($i == "cov:") cov = $(i + 1); if ($i == "ft:") ft = $(i + 1)
+        if ($i == "corp:") corp = $(i + 1) } }
+    /stat::number_of_executed_units:/ { execs = $2 }
+    /stat::average_exec_per_sec:/ { rate = $2 }
+    END { printf "fuzz-%-8s %10s execs %7s exec/s  cov %5s  ft %6s  corpus %-12s crashes %d\n",
+      target, execs, rate, cov, ft, corp, crashes }' "$2"
+}
+
+run() {
+  local failed=0
+  for target in $targets; do
+    local corpus=$out/corpus/$target crashes=$out/crashes/$target log=$out/fuzz-$target.log
+    mkdir -p "$corpus" "$crashes"
+    set +e
+    "$out/fuzz-$target" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
+      -artifact_prefix="$crashes/" "$corpus" "Fuzz/corpus/$target" > "$log" 2>&1
+    set -e
+    local found
+    found=$(find "$crashes" -type f | wc -l)
+    summarize "$target" "$log" "$found"
+    if [ "$found" -gt 0 ]; then
+      failed=1
+      find "$crashes" -type f | sed 's/^/  crash input: /'
+      grep -m3 -E 'ERROR|property violated|Fatal error' "$log" | sed 's/^/  /' || true
+    fi
+  done
+  echo "fuzz: logs in $out/fuzz-*.log, grown corpora in $out/corpus/"
+  return $failed
+}
+
+replay() {
+  for target in $targets; do
+    local dirs=("Fuzz/corpus/$target") log=$out/replay-$target.log
+    [ -d "Fuzz/regressions/$target" ] && dirs+=("Fuzz/regressions/$target")
+    "$out/fuzz-$target" -runs=0 "${dirs[@]}" > "$log" 2>&1 || {
+      cat "$log"
+      echo "fuzz-replay: fuzz-$target failed on a committed input" >&2
+      exit 1
+    }
+    echo "fuzz-replay: fuzz-$target ran $(find "${dirs[@]}" -type f | wc -l) committed inputs"
+  done
+}
+
+seeds() {
+  for target in $targets; do
+    rm -rf "Fuzz/corpus/$target"
+    mkdir -p "Fuzz/corpus/$target"
+    TETHER_FUZZ_WRITE_SEEDS="Fuzz/corpus/$target" "$out/fuzz-$target"
+    echo "fuzz: Fuzz/corpus/$target: $(find "Fuzz/corpus/$target" -type f | wc -l) seeds"
+  done
+}
+
+case ${1:-run} in
+  build) build ;;
+  run) build && run ;;
+  replay) build && replay ;;
+  seeds) build && seeds ;;
+  *) echo "usage: scripts/fuzz.sh build|run|replay|seeds" >&2; exit 2 ;;
+esac
