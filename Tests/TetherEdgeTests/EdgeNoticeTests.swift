@@ -13,6 +13,23 @@ struct EdgeNoticeTests {
     if case .kick = packet?.message { true } else { false }
   }
 
+  /// How many datagrams the network lost of those a test picked.
+  final class Losses { var count = 0 }
+
+  /// The network loses the first datagram that `matches` (to the server or not, the
+  /// client, the packet), and only that one.
+  static func loseOnce(
+    in world: inout World, _ matches: @escaping (Bool, Int, Packet?) -> Bool
+  ) -> Losses {
+    let losses = Losses()
+    world.loses = { toServer, client, packet in
+      guard losses.count == 0, matches(toServer, client, packet) else { return false }
+      losses.count += 1
+      return true
+    }
+    return losses
+  }
+
   static func carriesLeft(_ packet: Packet?) -> Bool {
     guard case .presence(let digest) = packet?.message else { return false }
     return digest.contains { $0.kind == .left }
@@ -58,16 +75,13 @@ struct EdgeNoticeTests {
 
   @Test func leftLost_theNextDigestCarriesIt_quitNotDropped() throws {
     var world = try EdgeAdminTests.twoMembers()
-    var dropped = 0
-    world.loses = { toServer, client, packet in
-      guard !toServer, client == 1, dropped == 0, Self.carriesLeft(packet) else { return false }
-      dropped += 1
-      return true
+    let lost = Self.loseOnce(in: &world) { toServer, client, packet in
+      !toServer && client == 1 && Self.carriesLeft(packet)
     }
     world.leave(0)
     let leftAt = world.now
     world.run(for: .seconds(30))
-    #expect(dropped == 1)
+    #expect(lost.count == 1)
     let other = world.clients[1]
     let quit = try #require(other.time(of: .userOffline(uid: Self.first, reason: .quit)))
     #expect(quit <= leftAt + world.server.config.presenceInterval + .ms(1))
@@ -78,16 +92,13 @@ struct EdgeNoticeTests {
 
   @Test func leaveLostOnce_theSecondCopyArrives_quitNotDropped() throws {
     var world = try EdgeAdminTests.twoMembers()
-    var dropped = 0
-    world.loses = { toServer, client, packet in
-      guard toServer, client == 0, dropped == 0, packet?.message == .leave else { return false }
-      dropped += 1
-      return true
+    let lost = Self.loseOnce(in: &world) { toServer, client, packet in
+      toServer && client == 0 && packet?.message == .leave
     }
     world.leave(0)
     let leftAt = world.now
     world.run(for: .seconds(30))
-    #expect(dropped == 1)
+    #expect(lost.count == 1)
     #expect(world.server.session(cookie: world.clients[0].cookie) == nil)
     let other = world.clients[1]
     let quit = try #require(other.time(of: .userOffline(uid: Self.first, reason: .quit)))
@@ -102,18 +113,16 @@ struct EdgeNoticeTests {
     var world = try EdgeAdminTests.twoMembers()
     world.leave(0)
     world.run(for: .ms(300))
-    var dropped = 0
-    world.loses = { toServer, client, packet in
-      guard !toServer, client == 1, dropped == 0, case .presence(let digest) = packet?.message,
-        digest.contains(where: { $0.uid == Self.first && $0.kind == .joined })
-      else { return false }
-      dropped += 1
-      return true
+    let lost = Self.loseOnce(in: &world) { toServer, client, packet in
+      guard !toServer, client == 1, case .presence(let digest) = packet?.message else {
+        return false
+      }
+      return digest.contains { $0.uid == Self.first && $0.kind == .joined }
     }
     try world.join(0, uid: Self.first)
     let backAt = world.now
     world.run(for: .seconds(6))
-    #expect(dropped == 1)
+    #expect(lost.count == 1)
     let other = world.clients[1]
     let back = try #require(
       other.log.last {
