@@ -83,16 +83,16 @@ extension Engine {
   }
 
   private func send(_ datagram: Datagram) {
+    // No log from inside destroy, which promises no callback (sendUndelivered).
     guard let socket else {
       stats.sendFailures &+= 1
-      callbacks.log(.debug, "not sent: the server's name has no address yet")
+      if !destroyed { callbacks.log(.debug, "not sent: the server's name has no address yet") }
       return
     }
     if socket.send(output.bytes(of: datagram)) {
       stats.datagramsOut &+= 1
     } else {
       stats.sendFailures &+= 1
-      // Not from inside destroy, which promises no callback (sendUndelivered).
       if !destroyed { callbacks.log(.debug, "send failed, errno", Int64(System.errno)) }
     }
   }
