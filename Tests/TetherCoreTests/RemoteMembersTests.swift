@@ -50,6 +50,22 @@ import TetherSim
     #expect(h.session.memberCount == 0)
   }
 
+  /// The window in which an ALIVE after a LEFT is taken for an overtaken digest is real
+  /// time: it does not stretch while this client hears nothing (its members' clock stops),
+  /// so a member back long after its leave counts (found by the scenario simulator, seed
+  /// 448530: the client was cut off, then rejoined, and never saw the member again).
+  @Test func aMemberBackLongAfterItsLeave_countsThoughThisClientHeardNothingMeanwhile() {
+    var h = Self.connected()
+    h.deliver(Self.digest([(7, .joined, 0)]))
+    h.deliver(Self.digest([(7, .left, 0)]))
+    h.run(for: .seconds(10))
+    #expect(h.state == .reconnecting)
+    h.accept()
+    h.deliver(Self.digest([(7, .alive, 0)]))
+    #expect(
+      h.notifications.filter { if case .userJoined(7, _) = $0 { true } else { false } }.count == 2)
+  }
+
   /// A member that comes back after leaving is announced JOINED, and reported at once; if
   /// that datagram is lost, its ALIVE entries count once the LEFT is interruptedAfter old.
   @Test func aMemberBackAfterLeaving_isJoinedAtOnce_orFromItsAliveOnceTheLeaveIsOld() {

@@ -38,7 +38,9 @@ struct RemoteMembers {
   /// a digest sent just before the LEFT and overtaken by it carries a silence shorter than
   /// its own delay, so its news looks newer than the verdict. A member that really comes
   /// back is announced JOINED, which counts at once.
-  private var departed: [(uid: UInt32, at: UInt64, quit: Bool)] = []
+  /// (`quitAt` is real time: the members' clock stops while this client hears nothing, and
+  /// the window must not stretch with it.)
+  private var departed: [(uid: UInt32, at: UInt64, quitAt: UInt64?)] = []
 
   init(interruptedAfter: Interval, offlineAfter: Interval) {
     self.interruptedAfter = interruptedAfter.nanoseconds
@@ -85,7 +87,7 @@ struct RemoteMembers {
     if let slot = index[entry.uid] {
       if entry.kind == .left {
         remove(slot: slot)
-        recordDeparture(of: entry.uid, at: now, quit: true)
+        recordDeparture(of: entry.uid, at: now, quitAt: real.nanoseconds)
         output.notify(.userOffline(uid: entry.uid, reason: .quit))
         return
       }
@@ -101,7 +103,7 @@ struct RemoteMembers {
         output.notify(.remoteMemberResumed(uid: entry.uid))
       }
     } else if entry.kind != .left && silent < offlineAfter
-      && !isStale(entry, seen: seen, now: now)
+      && !isStale(entry, seen: seen, now: now, real: real.nanoseconds)
     {
       add(uid: entry.uid, lastSeen: seen)
       output.notify(.userJoined(uid: entry.uid, elapsedMs: elapsedMs))
@@ -119,7 +121,7 @@ struct RemoteMembers {
       let offlineAt = member.lastSeen &+ offlineAfter
       if offlineAt <= now {
         remove(slot: top.slot)
-        recordDeparture(of: member.uid, at: now, quit: false)
+        recordDeparture(of: member.uid, at: now, quitAt: nil)
         output.notify(.userOffline(uid: member.uid, reason: .dropped))
       } else if member.interrupted || member.lastSeen &+ interruptedAfter > now {
         // Heard from since this check was queued (or already reported): look again later.
@@ -145,18 +147,22 @@ struct RemoteMembers {
 
   /// True when `entry` is older news than the member's recent verdict (see `departed`).
   /// Forgets the records that can no longer refuse anything.
-  private mutating func isStale(_ entry: PresenceEntry, seen: UInt64, now: UInt64) -> Bool {
+  private mutating func isStale(
+    _ entry: PresenceEntry, seen: UInt64, now: UInt64, real: UInt64
+  ) -> Bool {
     guard !departed.isEmpty else { return false }
     departed.removeAll { $0.at &+ offlineAfter < now }
-    return departed.contains {
-      $0.uid == entry.uid
-        && ($0.at >= seen || ($0.quit && entry.kind == .alive && now &- $0.at < interruptedAfter))
+    return departed.contains { departure in
+      guard departure.uid == entry.uid else { return false }
+      if departure.at >= seen { return true }
+      guard entry.kind == .alive, let quitAt = departure.quitAt else { return false }
+      return real &- quitAt < interruptedAfter
     }
   }
 
-  private mutating func recordDeparture(of uid: UInt32, at now: UInt64, quit: Bool) {
+  private mutating func recordDeparture(of uid: UInt32, at now: UInt64, quitAt: UInt64?) {
     departed.removeAll { $0.uid == uid || $0.at &+ offlineAfter < now }
-    departed.append((uid, now, quit))
+    departed.append((uid, now, quitAt))
   }
 
   private mutating func add(uid: UInt32, lastSeen: UInt64) {
