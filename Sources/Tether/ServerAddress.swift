@@ -71,20 +71,27 @@ struct ServerEndpoint {
     var name = name
     if name.last == UInt8(ascii: ".") { name = name.dropLast() }
     guard !name.isEmpty, name.count <= 253 else { return false }
-    for label in name.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
-      guard !label.isEmpty, label.count <= 63, label.first != UInt8(ascii: "-"),
-        label.last != UInt8(ascii: "-")
-      else { return false }
-      for byte in label {
+    // One pass, label by label (no split: it would cost the Embedded library a generic
+    // specialization the size of this whole type).
+    var label = 0
+    var previous = UInt8(ascii: ".")
+    for byte in name {
+      if byte == UInt8(ascii: ".") {
+        guard label > 0, previous != UInt8(ascii: "-") else { return false }
+        label = 0
+      } else {
         let ok =
           (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
           || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
           || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-          || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        guard ok else { return false }
+          || byte == UInt8(ascii: "_")
+          || (byte == UInt8(ascii: "-") && label > 0)
+        guard ok, label < 63 else { return false }
+        label += 1
       }
+      previous = byte
     }
-    return true
+    return previous != UInt8(ascii: "-")
   }
 
   private static func port(_ digits: ArraySlice<UInt8>) -> UInt16? {
