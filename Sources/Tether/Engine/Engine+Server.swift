@@ -21,15 +21,22 @@ extension Engine {
   @discardableResult
   func lookUpName() -> Bool {
     guard endpoint.address == nil, lookup == nil else { return true }
-    lookup = NameLookup(
+    lookup = startLookUp(of: endpoint)
+    return lookup != nil
+  }
+
+  /// A look-up of `endpoint`'s name, answered on this engine's loop; nil (errno set,
+  /// logged) if no thread or descriptor could be had.
+  private func startLookUp(of endpoint: ServerEndpoint) -> NameLookup? {
+    let started = NameLookup(
       host: endpoint.name, port: endpoint.port, loop: loop, data: handle,
       callback: engineLookupAnswered)
-    guard lookup != nil else {
+    if started == nil {
       callbacks.log(.error, "server name: no thread for the look-up, errno", Int64(System.errno))
-      return false
+    } else {
+      callbacks.log(.debug, "server name: looking it up")
     }
-    callbacks.log(.debug, "server name: looking it up")
-    return true
+    return started
   }
 
   /// A JOIN went out with no answer yet: every ``attemptsPerLookup`` attempts, or every
@@ -67,23 +74,20 @@ extension Engine {
   /// (SETTING_PROXY_SERVER) as the header says. False (errno set) if no socket or no
   /// look-up could be had; nothing changed then.
   func setServer(_ replacement: ServerEndpoint) -> Bool {
+    // What the new endpoint needs is had first, so a failure changes nothing.
+    let fresh: UDPSocket?
+    let started: NameLookup?
     if let address = replacement.address {
-      guard let fresh = UDPSocket(connectedTo: address) else { return false }
-      lookup?.cancel(loop: loop)
-      lookup = nil
-      endpoint = replacement
-      useSocket(fresh, server: address)
+      guard let socket = UDPSocket(connectedTo: address) else { return false }
+      (fresh, started) = (socket, nil)
     } else {
-      let previous = (endpoint, lookup)
-      endpoint = replacement
-      lookup = nil
-      guard lookUpName() else {
-        (endpoint, lookup) = previous
-        return false
-      }
-      previous.1?.cancel(loop: loop)
-      useSocket(nil, server: nil)
+      guard let running = startLookUp(of: replacement) else { return false }
+      (fresh, started) = (nil, running)
     }
+    lookup?.cancel(loop: loop)
+    lookup = started
+    endpoint = replacement
+    useSocket(fresh, server: replacement.address)
     session.endpointChanged(now: now, into: &output)
     flush()
     return true

@@ -82,11 +82,7 @@ final class Engine {
   /// look-up); false (errno set) if the look-up could not start.
   func start() -> Bool {
     slot = context.add(self)
-    if let socket {
-      tether_ev_io_init(io, engineReadable, socket.fd, Int32(EV_READ))
-      tether_ev_set_data_io(io, handle)
-      ev_io_start(loop, io)
-    }
+    if let socket { watch(socket) }
     if context.sourceKind == .evTimer {
       callbacks.log(
         .warning, "deadlines: no timerfd, one ev_timer per loop instead (~1 ms late); errno",
@@ -213,8 +209,12 @@ final class Engine {
     }
     socket = replacement
     self.server = server
-    guard let replacement else { return }
-    tether_ev_io_init(io, engineReadable, replacement.fd, Int32(EV_READ))
+    if let replacement { watch(replacement) }
+  }
+
+  /// Starts the read watcher on `socket`.
+  private func watch(_ socket: UDPSocket) {
+    tether_ev_io_init(io, engineReadable, socket.fd, Int32(EV_READ))
     tether_ev_set_data_io(io, handle)
     ev_io_start(loop, io)
   }
