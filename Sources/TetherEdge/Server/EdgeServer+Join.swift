@@ -73,7 +73,7 @@ extension EdgeServer {
       }
       return refuse(Self.refuseReason(error), cookie: held.cookie, to: address)
     }
-    _ = table.hear(held.cookie, from: address, at: now)
+    table.move(held.cookie, to: address, at: now)
     table.setTokenExpiry(expiry, of: held.cookie)
     sendAccept(
       uid: held.uid, expiry: expiry, resumed: true, cookie: held.cookie, to: address, now: now,

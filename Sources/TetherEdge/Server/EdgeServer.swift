@@ -151,21 +151,20 @@ public struct EdgeServer {
     }
   }
 
-  /// Records that the session under `cookie` was heard at `now`, if `address` is where it
-  /// was last heard from. A datagram under a held cookie from anywhere else is not the
-  /// session's: it proves nothing (a cookie can be seen on the path), so it neither moves
-  /// the session nor gets more than SESSION_UNKNOWN, which is smaller than it. A client
-  /// whose address really changed rejoins, and its JOIN, which carries the token, moves the
-  /// session (docs/PROTOCOL.md, "Security").
+  /// Records that the session under `cookie` was heard at `now` from `address`, if that is
+  /// where it is (SessionTable.hear); from anywhere else it is counted, and the datagram
+  /// gets no more than SESSION_UNKNOWN, which is smaller than it (docs/PROTOCOL.md,
+  /// "Security").
   private mutating func heardFromHolder(_ cookie: UInt64, address: PeerAddress, now: Instant)
     -> SessionRecord?
   {
-    guard let held = table[cookie] else { return nil }
-    guard held.address == address else {
+    switch table.hear(cookie, from: address, at: now) {
+    case .heard(let record): return record
+    case .elsewhere:
       counters.wrongAddress &+= 1
       return nil
+    case .unknown: return nil
     }
-    return table.hear(cookie, from: address, at: now)
   }
 
   private mutating func sessionUnknown(_ cookie: UInt64, to address: PeerAddress) {

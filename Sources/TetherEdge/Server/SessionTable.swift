@@ -70,15 +70,31 @@ struct SessionTable {
     return record
   }
 
-  /// Records that `cookie` was heard from at `now` from `address`; nil if unknown.
-  mutating func hear(_ cookie: UInt64, from address: PeerAddress, at now: Instant)
-    -> SessionRecord?
-  {
-    guard var record = sessions[cookie] else { return nil }
-    record.address = address
-    record.lastHeard = now
-    sessions[cookie] = record
-    return record
+  /// What a datagram under a cookie found.
+  enum Hearing {
+    case unknown
+    /// The cookie is held, but the session is at another address: nothing was recorded.
+    case elsewhere
+    case heard(SessionRecord)
+  }
+
+  /// Records that `cookie` was heard at `now`, if `address` is where the session is (one
+  /// lookup). A datagram under a held cookie from anywhere else proves nothing: a cookie
+  /// can be seen on the path. Only a JOIN, which carries the token, moves a session
+  /// (``move(_:to:at:)``).
+  mutating func hear(_ cookie: UInt64, from address: PeerAddress, at now: Instant) -> Hearing {
+    guard let index = sessions.index(forKey: cookie) else { return .unknown }
+    guard sessions.values[index].address == address else { return .elsewhere }
+    sessions.values[index].lastHeard = now
+    return .heard(sessions.values[index])
+  }
+
+  /// The session under `cookie` is at `address` now (its rejoin passed the token check),
+  /// heard at `now`.
+  mutating func move(_ cookie: UInt64, to address: PeerAddress, at now: Instant) {
+    guard let index = sessions.index(forKey: cookie) else { return }
+    sessions.values[index].address = address
+    sessions.values[index].lastHeard = now
   }
 
   mutating func setTokenExpiry(_ expiry: UInt64, of cookie: UInt64) {
