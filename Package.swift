@@ -56,6 +56,6 @@ let package = Package(
     .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherSim"]),
     .testTarget(name: "TetherDriverTests", dependencies: ["Tether", "TetherCore"]),
     .testTarget(name: "TetherEdgeTests", dependencies: ["TetherEdge", "TetherCore", "TetherSim"]),
-    .testTarget(name: "EndToEndTests", dependencies: ["TetherLab"]),
+    .testTarget(name: "EndToEndTests", dependencies: ["TetherLab", "TetherSim"]),
   ]
 )

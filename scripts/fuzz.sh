@@ -79,10 +79,14 @@ link_swift() { # TARGET EXTRA...
   for argument in "$@"; do
     if [[ $argument == "$out"/obj/*.o ]]; then objects+=("$argument"); fi
   done
-  stale "$exe" Fuzz/Support "Fuzz/$target" "${objects[@]}" || return 0
+  # The project's seeded generator (SplitMix64) is compiled in, not written again: cookies
+  # and retry jitter are then a function of the input, so every crash replays.
+  local shared=Sources/TetherSim/SeededRandom.swift
+  stale "$exe" Fuzz/Support "Fuzz/$target" "$shared" "${objects[@]}" || return 0
   echo "fuzz: linking fuzz-$target"
   # shellcheck disable=SC2046
-  swiftc "${swift_flags[@]}" -I "$out/mod" $(sources Fuzz/Support "Fuzz/$target") "$@" -o "$exe"
+  swiftc "${swift_flags[@]}" -I "$out/mod" $(sources Fuzz/Support "Fuzz/$target") "$shared" "$@" \
+    -o "$exe"
   touch "$exe"
 }
 

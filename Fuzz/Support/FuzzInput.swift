@@ -51,17 +51,3 @@ struct FuzzInput {
 func require(_ condition: Bool, _ message: @autoclosure () -> String) {
   if !condition { fatalError("property violated: \(message())") }
 }
-
-/// SplitMix64, seeded from the input: cookies and retry jitter are then a function of the
-/// input, so every crash replays.
-struct FuzzRandom: RandomNumberGenerator {
-  var state: UInt64
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}

@@ -33,7 +33,7 @@ enum Operation: UInt8, CaseIterable {
 }
 
 struct SessionDriver {
-  var session: ChannelSession<FuzzRandom>
+  var session: ChannelSession<SeededRandom>
   var now = Instant(nanoseconds: 1_000_000_000)
   var output = ChannelOutput()
   /// The cookie of the current membership (from its JOINs), 0 before the first.
@@ -62,7 +62,7 @@ struct SessionDriver {
         base: .milliseconds(UInt64(input.u16())), cap: .milliseconds(UInt64(input.u16())))
     }
     guard
-      let session = try? ChannelSession(config: config, random: FuzzRandom(state: input.u64()))
+      let session = try? ChannelSession(config: config, random: SeededRandom(seed: input.u64()))
     else { return nil }
     self.session = session
     join(uid: flags & 2 == 0 ? 0 : 7)
@@ -183,7 +183,7 @@ struct SessionDriver {
   /// Runs `body` at `now`, then checks the properties on what it produced.
   @discardableResult
   mutating func step<T>(
-    _ body: (inout ChannelSession<FuzzRandom>, Instant, inout ChannelOutput) -> T
+    _ body: (inout ChannelSession<SeededRandom>, Instant, inout ChannelOutput) -> T
   ) -> T {
     output.removeAll()
     let result = body(&session, now, &output)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherLab
+import TetherSim
 
 /// tether-edge under a bounded flood of garbage from many source ports keeps serving its
 /// members (two C devices stay CONNECTED, never INTERRUPTED), and its memory stays bounded.
@@ -87,10 +88,10 @@ import TetherLab
 struct GarbageFlood {
   private var sockets: [Int32] = []
   private var target = sockaddr_in()
-  private var state: UInt64
+  private var random: SeededRandom
 
   init(port: UInt16, sources: Int, seed: UInt64) throws {
-    state = seed
+    random = SeededRandom(seed: seed)
     target.sin_family = sa_family_t(AF_INET)
     target.sin_port = port.bigEndian
     target.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
@@ -103,13 +104,7 @@ struct GarbageFlood {
 
   func close() { for fd in sockets { Glibc.close(fd) } }
 
-  private mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
+  private mutating func next() -> UInt64 { random.next() }
 
   mutating func datagram() -> [UInt8] {
     let kind = next() % 4

@@ -490,7 +490,7 @@ struct PacketTests {
   // MARK: - Fuzz
 
   @Test func decode_neverTraps_onRandomBytes_andAcceptsOnlyCanonicalPackets() {
-    var random = FuzzRandom(seed: 0x7E7E_0001)
+    var random = SeededRandom(seed: 0x7E7E_0001)
     var buffer = [UInt8](repeating: 0, count: 1304)
     var tally = FuzzTally()
     for round in 0..<20_000 {
@@ -517,7 +517,7 @@ struct PacketTests {
 
   @Test func decode_neverTraps_onMutatedPackets_andAcceptsOnlyCanonicalPackets() throws {
     let samples = try Self.samples().map { $0.packet.encoded }
-    var random = FuzzRandom(seed: 0x7E7E_0002)
+    var random = SeededRandom(seed: 0x7E7E_0002)
     var tally = FuzzTally()
     for _ in 0..<20_000 {
       var bytes = samples[random.below(samples.count)]
@@ -532,7 +532,7 @@ struct PacketTests {
   }
 
   @Test func decode_rejectsEveryStrictPrefix_ofRandomValidPackets_asTruncated() throws {
-    var random = FuzzRandom(seed: 0x7E7E_0003)
+    var random = SeededRandom(seed: 0x7E7E_0003)
     for _ in 0..<200 {
       let packet = try Self.randomPacket(&random)
       let bytes = packet.encoded
@@ -618,7 +618,7 @@ extension PacketTests {
   }
 
   /// A random valid packet of a random type.
-  private static func randomPacket(_ random: inout FuzzRandom) throws -> Packet {
+  private static func randomPacket(_ random: inout SeededRandom) throws -> Packet {
     func bytes(_ range: ClosedRange<Int>, from alphabet: [UInt8]) -> [UInt8] {
       (0..<(range.lowerBound + random.below(range.count))).map { _ in
         alphabet[random.below(alphabet.count)]
@@ -670,7 +670,7 @@ extension PacketTests {
   }
 
   /// One random edit: a bit flip, a truncation, an insertion, a deletion or an overwrite.
-  private static func mutate(_ bytes: inout [UInt8], _ random: inout FuzzRandom) {
+  private static func mutate(_ bytes: inout [UInt8], _ random: inout SeededRandom) {
     let interesting: [UInt8] = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x7F, 0x80, 0xFF]
     switch random.below(6) {
     case 0 where !bytes.isEmpty:
@@ -774,20 +774,7 @@ private struct FuzzTally {
   }
 }
 
-/// SplitMix64 (Steele, Lea and Flood 2014): a fixed seed gives the same inputs every run.
-private struct FuzzRandom: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
+extension SeededRandom {
   /// A value in `0..<bound` (the modulo bias is irrelevant for fuzzing).
-  mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+  fileprivate mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
