@@ -176,7 +176,8 @@ public final class Relay: @unchecked Sendable {
   /// Server → client message types that answer the client (docs/PROTOCOL.md §5).
   static let answerTypes: [UInt8] = [0x81, 0x83, 0x87, 0x88]
 
-  static func loopback(port: UInt16) -> sockaddr_in {
+  /// 127.0.0.1:`port`, as the socket calls take it.
+  public static func loopback(port: UInt16) -> sockaddr_in {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = port.bigEndian

@@ -92,9 +92,7 @@ struct GarbageFlood {
 
   init(port: UInt16, sources: Int, seed: UInt64) throws {
     random = SeededRandom(seed: seed)
-    target.sin_family = sa_family_t(AF_INET)
-    target.sin_port = port.bigEndian
-    target.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    target = Relay.loopback(port: port)
     for _ in 0..<sources {
       let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
       guard fd >= 0 else { throw LabError("socket") }

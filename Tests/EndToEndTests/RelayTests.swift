@@ -15,7 +15,7 @@ import TetherLab
     let fd: Int32
     init() throws {
       fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-      var address = Self.loopback(port: 0)
+      var address = Relay.loopback(port: 0)
       let bound = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
           bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -37,7 +37,7 @@ import TetherLab
     }
 
     func send(_ bytes: [UInt8], to port: UInt16) {
-      var address = Self.loopback(port: port)
+      var address = Relay.loopback(port: port)
       _ = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
           sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -57,14 +57,6 @@ import TetherLab
       }
       guard n > 0 else { return nil }
       return (Array(buffer[0..<n]), UInt16(bigEndian: from.sin_port))
-    }
-
-    static func loopback(port: UInt16) -> sockaddr_in {
-      var address = sockaddr_in()
-      address.sin_family = sa_family_t(AF_INET)
-      address.sin_port = port.bigEndian
-      address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-      return address
     }
   }
 
