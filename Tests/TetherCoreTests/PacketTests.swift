@@ -98,7 +98,7 @@ struct PacketTests {
   }
 
   @Test func roundTrip_kick_everyReason() throws {
-    #expect(KickReason.allCases.count == 2)
+    #expect(KickReason.allCases.count == 3)
     for reason in KickReason.allCases { try Self.expectRoundTrip(.kick(reason)) }
   }
 
@@ -337,7 +337,7 @@ struct PacketTests {
       #expect(
         Self.decodeError((Self.header(type: type) + [0, 0, 0, 1])[...]) == .unknownType(type))
     }
-    #expect(undefined == 256 - 12)
+    #expect(undefined == 256 - 20)
   }
 
   @Test func decode_rejectsTrailingBytes_afterEveryType() throws {
@@ -383,11 +383,11 @@ struct PacketTests {
     }
   }
 
-  @Test func decode_acceptsKickReasonsOneAndTwo_andRejectsEveryOther_asInvalidField() throws {
+  @Test func decode_acceptsKickReasonsOneToThree_andRejectsEveryOther_asInvalidField() throws {
     let bytes = Self.header(type: 0x85) + [0]
     for value in UInt8.min...UInt8.max {
       let result = Self.decodeResult(Self.patch(bytes, at: 12, value))
-      if (1...2).contains(value) {
+      if (1...3).contains(value) {
         #expect(result == .success(.kick(KickReason(rawValue: value)!)), "reason \(value)")
       } else {
         #expect(result == .failure(.invalidField), "reason \(value)")
@@ -549,7 +549,7 @@ struct PacketTests {
 
 extension PacketTests {
   static let cookie: UInt64 = 0x8F3A_51C2_07D4_E96B
-  static let definedTypes: [UInt8] = [0x01, 0x02, 0x03, 0x04] + Array(0x81...0x88)
+  static let definedTypes: [UInt8] = Array(0x01...0x08) + Array(0x81...0x8C)
   /// SPEC.md's channel-name punctuation, space included.
   static let punctuation = Array(" !#$%&()+-:;<=.>?@[]^_{}|~,".utf8)
   static let alphanumerics = Array(
@@ -586,34 +586,35 @@ extension PacketTests {
       token: try Token(validating: visible(512)), isRejoin: true)
     let accept = JoinAccept(
       uid: 1001, serverTimeMs: 1_700_000_000_000, tokenTimeLeftMs: 0, resumed: true)
-    let messages: [(String, UInt8, Message)] = [
-      ("join (smallest)", 0x01, .join(small)),
-      ("join (largest)", 0x01, .join(large)),
-      ("heartbeat", 0x02, .heartbeat(sequence: 9)),
-      ("leave", 0x03, .leave),
-      ("renew_token (empty)", 0x04, .renewToken(.empty)),
-      ("renew_token", 0x04, .renewToken(try Token(validating: visible(40)))),
-      ("accept", 0x81, .accept(accept)),
-      ("refuse", 0x82, .refuse(.rejected)),
-      ("heartbeat_ack", 0x83, .heartbeatAck(sequence: 9, serverTimeMs: 123_456)),
-      ("presence (empty)", 0x84, .presence(try PresenceDigest([]))),
-      ("presence (3)", 0x84, .presence(try PresenceDigest(entries(3)))),
-      (
-        "presence (maximum)", 0x84,
-        .presence(try PresenceDigest(entries(PresenceDigest.maximumEntries)))
-      ),
-      ("kick", 0x85, .kick(.banned)),
-      ("token_expired", 0x86, .tokenExpired),
-      ("session_unknown", 0x87, .sessionUnknown),
-      (
-        "token_renewed (ok)", 0x88,
-        .tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 60_000))
-      ),
-      (
-        "token_renewed (refused)", 0x88,
-        .tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0))
-      ),
-    ]
+    let messages: [(String, UInt8, Message)] =
+      [
+        ("join (smallest)", 0x01, .join(small)),
+        ("join (largest)", 0x01, .join(large)),
+        ("heartbeat", 0x02, .heartbeat(sequence: 9)),
+        ("leave", 0x03, .leave),
+        ("renew_token (empty)", 0x04, .renewToken(.empty)),
+        ("renew_token", 0x04, .renewToken(try Token(validating: visible(40)))),
+        ("accept", 0x81, .accept(accept)),
+        ("refuse", 0x82, .refuse(.rejected)),
+        ("heartbeat_ack", 0x83, .heartbeatAck(sequence: 9, serverTimeMs: 123_456)),
+        ("presence (empty)", 0x84, .presence(try PresenceDigest([]))),
+        ("presence (3)", 0x84, .presence(try PresenceDigest(entries(3)))),
+        (
+          "presence (maximum)", 0x84,
+          .presence(try PresenceDigest(entries(PresenceDigest.maximumEntries)))
+        ),
+        ("kick", 0x85, .kick(.banned)),
+        ("token_expired", 0x86, .tokenExpired),
+        ("session_unknown", 0x87, .sessionUnknown),
+        (
+          "token_renewed (ok)", 0x88,
+          .tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 60_000))
+        ),
+        (
+          "token_renewed (refused)", 0x88,
+          .tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0))
+        ),
+      ] + (try loginSamples())
     return messages.map { (name: $0.0, type: $0.1, packet: Packet(cookie: cookie, message: $0.2)) }
   }
 
@@ -626,7 +627,7 @@ extension PacketTests {
     }
     let visibleAlphabet = visible(94)
     let message: Message
-    switch random.below(12) {
+    switch random.below(20) {
     case 0:
       message = .join(
         JoinRequest(
@@ -659,6 +660,47 @@ extension PacketTests {
     case 8: message = .kick(KickReason.allCases[random.below(KickReason.allCases.count)])
     case 9: message = .tokenExpired
     case 10: message = .sessionUnknown
+    case 12:
+      message = .login(
+        LoginRequest(
+          appID: try AppID(validating: bytes(1...64, from: visibleAlphabet)),
+          userID: try UserID(validating: bytes(1...64, from: visibleAlphabet)),
+          token: try Token(validating: bytes(0...512, from: visibleAlphabet)),
+          isRelogin: random.below(2) == 1))
+    case 13:
+      message = .loginHeartbeat(
+        sequence: UInt32(truncatingIfNeeded: random.next()),
+        eventsReceived: UInt32(truncatingIfNeeded: random.next()))
+    case 14: message = .logout
+    case 15:
+      let kinds = ChannelOperation.Kind.allCases
+      message = .channelOperation(
+        ChannelOperation(
+          sequence: UInt32(truncatingIfNeeded: random.next()),
+          kind: kinds[random.below(kinds.count)],
+          channel: try ChannelName(validating: bytes(1...63, from: alphanumerics + punctuation))))
+    case 16:
+      message = .loginAccept(
+        LoginAccept(
+          serverTimeMs: random.next(), tokenTimeLeftMs: UInt32(truncatingIfNeeded: random.next()),
+          resumed: random.below(2) == 1))
+    case 17: message = .loginRefuse(code: UInt8(1 + random.below(255)))
+    case 18:
+      var entries: [MemberEvent.Entry] = []
+      var size = 0
+      while entries.count < 255 {
+        let entry = MemberEvent.Entry(
+          kind: random.below(2) == 0 ? .joined : .left,
+          channel: try ChannelName(validating: bytes(1...63, from: alphanumerics + punctuation)),
+          userID: try UserID(validating: bytes(1...64, from: visibleAlphabet)))
+        size += MemberEvents.entrySize(channel: entry.channel, userID: entry.userID)
+        if size > MemberEvents.capacity || (!entries.isEmpty && random.below(4) == 0) { break }
+        entries.append(entry)
+      }
+      message = .memberEvents(
+        try MemberEvents(firstSequence: UInt32(truncatingIfNeeded: random.next()), entries: entries)
+      )
+    case 19: message = .channelAck(sequence: UInt32(truncatingIfNeeded: random.next()))
     default:
       let reasons: [RefuseReason?] = [nil] + RefuseReason.allCases
       message = .tokenRenewed(

@@ -52,7 +52,9 @@ extension ChannelSession {
       startAttempts(outageSince: now, now: now, into: &output)
     case .tokenRenewed(let renewal):
       renewed(renewal, now: now, into: &output)
-    case .join, .heartbeat, .leave, .renewToken:
+    case .join, .heartbeat, .leave, .renewToken, .login, .loginHeartbeat, .logout,
+      .channelOperation, .loginAccept, .loginRefuse, .memberEvents, .channelAck:
+      // Client-to-server types, and the login profile's: nothing a channel session uses.
       counters.unexpected &+= 1
     }
     runDue(now, into: &output)

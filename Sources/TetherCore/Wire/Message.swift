@@ -8,8 +8,18 @@ public enum Message: Equatable, Sendable {
   case heartbeat(sequence: UInt32)
   /// The client leaves; the server tells the others QUIT.
   case leave
-  /// A new token for the joined session; the server answers ``tokenRenewed(_:)``.
+  /// A new token for the joined (or logged-in) session; the server answers
+  /// ``tokenRenewed(_:)``.
   case renewToken(Token)
+  /// Log in (or back in) as a user of an app: the login profile.
+  case login(LoginRequest)
+  /// Keep-alive while logged in, with how many member events the client has taken (so the
+  /// server sends again what it missed); answered with ``heartbeatAck(sequence:serverTimeMs:)``.
+  case loginHeartbeat(sequence: UInt32, eventsReceived: UInt32)
+  /// The client logs out; the others in its channels get member-left.
+  case logout
+  /// Join or leave one channel in a login session; answered with ``channelAck(sequence:)``.
+  case channelOperation(ChannelOperation)
 
   // Server to client: every one carries the session cookie in the header.
   /// The join is accepted.
@@ -28,6 +38,15 @@ public enum Message: Equatable, Sendable {
   case sessionUnknown
   /// Answer to ``renewToken(_:)``.
   case tokenRenewed(TokenRenewal)
+  /// The login is accepted.
+  case loginAccept(LoginAccept)
+  /// The login is refused, with the login error code of SPEC.md §2 (never 0; a code the
+  /// client does not know reads as UNKNOWN).
+  case loginRefuse(code: UInt8)
+  /// Other users joined or left the session's channels.
+  case memberEvents(MemberEvents)
+  /// The channel operations up to `sequence` are applied.
+  case channelAck(sequence: UInt32)
 }
 
 /// The body of ``Message/join(_:)``.
@@ -84,6 +103,8 @@ public enum KickReason: UInt8, CaseIterable, Sendable {
   case banned = 1
   /// Another client joined the channel with the same uid.
   case sameUID = 2
+  /// Another client logged in with the same user id (login sessions).
+  case remoteLogin = 3
 }
 
 /// The body of ``Message/tokenRenewed(_:)``.

@@ -60,6 +60,10 @@ enum MessageType: UInt8 {
   case heartbeat = 0x02
   case leave = 0x03
   case renewToken = 0x04
+  case login = 0x05
+  case loginHeartbeat = 0x06
+  case logout = 0x07
+  case channelOperation = 0x08
   case accept = 0x81
   case refuse = 0x82
   case heartbeatAck = 0x83
@@ -68,6 +72,10 @@ enum MessageType: UInt8 {
   case tokenExpired = 0x86
   case sessionUnknown = 0x87
   case tokenRenewed = 0x88
+  case loginAccept = 0x89
+  case loginRefuse = 0x8A
+  case memberEvents = 0x8B
+  case channelAck = 0x8C
 
   init(_ message: Message) {
     switch message {
@@ -83,6 +91,14 @@ enum MessageType: UInt8 {
     case .tokenExpired: self = .tokenExpired
     case .sessionUnknown: self = .sessionUnknown
     case .tokenRenewed: self = .tokenRenewed
+    case .login: self = .login
+    case .loginHeartbeat: self = .loginHeartbeat
+    case .logout: self = .logout
+    case .channelOperation: self = .channelOperation
+    case .loginAccept: self = .loginAccept
+    case .loginRefuse: self = .loginRefuse
+    case .memberEvents: self = .memberEvents
+    case .channelAck: self = .channelAck
     }
   }
 
@@ -132,6 +148,39 @@ enum MessageType: UInt8 {
       guard status == 0 || RefuseReason(rawValue: status) != nil else { throw .invalidField }
       return .tokenRenewed(
         TokenRenewal(refused: RefuseReason(rawValue: status), tokenTimeLeftMs: timeLeft))
+    case .login:
+      let flags = try reader.u8()
+      guard flags & ~1 == 0 else { throw .invalidField }
+      let appID = try field(AppID.self, try reader.prefixed(lengthWidth: 1))
+      let userID = try field(UserID.self, try reader.prefixed(lengthWidth: 1))
+      let token = try field(Token.self, try reader.prefixed(lengthWidth: 2))
+      return .login(LoginRequest(appID: appID, userID: userID, token: token, isRelogin: flags == 1))
+    case .loginHeartbeat:
+      return .loginHeartbeat(sequence: try reader.u32(), eventsReceived: try reader.u32())
+    case .logout:
+      return .logout
+    case .channelOperation:
+      let sequence = try reader.u32()
+      guard let kind = ChannelOperation.Kind(rawValue: try reader.u8()) else {
+        throw .invalidField
+      }
+      let channel = try field(ChannelName.self, try reader.prefixed(lengthWidth: 1))
+      return .channelOperation(ChannelOperation(sequence: sequence, kind: kind, channel: channel))
+    case .loginAccept:
+      let serverTime = try reader.u64()
+      let timeLeft = try reader.u32()
+      let flags = try reader.u8()
+      guard flags & ~1 == 0 else { throw .invalidField }
+      return .loginAccept(
+        LoginAccept(serverTimeMs: serverTime, tokenTimeLeftMs: timeLeft, resumed: flags == 1))
+    case .loginRefuse:
+      let code = try reader.u8()
+      guard code != 0 else { throw .invalidField }
+      return .loginRefuse(code: code)
+    case .memberEvents:
+      return .memberEvents(try MemberEvents(reading: &reader))
+    case .channelAck:
+      return .channelAck(sequence: try reader.u32())
     }
   }
 }
@@ -143,6 +192,7 @@ private protocol ValidatedBytes {
 extension AppID: ValidatedBytes {}
 extension ChannelName: ValidatedBytes {}
 extension Token: ValidatedBytes {}
+extension UserID: ValidatedBytes {}
 
 private func field<T: ValidatedBytes>(_ type: T.Type, _ bytes: ArraySlice<UInt8>) throws(WireError)
   -> T
@@ -161,7 +211,7 @@ extension Message {
       bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
     case .heartbeat(let sequence):
       bytes.appendBigEndian(sequence)
-    case .leave, .tokenExpired, .sessionUnknown:
+    case .leave, .tokenExpired, .sessionUnknown, .logout:
       break
     case .renewToken(let token):
       bytes.appendPrefixed(token.bytes, lengthWidth: 2)
@@ -182,6 +232,28 @@ extension Message {
     case .tokenRenewed(let renewal):
       bytes.append(renewal.refused?.rawValue ?? 0)
       bytes.appendBigEndian(renewal.tokenTimeLeftMs)
+    case .login(let request):
+      bytes.append(request.isRelogin ? 1 : 0)
+      bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.userID.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
+    case .loginHeartbeat(let sequence, let received):
+      bytes.appendBigEndian(sequence)
+      bytes.appendBigEndian(received)
+    case .channelOperation(let operation):
+      bytes.appendBigEndian(operation.sequence)
+      bytes.append(operation.kind.rawValue)
+      bytes.appendPrefixed(operation.channel.bytes, lengthWidth: 1)
+    case .loginAccept(let accept):
+      bytes.appendBigEndian(accept.serverTimeMs)
+      bytes.appendBigEndian(accept.tokenTimeLeftMs)
+      bytes.append(accept.resumed ? 1 : 0)
+    case .loginRefuse(let code):
+      bytes.append(code)
+    case .memberEvents(let events):
+      events.write(into: &bytes)
+    case .channelAck(let sequence):
+      bytes.appendBigEndian(sequence)
     }
   }
 }

@@ -146,7 +146,10 @@ public struct EdgeServer {
       }
       removeSession(cookie, cause: .quit, announce: true)
     case .accept, .refuse, .heartbeatAck, .presence, .kick, .tokenExpired, .sessionUnknown,
-      .tokenRenewed:
+      .tokenRenewed, .loginAccept, .loginRefuse, .memberEvents, .channelAck:
+      counters.unexpected &+= 1
+    case .login, .loginHeartbeat, .logout, .channelOperation:
+      // Login sessions: not served yet.
       counters.unexpected &+= 1
     }
   }
