@@ -1,10 +1,10 @@
 /// What a session asks its driver to do, in order: datagrams to send and notifications to
 /// deliver. The session appends; the driver performs the actions and calls
 /// ``removeAll()``, which keeps the storage, so a steady session reuses the same memory
-/// for every heartbeat.
-public struct ChannelOutput {
-  public private(set) var actions: [ChannelAction] = []
-  /// The encoded datagrams, back to back; ``ChannelAction/send(_:)`` points into it.
+/// for every heartbeat. Both profiles use it, each with its own notifications.
+public struct SessionOutput<Notification> {
+  public private(set) var actions: [SessionAction<Notification>] = []
+  /// The encoded datagrams, back to back; ``SessionAction/send(_:)`` points into it.
   public private(set) var bytes: [UInt8] = []
 
   public init() {
@@ -21,7 +21,7 @@ public struct ChannelOutput {
   public func bytes(of datagram: Datagram) -> ArraySlice<UInt8> { bytes[datagram.range] }
 
   /// The notifications only, in order (tests and logs).
-  public var notifications: [ChannelNotification] {
+  public var notifications: [Notification] {
     actions.compactMap { if case .notify(let n) = $0 { n } else { nil } }
   }
 
@@ -36,19 +36,27 @@ public struct ChannelOutput {
     actions.append(.send(Datagram(range: start..<bytes.count)))
   }
 
-  mutating func notify(_ notification: ChannelNotification) {
+  mutating func notify(_ notification: Notification) {
     actions.append(.notify(notification))
   }
 }
 
-public enum ChannelAction: Equatable, Sendable {
-  /// Send these bytes of ``ChannelOutput/bytes`` to the edge server.
+/// The channel session's output.
+public typealias ChannelOutput = SessionOutput<ChannelNotification>
+/// One action of a channel session.
+public typealias ChannelAction = SessionAction<ChannelNotification>
+
+public enum SessionAction<Notification> {
+  /// Send these bytes of ``SessionOutput/bytes`` to the edge server.
   case send(Datagram)
   /// Deliver this to the app.
-  case notify(ChannelNotification)
+  case notify(Notification)
 }
 
-/// A datagram inside a ``ChannelOutput``.
+extension SessionAction: Equatable where Notification: Equatable {}
+extension SessionAction: Sendable where Notification: Sendable {}
+
+/// A datagram inside a ``SessionOutput``.
 public struct Datagram: Equatable, Sendable {
   public let range: Range<Int>
 }

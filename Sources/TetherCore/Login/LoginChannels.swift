@@ -1,0 +1,61 @@
+/// The channels a login session is in, as the app asked, and the operations the server
+/// has not acknowledged yet (docs/PROTOCOL.md, CHANNEL_OPERATION).
+struct LoginChannels {
+  /// At most this many channels per session; a join beyond is refused on the spot.
+  static let maximum = 16
+  /// At most this many operations waiting for the server's acknowledgement.
+  static let maximumPending = 32
+  /// Operations sent again with each heartbeat, the oldest first.
+  static let resentPerHeartbeat = 4
+
+  /// The app's channels, in the order it joined them.
+  private(set) var joined: [ChannelName] = []
+  /// Sent, not yet acknowledged, in sequence order.
+  private(set) var pending: [ChannelOperation] = []
+  private var nextSequence: UInt32 = 1
+  /// Member events taken from the current server session, in order.
+  var eventsReceived: UInt32 = 0
+
+  func contains(_ channel: ChannelName) -> Bool { joined.contains(channel) }
+
+  var isFull: Bool { joined.count >= Self.maximum }
+  var isBacklogged: Bool { pending.count >= Self.maximumPending }
+
+  /// Records the app's join or leave and returns the operation to send.
+  mutating func apply(_ kind: ChannelOperation.Kind, _ channel: ChannelName) -> ChannelOperation {
+    switch kind {
+    case .join: joined.append(channel)
+    case .leave: joined.removeAll { $0 == channel }
+    }
+    return enqueue(kind, channel)
+  }
+
+  /// A new server session knows none of them: number from 1 again and join every channel.
+  mutating func restart() {
+    pending.removeAll(keepingCapacity: true)
+    nextSequence = 1
+    eventsReceived = 0
+    for channel in joined { _ = enqueue(.join, channel) }
+  }
+
+  /// The server applied every operation up to `sequence`.
+  mutating func acknowledge(upTo sequence: UInt32) {
+    pending.removeAll { $0.sequence <= sequence }
+  }
+
+  mutating func removeAll() {
+    joined.removeAll()
+    pending.removeAll()
+    nextSequence = 1
+    eventsReceived = 0
+  }
+
+  private mutating func enqueue(_ kind: ChannelOperation.Kind, _ channel: ChannelName)
+    -> ChannelOperation
+  {
+    let operation = ChannelOperation(sequence: nextSequence, kind: kind, channel: channel)
+    nextSequence &+= 1
+    pending.append(operation)
+    return operation
+  }
+}

@@ -1,0 +1,37 @@
+/// The login session's thresholds (SPEC.md §2), with the spec's defaults.
+public struct LoginConfig: Sendable {
+  public var appID: AppID
+  /// No answer to the first login this long after the call: DISCONNECTED/LOGIN_TIMEOUT.
+  /// Default 6 s.
+  public var loginTimeout = Self.Defaults.loginTimeout
+  /// No proof of a round trip for this long while CONNECTED: RECONNECTING/INTERRUPTED.
+  /// Default 4 s.
+  public var interruptedAfter = Self.Defaults.interruptedAfter
+  /// A heartbeat goes to the server this often while CONNECTED. Default 1 s.
+  public var heartbeatInterval = Self.Defaults.heartbeatInterval
+  /// How login attempts are spaced while CONNECTING or RECONNECTING (the channel
+  /// profile's backoff).
+  public var retry = RetryPolicy()
+
+  public init(appID: AppID) { self.appID = appID }
+
+  /// The defaults, in one place: `tether_rtm_config_init` reads them too.
+  public enum Defaults {
+    public static let loginTimeout = Interval.seconds(6)
+    public static let interruptedAfter = Interval.seconds(4)
+    public static let heartbeatInterval = Interval.seconds(1)
+  }
+
+  /// - Throws: ``TetherError/invalidArgument`` when an interval or the retry base is zero,
+  ///   the retry cap is below its base, or heartbeats are not more frequent than
+  ///   `interruptedAfter` (a quiet but healthy link would read as interrupted).
+  public func validate() throws(TetherError) {
+    for interval in [loginTimeout, interruptedAfter, heartbeatInterval, retry.base]
+    where interval == .zero {
+      throw .invalidArgument
+    }
+    guard heartbeatInterval < interruptedAfter, retry.cap >= retry.base else {
+      throw .invalidArgument
+    }
+  }
+}

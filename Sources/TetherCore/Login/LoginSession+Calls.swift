@@ -1,0 +1,130 @@
+// MARK: - The app's calls (SPEC.md §2, ABI "The login session")
+
+extension LoginSession {
+  /// Starts logging in as `userID`: CONNECTING/LOGIN, and a LOGIN goes out at once. The
+  /// outcome comes once, as ``LoginNotification/loginResult(_:)``.
+  ///
+  /// `token` and `userID` are nil when the caller's strings did not validate: checked in
+  /// this order, so every code is reachable.
+  /// - Throws: ``LoginError/tooOften`` for a third call within one second (not counted);
+  ///   ``LoginError/invalidArgument`` for a nil token or user id;
+  ///   ``LoginError/alreadyLogin`` unless DISCONNECTED. Nothing changes then.
+  public mutating func login(
+    token: Token?, userID: UserID?, now: Instant, into output: inout LoginOutput
+  ) throws(LoginError) {
+    let now = tick(now)
+    if let older = recentCalls.0, now.since(older) < .seconds(1) { throw .tooOften }
+    recentCalls = (recentCalls.1, now)
+    guard let token, let userID else { throw .invalidArgument }
+    guard state == .disconnected else { throw .alreadyLogin }
+    var cookie = random.next()
+    if cookie == 0 { cookie = 1 }
+    account = Account(userID: userID, token: token, cookie: cookie)
+    channels.removeAll()
+    lastData = now
+    transition(.login, into: &output)
+    startAttempts(since: now, now: now, into: &output)
+  }
+
+  /// Logs out at once, from any state but DISCONNECTED: a LOGIN result still owed is
+  /// reported UNKNOWN, then DISCONNECTED/LOGOUT and the logout result. A LOGOUT goes to
+  /// the server unless the session was ABORTED (the server already ended it).
+  /// - Throws: ``LogoutError/notLoggedIn`` when DISCONNECTED; nothing changes then.
+  public mutating func logout(now: Instant, into output: inout LoginOutput) throws(LogoutError) {
+    _ = tick(now)
+    guard let account else { throw .notLoggedIn }
+    if state != .aborted {
+      // Twice, back to back: nothing answers a LOGOUT, and one lost datagram would leave
+      // the others waiting for the server's online grace to end.
+      let logout = Packet(cookie: account.cookie, message: .logout)
+      output.send(logout)
+      output.send(logout)
+    }
+    reportLoginResult(.unknown, into: &output)
+    end(.logout, into: &output)
+    output.notify(.logoutResult(.ok))
+  }
+
+  /// Joins `channel`: kept by the session (and joined again on every new server session)
+  /// and sent to the server at once if CONNECTED, else when it is.
+  /// - Throws: ``TetherError/notReady`` unless CONNECTING, CONNECTED or RECONNECTING, or
+  ///   with 32 operations still unacknowledged; ``TetherError/joinChannelRejected`` when
+  ///   already in `channel` or in 16 channels.
+  public mutating func joinChannel(
+    _ channel: ChannelName, now: Instant, into output: inout LoginOutput
+  ) throws(TetherError) {
+    try changeChannel(.join, channel, now: now, into: &output)
+  }
+
+  /// Leaves `channel`; the others in it get member-left.
+  /// - Throws: ``TetherError/notReady`` unless CONNECTING, CONNECTED or RECONNECTING, when
+  ///   not in `channel`, or with 32 operations still unacknowledged.
+  public mutating func leaveChannel(
+    _ channel: ChannelName, now: Instant, into output: inout LoginOutput
+  ) throws(TetherError) {
+    try changeChannel(.leave, channel, now: now, into: &output)
+  }
+
+  private mutating func changeChannel(
+    _ kind: ChannelOperation.Kind, _ channel: ChannelName, now: Instant,
+    into output: inout LoginOutput
+  ) throws(TetherError) {
+    let now = tick(now)
+    guard isLoggingInOrIn, !channels.isBacklogged, let cookie = account?.cookie else {
+      throw .notReady
+    }
+    switch kind {
+    case .join:
+      guard !channels.contains(channel), !channels.isFull else { throw .joinChannelRejected }
+    case .leave:
+      guard channels.contains(channel) else { throw .notReady }
+    }
+    let operation = channels.apply(kind, channel)
+    if state == .connected {
+      output.send(Packet(cookie: cookie, message: .channelOperation(operation)))
+    }
+    runDue(now, into: &output)
+  }
+
+  /// Hands the session a new token. CONNECTED: sent to the server at once (and with each
+  /// heartbeat until answered); a refusal restores the old token and reports
+  /// token-expired. CONNECTING, RECONNECTING: the next LOGIN carries it.
+  /// - Throws: ``TetherError/notReady`` when DISCONNECTED or ABORTED.
+  public mutating func renewToken(_ token: Token, now: Instant, into output: inout LoginOutput)
+    throws(TetherError)
+  {
+    let now = tick(now)
+    guard isLoggingInOrIn, var account else { throw .notReady }
+    if state == .connected {
+      if account.renewalFallback == nil {
+        account.renewalFallback = (account.token, account.tokenExpiresAt)
+      }
+      output.send(Packet(cookie: account.cookie, message: .renewToken(token)))
+    } else {
+      account.renewalFallback = nil
+    }
+    account.token = token
+    account.tokenExpiresAt = nil
+    account.tokenExpiryReported = false
+    self.account = account
+    runDue(now, into: &output)
+  }
+
+  /// The device's addresses, or the server's address, changed. CONNECTED: a RELOGIN at once
+  /// (token-bearing, so the server moves the session to the new address), no state
+  /// change. CONNECTING, RECONNECTING: a LOGIN at once, backoff started over. Otherwise
+  /// nothing.
+  public mutating func networkChanged(now: Instant, into output: inout LoginOutput) {
+    let now = tick(now)
+    switch state {
+    case .connected: sendLogin(into: &output)
+    case .connecting, .reconnecting: retryNow(now: now, into: &output)
+    case .disconnected, .aborted: return
+    }
+    runDue(now, into: &output)
+  }
+
+  var isLoggingInOrIn: Bool {
+    state == .connecting || state == .connected || state == .reconnecting
+  }
+}

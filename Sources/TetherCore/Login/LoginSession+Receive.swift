@@ -1,0 +1,176 @@
+// MARK: - Packets from the edge server
+
+extension LoginSession {
+  /// Decodes and handles one datagram. A datagram that does not decode changes nothing;
+  /// it is counted and its error returned (for a log).
+  @discardableResult
+  public mutating func receive(
+    datagram: ArraySlice<UInt8>, now: Instant, into output: inout LoginOutput
+  ) -> WireError? {
+    do {
+      let packet = try Packet.decode(datagram)
+      receive(packet, now: now, into: &output)
+      return nil
+    } catch {
+      counters.malformed &+= 1
+      return error
+    }
+  }
+
+  /// Handles one decoded packet. A packet whose cookie is not this session's is counted
+  /// and ignored; so is any packet the current state has no use for.
+  public mutating func receive(_ packet: Packet, now: Instant, into output: inout LoginOutput) {
+    let now = tick(now)
+    guard let cookie = account?.cookie, packet.cookie == cookie else {
+      counters.foreign &+= 1
+      return
+    }
+    switch packet.message {
+    case .loginAccept(let accept):
+      accepted(accept, now: now, into: &output)
+    case .loginRefuse(let code):
+      refused(LoginError(refusal: code), into: &output)
+    case .heartbeatAck:
+      guard state == .connected else { return unexpected() }
+      lastData = now
+    case .channelAck(let sequence):
+      guard state == .connected else { return unexpected() }
+      lastData = now
+      channels.acknowledge(upTo: sequence)
+    case .memberEvents(let events):
+      guard state == .connected else { return unexpected() }
+      take(events, into: &output)
+    case .kick(.banned):
+      guard isLoggingInOrIn else { return unexpected() }
+      reportLoginResult(.notAuthorized, into: &output)
+      abort(.bannedByServer, into: &output)
+    case .kick(.remoteLogin):
+      guard isLoggingInOrIn else { return unexpected() }
+      reportLoginResult(.unknown, into: &output)
+      abort(.remoteLogin, into: &output)
+    case .tokenExpired:
+      tokenExpired(into: &output)
+    case .sessionUnknown:
+      // The server no longer holds the session (it restarted, or the grace ran out while
+      // this side still heard acks): log in again at once.
+      guard state == .connected else { return unexpected() }
+      transition(.interrupted, into: &output)
+      startAttempts(since: now, now: now, into: &output)
+    case .tokenRenewed(let renewal):
+      renewed(renewal, now: now, into: &output)
+    case .kick(.sameUID), .join, .heartbeat, .leave, .renewToken, .accept, .refuse, .presence,
+      .login, .loginHeartbeat, .logout, .channelOperation:
+      unexpected()
+    }
+    runDue(now, into: &output)
+  }
+
+  private mutating func unexpected() { counters.unexpected &+= 1 }
+
+  private mutating func accepted(
+    _ accept: LoginAccept, now: Instant, into output: inout LoginOutput
+  ) {
+    guard isLoggingInOrIn, var account else { return unexpected() }
+    account.everAccepted = true
+    account.tokenExpiresAt =
+      accept.tokenTimeLeftMs == 0 ? nil : now + .milliseconds(UInt64(accept.tokenTimeLeftMs))
+    account.tokenExpiryReported = false
+    self.account = account
+    lastData = now
+    let wasLive = state == .connected
+    if !wasLive { link = .live(nextHeartbeatAt: now + config.heartbeatInterval) }
+    if !accept.resumed { channels.restart() }
+    reportLoginResult(.ok, into: &output)
+    transition(.loginSuccess, into: &output)
+    if !wasLive || !accept.resumed {
+      sendPendingOperations(limit: LoginChannels.maximumPending, into: &output)
+    }
+  }
+
+  private mutating func refused(_ error: LoginError, into output: inout LoginOutput) {
+    switch state {
+    case .connecting:
+      reportLoginResult(error, into: &output)
+      end(.loginFailure, into: &output)
+    case .reconnecting:
+      // Reconnecting never gives up (SPEC.md §2): a ban ends it; a token that no longer
+      // works is reported, and the attempts go on for the token the app hands over next.
+      switch error {
+      case .notAuthorized:
+        abort(.bannedByServer, into: &output)
+      case .tokenExpired, .invalidToken:
+        counters.refusalsWhileReconnecting &+= 1
+        reportTokenExpired(into: &output)
+      default:
+        counters.refusalsWhileReconnecting &+= 1
+      }
+    case .disconnected, .connected, .aborted:
+      unexpected()
+    }
+  }
+
+  /// The server says the token expired. CONNECTED: the server ended the session:
+  /// token-expired, then DISCONNECTED/TOKEN_EXPIRED. RECONNECTING: token-expired, no
+  /// state change. CONNECTING: the first login is refused (LOGIN_FAILURE).
+  private mutating func tokenExpired(into output: inout LoginOutput) {
+    switch state {
+    case .connected:
+      reportTokenExpired(into: &output)
+      end(.tokenExpired, into: &output)
+    case .reconnecting:
+      reportTokenExpired(into: &output)
+    case .connecting:
+      refused(.tokenExpired, into: &output)
+    case .disconnected, .aborted:
+      unexpected()
+    }
+  }
+
+  mutating func reportTokenExpired(into output: inout LoginOutput) {
+    guard account?.tokenExpiryReported == false else { return }
+    account?.tokenExpiryReported = true
+    output.notify(.tokenExpired)
+  }
+
+  /// Delivers the entries that come next in order; earlier ones are repeats, and a batch
+  /// that starts past the next expected number waits for the server to resend the gap.
+  private mutating func take(_ events: MemberEvents, into output: inout LoginOutput) {
+    for event in events {
+      let expected = channels.eventsReceived &+ 1
+      if event.sequence != expected {
+        // Numbers after `expected` (in wrapping order): one is missing, stop here.
+        // Numbers before it were delivered already.
+        guard event.sequence &- expected >= 1 << 31 else {
+          counters.eventsOutOfOrder &+= 1
+          return
+        }
+        continue
+      }
+      channels.eventsReceived = expected
+      switch event.kind {
+      case .joined: output.notify(.memberJoined(channel: event.channel, userID: event.userID))
+      case .left: output.notify(.memberLeft(channel: event.channel, userID: event.userID))
+      }
+    }
+  }
+
+  private mutating func renewed(
+    _ renewal: TokenRenewal, now: Instant, into output: inout LoginOutput
+  ) {
+    guard state == .connected, var account, let previous = account.renewalFallback else {
+      return unexpected()
+    }
+    lastData = now
+    account.renewalFallback = nil
+    if renewal.refused == nil {
+      account.tokenExpiresAt =
+        renewal.tokenTimeLeftMs == 0 ? nil : now + .milliseconds(UInt64(renewal.tokenTimeLeftMs))
+      self.account = account
+    } else {
+      account.token = previous.token
+      account.tokenExpiresAt = previous.expiresAt
+      self.account = account
+      output.notify(.tokenExpired)
+    }
+  }
+}
