@@ -123,6 +123,9 @@ cross-%: deps
 	@$(CC_$*) $(CFLAGS_STRICT) -DTETHER_TEST_UNDER_QEMU -IInclude Tests/c/test_engine.c \
 		-o $(BUILD_DIR)/test_engine-$* $(BUILD_DIR)/lib/$*/libtether.a -lev -lm -lpthread
 	@set -o pipefail; printf "%s: " $*; $(QEMU_$*) $(BUILD_DIR)/test_engine-$* | tail -1
+	@$(CC_$*) $(CFLAGS_STRICT) -DTETHER_TEST_UNDER_QEMU -IInclude Tests/c/test_rtm.c \
+		-o $(BUILD_DIR)/test_rtm-$* $(BUILD_DIR)/lib/$*/libtether.a -lev -lm
+	@set -o pipefail; printf "%s: " $*; $(QEMU_$*) $(BUILD_DIR)/test_rtm-$* | tail -1
 	@$(CC_$*) $(CFLAGS_STRICT) -IInclude Tests/c/test_alloc.c -o $(BUILD_DIR)/test_alloc-$* \
 		$(BUILD_DIR)/lib/$*/libtether.a -lev -lm $(WRAP_ALLOC)
 	@set -o pipefail; printf "%s: " $*; $(QEMU_$*) $(BUILD_DIR)/test_alloc-$* | tail -1
@@ -199,6 +202,12 @@ c-test: lib
 		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
 	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
 		$(BUILD_DIR)/test_reentry | tail -1
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_rtm.c -o $(BUILD_DIR)/test_rtm \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
+	@$(BUILD_DIR)/test_rtm | tail -1
+	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
+		$(BUILD_DIR)/test_rtm > /dev/null
+	@echo "c-rtm: clean under valgrind"
 	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_cycles.c -o $(BUILD_DIR)/test_cycles \
 		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
 	@valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \

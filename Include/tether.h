@@ -392,6 +392,221 @@ const char *tether_connection_changed_reason_name(int reason);
 const char *tether_user_offline_reason_name(int reason);
 const char *tether_error_name(int code);
 
+/* ---------------------------------------------------------------------------------------
+ * The login session ("RTM" profile): a messaging login that stays up, with channel
+ * membership (SPEC.md section 2). Same conventions as the channel engine: one loop thread,
+ * copied strings, size-versioned structs, destroy safe inside a callback, callbacks only
+ * from inside ev_run. A client shares its loop's deadline source (one timerfd) and netlink
+ * watcher with every engine and client on that loop. A host that uses only one profile
+ * links only that profile's code from libtether.a.
+ * ------------------------------------------------------------------------------------ */
+
+typedef enum tether_rtm_connection_state {
+  TETHER_RTM_CONNECTION_STATE_DISCONNECTED = 1, /* initial; after logout or a failed login */
+  TETHER_RTM_CONNECTION_STATE_CONNECTING = 2,   /* tether_rtm_login was called */
+  TETHER_RTM_CONNECTION_STATE_CONNECTED = 3,    /* logged in */
+  TETHER_RTM_CONNECTION_STATE_RECONNECTING = 4, /* link lost; logging back in, for ever */
+  TETHER_RTM_CONNECTION_STATE_ABORTED = 5       /* taken over or banned: logout, then login */
+} tether_rtm_connection_state;
+
+typedef enum tether_rtm_connection_change_reason {
+  TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN = 1,            /* CONNECTING: login called */
+  TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_SUCCESS = 2,    /* CONNECTED (also after a reconnect) */
+  TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_FAILURE = 3,    /* DISCONNECTED: refused */
+  TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_TIMEOUT = 4,    /* DISCONNECTED: no answer in time */
+  TETHER_RTM_CONNECTION_CHANGE_REASON_INTERRUPTED = 5,      /* RECONNECTING: 4 s without an answer */
+  TETHER_RTM_CONNECTION_CHANGE_REASON_LOGOUT = 6,           /* DISCONNECTED: logout called */
+  TETHER_RTM_CONNECTION_CHANGE_REASON_BANNED_BY_SERVER = 7, /* ABORTED: banned */
+  TETHER_RTM_CONNECTION_CHANGE_REASON_REMOTE_LOGIN = 8,     /* ABORTED: same user id elsewhere */
+  TETHER_RTM_CONNECTION_CHANGE_REASON_TOKEN_EXPIRED = 9     /* DISCONNECTED: the server ended
+                                                               a live session for its token */
+} tether_rtm_connection_change_reason;
+
+/* Login error codes (SPEC.md section 2): tether_rtm_login returns one negated when it
+   refuses on the spot; on_login_result reports one for a started attempt. */
+#define TETHER_RTM_LOGIN_ERR_OK 0
+#define TETHER_RTM_LOGIN_ERR_UNKNOWN 1          /* ended without a verdict (logout, takeover)
+                                                   or a code this build does not know */
+#define TETHER_RTM_LOGIN_ERR_REJECTED 2         /* the server refused (e.g. login rate) */
+#define TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT 3 /* token or user id NULL or malformed */
+#define TETHER_RTM_LOGIN_ERR_INVALID_APP_ID 4   /* the server does not know the app id */
+#define TETHER_RTM_LOGIN_ERR_INVALID_TOKEN 5    /* the token does not verify for the user */
+#define TETHER_RTM_LOGIN_ERR_TOKEN_EXPIRED 6
+#define TETHER_RTM_LOGIN_ERR_NOT_AUTHORIZED 7   /* the user id is banned */
+#define TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN 8    /* not DISCONNECTED (ABORTED: logout first) */
+#define TETHER_RTM_LOGIN_ERR_TIMEOUT 9          /* no answer within login_timeout_ms */
+#define TETHER_RTM_LOGIN_ERR_TOO_OFTEN 10       /* a third login call within one second */
+#define TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED 101 /* client NULL or destroyed */
+/* Logout error codes: tether_rtm_logout returns one negated when it refuses;
+   on_logout_result reports TETHER_RTM_LOGOUT_ERR_OK. */
+#define TETHER_RTM_LOGOUT_ERR_OK 0
+#define TETHER_RTM_LOGOUT_ERR_REJECTED 1        /* called from another thread than the loop's */
+#define TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED 101
+#define TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN 102 /* already DISCONNECTED */
+
+typedef struct tether_rtm_client tether_rtm_client; /* opaque */
+
+/* Client configuration. Initialise with tether_rtm_config_init. */
+typedef struct tether_rtm_config {
+  uint32_t size;                  /* sizeof(tether_rtm_config) */
+  const char *app_id;             /* 1..64 bytes of printable ASCII, no space */
+  const char *server;             /* edge server "host:port", as tether_engine_config's */
+  uint32_t login_timeout_ms;      /* default 6000: the first login's answer */
+  uint32_t interrupted_after_ms;  /* default 4000: without an answer, RECONNECTING */
+  uint32_t heartbeat_interval_ms; /* default 1000; below interrupted_after_ms */
+  /* Beyond the contract (added at the end): the login backoff, as the engine's. */
+  uint32_t retry_base_ms;         /* default 500 */
+  uint32_t retry_cap_ms;          /* default 8000; not below retry_base_ms */
+  /* more fields may follow */
+} tether_rtm_config;
+
+/* The app's callbacks. Any pointer may be NULL. Fields are only ever added at the end. */
+typedef struct tether_rtm_handler {
+  uint32_t size; /* sizeof(tether_rtm_handler) */
+  void (*on_connection_state_changed)(void *ctx, tether_rtm_connection_state state,
+                                      tether_rtm_connection_change_reason reason);
+  /* Once per tether_rtm_login call that returned 0, just before the state change it
+     causes: TETHER_RTM_LOGIN_ERR_OK, or why the attempt failed. Never for a reconnect. */
+  void (*on_login_result)(void *ctx, int login_error);
+  /* After DISCONNECTED/LOGOUT: TETHER_RTM_LOGOUT_ERR_OK. */
+  void (*on_logout_result)(void *ctx, int logout_error);
+  /* The session needs a new token (tether_rtm_renew_token): it expired while
+     RECONNECTING (no state change; reconnecting goes on), a relogin was refused for it,
+     a renewal was refused, or the server ended a live session for it. */
+  void (*on_token_expired)(void *ctx);
+  /* Another user joined, or left, one of this client's channels. A user away for less
+     than the server's online grace (30 s) causes neither. */
+  void (*on_member_joined)(void *ctx, const char *channel, const char *user_id);
+  void (*on_member_left)(void *ctx, const char *channel, const char *user_id);
+  /* Beyond the contract (added at the end): */
+  /* A message for the app's log, as tether_engine_handler's. */
+  void (*on_log)(void *ctx, tether_log_level level, const char *message);
+  /* A LOGIN went out: attempt 1, 2, ... of the current (re)login effort; the next follows
+     in next_attempt_in_ms unless an answer comes first. */
+  void (*on_login_attempt)(void *ctx, uint32_t attempt, uint32_t next_attempt_in_ms);
+  /* more callbacks may follow */
+} tether_rtm_handler;
+
+/* tether_rtm_config_init: sets config->size and every default (app_id and server NULL).
+   NULL is a harmless no-op. Any thread. */
+void tether_rtm_config_init(tether_rtm_config *config);
+
+/* tether_rtm_handler_init: sets handler->size and every callback to NULL. NULL is a
+   harmless no-op. Any thread. */
+void tether_rtm_handler_init(tether_rtm_handler *handler);
+
+/* tether_rtm_client_create: makes a login client on `loop` (NULL: libev's default loop)
+   and stores it in *out_client, DISCONNECTED. As tether_engine_create: `config` and
+   `handler` are copied (read up to their declared size), `ctx` is passed back to every
+   callback, a server name is looked up off the loop's thread, nothing blocks, and the
+   loop's thread becomes the client's.
+   Returns 0 and sets *out_client, or (with *out_client set to NULL when not NULL):
+     TETHER_ERR_INVALID_ARGUMENT  out_client or config NULL; config->size too small; a
+                                  threshold or retry base of 0; heartbeat not below
+                                  interrupted_after; retry cap below its base; a handler
+                                  whose size is below the first published one (size 0:
+                                  tether_rtm_handler_init was not called); server NULL
+                                  or malformed
+     TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable ASCII
+     TETHER_ERR_FAILED            no socket, or no look-up thread, could be made
+   Thread: the thread that runs `loop`. */
+int tether_rtm_client_create(struct ev_loop *loop, const tether_rtm_config *config,
+                             const tether_rtm_handler *handler, void *ctx,
+                             tether_rtm_client **out_client);
+
+/* tether_rtm_client_destroy: stops the client's watchers, closes its socket and frees it,
+   without callbacks and without telling the server (tether_rtm_logout first for a clean
+   goodbye: its LOGOUT goes out even when destroy follows in the same callback; otherwise
+   the others see member-left only when the server's 30 s grace ends). NULL is a no-op.
+   Safe inside any callback, as tether_engine_destroy. Thread: the client's. */
+void tether_rtm_client_destroy(tether_rtm_client *client);
+
+/* tether_rtm_login: starts logging in as `user_id` with `token` (both copied):
+   CONNECTING/LOGIN and a LOGIN at once, repeated with backoff (on_login_attempt) until the
+   server answers or login_timeout_ms passes. The outcome comes once, in on_login_result,
+   just before CONNECTED/LOGIN_SUCCESS or DISCONNECTED/LOGIN_FAILURE (or _LOGIN_TIMEOUT).
+   Once connected, an interruption (no answer for interrupted_after_ms, including an
+   uplink that alone is dead) goes RECONNECTING/INTERRUPTED, and the client logs back in
+   on its own for ever, until tether_rtm_logout; success is CONNECTED/LOGIN_SUCCESS again,
+   without on_login_result. The channels the client was in are kept by the server for its
+   online grace (30 s), and joined again by the client after it.
+   `user_id`: 1..64 bytes of printable ASCII, no space. `token`: 0..512 bytes of printable
+   ASCII, no space; "" goes to the server as it is (a server that asks for a token
+   answers INVALID_TOKEN), NULL is an invalid argument.
+   Returns 0, or a negated login error, checked in this order (nothing changes then):
+     -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED  client NULL or destroyed (-101)
+     -TETHER_RTM_LOGIN_ERR_REJECTED         not the client's thread (-2)
+     -TETHER_RTM_LOGIN_ERR_TOO_OFTEN        two calls already within the last second (-10;
+                                            every call but these counts)
+     -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT token or user_id NULL or malformed (-3)
+     -TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN    not DISCONNECTED; ABORTED included (-8)
+   Thread: the client's. */
+int tether_rtm_login(tether_rtm_client *client, const char *token, const char *user_id);
+
+/* tether_rtm_logout: logs out at once from any state but DISCONNECTED: a login result
+   still owed comes first (TETHER_RTM_LOGIN_ERR_UNKNOWN), then DISCONNECTED/LOGOUT, then
+   on_logout_result(TETHER_RTM_LOGOUT_ERR_OK), and nothing after it until the next login.
+   A LOGOUT goes to the server (twice; the others get member-left at once) unless the
+   session was ABORTED. The client forgets its channels.
+   Returns 0, or a negated logout error (nothing changes then):
+     -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED  client NULL or destroyed (-101)
+     -TETHER_RTM_LOGOUT_ERR_REJECTED         not the client's thread (-1)
+     -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN    already DISCONNECTED (-102)
+   Thread: the client's. */
+int tether_rtm_logout(tether_rtm_client *client);
+
+/* tether_rtm_join_channel: joins `channel` (copied; SPEC.md's channel-name rule). Allowed
+   while CONNECTING, CONNECTED or RECONNECTING: the client keeps its channels, tells the
+   server as soon as it is connected (retransmitting until acknowledged), and joins them
+   again by itself on a new server session. The other members get on_member_joined.
+   Returns 0, or:
+     TETHER_ERR_NOT_INITIALIZED       client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD          not the client's thread
+     TETHER_ERR_INVALID_ARGUMENT      channel NULL
+     TETHER_ERR_INVALID_CHANNEL_NAME  empty, over 63 bytes, or a byte outside the set
+     TETHER_ERR_NOT_READY             DISCONNECTED or ABORTED; or 32 channel operations are
+                                      still unacknowledged by the server
+     TETHER_ERR_JOIN_CHANNEL_REJECTED already in `channel`, or already in 16 channels
+   Thread: the client's. */
+int tether_rtm_join_channel(tether_rtm_client *client, const char *channel);
+
+/* tether_rtm_leave_channel: leaves `channel`; the other members get on_member_left.
+   Returns 0, or the codes of tether_rtm_join_channel but TETHER_ERR_JOIN_CHANNEL_REJECTED;
+   TETHER_ERR_NOT_READY also when the client is not in `channel`. Thread: the client's. */
+int tether_rtm_leave_channel(tether_rtm_client *client, const char *channel);
+
+/* tether_rtm_renew_token (beyond the contract): hands the session a new token (copied).
+   CONNECTED: sent to the server at once (and with each heartbeat until answered); a
+   refusal keeps the old token and calls on_token_expired. CONNECTING or RECONNECTING:
+   the next LOGIN carries it.
+   Returns 0, or TETHER_ERR_NOT_INITIALIZED, TETHER_ERR_WRONG_THREAD,
+   TETHER_ERR_INVALID_ARGUMENT (token NULL), TETHER_ERR_INVALID_TOKEN (malformed), or
+   TETHER_ERR_NOT_READY (DISCONNECTED or ABORTED). Thread: the client's. */
+int tether_rtm_renew_token(tether_rtm_client *client, const char *token);
+
+/* tether_rtm_network_changed (beyond the contract): the device's network changed. A
+   fresh socket; CONNECTED: a token-bearing relogin at once, which moves the session to
+   the new address without a state change; CONNECTING or RECONNECTING: a LOGIN at once.
+   The client does the same by itself when netlink reports that the route to its server
+   changed. Returns 0, TETHER_ERR_NOT_INITIALIZED or TETHER_ERR_WRONG_THREAD.
+   Thread: the client's. */
+int tether_rtm_network_changed(tether_rtm_client *client);
+
+/* tether_rtm_get_connection_state: the current state; DISCONNECTED for NULL, a destroyed
+   client, or a call from another thread. Thread: the client's. */
+tether_rtm_connection_state tether_rtm_get_connection_state(const tether_rtm_client *client);
+
+/* tether_rtm_client_get_stats (beyond the contract): as tether_engine_get_stats, for a
+   client; join_attempts counts LOGINs. Same return codes. Thread: the client's. */
+int tether_rtm_client_get_stats(const tether_rtm_client *client, tether_engine_stats *out);
+
+/* Names without their prefix ("ABORTED", "REMOTE_LOGIN", "LOGIN_ERR_TOO_OFTEN",
+   "LOGOUT_ERR_NOT_LOGGED_IN"); "UNKNOWN" out of range. Static strings. Any thread. */
+const char *tether_rtm_connection_state_name(int state);
+const char *tether_rtm_connection_change_reason_name(int reason);
+const char *tether_rtm_login_error_name(int code);
+const char *tether_rtm_logout_error_name(int code);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,7 +25,7 @@ private func withEngine(_ pointer: OpaquePointer?, _ body: (Engine) -> Int32) ->
   let engine = engine(pointer)
   guard !engine.destroyed else { return notInitialized }
   guard System.isCurrentThread(engine.owner) else { return TetherError.wrongThread.rawValue }
-  return Engine.enter(engine, body) ?? notInitialized
+  return Connection.enter(engine, body) ?? notInitialized
 }
 
 @_cdecl("tether_version")
@@ -91,7 +91,7 @@ private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> Cha
   return config
 }
 
-private func serverEndpoint(_ text: UnsafePointer<CChar>?) -> ServerEndpoint? {
+func serverEndpoint(_ text: UnsafePointer<CChar>?) -> ServerEndpoint? {
   guard let text else { return nil }
   return ServerEndpoint(cStringBytes(text, limit: 300))
 }
@@ -114,7 +114,8 @@ public func exportedCreate(
   if let address = endpoint.address {
     socket = UDPSocket(connectedTo: address)
     guard socket != nil else {
-      callbacks.log(.error, "tether_engine_create: no UDP socket, errno", Int64(System.errno))
+      callbacks.logger.log(
+        .error, "tether_engine_create: no UDP socket, errno", Int64(System.errno))
       return TetherError.failed.rawValue
     }
   }
@@ -144,10 +145,10 @@ public func exportedDestroy(_ pointer: OpaquePointer?) {
   let engine = engine(pointer)
   guard !engine.destroyed else { return }
   guard System.isCurrentThread(engine.owner) else {
-    engine.callbacks.log(.error, "tether_engine_destroy called from another thread: ignored")
+    engine.logger.log(.error, "tether_engine_destroy called from another thread: ignored")
     return
   }
-  Engine.enter(engine) { $0.shutDown() }
+  Connection.enter(engine) { $0.shutDown() }
 }
 
 @_cdecl("tether_join_channel")
@@ -164,11 +165,10 @@ public func exportedJoin(
       let token = try Token(validating: tokenBytes)
       try engine.session.join(
         token: token, channel: name, uid: uid, now: engine.now, into: &engine.output)
-      engine.channelCString = name.bytes + [0]
     } catch {
       return error.rawValue
     }
-    engine.flush()
+    engine.flush(rescheduling: true)
     return 0
   }
 }
@@ -178,7 +178,7 @@ public func exportedLeave(_ pointer: OpaquePointer?) -> Int32 {
   withEngine(pointer) { engine in
     engine.silenceUndelivered()
     engine.session.leave(now: engine.now, into: &engine.output)
-    engine.flush()
+    engine.flush(rescheduling: true)
     return 0
   }
 }
@@ -193,7 +193,7 @@ public func exportedRenewToken(_ pointer: OpaquePointer?, _ token: UnsafePointer
     } catch {
       return error.rawValue
     }
-    engine.flush()
+    engine.flush(rescheduling: true)
     return 0
   }
 }
@@ -221,7 +221,7 @@ public func exportedSetServer(_ pointer: OpaquePointer?, _ server: UnsafePointer
   withEngine(pointer) { engine in
     guard let endpoint = serverEndpoint(server) else { return invalidArgument }
     guard engine.setServer(endpoint) else {
-      engine.callbacks.log(
+      engine.logger.log(
         .error, "tether_set_server: no socket or look-up thread, errno", Int64(System.errno))
       return TetherError.failed.rawValue
     }
@@ -236,14 +236,20 @@ public func exportedGetStats(
   withEngine(pointer) { engine in
     // The oldest caller knows at least size and deadline_source.
     guard let out, out.pointee.size >= 8 else { return invalidArgument }
-    var stats = engine.publicStats
-    let count = min(Int(out.pointee.size), MemoryLayout<tether_engine_stats>.size)
-    stats.size = out.pointee.size
-    withUnsafeBytes(of: &stats) { source in
-      UnsafeMutableRawBufferPointer(start: out, count: count).copyMemory(
-        from: UnsafeRawBufferPointer(rebasing: source.prefix(count)))
-    }
+    copyStats(engine.publicStats, to: out)
     return 0
+  }
+}
+
+/// Copies `stats` into `out` up to the size `out` declares (at least 8, checked by the
+/// caller), keeping that size.
+func copyStats(_ stats: tether_engine_stats, to out: UnsafeMutablePointer<tether_engine_stats>) {
+  var stats = stats
+  let count = min(Int(out.pointee.size), MemoryLayout<tether_engine_stats>.size)
+  stats.size = out.pointee.size
+  withUnsafeBytes(of: &stats) { source in
+    UnsafeMutableRawBufferPointer(start: out, count: count).copyMemory(
+      from: UnsafeRawBufferPointer(rebasing: source.prefix(count)))
   }
 }
 

@@ -7,7 +7,7 @@ import CTetherABI
 
 /// The app's handler, copied at create (up to the size the app declared; the rest NULL),
 /// and its context pointer. Each method calls one C callback if the app set it.
-struct Callbacks {
+struct Callbacks: NotificationSink {
   var handler = tether_engine_handler()
   let context: UnsafeMutableRawPointer?
 
@@ -36,7 +36,7 @@ struct Callbacks {
     handler.size = UInt32(MemoryLayout<tether_engine_handler>.size)
   }
 
-  func deliver(_ notification: ChannelNotification) {
+  func deliver(_ notification: ChannelNotification, from connection: Connection) {
     switch notification {
     case .connectionStateChanged(let state, let reason):
       handler.on_connection_state_changed?(
@@ -65,55 +65,34 @@ struct Callbacks {
       }
     case .requestToken:
       handler.on_request_token?(context)
-    case .joinChannelSuccess, .rejoinChannelSuccess, .joinAttempt:
-      break  // need the engine's state: Engine.deliver handles them
+    case .joinChannelSuccess(let channel, let uid, let elapsed):
+      joinSuccess(channel, uid, elapsed, callback: handler.on_join_channel_success)
+    case .rejoinChannelSuccess(let channel, let uid, let elapsed):
+      joinSuccess(channel, uid, elapsed, callback: handler.on_rejoin_channel_success)
+    case .joinAttempt(let status):
+      connection.attempted(status.attempt)
+      guard !connection.destroyed else { return }
+      let now = connection.now
+      handler.on_join_attempt?(
+        context, status.attempt, status.nextAttemptAt.since(now).clampedMilliseconds,
+        status.giveUpAt.since(now).clampedMilliseconds)
     }
   }
 
-  func joinSuccess(_ channel: [UInt8], _ uid: UInt32, _ elapsed: UInt32, rejoin: Bool) {
-    guard
-      let callback = rejoin ? handler.on_rejoin_channel_success : handler.on_join_channel_success
-    else { return }
-    channel.withUnsafeBufferPointer { buffer in
+  private func joinSuccess(
+    _ channel: ChannelName, _ uid: UInt32, _ elapsed: UInt32,
+    callback: (
+      @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UInt32, UInt32) -> Void
+    )?
+  ) {
+    guard let callback else { return }
+    var name = channel.bytes
+    name.append(0)
+    name.withUnsafeBufferPointer { buffer in
       buffer.withMemoryRebound(to: CChar.self) { callback(context, $0.baseAddress, uid, elapsed) }
     }
   }
 
-  func joinAttempt(_ attempt: UInt32, _ nextInMs: UInt32, _ giveUpInMs: UInt32) {
-    handler.on_join_attempt?(context, attempt, nextInMs, giveUpInMs)
-  }
-
-  /// Sends `text`, then `number` in decimal if given, to the app's on_log. Built from
-  /// bytes, not String: the Embedded library carries no string formatting.
-  func log(_ level: LogLevel, _ text: StaticString, _ number: Int64? = nil) {
-    guard let callback = handler.on_log else { return }
-    var line = [UInt8](UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    if let number { appendDecimal(number, to: &line) }
-    line.append(0)
-    line.withUnsafeBufferPointer { buffer in
-      buffer.withMemoryRebound(to: CChar.self) {
-        callback(context, tether_log_level(UInt32(level.rawValue)), $0.baseAddress)
-      }
-    }
-  }
-}
-
-/// Appends " <number>" in decimal.
-func appendDecimal(_ number: Int64, to line: inout [UInt8]) {
-  line.append(UInt8(ascii: " "))
-  if number < 0 { line.append(UInt8(ascii: "-")) }
-  var magnitude = number.magnitude
-  var digits: [UInt8] = []
-  repeat {
-    digits.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-    magnitude /= 10
-  } while magnitude > 0
-  line.append(contentsOf: digits.reversed())
-}
-
-enum LogLevel: Int32 {
-  case error = 1
-  case warning = 2
-  case info = 3
-  case debug = 4
+  /// The app's on_log.
+  var logger: Logger { Logger(callback: handler.on_log, context: context) }
 }

@@ -24,9 +24,10 @@ struct EngineStats {
   var sendFailures: UInt64 = 0
 }
 
-extension Engine {
-  /// The figures of `tether_engine_get_stats`.
-  var publicStats: tether_engine_stats {
+extension Connection {
+  /// The figures of `tether_engine_get_stats` (and `tether_rtm_client_get_stats`), with
+  /// the session's own counters.
+  func publicStats(malformed: UInt64, foreign: UInt64, attempts: UInt64) -> tether_engine_stats {
     var out = tether_engine_stats()
     out.size = UInt32(MemoryLayout<tether_engine_stats>.size)
     out.deadline_source = context.sourceKind.rawValue
@@ -43,11 +44,19 @@ extension Engine {
     out.loop_lateness_max_us = microseconds(Interval(nanoseconds: loop.lateness.maximum))
     out.datagrams_in = stats.datagramsIn
     out.datagrams_out = stats.datagramsOut
-    out.datagrams_malformed = session.counters.malformed
-    out.datagrams_foreign = session.counters.foreign
-    out.join_attempts = session.counters.joinAttempts
+    out.datagrams_malformed = malformed
+    out.datagrams_foreign = foreign
+    out.join_attempts = attempts
     out.send_failures = stats.sendFailures
     return out
+  }
+}
+
+extension Engine {
+  var publicStats: tether_engine_stats {
+    publicStats(
+      malformed: session.counters.malformed, foreign: session.counters.foreign,
+      attempts: session.counters.joinAttempts)
   }
 }
 

@@ -5,7 +5,7 @@ import CTetherSystem
   import TetherCore
 #endif
 
-/// What every engine on one libev loop shares: one timer for all their deadlines (the
+/// What every engine and login client (each a ``Connection``) on one libev loop shares: one timer for all their deadlines (the
 /// ``DeadlineSource``), one netlink watcher, the queue of their next deadlines, and the
 /// loop-wide lateness figures. Made when the first engine joins a loop and torn down when
 /// the last one leaves (``LoopRegistry``); in between, used only from the loop's thread.
@@ -15,7 +15,7 @@ import CTetherSystem
 final class LoopContext {
   let loop: OpaquePointer
   /// The engines by slot; a slot is also the engine's key in `queue`.
-  private var engines: [Engine?] = []
+  private var engines: [Connection?] = []
   private var freeSlots: [Int32] = []
   private(set) var engineCount = 0
   private var queue = DeadlineQueue()
@@ -24,7 +24,7 @@ final class LoopContext {
   private var source: DeadlineSource?
   private var netlink: NetlinkWatcher?
   /// The engines of the batch being fired (kept, so firing allocates nothing).
-  private var batch: [Engine] = []
+  private var batch: [Connection] = []
   private var firing = false
   /// Engines taken early in the current wake-up (see ``earlyPerWakeUp``).
   private var earlyTaken = 0
@@ -33,11 +33,11 @@ final class LoopContext {
   private var received = [UInt8](repeating: 0, count: Int(TETHER_SYS_BATCH) * datagramRoom)
   private let receivedHeaders = UnsafeMutablePointer<tether_sys_batch>.allocate(capacity: 1)
   private var receiving = false
-  /// Entries into this loop's engines under way (Engine+Lifetime.swift).
+  /// Entries into this loop's connections under way (Connection+Lifetime.swift).
   var entries = 0
-  /// Engines destroyed while an entry was under way: their handles are released when the
-  /// outermost entry returns.
-  var destroyedEngines: [Engine] = []
+  /// Connections destroyed while an entry was under way: their handles are released when
+  /// the outermost entry returns.
+  var destroyedConnections: [Connection] = []
   /// Room for one datagram: one byte more than the largest, so a longer one is seen as such.
   static let datagramRoom = Packet.maximumSize + 1
   private var datagramRoom: Int { Self.datagramRoom }
@@ -82,7 +82,7 @@ final class LoopContext {
   // MARK: - Engines
 
   /// Takes `engine` in; its slot is its key in the deadline queue.
-  func add(_ engine: Engine) -> Int32 {
+  func add(_ engine: Connection) -> Int32 {
     engineCount += 1
     if let slot = freeSlots.popLast() {
       engines[Int(slot)] = engine

@@ -12,7 +12,7 @@ import CTetherSystem
 // name has resolved there is no socket: the JOINs the session sends meanwhile count as
 // attempts but go nowhere, and the first address found gets a JOIN at once.
 
-extension Engine {
+extension Connection {
   /// A JOIN attempt every this many without an answer looks the name up again.
   static let attemptsPerLookup: UInt32 = 3
 
@@ -25,23 +25,23 @@ extension Engine {
     return lookup != nil
   }
 
-  /// A look-up of `endpoint`'s name, answered on this engine's loop; nil (errno set,
+  /// A look-up of `endpoint`'s name, answered on this connection's loop; nil (errno set,
   /// logged) if no thread or descriptor could be had.
   private func startLookUp(of endpoint: ServerEndpoint) -> NameLookup? {
     let started = NameLookup(
       host: endpoint.name, port: endpoint.port, loop: loop, data: handle,
-      callback: engineLookupAnswered)
+      callback: connectionLookupAnswered)
     if started == nil {
-      callbacks.log(.error, "server name: no thread for the look-up, errno", Int64(System.errno))
+      logger.log(.error, "server name: no thread for the look-up, errno", Int64(System.errno))
     } else {
-      callbacks.log(.debug, "server name: looking it up")
+      logger.log(.debug, "server name: looking it up")
     }
     return started
   }
 
-  /// A JOIN went out with no answer yet: every ``attemptsPerLookup`` attempts, or every
-  /// attempt while the name has no address at all, the name is looked up again.
-  func joinAttempted(_ attempt: UInt32) {
+  /// A JOIN (or LOGIN) went out with no answer yet: every ``attemptsPerLookup`` attempts,
+  /// or every attempt while the name has no address at all, the name is looked up again.
+  func attempted(_ attempt: UInt32) {
     if server == nil || attempt % Self.attemptsPerLookup == 0 { lookUpName() }
   }
 
@@ -54,18 +54,18 @@ extension Engine {
     lookup = nil
     switch answer {
     case .failed(let code):
-      callbacks.log(.warning, "server name: look-up failed, getaddrinfo code", Int64(code))
+      logger.log(.warning, "server name: look-up failed, getaddrinfo code", Int64(code))
     case .resolved(let address):
       if let server, server.same(as: address) { return }
       guard let fresh = UDPSocket(connectedTo: address) else {
-        callbacks.log(
+        logger.log(
           .error, "server name: no UDP socket for its address, errno", Int64(System.errno))
         return
       }
-      callbacks.log(.info, server == nil ? "server name: resolved" : "server name: moved")
+      logger.log(.info, server == nil ? "server name: resolved" : "server name: moved")
       useSocket(fresh, server: address)
-      session.endpointResolved(now: now, into: &output)
-      flush()
+      sessionEndpointResolved()
+      flush(rescheduling: true)
     }
   }
 
@@ -88,16 +88,18 @@ extension Engine {
     lookup = started
     endpoint = replacement
     useSocket(fresh, server: replacement.address)
-    session.endpointChanged(now: now, into: &output)
-    flush()
+    sessionEndpointChanged()
+    flush(rescheduling: true)
     return true
   }
 }
 
 /// The look-up's eventfd is readable: its answer is in.
-private func engineLookupAnswered(
+private func connectionLookupAnswered(
   _ loop: OpaquePointer?, _ io: UnsafeMutablePointer<ev_io>?, _ events: Int32
 ) {
   guard let io, let data = tether_ev_data_io(io) else { return }
-  Engine.enter(Unmanaged<Engine>.fromOpaque(data).takeUnretainedValue()) { $0.lookupAnswered() }
+  Connection.enter(Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue()) {
+    $0.lookupAnswered()
+  }
 }

@@ -1,0 +1,42 @@
+import CTetherABI
+
+/// The app's optional `on_log` callback and its context (both handlers have one).
+struct Logger {
+  let callback:
+    (@convention(c) (UnsafeMutableRawPointer?, tether_log_level, UnsafePointer<CChar>?) -> Void)?
+  let context: UnsafeMutableRawPointer?
+
+  /// Sends `text`, then `number` in decimal if given, to the app's on_log. Built from
+  /// bytes, not String: the Embedded library carries no string formatting.
+  func log(_ level: LogLevel, _ text: StaticString, _ number: Int64? = nil) {
+    guard let callback else { return }
+    var line = [UInt8](UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    if let number { appendDecimal(number, to: &line) }
+    line.append(0)
+    line.withUnsafeBufferPointer { buffer in
+      buffer.withMemoryRebound(to: CChar.self) {
+        callback(context, tether_log_level(UInt32(level.rawValue)), $0.baseAddress)
+      }
+    }
+  }
+}
+
+/// Appends " <number>" in decimal.
+func appendDecimal(_ number: Int64, to line: inout [UInt8]) {
+  line.append(UInt8(ascii: " "))
+  if number < 0 { line.append(UInt8(ascii: "-")) }
+  var magnitude = number.magnitude
+  var digits: [UInt8] = []
+  repeat {
+    digits.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+    magnitude /= 10
+  } while magnitude > 0
+  line.append(contentsOf: digits.reversed())
+}
+
+enum LogLevel: Int32 {
+  case error = 1
+  case warning = 2
+  case info = 3
+  case debug = 4
+}
