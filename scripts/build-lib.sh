@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=${1:-x86_64}
+optimize=-Osize
 case "$arch" in
   x86_64)
     triple=() ; prefix="" ; sysroot=/usr ; multiarch=x86_64-linux-gnu ;;
@@ -17,6 +18,10 @@ case "$arch" in
     sysroot=/usr/aarch64-linux-gnu ; multiarch=aarch64-linux-gnu ;;
   armv7)
     triple=(-target armv7-none-none-eabi -Xcc -mfloat-abi=hard -Xcc -mfpu=vfpv3-d16) ;
+    # -O, not -Osize: Swift 6.3.1's -Osize code for armv7 corrupted a ByteReader passed
+    # inout through the wire decoder (valid login datagrams failed to decode, or trapped);
+    # -O and -Onone are correct. Tests/c/test_rtm.c under qemu shows it.
+    optimize=-O ;
     prefix=arm-linux-gnueabihf- ; sysroot=/usr/arm-linux-gnueabihf ;
     multiarch=arm-linux-gnueabihf ;;
   *)
@@ -37,7 +42,7 @@ exports=$(grep -oE '\btether_[a-z0-9_]+\(' Include/tether.h | tr -d '(' | sort -
 echo "$exports" > "$obj/exports.txt"
 
 # shellcheck disable=SC2046
-swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -Osize "${triple[@]}" \
+swiftc -enable-experimental-feature Embedded -wmo -parse-as-library "$optimize" "${triple[@]}" \
   "${cross[@]}" -Xfrontend -function-sections -Xfrontend -internalize-at-link \
   -module-name Tether -I Sources/CLibev -I Sources/CTetherABI -I Sources/CTetherSystem \
   $(find Sources/TetherCore Sources/Tether -name '*.swift' | sort) -c -o "$obj/tether-all.o"
@@ -51,5 +56,5 @@ rm -f "$out/libtether.a"
 "${prefix}gcc" -shared -o "$out/libtether.so.0" "$obj/libtether.o" -Wl,-soname,libtether.so.0 \
   -Wl,--gc-sections -Wl,-Map,"$out/libtether.map" -L"/usr/lib/$multiarch" -lev -lm
 ln -sf libtether.so.0 "$out/libtether.so"
-echo "build-lib: $out/libtether.a and libtether.so ($arch, Embedded Swift, -Osize," \
+echo "build-lib: $out/libtether.a and libtether.so ($arch, Embedded Swift, $optimize," \
   "$("${prefix}size" "$obj/libtether.o" | awk 'NR==2 { print $1 }') bytes of text)"

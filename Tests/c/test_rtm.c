@@ -568,6 +568,7 @@ static void test_rtm_calls_fromAnotherThread_areRefused(void) {
 #endif
 
 int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
   RUN(test_rtm_names_coverEveryValue_andUnknown);
   RUN(test_rtm_config_init_setsDefaults_andNullIsANoOp);
   RUN(test_rtm_client_create_refusesBadArguments);
