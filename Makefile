@@ -29,6 +29,7 @@ build: deps
 # pkg-config and the strict flags, exactly as a C developer would.
 STAGE = $(BUILD_DIR)/install
 DEVICE = $(BUILD_DIR)/device
+MESSAGING = $(BUILD_DIR)/messaging
 stage: lib
 	@$(MAKE) --no-print-directory install PREFIX=$(STAGE) > /dev/null
 
@@ -38,7 +39,10 @@ device: stage
 		-Wl,-rpath,$(abspath $(STAGE))/lib
 	@gcc $(CFLAGS_STRICT) examples/minimal.c -o $(BUILD_DIR)/minimal \
 		$$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs tether)
-	@echo "device: examples/device.c and minimal.c built with $(CFLAGS_STRICT) and pkg-config"
+	@gcc $(CFLAGS_STRICT) examples/messaging.c -o $(MESSAGING) \
+		$$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs tether) \
+		-Wl,-rpath,$(abspath $(STAGE))/lib
+	@echo "device: examples/device.c, minimal.c and messaging.c built with $(CFLAGS_STRICT) and pkg-config"
 
 demo: deps device
 	@swift build -q --product tether-demo
@@ -118,6 +122,9 @@ cross-%: deps
 	@$(MAKE) --no-print-directory install ARCH=$* PREFIX=$(BUILD_DIR)/install-$* > /dev/null
 	@NM=$(subst gcc,nm,$(CC_$*)) scripts/abi-symbols.sh $(BUILD_DIR)/lib/$*/libtether.so.0
 	@$(CC_$*) $(CFLAGS_STRICT) examples/device.c -o $(BUILD_DIR)/device-$* \
+		$$(PKG_CONFIG_PATH=$(BUILD_DIR)/install-$*/lib/pkgconfig pkg-config --cflags --libs tether) \
+		-Wl,-rpath,$(abspath $(BUILD_DIR))/install-$*/lib
+	@$(CC_$*) $(CFLAGS_STRICT) examples/messaging.c -o $(BUILD_DIR)/messaging-$* \
 		$$(PKG_CONFIG_PATH=$(BUILD_DIR)/install-$*/lib/pkgconfig pkg-config --cflags --libs tether) \
 		-Wl,-rpath,$(abspath $(BUILD_DIR))/install-$*/lib
 	@$(CC_$*) $(CFLAGS_STRICT) -DTETHER_TEST_UNDER_QEMU -IInclude Tests/c/test_engine.c \
