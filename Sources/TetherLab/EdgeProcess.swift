@@ -74,6 +74,26 @@ public final class EdgeProcess: @unchecked Sendable {
     return token
   }
 
+  /// A login token for `userID`, valid `seconds` from now.
+  public func token(userID: String, expireSeconds seconds: Int) throws -> String {
+    let output = try run([
+      "token", "--app-id", appID, "--app-certificate", certificate, "--user-id", userID,
+      "--expire-seconds", String(seconds),
+    ])
+    guard output.status == 0, let token = output.lines.first else {
+      throw LabError("tether-edge token --user-id failed")
+    }
+    return token
+  }
+
+  /// `tether-edge kick --user-id`: its exit status.
+  public func kick(userID: String, banSeconds: Int = 0) throws -> Int32 {
+    try run([
+      "kick", "--server", address, "--app-id", appID, "--app-certificate", certificate,
+      "--user-id", userID, "--ban-seconds", String(banSeconds),
+    ]).status
+  }
+
   /// `tether-edge kick`: its exit status.
   public func kick(channel: String, uid: UInt32, banSeconds: Int = 0) throws -> Int32 {
     try run([

@@ -82,7 +82,8 @@ public final class Relay: @unchecked Sendable {
   public func cutUplink(_ device: Int) { locked { links[device].uplinkUp = false } }
 
   /// When the relay last passed device `i` an answer to something it sent (ACCEPT,
-  /// HEARTBEAT_ACK, SESSION_UNKNOWN, TOKEN_RENEWED): what proves its round trip.
+  /// HEARTBEAT_ACK, SESSION_UNKNOWN, TOKEN_RENEWED, LOGIN_ACCEPT, CHANNEL_ACK): what proves
+  /// its round trip.
   public func lastAnswerToDevice(_ device: Int) -> Double? {
     locked { links[device].lastAnswerToDevice }
   }
@@ -174,7 +175,7 @@ public final class Relay: @unchecked Sendable {
   }
 
   /// Server → client message types that answer the client (docs/PROTOCOL.md §5).
-  static let answerTypes: [UInt8] = [0x81, 0x83, 0x87, 0x88]
+  static let answerTypes: [UInt8] = [0x81, 0x83, 0x87, 0x88, 0x89, 0x8C]
 
   /// 127.0.0.1:`port`, as the socket calls take it.
   public static func loopback(port: UInt16) -> sockaddr_in {
