@@ -46,7 +46,8 @@ device: stage
 
 demo: deps device
 	@swift build -q --product tether-demo
-	@swift run --skip-build tether-demo --edge $(STAGE)/bin/tether-edge --device $(DEVICE)
+	@swift run --skip-build tether-demo --edge $(STAGE)/bin/tether-edge --device $(DEVICE) \
+		--messaging $(MESSAGING)
 
 sim: deps
 	@swift build -q --product tether-sim

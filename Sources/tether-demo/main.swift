@@ -5,7 +5,9 @@
 // with the time the rules give, counted from the instants the relay saw (the last packet
 // it passed before the cut), not from the script.
 //
-// Usage: tether-demo --edge PATH --device PATH [--scale F]
+// Then the login profile (LoginDemo.swift) with examples/messaging.
+//
+// Usage: tether-demo --edge PATH --device PATH --messaging PATH [--scale F]
 import Foundation
 import TetherLab
 
@@ -16,9 +18,10 @@ func option(_ name: String, _ fallback: String? = nil) -> String? {
 }
 
 guard let edgeBinary = option("--edge"), let deviceBinary = option("--device"),
+  let messagingBinary = option("--messaging"),
   let scale = Double(option("--scale", "0.05") ?? ""), scale > 0, scale <= 1
 else {
-  print("usage: tether-demo --edge PATH --device PATH [--scale F]")
+  print("usage: tether-demo --edge PATH --device PATH --messaging PATH [--scale F]")
   exit(2)
 }
 
@@ -29,83 +32,7 @@ let lost = 10.0 * scale
 let offline = 20.0 * scale
 let retryCap = 8.0 * scale
 
-struct Row {
-  let event: String
-  let device: String
-  let expected: Double?  // seconds after T0; nil: a window, described in `expectation`
-  let expectation: String
-  let observed: Double?
-  let ok: Bool
-}
-
-func ms(_ seconds: Double) -> String { String(format: "%+.0f ms", seconds * 1000) }
-
-/// The table: each row an event, when the rules say it should come, and when it came.
-struct Report {
-  var t0 = 0.0
-  var rows: [Row] = []
-  let tolerance: Double
-
-  mutating func exact(
-    _ event: String, _ device: String, at expected: Double, _ line: ManagedProcess.Line?
-  ) {
-    let observed = line.map { $0.time - t0 }
-    let ok = observed.map { abs($0 - expected) <= tolerance } ?? false
-    rows.append(
-      Row(
-        event: event, device: device, expected: expected, expectation: ms(expected),
-        observed: observed, ok: ok))
-  }
-
-  mutating func window(
-    _ event: String, _ device: String, after: Double, by: Double, _ line: ManagedProcess.Line?
-  ) {
-    let observed = line.map { $0.time - t0 }
-    let ok = observed.map { $0 >= after && $0 <= by + tolerance } ?? false
-    rows.append(
-      Row(
-        event: event, device: device, expected: nil, expectation: "by " + ms(by),
-        observed: observed, ok: ok))
-  }
-
-  mutating func mark(_ event: String, at time: Double) {
-    rows.append(
-      Row(
-        event: event, device: "-", expected: time - t0, expectation: ms(time - t0),
-        observed: time - t0, ok: true))
-  }
-
-  func printed() -> Int {
-    func pad(_ s: String, _ n: Int) -> String {
-      s.count >= n ? s : s + String(repeating: " ", count: n - s.count)
-    }
-    print(pad("event", 46) + pad("at", 4) + pad("expected", 13) + pad("observed", 12) + "late by")
-    print(String(repeating: "-", count: 86))
-    for row in rows {
-      let observed = row.observed.map(ms) ?? "never"
-      var late = ""
-      if let e = row.expected, let o = row.observed {
-        late = String(format: "%.1f ms", (o - e) * 1000)
-      }
-      print(
-        pad(row.event, 46) + pad(row.device, 4) + pad(row.expectation, 13) + pad(observed, 12)
-          + pad(late, 11) + (row.ok ? "ok" : "MISSED"))
-    }
-    let missed = rows.filter { !$0.ok }.count
-    print(
-      missed == 0
-        ? "\nEvery event came when the rules say (within \(Int(tolerance * 1000)) ms)."
-        : "\n\(missed) event(s) missed.")
-    return missed
-  }
-}
-
 var report = Report(tolerance: max(0.025, 0.1 * interrupted))
-
-func sleep(until time: Double) {
-  let delay = time - monotonicSeconds()
-  if delay > 0 { usleep(UInt32(delay * 1e6)) }
-}
 
 do {
   let edge = try EdgeProcess(binary: edgeBinary, timeScale: scale)
@@ -226,4 +153,8 @@ do {
   exit(1)
 }
 
-exit(report.printed() == 0 ? 0 : 1)
+print("Channel profile (tether_engine_*)\n")
+let channelMissed = report.printed()
+print("")
+let loginMissed = runLoginDemo(edge: edgeBinary, messaging: messagingBinary, scale: scale)
+exit(channelMissed == 0 && loginMissed == 0 ? 0 : 1)

@@ -35,4 +35,34 @@ import TetherLab
     #expect(b.waitFor("user-offline uid=1 reason=QUIT") != nil)
     #expect(b.leave() == 0)
   }
+
+  /// The login profile on ARM: login, an interruption and the reconnection, and a
+  /// remote-login takeover, with the host built for that architecture under qemu-user.
+  @Test(arguments: CrossDevice.all)
+  func login_reconnect_remoteLogin_onARM_underQemu(_ cross: CrossDevice) throws {
+    try #require(
+      FileManager.default.isExecutableFile(atPath: cross.messaging) || Lab.required,
+      "build it with `make cross-test`")
+    let scale = 0.1
+    let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
+    let relay = try Relay(devices: 1, edgePort: edge.port)
+    defer { relay.stop() }
+    let alice = try Lab.messaging(
+      "A-\(cross.arch)", edge: edge, relay: relay, user: "alice", scale: scale,
+      binary: cross.messaging, launcher: cross.launcher)
+    #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS", timeout: 20))
+    relay.cut(0)
+    let lastAnswer = try #require(relay.lastAnswerToDevice(0))
+    let interrupted = try #require(alice.waitForState("RECONNECTING", "INTERRUPTED"))
+    #expect(
+      interrupted.time >= lastAnswer + 0.4 - 0.005 && interrupted.time <= lastAnswer + 0.4 + 0.3)
+    relay.heal(0)
+    #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS", from: alice.lines.count - 1))
+    let native = try Lab.messaging("A-native", edge: edge, user: "alice", scale: scale)
+    #expect(native.reaches("CONNECTED", "LOGIN_SUCCESS"))
+    #expect(alice.reaches("ABORTED", "REMOTE_LOGIN"))
+    #expect(alice.logout(timeout: 10) == 0)
+    #expect(alice.states.last == "DISCONNECTED LOGOUT")
+    #expect(native.logout() == 0)
+  }
 }

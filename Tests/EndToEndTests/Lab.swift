@@ -14,11 +14,15 @@ enum Lab {
   static let device =
     ProcessInfo.processInfo.environment["TETHER_DEVICE_BIN"]
     ?? root.appendingPathComponent("build/device").path
+  static let messaging =
+    ProcessInfo.processInfo.environment["TETHER_MESSAGING_BIN"]
+    ?? root.appendingPathComponent("build/messaging").path
   static let required = ProcessInfo.processInfo.environment["TETHER_E2E_REQUIRED"] == "1"
 
   static var available: Bool {
     FileManager.default.isExecutableFile(atPath: edge)
       && FileManager.default.isExecutableFile(atPath: device)
+      && FileManager.default.isExecutableFile(atPath: messaging)
   }
 
   /// Runs only when the binaries are there, or fails when make test asked for them.
@@ -39,6 +43,38 @@ enum Lab {
     return try DeviceProcess(
       binary: Lab.device, name: name, server: server, appID: appID ?? edge.appID,
       channel: channel, uid: uid, token: token, scale: scale, extra: extra)
+  }
+}
+
+extension Lab {
+  /// A login host (examples/messaging) logged in to `edge` as `user` (directly, or through
+  /// `relay` as device `index`), joining `channels` once logged in.
+  static func messaging(
+    _ name: String, edge: EdgeProcess, relay: Relay? = nil, index: Int = 0, user: String,
+    channels: [String] = [channel], token: String? = nil, appID: String? = nil,
+    expireSeconds: Int = 3600, scale: Double, binary: String = Lab.messaging,
+    launcher: [String] = [], extra: [String] = []
+  ) throws -> MessagingProcess {
+    let server = relay.map { "127.0.0.1:\($0.port(of: index))" } ?? edge.address
+    let token = try token ?? edge.token(userID: user, expireSeconds: expireSeconds)
+    return try MessagingProcess(
+      binary: binary, name: name, server: server, appID: appID ?? edge.appID, userID: user,
+      token: token, channels: channels, scale: scale, extra: extra, launcher: launcher)
+  }
+}
+
+extension MessagingProcess {
+  /// The host reached `state`/`reason` within `timeout` seconds (after line `from`).
+  func reaches(_ state: String, _ reason: String, from: Int = 0, timeout: Double = 10) -> Bool {
+    waitForState(state, reason, from: from, timeout: timeout) != nil
+  }
+
+  /// Every "state ..." line, in order, as "STATE REASON".
+  var states: [String] {
+    lines.compactMap { line in
+      guard let range = line.text.range(of: " state ") else { return nil }
+      return String(line.text[range.upperBound...])
+    }
   }
 }
 
@@ -78,6 +114,12 @@ struct CrossDevice: Sendable, CustomStringConvertible {
         ?? Lab.root.appendingPathComponent("build/device-armv7").path,
       launcher: ["/usr/bin/qemu-arm", "-L", "/usr/arm-linux-gnueabihf"]),
   ]
+
+  /// examples/messaging built for the same architecture.
+  var messaging: String {
+    ProcessInfo.processInfo.environment["TETHER_MESSAGING_BIN_\(arch.uppercased())"]
+      ?? Lab.root.appendingPathComponent("build/messaging-\(arch)").path
+  }
 
   var available: Bool {
     FileManager.default.isExecutableFile(atPath: binary)

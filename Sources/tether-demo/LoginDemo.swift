@@ -1,0 +1,155 @@
+import Foundation
+import TetherLab
+
+// The login profile on real processes: tether-edge and three C hosts of examples/messaging
+// through a relay. alice and bob log in and join "lobby"; alice's link is cut for less
+// than the server's online grace (bob notices nothing), then for longer (bob gets
+// member-left, then member-joined when alice is back and has re-joined by herself); then a
+// third process logs in as alice, and the first goes ABORTED/REMOTE_LOGIN. Every threshold
+// is scaled by `scale`, the edge's grace with it (--time-scale).
+
+/// Runs the login demo and prints its table; returns how many events were missed.
+func runLoginDemo(edge edgeBinary: String, messaging binary: String, scale: Double) -> Int {
+  let interrupted = 4.0 * scale
+  let grace = 30.0 * scale
+  let retryCap = 8.0 * scale
+  var report = Report(tolerance: max(0.025, 0.1 * interrupted))
+  let (a, b, c) = (0, 1, 2)
+  print("Login profile (tether_rtm_*)\n")
+  do {
+    let edge = try EdgeProcess(binary: edgeBinary, timeScale: scale)
+    let relay = try Relay(devices: 3, edgePort: edge.port)
+    defer {
+      relay.stop()
+      edge.stop()
+    }
+    func host(_ index: Int, _ name: String, user: String) throws -> MessagingProcess {
+      try MessagingProcess(
+        binary: binary, name: name, server: "127.0.0.1:\(relay.port(of: index))",
+        appID: edge.appID, userID: user, token: try edge.token(userID: user, expireSeconds: 3600),
+        channels: ["lobby"], scale: scale)
+    }
+    print("tether-edge on \(edge.address); alice (A), bob (B) and alice again (C) through a relay;")
+    print(
+      String(
+        format: "thresholds scaled by %.2f: interrupted %.0f ms, online grace %.0f ms\n", scale,
+        interrupted * 1000, grace * 1000))
+
+    let alice = try host(a, "A", user: "alice")
+    guard let loginLine = alice.waitForState("CONNECTING", "LOGIN") else {
+      throw LabError("alice did not start")
+    }
+    report.t0 = loginLine.time
+    let t0 = report.t0
+    report.exact("login: CONNECTING / LOGIN", "A", at: 0, loginLine)
+    report.exact(
+      "login-result LOGIN_ERR_OK", "A", at: 0, alice.waitFor("login-result LOGIN_ERR_OK"))
+    report.exact(
+      "CONNECTED / LOGIN_SUCCESS", "A", at: 0, alice.waitForState("CONNECTED", "LOGIN_SUCCESS"))
+
+    let bob = try host(b, "B", user: "bob")
+    guard let bobJoin = bob.waitFor("join-channel lobby rc=0") else {
+      throw LabError("bob did not join lobby")
+    }
+    report.exact(
+      "CONNECTED / LOGIN_SUCCESS", "B", at: bobJoin.time - t0,
+      bob.waitForState("CONNECTED", "LOGIN_SUCCESS"))
+    report.window(
+      "member-joined lobby bob", "A", after: bobJoin.time - t0,
+      by: bobJoin.time - t0 + report.tolerance,
+      alice.waitFor("member-joined channel=lobby user=bob"))
+
+    // A short cut: alice is back well within the grace; bob must notice nothing.
+    sleep(until: t0 + 5 * scale)
+    let aliceBefore = alice.lines.count
+    let bobBefore = bob.lines.count
+    relay.cut(a)
+    let cutAt = monotonicSeconds()
+    let lastToA = relay.lastAnswerToDevice(a) ?? cutAt
+    report.mark(
+      String(format: "link to A cut (last answer to A at %+.0f ms)", (lastToA - t0) * 1000),
+      at: cutAt)
+    report.exact(
+      "RECONNECTING / INTERRUPTED", "A", at: lastToA - t0 + interrupted,
+      alice.waitForState("RECONNECTING", "INTERRUPTED", from: aliceBefore))
+    sleep(until: cutAt + 15 * scale)
+    relay.heal(a)
+    let healAt = monotonicSeconds()
+    report.mark("link to A healed (before the grace ends)", at: healAt)
+    report.window(
+      "CONNECTED / LOGIN_SUCCESS (no login-result)", "A", after: healAt - t0,
+      by: healAt - t0 + retryCap,
+      alice.waitForState("CONNECTED", "LOGIN_SUCCESS", from: aliceBefore))
+    sleep(until: healAt + grace)
+    report.never("member-left lobby alice", "B", bob.first("member-left", from: bobBefore))
+    report.never("login-result (a second one)", "A", alice.first("login-result", from: aliceBefore))
+
+    // A long cut: past the grace bob gets member-left; back, alice re-joins by herself.
+    let aliceBeforeLong = alice.lines.count
+    let bobBeforeLong = bob.lines.count
+    relay.cut(a)
+    let longCutAt = monotonicSeconds()
+    let lastAnswer = relay.lastAnswerToDevice(a) ?? longCutAt
+    let lastFromA = relay.lastFromDevice(a) ?? longCutAt
+    report.mark(
+      String(format: "link to A cut (last from A at %+.0f ms)", (lastFromA - t0) * 1000),
+      at: longCutAt)
+    report.exact(
+      "RECONNECTING / INTERRUPTED", "A", at: lastAnswer - t0 + interrupted,
+      alice.waitForState("RECONNECTING", "INTERRUPTED", from: aliceBeforeLong))
+    report.exact(
+      "member-left lobby alice (grace over)", "B", at: lastFromA - t0 + grace,
+      bob.waitFor("member-left channel=lobby user=alice", from: bobBeforeLong))
+    sleep(until: longCutAt + 45 * scale)
+    relay.heal(a)
+    let longHealAt = monotonicSeconds()
+    report.mark("link to A healed (after the grace)", at: longHealAt)
+    report.window(
+      "CONNECTED / LOGIN_SUCCESS", "A", after: longHealAt - t0, by: longHealAt - t0 + retryCap,
+      alice.waitForState("CONNECTED", "LOGIN_SUCCESS", from: aliceBeforeLong))
+    report.window(
+      "member-joined lobby alice (re-joined by itself)", "B", after: longHealAt - t0,
+      by: longHealAt - t0 + retryCap + report.tolerance,
+      bob.waitFor("member-joined channel=lobby user=alice", from: bobBeforeLong))
+
+    // A third process logs in as alice: the first is taken over.
+    sleep(until: longHealAt + 10 * scale)
+    let aliceBeforeTakeover = alice.lines.count
+    let bobBeforeTakeover = bob.lines.count
+    let second = try host(c, "C", user: "alice")
+    guard let secondLogin = second.waitForState("CONNECTED", "LOGIN_SUCCESS") else {
+      throw LabError("the second alice did not log in")
+    }
+    report.exact("CONNECTED / LOGIN_SUCCESS", "C", at: secondLogin.time - t0, secondLogin)
+    report.window(
+      "ABORTED / REMOTE_LOGIN", "A", after: secondLogin.time - t0 - report.tolerance,
+      by: secondLogin.time - t0 + report.tolerance,
+      alice.waitForState("ABORTED", "REMOTE_LOGIN", from: aliceBeforeTakeover))
+    report.window(
+      "member-left lobby alice (taken over)", "B", after: secondLogin.time - t0 - report.tolerance,
+      by: secondLogin.time - t0 + report.tolerance,
+      bob.waitFor("member-left channel=lobby user=alice", from: bobBeforeTakeover))
+    report.window(
+      "member-joined lobby alice (C joined)", "B", after: secondLogin.time - t0,
+      by: secondLogin.time - t0 + report.tolerance,
+      bob.waitFor("member-joined channel=lobby user=alice", from: bobBeforeTakeover))
+
+    let logoutAt = monotonicSeconds()
+    _ = second.logout()
+    report.exact(
+      "logout: DISCONNECTED / LOGOUT", "C", at: logoutAt - t0,
+      second.first("state DISCONNECTED LOGOUT"))
+    report.exact(
+      "member-left lobby alice (logged out)", "B", at: logoutAt - t0,
+      bob.waitFor(
+        "member-left channel=lobby user=alice",
+        from: bob.lines.lastIndex { $0.text.contains("member-joined channel=lobby user=alice") }
+          .map { $0 + 1 } ?? bobBeforeTakeover))
+    _ = bob.logout()
+    alice.stop()
+  } catch {
+    print("tether-demo: \(error)")
+    return 1
+  }
+  return report.printed()
+}
