@@ -15,7 +15,7 @@ extension EdgeServer {
   ) -> [Outgoing] {
     _ = advanceClock(now)
     handleAdmin(datagram, from: address, wallClock: wallClock)
-    return outbox.take()
+    return takeOutput()
   }
 
   mutating func handleAdmin(
