@@ -417,4 +417,20 @@ struct EdgeLoginTests {
         "logout alice (quit)",
       ])
   }
+
+  @Test func endings_areLoggedWithTheirCause() {
+    var config = World.config()
+    config.recordsEvents = true
+    var bench = Bench(config: config)
+    bench.logIn("alice", cookie: 1, from: Bench.address(0))
+    bench.send(Bench.login("alice"), cookie: 2, from: Bench.address(1))
+    let token = Bench.token("bob", expiresAt: World.wallBase + 2)
+    bench.send(Bench.login("bob", token: token), cookie: 3, from: Bench.address(2))
+    bench.run(until: .s(31))
+    #expect(
+      bench.server.takeEvents().map(\.description) == [
+        "login alice", "logout alice (remote login)", "login alice", "login bob",
+        "logout bob (token expired)", "logout alice (grace ended)",
+      ])
+  }
 }
