@@ -7,9 +7,12 @@ import TetherCore
 /// Two clocks come in with every call: `now`, monotonic (presence ages, silence, the
 /// server's timers), and `wallClock`, unix seconds (token expiries, bans, admin requests).
 ///
-/// Sessions are keyed by the cookie in the packet header; a channel's members by uid.
-/// Nothing a datagram holds can make it trap, and what it keeps per peer is bounded: a
-/// fixed-size record per session, at most ``EdgeConfig/maxSessions`` of them.
+/// Sessions are keyed by the cookie in the packet header; a channel's members by uid. Login
+/// sessions (the messaging profile, EdgeServer+Login.swift) by cookie and by user id, their
+/// channels' members by user id. Nothing a datagram holds can make it trap, and what it
+/// keeps per peer is bounded: a fixed-size record per channel session, and per login session
+/// a record with at most 16 channels and 256 queued member events; at most
+/// ``EdgeConfig/maxSessions`` sessions of both kinds together.
 public struct EdgeServer {
   public let config: EdgeConfig
   let signer: TokenSigner
@@ -121,8 +124,9 @@ public struct EdgeServer {
     return takeOutput()
   }
 
-  /// Does what is due by `now`: presence digests and forgetting silent sessions every
-  /// presence interval; token expiry every token-check interval.
+  /// Does what is due by `now`: presence digests, forgetting silent sessions and ending
+  /// login sessions past their grace every presence interval; token expiry (of both kinds
+  /// of session) every token-check interval.
   public mutating func tick(now: Instant, wallClock: UInt64) -> [Outgoing] {
     let now = advanceClock(now)
     if let due = nextPresenceAt, due <= now {
