@@ -358,6 +358,23 @@ struct EdgeLoginTests {
       ])
   }
 
+  /// A cookie whose session ended with TOKEN_EXPIRED and that logged in again is live: once
+  /// that new session ends by LOGOUT, its cookie is unknown, not answered with the old
+  /// notice.
+  @Test func aNewSessionUnderAnEndedCookie_dropsTheOldNotice() {
+    var bench = Bench()
+    let address = Bench.address(0)
+    let token = Bench.token("alice", expiresAt: World.wallBase + 2)
+    bench.send(Bench.login("alice", token: token), cookie: Self.alice, from: address)
+    bench.run(until: .s(3))
+    #expect(bench.messages(to: Self.alice).last == .tokenExpired)
+    bench.logIn("alice", cookie: Self.alice, from: address)
+    bench.send(.logout, cookie: Self.alice, from: address)
+    let out = bench.send(
+      .loginHeartbeat(sequence: 2, eventsReceived: 0), cookie: Self.alice, from: address)
+    #expect(out.map(\.message) == [.sessionUnknown])
+  }
+
   @Test func renewToken_beforeExpiry_keepsTheSession() {
     var bench = Bench()
     let address = Bench.address(0)
