@@ -40,3 +40,12 @@ func channelName(_ text: String) throws -> ChannelName {
       "--channel must be 1 to 63 bytes of a-z A-Z 0-9, space and !#$%&()+-:;<=.>?@[]^_{}|~,")
   }
 }
+
+/// A login user id option's value, checked as the client checks it.
+func loginUserID(_ text: String) throws -> UserID {
+  do {
+    return try UserID(validating: Array(text.utf8))
+  } catch {
+    throw ValidationError("--user-id must be 1 to 64 bytes of printable ASCII without space.")
+  }
+}

@@ -6,8 +6,9 @@ import TetherEdge
 /// `tether-edge kick`: one signed admin datagram to a running server.
 struct Kick: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Kick (and optionally ban) a member of a channel on a running server.",
+    abstract: "Kick (and optionally ban) a channel member or a logged-in user on a running server.",
     discussion: """
+      Either --channel with --uid (a channel session), or --user-id (a login session).
       Prints the server's answer: `kicked`, `no such member` or `refused`. Exit code 0 only
       for `kicked`; 1 for any other answer or none within 1 s.
       """)
@@ -18,24 +19,28 @@ struct Kick: ParsableCommand {
   @OptionGroup var app: AppOptions
 
   @Option(help: "The member's channel.")
-  var channel: String
+  var channel: String?
 
   @Option(help: "The member's uid.")
-  var uid: UInt32
+  var uid: UInt32?
 
-  @Option(help: "Refuse the uid in the channel for this many seconds more (0: kick only).")
+  @Option(help: "The login user id to kick (instead of --channel and --uid).")
+  var userID: String?
+
+  @Option(
+    help:
+      "Refuse the uid in the channel, or the user id's logins, this many seconds more (0: kick only)."
+  )
   var banSeconds: UInt32 = 0
 
   func validate() throws {
     _ = try address()
-    _ = try channelName(channel)
+    _ = try datagram(unixTime: 0, nonce: 0)
   }
 
   func run() throws {
-    let request = AdminKick(
-      channel: try channelName(channel), uid: uid, banSeconds: banSeconds,
+    let datagram = try datagram(
       unixTime: UInt64(max(time(nil), 0)), nonce: UInt64.random(in: .min ... .max))
-    let datagram = request.sealed(appID: try app.appID, certificate: app.certificate)
     let status: AdminStatus?
     do {
       status = try AdminClient.send(datagram, to: try address(), timeoutMs: 1000)
@@ -45,6 +50,23 @@ struct Kick: ParsableCommand {
     guard let status else { throw fail("no answer from \(server) within 1 s") }
     print(status.text)
     if status != .kicked { throw ExitCode.failure }
+  }
+
+  /// The signed request: KICK for --channel and --uid, KICK_USER for --user-id.
+  private func datagram(unixTime: UInt64, nonce: UInt64) throws -> [UInt8] {
+    switch (channel, uid, userID) {
+    case (let channel?, let uid?, nil):
+      return AdminKick(
+        channel: try channelName(channel), uid: uid, banSeconds: banSeconds, unixTime: unixTime,
+        nonce: nonce
+      ).sealed(appID: try app.appID, certificate: app.certificate)
+    case (nil, nil, let userID?):
+      return AdminKickUser(
+        userID: try loginUserID(userID), banSeconds: banSeconds, unixTime: unixTime, nonce: nonce
+      ).sealed(appID: try app.appID, certificate: app.certificate)
+    default:
+      throw ValidationError("Give either --channel and --uid, or --user-id.")
+    }
   }
 
   private func address() throws -> SocketAddress {

@@ -20,7 +20,8 @@ struct Serve: ParsableCommand {
   @Option(help: "Multiplies every timing constant of the server (presence, forget, token checks).")
   var timeScale: Double = 1
 
-  @Option(help: "At most this many sessions at once; more joins are refused.")
+  @Option(
+    help: "At most this many sessions at once, channel and login ones together; more are refused.")
   var maxSessions: Int = 10_000
 
   @Option(help: "JOINs one source address may send at once (its join limit's burst).")
@@ -32,7 +33,8 @@ struct Serve: ParsableCommand {
   @Option(help: "At most this many source addresses are tracked by the join limit.")
   var joinSources: Int = 4096
 
-  @Flag(help: "Log one line per join, leave and kick to stderr.")
+  @Flag(
+    help: "Log one line per join, leave, kick, login, logout and login channel change to stderr.")
   var verbose = false
 
   @Flag(help: "On stop, print the server's counters and table sizes (two lines on stdout).")
@@ -70,7 +72,10 @@ struct Serve: ParsableCommand {
         "counters malformed \(c.malformed) unexpected \(c.unexpected)"
           + " unknown-session \(c.unknownSession) wrong-address \(c.wrongAddress)"
           + " refused-joins \(c.refusedJoins) joins-limited \(c.joinsLimited)"
-          + " admin-refused \(c.adminRefused) send-failures \(loop.sendFailures)")
+          + " admin-refused \(c.adminRefused) send-failures \(loop.sendFailures)"
+          + " refused-logins \(c.refusedLogins) operations-unordered \(c.channelOperationsUnordered)"
+          + " operations-over-limit \(c.channelOperationsOverLimit)"
+          + " events-resent \(c.memberEventsResent) event-overflows \(c.eventQueueOverflows)")
       print("tables \(loop.server.tableCounts)")
       fflush(nil)
     }

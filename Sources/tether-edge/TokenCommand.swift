@@ -42,10 +42,7 @@ struct TokenCommand: ParsableCommand {
     case (let channel?, let uid?, nil):
       return .channel(try channelName(channel), uid: uid)
     case (nil, nil, let userID?):
-      guard let user = LoginUserID(validating: Array(userID.utf8)) else {
-        throw ValidationError("--user-id must be 1 to 64 bytes of printable ASCII without space.")
-      }
-      return .user(user)
+      return .user(try loginUserID(userID))
     default:
       throw ValidationError("Give either --channel and --uid, or --user-id.")
     }

@@ -119,10 +119,10 @@ struct TokenTests {
   // MARK: - Login tokens
 
   @Test func userToken_verifiesForItsUser_andNeverAsAChannelToken() throws {
-    let alice = try #require(LoginUserID(validating: Array("alice".utf8)))
+    let alice = try UserID(validating: Array("alice".utf8))
     let token = Self.signer.sign(.user(alice), expiresAt: Self.now + 10)
     #expect(try Self.signer.verify(token, for: .user(alice), wallClock: Self.now) == Self.now + 10)
-    let bob = try #require(LoginUserID(validating: Array("bob".utf8)))
+    let bob = try UserID(validating: Array("bob".utf8))
     #expect(throws: TokenError.invalid) {
       try Self.signer.verify(token, for: .user(bob), wallClock: Self.now)
     }
@@ -133,14 +133,6 @@ struct TokenTests {
         try Self.signer.verify(token, for: .channel(lookalike, uid: uid), wallClock: Self.now)
       }
     }
-  }
-
-  @Test func loginUserID_isOneTo64PrintableBytes() {
-    #expect(LoginUserID(validating: Array("a".utf8)) != nil)
-    #expect(LoginUserID(validating: [UInt8](repeating: 0x41, count: 64)) != nil)
-    #expect(LoginUserID(validating: [UInt8](repeating: 0x41, count: 65)) == nil)
-    #expect(LoginUserID(validating: [UInt8]()) == nil)
-    #expect(LoginUserID(validating: Array("a b".utf8)) == nil)
   }
 
   // MARK: - Malformed

@@ -10,7 +10,7 @@ import TetherCore
 /// |---:|---:|---|
 /// | 0 | 2 | magic `54 41` ("TA") |
 /// | 2 | 1 | version, 1 |
-/// | 3 | 1 | command, 1 = KICK |
+/// | 3 | 1 | command, 1 = KICK (2 = KICK_USER: ``AdminKickUser``) |
 /// | 4 | 1 | A: app id length, 1...64 |
 /// | 5 | A | app id |
 /// | 5+A | 1 | C: channel length, 1...63 |
@@ -30,10 +30,7 @@ public struct AdminKick: Equatable, Sendable {
   /// Tells two requests apart, so the server can refuse a replayed one.
   public var nonce: UInt64
 
-  static let magic: (UInt8, UInt8) = (0x54, 0x41)
-  static let version: UInt8 = 1
   static let kickCommand: UInt8 = 1
-  static let macLength = 32
 
   public init(
     channel: ChannelName, uid: UInt32, banSeconds: UInt32, unixTime: UInt64, nonce: UInt64
@@ -47,22 +44,18 @@ public struct AdminKick: Equatable, Sendable {
 
   /// True when `datagram` starts with the admin magic (whatever follows).
   public static func hasMagic(_ datagram: ArraySlice<UInt8>) -> Bool {
-    datagram.count >= 2 && datagram.first == magic.0
-      && datagram[datagram.startIndex + 1] == magic.1
+    AdminFrame.hasMagic(datagram)
   }
 
   /// The signed datagram.
   public func sealed(appID: AppID, certificate: [UInt8]) -> [UInt8] {
-    var bytes: [UInt8] = [Self.magic.0, Self.magic.1, Self.version, Self.kickCommand]
-    bytes.append(UInt8(truncatingIfNeeded: appID.bytes.count))
-    bytes.append(contentsOf: appID.bytes)
+    var bytes = AdminFrame.header(command: Self.kickCommand, appID: appID)
     bytes.append(UInt8(truncatingIfNeeded: channel.bytes.count))
     bytes.append(contentsOf: channel.bytes)
     bytes.appendBigEndian(uid)
-    bytes.appendBigEndian(banSeconds)
-    bytes.appendBigEndian(unixTime)
-    bytes.appendBigEndian(nonce)
-    bytes.append(contentsOf: Self.mac(bytes[...], certificate: certificate))
+    AdminFrame.appendTail(
+      to: &bytes, banSeconds: banSeconds, unixTime: unixTime, nonce: nonce,
+      certificate: certificate)
     return bytes
   }
 
@@ -71,20 +64,165 @@ public struct AdminKick: Equatable, Sendable {
   public static func open(_ datagram: ArraySlice<UInt8>, appID: AppID, certificate: [UInt8])
     throws(AdminError) -> AdminKick
   {
+    var reader = try AdminFrame.reader(datagram, command: kickCommand)
+    guard let app = try? reader.prefixed(lengthWidth: 1),
+      let channelBytes = try? reader.prefixed(lengthWidth: 1),
+      let channel = try? ChannelName(validating: channelBytes), let uid = try? reader.u32()
+    else { throw .malformed }
+    let tail = try AdminFrame.tail(
+      datagram, reader: &reader, app: app, appID: appID, certificate: certificate)
+    return AdminKick(
+      channel: channel, uid: uid, banSeconds: tail.banSeconds, unixTime: tail.unixTime,
+      nonce: tail.nonce)
+  }
+}
+
+/// The admin datagram of `tether-edge kick --user-id`: end a user's login session with KICK
+/// BANNED, and refuse its LOGINs for `banSeconds` more with LOGIN_REFUSE 7 NOT_AUTHORIZED.
+/// Layout (docs/PROTOCOL.md, "Admin: KICK_USER"), as ``AdminKick`` with command 2 and a user
+/// id instead of the channel and uid:
+///
+/// | offset | size | field |
+/// |---:|---:|---|
+/// | 0 | 4 | `54 41`, version 1, command 2 = KICK_USER |
+/// | 4 | 1 | A: app id length, 1...64 |
+/// | 5 | A | app id |
+/// | 5+A | 1 | U: user id length, 1...64 |
+/// | 6+A | U | user id |
+/// | 6+A+U | 4 | ban seconds |
+/// | 10+A+U | 8 | unix time, seconds |
+/// | 18+A+U | 8 | nonce, random |
+/// | 26+A+U | 32 | HMAC-SHA256(app certificate, bytes 0 ..< 26+A+U) |
+public struct AdminKickUser: Equatable, Sendable {
+  public var userID: UserID
+  /// 0: kick only; otherwise the user id is refused this many seconds more.
+  public var banSeconds: UInt32
+  public var unixTime: UInt64
+  public var nonce: UInt64
+
+  static let command: UInt8 = 2
+
+  public init(userID: UserID, banSeconds: UInt32, unixTime: UInt64, nonce: UInt64) {
+    self.userID = userID
+    self.banSeconds = banSeconds
+    self.unixTime = unixTime
+    self.nonce = nonce
+  }
+
+  /// The signed datagram.
+  public func sealed(appID: AppID, certificate: [UInt8]) -> [UInt8] {
+    var bytes = AdminFrame.header(command: Self.command, appID: appID)
+    bytes.append(UInt8(truncatingIfNeeded: userID.bytes.count))
+    bytes.append(contentsOf: userID.bytes)
+    AdminFrame.appendTail(
+      to: &bytes, banSeconds: banSeconds, unixTime: unixTime, nonce: nonce,
+      certificate: certificate)
+    return bytes
+  }
+
+  /// Parses `datagram` and checks that it is for `appID` and signed with `certificate`.
+  public static func open(_ datagram: ArraySlice<UInt8>, appID: AppID, certificate: [UInt8])
+    throws(AdminError) -> AdminKickUser
+  {
+    var reader = try AdminFrame.reader(datagram, command: command)
+    guard let app = try? reader.prefixed(lengthWidth: 1),
+      let userBytes = try? reader.prefixed(lengthWidth: 1),
+      let userID = try? UserID(validating: userBytes)
+    else { throw .malformed }
+    let tail = try AdminFrame.tail(
+      datagram, reader: &reader, app: app, appID: appID, certificate: certificate)
+    return AdminKickUser(
+      userID: userID, banSeconds: tail.banSeconds, unixTime: tail.unixTime, nonce: tail.nonce)
+  }
+}
+
+/// One admin request, of either command.
+public enum AdminRequest: Equatable, Sendable {
+  case kick(AdminKick)
+  case kickUser(AdminKickUser)
+
+  /// Parses `datagram` by its command byte and checks it as its type's `open` does.
+  public static func open(_ datagram: ArraySlice<UInt8>, appID: AppID, certificate: [UInt8])
+    throws(AdminError) -> AdminRequest
+  {
+    guard datagram.count > 3 else { throw .malformed }
+    switch datagram[datagram.startIndex + 3] {
+    case AdminKickUser.command:
+      return .kickUser(try AdminKickUser.open(datagram, appID: appID, certificate: certificate))
+    default:
+      return .kick(try AdminKick.open(datagram, appID: appID, certificate: certificate))
+    }
+  }
+
+  public var unixTime: UInt64 {
+    switch self {
+    case .kick(let kick): kick.unixTime
+    case .kickUser(let kick): kick.unixTime
+    }
+  }
+
+  public var nonce: UInt64 {
+    switch self {
+    case .kick(let kick): kick.nonce
+    case .kickUser(let kick): kick.nonce
+    }
+  }
+}
+
+/// What every admin datagram shares: the header (magic, version, command, app id) and the
+/// tail (ban seconds, unix time, nonce, MAC over everything before it).
+enum AdminFrame {
+  static let magic: (UInt8, UInt8) = (0x54, 0x41)
+  static let version: UInt8 = 1
+  static let macLength = 32
+
+  static func hasMagic(_ datagram: ArraySlice<UInt8>) -> Bool {
+    datagram.count >= 2 && datagram.first == magic.0
+      && datagram[datagram.startIndex + 1] == magic.1
+  }
+
+  /// Magic, version, `command`, then the app id with its length.
+  static func header(command: UInt8, appID: AppID) -> [UInt8] {
+    var bytes: [UInt8] = [magic.0, magic.1, version, command]
+    bytes.append(UInt8(truncatingIfNeeded: appID.bytes.count))
+    bytes.append(contentsOf: appID.bytes)
+    return bytes
+  }
+
+  static func appendTail(
+    to bytes: inout [UInt8], banSeconds: UInt32, unixTime: UInt64, nonce: UInt64,
+    certificate: [UInt8]
+  ) {
+    bytes.appendBigEndian(banSeconds)
+    bytes.appendBigEndian(unixTime)
+    bytes.appendBigEndian(nonce)
+    bytes.append(contentsOf: mac(bytes[...], certificate: certificate))
+  }
+
+  /// A reader past the 4 header bytes, which must be this version and `command`.
+  static func reader(_ datagram: ArraySlice<UInt8>, command: UInt8) throws(AdminError)
+    -> ByteReader
+  {
     var reader = ByteReader(datagram)
     let header = try? (reader.u8(), reader.u8(), reader.u8(), reader.u8())
-    guard let header, header == (magic.0, magic.1, version, kickCommand),
-      let app = try? reader.prefixed(lengthWidth: 1),
-      let channelBytes = try? reader.prefixed(lengthWidth: 1),
-      let channel = try? ChannelName(validating: channelBytes), let uid = try? reader.u32(),
-      let ban = try? reader.u32(), let time = try? reader.u64(), let nonce = try? reader.u64(),
-      reader.rest.count == macLength
+    guard let header, header == (magic.0, magic.1, version, command) else { throw .malformed }
+    return reader
+  }
+
+  /// Reads the tail, then judges the app id and the MAC (in that order: a malformed
+  /// datagram is malformed whatever its app).
+  static func tail(
+    _ datagram: ArraySlice<UInt8>, reader: inout ByteReader, app: ArraySlice<UInt8>,
+    appID: AppID, certificate: [UInt8]
+  ) throws(AdminError) -> (banSeconds: UInt32, unixTime: UInt64, nonce: UInt64) {
+    guard let ban = try? reader.u32(), let time = try? reader.u64(),
+      let nonce = try? reader.u64(), reader.rest.count == macLength
     else { throw .malformed }
     guard app.elementsEqual(appID.bytes) else { throw .wrongApp }
     let signed = datagram.prefix(datagram.count - macLength)
     guard TokenSigner.constantTimeEqual(mac(signed, certificate: certificate), Array(reader.rest))
     else { throw .badMAC }
-    return AdminKick(channel: channel, uid: uid, banSeconds: ban, unixTime: time, nonce: nonce)
+    return (ban, time, nonce)
   }
 
   private static func mac(_ bytes: ArraySlice<UInt8>, certificate: [UInt8]) -> [UInt8] {
@@ -108,9 +246,10 @@ public enum AdminError: Error, Equatable, Sendable {
 
 /// The server's one-byte answer to an admin datagram.
 public enum AdminStatus: UInt8, Sendable, CaseIterable {
-  /// The member was in the channel and was removed.
+  /// The member was in the channel (the user was logged in) and was removed.
   case kicked = 0
-  /// No session holds that (channel, uid); a ban, if asked for, is still in place.
+  /// No session holds that (channel, uid), or the user id; a ban, if asked for, is still in
+  /// place.
   case noSuchMember = 1
   /// The request was not taken (bad MAC, wrong app, out of the time window, replayed).
   case refused = 2

@@ -11,12 +11,16 @@ public struct EdgeConfig: Sendable {
   public var appCertificate: [UInt8]
   /// What the timing constants were scaled by.
   public let timeScale: Double
-  /// At most this many sessions at once, over all channels; a join past it is refused.
+  /// At most this many sessions at once, channel and login sessions together; a JOIN or
+  /// LOGIN past it is refused.
   public var maxSessions: Int
   /// Every member gets a digest of the others' ages this often. 1 s × scale.
   public var presenceInterval: Interval
   /// A session silent this long is forgotten silently. 30 s × scale.
   public var forgetAfter: Interval
+  /// A login session silent this long is removed, and the other members of its channels
+  /// get *left* events (the online grace, SPEC.md §2). 30 s × scale.
+  public var loginGrace: Interval
   /// Tokens are checked for expiry this often. 1 s × scale.
   public var tokenCheckInterval: Interval
   /// Keep ``EdgeEvent``s for the loop to log (``EdgeServer/takeEvents()``).
@@ -38,6 +42,7 @@ public struct EdgeConfig: Sendable {
     self.maxSessions = maxSessions
     presenceInterval = Self.scale(.seconds(1), by: timeScale)
     forgetAfter = Self.scale(.seconds(30), by: timeScale)
+    loginGrace = Self.scale(.seconds(30), by: timeScale)
     tokenCheckInterval = Self.scale(.seconds(1), by: timeScale)
     joinLimit = JoinLimit(refill: Self.scale(.milliseconds(4), by: timeScale, floor: 1_000))
   }

@@ -5,18 +5,33 @@ public enum EdgeEvent: Equatable, Sendable {
   case joined(channel: ChannelName, uid: UInt32, resumed: Bool)
   case left(channel: ChannelName, uid: UInt32, cause: LeaveCause)
   case kicked(channel: ChannelName, uid: UInt32, banSeconds: UInt32)
+  /// A login session began (`resumed` false) or was resumed by a LOGIN within its grace.
+  case loggedIn(user: UserID, resumed: Bool)
+  /// A login session ended; its channels' other members got *left* events.
+  case loggedOut(user: UserID, cause: LeaveCause)
+  /// A login session joined or left a login channel (a CHANNEL_OPERATION applied).
+  case channelJoined(channel: ChannelName, user: UserID)
+  case channelLeft(channel: ChannelName, user: UserID)
+  /// The admin kicked a user's login session (KICK_USER).
+  case userKicked(user: UserID, banSeconds: UInt32)
 
   public enum LeaveCause: String, Sendable {
-    /// The client sent LEAVE.
+    /// The client sent LEAVE (LOGOUT for a login session).
     case quit
     /// Silent for forget-after.
     case forgotten
+    /// A login session silent for its whole online grace.
+    case graceEnded = "grace ended"
+    /// Another login of the same user id took over (KICK REMOTE_LOGIN).
+    case remoteLogin = "remote login"
+    /// More member events waited for its client than the queue holds.
+    case eventQueueFull = "event queue full"
     /// Its token expired while joined, or a rejoin's token was refused.
     case tokenExpired = "token expired"
     case tokenInvalid = "token invalid"
     /// Another session took its uid (KICK SAME_UID).
     case replaced
-    /// The same cookie came back for another channel or uid.
+    /// The same cookie came back for another channel or uid (or another user id).
     case rejoinedElsewhere = "rejoined elsewhere"
   }
 }
@@ -31,6 +46,16 @@ extension EdgeEvent: CustomStringConvertible {
       "leave \(channel.text) uid \(uid) (\(cause.rawValue))"
     case .kicked(let channel, let uid, let banSeconds):
       "kick \(channel.text) uid \(uid)" + (banSeconds > 0 ? " ban \(banSeconds) s" : "")
+    case .loggedIn(let user, let resumed):
+      "\(resumed ? "relogin" : "login") \(user.text)"
+    case .loggedOut(let user, let cause):
+      "logout \(user.text) (\(cause.rawValue))"
+    case .channelJoined(let channel, let user):
+      "login-join \(channel.text) user \(user.text)"
+    case .channelLeft(let channel, let user):
+      "login-leave \(channel.text) user \(user.text)"
+    case .userKicked(let user, let banSeconds):
+      "kick user \(user.text)" + (banSeconds > 0 ? " ban \(banSeconds) s" : "")
     }
   }
 }
@@ -41,7 +66,8 @@ public struct EdgeCounters: Equatable, Sendable {
   public var malformed: UInt64 = 0
   /// Well-formed packets of a server → client type.
   public var unexpected: UInt64 = 0
-  /// HEARTBEAT, RENEW_TOKEN or LEAVE under a cookie the server does not hold.
+  /// HEARTBEAT, RENEW_TOKEN or LEAVE (LOGIN_HEARTBEAT, CHANNEL_OPERATION or LOGOUT) under a
+  /// cookie the server does not hold.
   public var unknownSession: UInt64 = 0
   /// JOINs answered with REFUSE or KICK.
   public var refusedJoins: UInt64 = 0
@@ -49,11 +75,26 @@ public struct EdgeCounters: Equatable, Sendable {
   public var adminRefused: UInt64 = 0
   /// KICK or TOKEN_EXPIRED sent again to a datagram under a cookie they had ended.
   public var noticesRepeated: UInt64 = 0
-  /// JOINs dropped unanswered: their source address was past its ``JoinLimit``.
+  /// JOINs dropped unanswered, or LOGINs refused with REJECTED: their source address was
+  /// past its ``JoinLimit``.
   public var joinsLimited: UInt64 = 0
-  /// HEARTBEAT, RENEW_TOKEN or LEAVE under a held cookie but from another address than the
+  /// HEARTBEAT, RENEW_TOKEN or LEAVE (or a login session's LOGIN_HEARTBEAT,
+  /// CHANNEL_OPERATION or LOGOUT) under a held cookie but from another address than the
   /// session's: treated as for an unknown cookie (also counted in ``unknownSession``).
   public var wrongAddress: UInt64 = 0
+  /// LOGINs answered with LOGIN_REFUSE.
+  public var refusedLogins: UInt64 = 0
+  /// CHANNEL_OPERATIONs acknowledged but not applied because their sequence was not the next
+  /// one (a repeat, or one that overtook an earlier one).
+  public var channelOperationsUnordered: UInt64 = 0
+  /// JOIN operations acknowledged but not applied: the session was in
+  /// ``LoginTable/maximumChannels`` channels already.
+  public var channelOperationsOverLimit: UInt64 = 0
+  /// MEMBER_EVENTS sent again in answer to a LOGIN_HEARTBEAT that had not taken them all.
+  public var memberEventsResent: UInt64 = 0
+  /// Login sessions ended because more member events waited for their client than
+  /// ``MemberEventQueue/capacity``.
+  public var eventQueueOverflows: UInt64 = 0
 }
 
 extension ChannelName {
@@ -61,9 +102,16 @@ extension ChannelName {
   var text: String { String(decoding: bytes, as: UTF8.self) }
 }
 
+extension UserID {
+  /// The user id as text (it is ASCII).
+  var text: String { String(decoding: bytes, as: UTF8.self) }
+}
+
 /// How many entries each of the server's tables holds (``EdgeServer/tableCounts``). Each is
-/// bounded: sessions, ended sessions and departures by ``EdgeConfig/maxSessions``, admin
-/// nonces by 4,096, join sources by ``JoinLimit/maxSources``; bans by `maxSessions` too.
+/// bounded: sessions and login sessions together, ended sessions and departures by
+/// ``EdgeConfig/maxSessions``, admin nonces by 4,096, join sources by
+/// ``JoinLimit/maxSources``; bans and user bans by `maxSessions` each; login channels by 16
+/// per login session and queued member events by 256 per login session.
 public struct EdgeTableCounts: Equatable, Sendable, CustomStringConvertible {
   public var sessions: Int
   public var endedSessions: Int
@@ -71,9 +119,16 @@ public struct EdgeTableCounts: Equatable, Sendable, CustomStringConvertible {
   public var bans: Int
   public var adminNonces: Int
   public var joinSources: Int
+  public var logins: Int
+  /// Login channels with at least one member.
+  public var loginChannels: Int
+  /// Member events waiting in all login sessions' queues.
+  public var queuedEvents: Int
+  public var userBans: Int
 
   public var description: String {
     "sessions \(sessions) ended \(endedSessions) departures \(departures) bans \(bans)"
-      + " nonces \(adminNonces) join-sources \(joinSources)"
+      + " nonces \(adminNonces) join-sources \(joinSources) logins \(logins)"
+      + " login-channels \(loginChannels) queued-events \(queuedEvents) user-bans \(userBans)"
   }
 }

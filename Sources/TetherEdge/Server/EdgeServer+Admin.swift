@@ -6,7 +6,7 @@ extension EdgeServer {
   /// How far an admin request's time may be from the server's wall clock, in seconds.
   static let adminTimeWindow: UInt64 = 60
 
-  /// Handles one admin datagram (`tether-edge kick`) as ``receive(_:from:now:wallClock:)``
+  /// Handles one admin datagram (`tether-edge kick`, with `--user-id` too) as ``receive(_:from:now:wallClock:)``
   /// does for one starting with "TA". Returns the one-byte answer to `address`, and the
   /// KICK and LEFT packets of a kick. A datagram that is not a well-formed admin request
   /// gets no answer.
@@ -15,7 +15,7 @@ extension EdgeServer {
   ) -> [Outgoing] {
     _ = advanceClock(now)
     handleAdmin(datagram, from: address, wallClock: wallClock)
-    return outbox.take()
+    return takeOutput()
   }
 
   mutating func handleAdmin(
@@ -23,10 +23,13 @@ extension EdgeServer {
   ) {
     let status: AdminStatus
     do throws(AdminError) {
-      let request = try AdminKick.open(
+      let request = try AdminRequest.open(
         datagram, appID: config.appID, certificate: config.appCertificate)
       try take(request, wallClock: wallClock)
-      status = apply(request, wallClock: wallClock)
+      switch request {
+      case .kick(let kick): status = apply(kick, wallClock: wallClock)
+      case .kickUser(let kick): status = apply(kick, wallClock: wallClock)
+      }
     } catch .malformed {
       counters.malformed &+= 1
       return
@@ -38,7 +41,7 @@ extension EdgeServer {
   }
 
   /// Checks the time window and the nonce, and remembers the nonce.
-  private mutating func take(_ request: AdminKick, wallClock: UInt64) throws(AdminError) {
+  private mutating func take(_ request: AdminRequest, wallClock: UInt64) throws(AdminError) {
     let distance =
       request.unixTime > wallClock ? request.unixTime - wallClock : wallClock - request.unixTime
     guard distance <= Self.adminTimeWindow else { throw .outOfTimeWindow }
@@ -65,6 +68,22 @@ extension EdgeServer {
     else { return .noSuchMember }
     record(.kicked(channel: session.channel, uid: session.uid, banSeconds: request.banSeconds))
     end(cookie, with: .kick(.banned), cause: nil, announce: true)
+    return .kicked
+  }
+
+  /// Bans the user id (if asked) and ends its login session with KICK BANNED.
+  private mutating func apply(_ request: AdminKickUser, wallClock: UInt64) -> AdminStatus {
+    let user = request.userID
+    if request.banSeconds > 0 {
+      if userBans.count >= config.maxSessions {
+        userBans = userBans.filter { $0.value > wallClock }
+      }
+      guard userBans.count < config.maxSessions || userBans[user] != nil else { return .refused }
+      userBans[user] = wallClock &+ UInt64(request.banSeconds)
+    }
+    guard let cookie = logins.cookie(of: user) else { return .noSuchMember }
+    record(.userKicked(user: user, banSeconds: request.banSeconds))
+    endLogin(cookie, with: .kick(.banned), cause: nil)
     return .kicked
   }
 }

@@ -93,7 +93,7 @@ extension EdgeServer {
       return outbox.send(.kick(.banned), cookie: cookie, to: address)
     }
     let previous = request.uid == 0 ? nil : table.holder(of: request.uid, in: channel)
-    guard previous != nil || table.count < config.maxSessions else {
+    guard previous != nil || table.count + logins.count < config.maxSessions else {
       return refuse(.rejected, cookie: cookie, to: address)
     }
     if let previous {

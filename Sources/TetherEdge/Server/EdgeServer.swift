@@ -7,15 +7,28 @@ import TetherCore
 /// Two clocks come in with every call: `now`, monotonic (presence ages, silence, the
 /// server's timers), and `wallClock`, unix seconds (token expiries, bans, admin requests).
 ///
-/// Sessions are keyed by the cookie in the packet header; a channel's members by uid.
-/// Nothing a datagram holds can make it trap, and what it keeps per peer is bounded: a
-/// fixed-size record per session, at most ``EdgeConfig/maxSessions`` of them.
+/// Sessions are keyed by the cookie in the packet header; a channel's members by uid. Login
+/// sessions (the messaging profile, EdgeServer+Login.swift) by cookie and by user id, their
+/// channels' members by user id. Nothing a datagram holds can make it trap, and what it
+/// keeps per peer is bounded: a fixed-size record per channel session, and per login session
+/// a record with at most 16 channels and 256 queued member events; at most
+/// ``EdgeConfig/maxSessions`` sessions of both kinds together.
 public struct EdgeServer {
   public let config: EdgeConfig
   let signer: TokenSigner
   var table = SessionTable()
   /// (channel, uid) → banned until (unix seconds).
   var bans: [MemberKey: UInt64] = [:]
+  /// Login sessions and their channels (EdgeServer+Login.swift).
+  var logins = LoginTable()
+  /// User id → banned until (unix seconds): its LOGINs get LOGIN_REFUSE 7.
+  var userBans: [UserID: UInt64] = [:]
+  /// Login sessions that got member events during the current input → the number of the
+  /// first: they are sent once the input is handled (``takeOutput()``).
+  var pendingPushes: [UInt64: UInt32] = [:]
+  /// Login sessions whose event queue overflowed during the current input: ended once the
+  /// input is handled.
+  var overflowed: [UInt64] = []
   /// Nonces of admin requests taken → when they can be forgotten (unix seconds).
   var takenNonces: [UInt64: UInt64] = [:]
   /// Sessions ended with a notice, by cookie (EdgeServer+Notices.swift).
@@ -49,7 +62,9 @@ public struct EdgeServer {
   public var tableCounts: EdgeTableCounts {
     EdgeTableCounts(
       sessions: table.count, endedSessions: ended.count, departures: departureCount,
-      bans: bans.count, adminNonces: takenNonces.count, joinSources: joinLimiter.sourceCount)
+      bans: bans.count, adminNonces: takenNonces.count, joinSources: joinLimiter.sourceCount,
+      logins: logins.count, loginChannels: logins.rosters.channels.count,
+      queuedEvents: logins.queuedEvents, userBans: userBans.count)
   }
 
   /// When ``tick(now:wallClock:)`` next has something to do; nil while no session is held.
@@ -70,6 +85,18 @@ public struct EdgeServer {
   /// The uid and channel of the session under `cookie`, if the server holds it.
   public func session(cookie: UInt64) -> (channel: ChannelName, uid: UInt32)? {
     table[cookie].map { ($0.channel, $0.uid) }
+  }
+
+  public var loginSessionCount: Int { logins.count }
+
+  /// The user ids in the login channel `channel`, sorted by their bytes.
+  public func loginMembers(of channel: ChannelName) -> [UserID] {
+    logins.rosters.members(of: channel).keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+  }
+
+  /// The user id and channels of the login session under `cookie`, if the server holds it.
+  public func loginSession(cookie: UInt64) -> (userID: UserID, channels: [ChannelName])? {
+    logins[cookie].map { ($0.userID, $0.channels) }
   }
 
   /// The events recorded since the last call (only with ``EdgeConfig/recordsEvents``).
@@ -94,28 +121,31 @@ public struct EdgeServer {
     } else {
       counters.malformed &+= 1
     }
-    return outbox.take()
+    return takeOutput()
   }
 
-  /// Does what is due by `now`: presence digests and forgetting silent sessions every
-  /// presence interval; token expiry every token-check interval.
+  /// Does what is due by `now`: presence digests, forgetting silent sessions and ending
+  /// login sessions past their grace every presence interval; token expiry (of both kinds
+  /// of session) every token-check interval.
   public mutating func tick(now: Instant, wallClock: UInt64) -> [Outgoing] {
     let now = advanceClock(now)
     if let due = nextPresenceAt, due <= now {
       forgetSilentSessions(now: now)
+      endLapsedLogins(now: now)
       pruneNotices(now: now)
       relayPresence(now: now)
       nextPresenceAt = Self.next(after: due, every: config.presenceInterval, now: now)
     }
     if let due = nextTokenCheckAt, due <= now {
       expireTokens(wallClock: wallClock)
+      expireLoginTokens(wallClock: wallClock)
       nextTokenCheckAt = Self.next(after: due, every: config.tokenCheckInterval, now: now)
     }
-    if table.isEmpty && ended.isEmpty {
+    if table.isEmpty && logins.isEmpty && ended.isEmpty {
       nextPresenceAt = nil
       nextTokenCheckAt = nil
     }
-    return outbox.take()
+    return takeOutput()
   }
 
   private mutating func handle(
@@ -132,6 +162,8 @@ public struct EdgeServer {
       }
       let ack = Message.heartbeatAck(sequence: sequence, serverTimeMs: Self.milliseconds(now))
       outbox.send(ack, cookie: cookie, to: address)
+    case .renewToken(let token) where table[cookie] == nil && logins[cookie] != nil:
+      renewLogin(token, cookie: cookie, from: address, now: now, wallClock: wallClock)
     case .renewToken(let token):
       guard let record = heardFromHolder(cookie, address: address, now: now) else {
         if repeatNotice(cookie, to: address) { return }
@@ -148,9 +180,16 @@ public struct EdgeServer {
     case .accept, .refuse, .heartbeatAck, .presence, .kick, .tokenExpired, .sessionUnknown,
       .tokenRenewed, .loginAccept, .loginRefuse, .memberEvents, .channelAck:
       counters.unexpected &+= 1
-    case .login, .loginHeartbeat, .logout, .channelOperation:
-      // Login sessions: not served yet.
-      counters.unexpected &+= 1
+    case .login(let request):
+      login(request, cookie: cookie, from: address, now: now, wallClock: wallClock)
+    case .loginHeartbeat(let sequence, let eventsReceived):
+      loginHeartbeat(
+        sequence: sequence, eventsReceived: eventsReceived, cookie: cookie, from: address,
+        now: now)
+    case .logout:
+      logout(cookie: cookie, from: address, now: now)
+    case .channelOperation(let operation):
+      channelOperation(operation, cookie: cookie, from: address, now: now)
     }
   }
 
@@ -170,7 +209,7 @@ public struct EdgeServer {
     }
   }
 
-  private mutating func sessionUnknown(_ cookie: UInt64, to address: PeerAddress) {
+  mutating func sessionUnknown(_ cookie: UInt64, to address: PeerAddress) {
     counters.unknownSession &+= 1
     outbox.send(.sessionUnknown, cookie: cookie, to: address)
   }

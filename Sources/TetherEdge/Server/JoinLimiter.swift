@@ -2,7 +2,8 @@ import TetherCore
 
 /// How many JOINs the server takes from one source address (docs/PROTOCOL.md, "Join rate
 /// limit"): a token bucket per source of ``burst`` JOINs that refills one JOIN every
-/// ``refill``, kept for at most ``maxSources`` sources at once.
+/// ``refill``, kept for at most ``maxSources`` sources at once. LOGINs take from the same
+/// bucket (a limited LOGIN gets LOGIN_REFUSE 2 REJECTED).
 ///
 /// The defaults are generous on purpose: a JOIN reaches a live server about once per
 /// device and rejoin (the client's backoff only repeats JOINs the server does not answer),

@@ -1,0 +1,131 @@
+import TetherCore
+import TetherSim
+
+@testable import TetherEdge
+
+/// The real ``EdgeServer`` driven by hand-made login-profile datagrams on a virtual clock:
+/// the login client core is not in the tests' reach here, so each test plays its client's
+/// datagrams itself and reads the server's answers as decoded packets.
+struct LoginBench {
+  var server: EdgeServer
+  var now: Instant = .zero
+  /// Everything the server sent, in order.
+  var sent: [Sent] = []
+
+  struct Sent: Equatable {
+    var at: Instant
+    var to: PeerAddress
+    var cookie: UInt64
+    var message: Message
+  }
+
+  init(config: EdgeConfig = World.config()) {
+    server = EdgeServer(config: config)
+  }
+
+  var wallClock: UInt64 { World.wallBase + now.nanoseconds / 1_000_000_000 }
+
+  static func address(_ index: Int) -> PeerAddress { World.address(index) }
+
+  static func user(_ text: String) -> UserID {
+    // The tests' user ids are valid.
+    try! UserID(validating: Array(text.utf8))
+  }
+
+  static func channel(_ text: String) -> ChannelName {
+    try! ChannelName(validating: Array(text.utf8))
+  }
+
+  /// A login token for `user`, expiring at `expiresAt` (unix seconds; 0: never).
+  static func token(_ user: String, expiresAt: UInt64 = 0, appID: AppID = Fixture.appID)
+    -> Token
+  {
+    let signer = TokenSigner(appID: appID, certificate: World.certificate)
+    return try! Token(validating: signer.sign(.user(Self.user(user)), expiresAt: expiresAt))
+  }
+
+  /// The datagram of `message` under `cookie`.
+  static func datagram(_ message: Message, cookie: UInt64) -> [UInt8] {
+    Packet(cookie: cookie, message: message).encoded
+  }
+
+  static func login(
+    _ user: String, token: Token? = nil, appID: AppID = Fixture.appID, relogin: Bool = false
+  ) -> Message {
+    .login(
+      LoginRequest(
+        appID: appID, userID: Self.user(user), token: token ?? Self.token(user),
+        isRelogin: relogin))
+  }
+
+  static func join(_ channel: String, sequence: UInt32) -> Message {
+    .channelOperation(
+      ChannelOperation(sequence: sequence, kind: .join, channel: Self.channel(channel)))
+  }
+
+  static func leave(_ channel: String, sequence: UInt32) -> Message {
+    .channelOperation(
+      ChannelOperation(sequence: sequence, kind: .leave, channel: Self.channel(channel)))
+  }
+
+  /// Delivers `message` under `cookie` from `address` at the current time; returns what the
+  /// server answered (also appended to ``sent``).
+  @discardableResult
+  mutating func send(_ message: Message, cookie: UInt64, from address: PeerAddress) -> [Sent] {
+    sendRaw(Self.datagram(message, cookie: cookie), from: address)
+  }
+
+  @discardableResult
+  mutating func sendRaw(_ datagram: [UInt8], from address: PeerAddress) -> [Sent] {
+    record(server.receive(datagram[...], from: address, now: now, wallClock: wallClock))
+  }
+
+  /// Runs the server's timers up to `time`.
+  mutating func run(until time: Instant) {
+    while let due = server.nextDeadline, due <= time {
+      now = max(now, due)
+      record(server.tick(now: now, wallClock: wallClock))
+    }
+    now = max(now, time)
+  }
+
+  mutating func run(for interval: Interval) { run(until: now + interval) }
+
+  @discardableResult
+  private mutating func record(_ outgoing: [Outgoing]) -> [Sent] {
+    let decoded = outgoing.compactMap { out -> Sent? in
+      guard let packet = try? Packet.decode(out.bytes[...]) else { return nil }
+      return Sent(at: now, to: out.address, cookie: packet.cookie, message: packet.message)
+    }
+    sent += decoded
+    return decoded
+  }
+
+  /// The messages sent under `cookie`, in order.
+  func messages(to cookie: UInt64) -> [Message] {
+    sent.filter { $0.cookie == cookie }.map(\.message)
+  }
+
+  /// Every member event sent under `cookie`, as (sequence, kind, channel, user) text, in the
+  /// order sent (repeats included).
+  func events(to cookie: UInt64) -> [String] {
+    messages(to: cookie).flatMap { message -> [String] in
+      guard case .memberEvents(let batch) = message else { return [] }
+      return batch.map(Self.describe)
+    }
+  }
+
+  static func describe(_ event: MemberEvent) -> String {
+    let kind = event.kind == .joined ? "joined" : "left"
+    let channel = String(decoding: event.channel, as: UTF8.self)
+    let user = String(decoding: event.userID, as: UTF8.self)
+    return "\(event.sequence) \(kind) \(channel) \(user)"
+  }
+
+  /// Logs `user` in under `cookie` from `address` and confirms the session with a first
+  /// heartbeat (as a client does within a second of its LOGIN_ACCEPT).
+  mutating func logIn(_ user: String, cookie: UInt64, from address: PeerAddress) {
+    send(Self.login(user), cookie: cookie, from: address)
+    send(.loginHeartbeat(sequence: 0, eventsReceived: 0), cookie: cookie, from: address)
+  }
+}
