@@ -292,6 +292,29 @@ struct EdgeLoginTests {
     #expect(bench.events(to: Self.bob).suffix(1) == ["3 joined room alice"])
   }
 
+  @Test func reloginAfterTheGrace_whileTheUserLoggedInElsewhere_isKicked_notATakeover() {
+    var bench = Self.twoInRoom()
+    // Alice goes silent past the grace; the timer removes her session.
+    Self.bobKeepsAlive(&bench, until: .s(31))
+    #expect(bench.server.loginSession(cookie: Self.alice) == nil)
+    // She logs in on another device.
+    let newCookie: UInt64 = 0xC0FFEE
+    bench.send(Bench.login("alice"), cookie: newCookie, from: Bench.address(2))
+    #expect(bench.server.loginSession(cookie: newCookie) != nil)
+    // The first device comes back, logging in again under its old cookie: it is told it was
+    // taken over, and the newer login stays.
+    let out = bench.send(
+      Bench.login("alice", relogin: true), cookie: Self.alice, from: Bench.address(0))
+    #expect(out.map(\.message) == [.kick(.remoteLogin)])
+    #expect(out.first?.to == Bench.address(0))
+    #expect(bench.server.loginSession(cookie: newCookie)?.userID == Bench.user("alice"))
+    #expect(bench.server.loginSession(cookie: Self.alice) == nil)
+    #expect(bench.server.counters.reloginsRefusedForNewerLogin == 1)
+    // A fresh login (no RELOGIN flag) still takes over: the last login call wins.
+    let fresh = bench.send(Bench.login("alice"), cookie: 0xF00D, from: Bench.address(3))
+    #expect(fresh.contains { $0.cookie == newCookie && $0.message == .kick(.remoteLogin) })
+  }
+
   @Test func aCookieLoggingInAsAnotherUser_endsItsFirstSession() {
     var bench = Self.twoInRoom()
     let out = bench.send(Bench.login("carol"), cookie: Self.alice, from: Bench.address(0))

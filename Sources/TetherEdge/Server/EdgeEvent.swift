@@ -84,6 +84,9 @@ public struct EdgeCounters: Equatable, Sendable {
   public var wrongAddress: UInt64 = 0
   /// LOGINs answered with LOGIN_REFUSE.
   public var refusedLogins: UInt64 = 0
+  /// RELOGINs answered with KICK REMOTE_LOGIN because their user had logged in elsewhere
+  /// while they were away past the grace.
+  public var reloginsRefusedForNewerLogin: UInt64 = 0
   /// CHANNEL_OPERATIONs acknowledged but not applied because their sequence was not the next
   /// one (a repeat, or one that overtook an earlier one).
   public var channelOperationsUnordered: UInt64 = 0

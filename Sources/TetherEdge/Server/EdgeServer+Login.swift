@@ -24,8 +24,10 @@ extension EdgeServer {
   /// Answers a LOGIN, in this order: the source's join limit (unless it comes from the
   /// session it names, at that session's address); app id; the KICK that ended a session
   /// under this cookie, repeated; token; ban; the session held under the cookie for this
-  /// user (resumed, unless silent past its grace); server full; then a new session, taking
-  /// the user over from its other session if it has one (KICK REMOTE_LOGIN).
+  /// user (resumed, unless silent past its grace); a RELOGIN while the user is logged in
+  /// elsewhere (KICK REMOTE_LOGIN: it does not take the user back); server full; then a new
+  /// session, taking the user over from its other session if it has one (KICK
+  /// REMOTE_LOGIN).
   ///
   /// A LOGIN whose token does not pass changes nothing the server holds, from any address:
   /// it gets one LOGIN_REFUSE (13 bytes, less than any LOGIN).
@@ -68,6 +70,13 @@ extension EdgeServer {
       removeLogin(cookie, cause: cause)
     }
     let previous = logins.cookie(of: request.userID)
+    // A device that was away past the grace, while its user logged in elsewhere, does not
+    // take the user back from the newer login: its RELOGIN is answered as the takeover
+    // would have been (KICK REMOTE_LOGIN, 13 bytes), and it goes ABORTED.
+    if request.isRelogin, previous != nil {
+      counters.reloginsRefusedForNewerLogin &+= 1
+      return outbox.send(.kick(.remoteLogin), cookie: cookie, to: address)
+    }
     guard previous != nil || table.count + logins.count < config.maxSessions else {
       return refuseLogin(.rejected, cookie: cookie, to: address)
     }
