@@ -38,8 +38,10 @@ import TetherLab
     let stranger = try Lab.messaging(
       "stranger", edge: edge, user: "alice", appID: "other-app", scale: scale)
     #expect(stranger.waitFor("login-result LOGIN_ERR_INVALID_APP_ID") != nil)
+    let staleToken = try edge.token(userID: "alice", expireSeconds: 1)
+    Thread.sleep(forTimeInterval: 2.1)
     let stale = try Lab.messaging(
-      "stale", edge: edge, user: "alice", expireSeconds: -10, scale: scale)
+      "stale", edge: edge, user: "alice", token: staleToken, scale: scale)
     #expect(stale.waitFor("login-result LOGIN_ERR_TOKEN_EXPIRED") != nil)
     #expect(stale.reaches("DISCONNECTED", "LOGIN_FAILURE"))
     // A token for another user id does not verify for this one.

@@ -210,8 +210,9 @@ struct EdgeLoginTests {
     #expect(bench.events(to: Self.bob).suffix(1) == ["3 joined room alice"])
   }
 
-  /// Alice last heard at 0.5 s: her grace ends at 30.5 s, between two timer ticks. A LOGIN
-  /// then is judged by the grace itself, not by the last tick.
+  /// Alice last heard at 0.5 s: her grace ends at 30.5 s, between two presence ticks. Just
+  /// before, her RELOGIN is resumed; at 30.5 s the grace's own deadline has removed her, and
+  /// her RELOGIN is a new session.
   @Test func relogin_exactlyAtTheEndOfTheGrace_betweenTicks_isANewSession() {
     var bench = Bench()
     bench.logIn("bob", cookie: Self.bob, from: Bench.address(1))
@@ -228,7 +229,7 @@ struct EdgeLoginTests {
         .loginAccept(LoginAccept(serverTimeMs: 30_499, tokenTimeLeftMs: 0, resumed: true))
       ])
     bench.run(until: .ms(30_500))
-    #expect(bench.server.loginSessionCount == 2)
+    #expect(bench.server.loginSessionCount == 1)
     let out = bench.send(
       Bench.login("alice", relogin: true), cookie: Self.alice, from: Bench.address(0))
     #expect(
@@ -237,6 +238,24 @@ struct EdgeLoginTests {
       ])
     #expect(bench.events(to: Self.bob).suffix(1) == ["2 left room alice"])
     #expect(bench.server.loginSession(cookie: Self.alice)?.channels == [])
+  }
+
+  /// Alice last heard at 0.5 s: her session ends at exactly 30.5 s, between two presence
+  /// ticks (whole seconds), by the grace's own deadline.
+  @Test func theGrace_endsOnTime_notOnTheNextPresenceTick() {
+    var bench = Self.twoInRoom()
+    bench.now = .ms(500)
+    bench.send(
+      .loginHeartbeat(sequence: 1, eventsReceived: 0), cookie: Self.alice, from: Bench.address(0))
+    Self.bobKeepsAlive(&bench, until: Instant(nanoseconds: 30_500_000_000 - 1))
+    #expect(bench.server.loginSessionCount == 2)
+    bench.run(until: .ms(30_500))
+    #expect(bench.server.loginSessionCount == 1)
+    let left = bench.sent.first {
+      $0.cookie == Self.bob && $0.message != .heartbeatAck(sequence: 0, serverTimeMs: 0)
+        && { if case .memberEvents = $0.message { true } else { false } }($0) && $0.at > .s(30)
+    }
+    #expect(left?.at == .ms(30_500))
   }
 
   @Test func heartbeat_pastTheGrace_getsSessionUnknown() {

@@ -38,6 +38,10 @@ public struct EdgeServer {
   var departureCount = 0
   var nextPresenceAt: Instant?
   var nextTokenCheckAt: Instant?
+  /// No login session's grace ends before this (the earliest lastHeard + grace when it was
+  /// computed; a session heard since only ends later): the grace ends on time, not on the
+  /// next presence tick.
+  var nextGraceEndAt: Instant?
   /// The latest `now` seen: time never runs backwards inside the server.
   var clock: Instant = .zero
   var outbox = Outbox()
@@ -69,12 +73,7 @@ public struct EdgeServer {
 
   /// When ``tick(now:wallClock:)`` next has something to do; nil while no session is held.
   public var nextDeadline: Instant? {
-    switch (nextPresenceAt, nextTokenCheckAt) {
-    case (let a?, let b?): min(a, b)
-    case (let a?, nil): a
-    case (nil, let b?): b
-    case (nil, nil): nil
-    }
+    [nextPresenceAt, nextTokenCheckAt, nextGraceEndAt].compactMap { $0 }.min()
   }
 
   /// The uids in `channel`, sorted.
@@ -136,6 +135,10 @@ public struct EdgeServer {
       relayPresence(now: now)
       nextPresenceAt = Self.next(after: due, every: config.presenceInterval, now: now)
     }
+    if let due = nextGraceEndAt, due <= now {
+      endLapsedLogins(now: now)
+      nextGraceEndAt = logins.sessions.values.map { $0.lastHeard + config.loginGrace }.min()
+    }
     if let due = nextTokenCheckAt, due <= now {
       expireTokens(wallClock: wallClock)
       expireLoginTokens(wallClock: wallClock)
@@ -144,6 +147,7 @@ public struct EdgeServer {
     if table.isEmpty && logins.isEmpty && ended.isEmpty {
       nextPresenceAt = nil
       nextTokenCheckAt = nil
+      nextGraceEndAt = nil
     }
     return takeOutput()
   }
@@ -239,6 +243,11 @@ public struct EdgeServer {
   mutating func armTimers() {
     if nextPresenceAt == nil { nextPresenceAt = clock + config.presenceInterval }
     if nextTokenCheckAt == nil { nextTokenCheckAt = clock + config.tokenCheckInterval }
+    // A login session just made or heard: its grace cannot end before clock + grace.
+    if !logins.isEmpty {
+      let end = clock + config.loginGrace
+      nextGraceEndAt = nextGraceEndAt.map { min($0, end) } ?? end
+    }
   }
 
   /// Removes a session; with `announce`, its channel's other members get a LEFT entry (and
