@@ -220,7 +220,7 @@ swift-test: device cross-test
 		TETHER_DEVICE_BIN_ARMV7=$(abspath $(BUILD_DIR))/device-armv7 swift test
 
 docs:
-	TETHER_WRITE_DOCS=1 swift test --filter StatesTableTests
+	TETHER_WRITE_DOCS=1 swift test --filter 'StatesTableTests|LoginStatesTableTests'
 	@git --no-pager diff --stat -- docs/STATES.md || true
 
 format:
