@@ -133,6 +133,14 @@ import TetherSim
     [
       ("`login`", login { h throws(LoginError) in try h.login() }),
       ("`login` (no token)", login { h throws(LoginError) in try h.login(token: nil) }),
+      (
+        // Two refused calls (no user id) just before: refused calls count too.
+        "`login`, the third call within a second",
+        login { h throws(LoginError) in
+          for _ in 0..<2 { _ = try? h.login(userID: nil) }
+          try h.login()
+        }
+      ),
       ("`logout`", logout { h throws(LogoutError) in try h.logout() }),
       ("`join_channel` (a new one)", channelCall { h throws(TetherError) in try h.join(other) }),
       (
