@@ -32,6 +32,7 @@ import TetherSim
     // The sequences reach what the invariants are about (not a vacuous pass).
     #expect(totals.states.count == LoginState.allCases.count, "\(totals.states)")
     #expect(totals.reasons.count == LoginChangeReason.allCases.count, "\(totals.reasons)")
+    #expect(totals.loginErrors == [.ok, .tooOften, .invalidArgument, .alreadyLogin])
     #expect(totals.loginResults > 100 && totals.memberEvents > 100 && totals.batches > 100)
     #expect(totals.leftReconnecting > 10 && totals.lateWakeUps > 100 && totals.gaps > 10)
   }
@@ -52,6 +53,9 @@ struct LoginPropertyRun {
   var batches = 0
   var lateWakeUps = 0
   var leftReconnecting = 0
+  /// The two latest login calls not refused as too often.
+  var loginCalls: [Instant] = []
+  var loginErrors: Set<LoginError> = []
 
   static let channels = (0..<20).map { try! ChannelName(validating: Array("room-\($0)".utf8)) }
   static let users = ["bob", "carol", "dave"].map { try! UserID(validating: Array($0.utf8)) }
@@ -86,14 +90,19 @@ struct LoginPropertyRun {
     let scale = config.heartbeatInterval.nanoseconds / 1_000_000
     switch int(100) {
     case 0..<7:
-      kind = login()
+      (kind, extra) = login()
     case 7..<10:
       lastEvent = "logout"
+      let loggedIn = session.state != .disconnected
       do throws(LogoutError) {
         try session.logout(now: now, into: &output)
         kind = .logout(succeeded: true)
       } catch {
         kind = .logout(succeeded: false)
+        if error != .notLoggedIn { extra.append("logout threw \(error)") }
+      }
+      if case .logout(let succeeded) = kind, succeeded != loggedIn {
+        extra.append("logout \(succeeded ? "succeeded" : "failed") while \(before.name)")
       }
     case 10..<17:
       let channel = Self.channels[int(Self.channels.count)]
@@ -146,18 +155,34 @@ struct LoginPropertyRun {
     return check(before: before, kind) + extra
   }
 
-  mutating func login() -> LoginInvariants.Step {
+  /// A login call, its return checked against the call rules of SPEC.md §2: TOO_OFTEN when
+  /// two calls not refused as too often came within the last second, else INVALID_ARGUMENT
+  /// for a missing token or user id, else ALREADY_LOGIN unless DISCONNECTED.
+  mutating func login() -> (LoginInvariants.Step, [String]) {
     lastEvent = "login"
     let r = random.next()
     let token: Token? = r % 10 == 0 ? nil : (r % 3 == 0 ? Self.longToken : Fixture.token)
     let user: UserID? = r % 13 == 0 ? nil : (r % 5 == 0 ? Self.longUser : LoginHarness.user)
+    let tooOften = loginCalls.filter { now.since($0) < .seconds(1) }.count >= 2
+    let expected: LoginError? =
+      tooOften
+      ? .tooOften
+      : token == nil || user == nil
+        ? .invalidArgument : session.state != .disconnected ? .alreadyLogin : nil
+    if !tooOften { loginCalls = Array((loginCalls + [now]).suffix(2)) }
+    var returned: LoginError?
     do throws(LoginError) {
       try session.login(token: token, userID: user, now: now, into: &output)
     } catch {
-      return .login(started: false)
+      returned = error
     }
+    let extra =
+      returned == expected
+      ? [] : ["login returned \(String(describing: returned)), not \(String(describing: expected))"]
+    loginErrors.insert(returned ?? .ok)
+    guard returned == nil else { return (.login(started: false), extra) }
     server.newLogin()
-    return .login(started: true)
+    return (.login(started: true), extra)
   }
 
   /// Moves the clock by `interval`, firing each deadline at its instant (a punctual driver),
@@ -323,6 +348,7 @@ struct LoginPropertyRun {
   struct Totals {
     var states: Set<LoginState> = []
     var reasons: Set<LoginChangeReason> = []
+    var loginErrors: Set<LoginError> = []
     var loginResults = 0
     var memberEvents = 0
     var batches = 0
@@ -334,6 +360,7 @@ struct LoginPropertyRun {
     mutating func add(_ run: LoginPropertyRun) {
       states.formUnion(run.states)
       reasons.formUnion(run.reasons)
+      loginErrors.formUnion(run.loginErrors)
       loginResults += run.invariants.loginResults
       memberEvents += run.invariants.memberEvents
       batches += run.batches
