@@ -33,6 +33,10 @@ import TetherSim
     #expect(totals.states.count == LoginState.allCases.count, "\(totals.states)")
     #expect(totals.reasons.count == LoginChangeReason.allCases.count, "\(totals.reasons)")
     #expect(totals.loginErrors == [.ok, .tooOften, .invalidArgument, .alreadyLogin])
+    #expect(
+      totals.channelErrors == [
+        0, TetherError.notReady.rawValue, TetherError.joinChannelRejected.rawValue,
+      ])
     #expect(totals.loginResults > 100 && totals.memberEvents > 100 && totals.batches > 100)
     #expect(totals.leftReconnecting > 10 && totals.lateWakeUps > 100 && totals.gaps > 10)
   }
@@ -56,6 +60,7 @@ struct LoginPropertyRun {
   /// The two latest login calls not refused as too often.
   var loginCalls: [Instant] = []
   var loginErrors: Set<LoginError> = []
+  var channelErrors: Set<Int32> = []
 
   static let channels = (0..<20).map { try! ChannelName(validating: Array("room-\($0)".utf8)) }
   static let users = ["bob", "carol", "dave"].map { try! UserID(validating: Array($0.utf8)) }
@@ -108,16 +113,42 @@ struct LoginPropertyRun {
       let channel = Self.channels[int(Self.channels.count)]
       let join = int(3) != 0
       lastEvent = join ? "join" : "leave"
+      // The call rules: only while (logging) in and under 32 unacknowledged operations; a
+      // join of a channel it is in, or a 17th, is rejected; a leave needs the channel.
+      let open =
+        (before == .connecting || before == .connected || before == .reconnecting)
+        && session.pendingChannelOperations < 32
+      let isIn = session.joinedChannels.contains(channel)
+      let expected: TetherError?
       if join {
-        _ = try? session.joinChannel(channel, now: now, into: &output)
+        expected =
+          !open
+          ? .notReady : isIn || session.joinedChannels.count >= 16 ? .joinChannelRejected : nil
+        extra = Self.compare(
+          "join", expected,
+          { () throws(TetherError) in
+            try session.joinChannel(channel, now: now, into: &output)
+          })
       } else {
-        _ = try? session.leaveChannel(channel, now: now, into: &output)
+        expected = !open || !isIn ? .notReady : nil
+        extra = Self.compare(
+          "leave", expected,
+          { () throws(TetherError) in
+            try session.leaveChannel(channel, now: now, into: &output)
+          })
       }
+      channelErrors.insert(expected?.rawValue ?? 0)
       kind = .call
     case 17..<20:
       lastEvent = "renew"
-      _ = try? session.renewToken(
-        int(2) == 0 ? Fixture.token2 : Self.longToken, now: now, into: &output)
+      let token = int(2) == 0 ? Fixture.token2 : Self.longToken
+      let expected: TetherError? =
+        before == .disconnected || before == .aborted ? .notReady : nil
+      extra = Self.compare(
+        "renew", expected,
+        { () throws(TetherError) in
+          try session.renewToken(token, now: now, into: &output)
+        })
       kind = .call
     case 20..<23:
       lastEvent = "network changed"
@@ -153,6 +184,17 @@ struct LoginPropertyRun {
       (kind, extra) = deliver(bytes)
     }
     return check(before: before, kind) + extra
+  }
+
+  /// Runs `call` and says how its outcome differs from `expected` (nil: success).
+  static func compare(
+    _ name: String, _ expected: TetherError?, _ call: () throws(TetherError) -> Void
+  ) -> [String] {
+    var returned: TetherError?
+    do throws(TetherError) { try call() } catch { returned = error }
+    return returned == expected
+      ? []
+      : ["\(name) returned \(String(describing: returned)), not \(String(describing: expected))"]
   }
 
   /// A login call, its return checked against the call rules of SPEC.md §2: TOO_OFTEN when
@@ -349,6 +391,7 @@ struct LoginPropertyRun {
     var states: Set<LoginState> = []
     var reasons: Set<LoginChangeReason> = []
     var loginErrors: Set<LoginError> = []
+    var channelErrors: Set<Int32> = []
     var loginResults = 0
     var memberEvents = 0
     var batches = 0
@@ -361,6 +404,7 @@ struct LoginPropertyRun {
       states.formUnion(run.states)
       reasons.formUnion(run.reasons)
       loginErrors.formUnion(run.loginErrors)
+      channelErrors.formUnion(run.channelErrors)
       loginResults += run.invariants.loginResults
       memberEvents += run.invariants.memberEvents
       batches += run.batches
