@@ -237,7 +237,7 @@ swift-test: device cross-test
 		TETHER_DEVICE_BIN_ARMV7=$(abspath $(BUILD_DIR))/device-armv7 swift test
 
 docs:
-	TETHER_WRITE_DOCS=1 swift test --filter StatesTableTests
+	TETHER_WRITE_DOCS=1 swift test --filter 'StatesTableTests|LoginStatesTableTests'
 	@git --no-pager diff --stat -- docs/STATES.md || true
 
 format:
@@ -315,10 +315,11 @@ soak: deps
 	@$(SIM_BIN) --scenarios $(if $(SOAK_SECONDS),0,$(SOAK_SCENARIOS)) --seed $(SOAK_SEED) \
 		--jobs $(SIM_JOBS) $(if $(SOAK_SECONDS),--seconds $(SOAK_SECONDS))
 
-# make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets of Fuzz/ (the client's decoder and
-# session, the edge server's datagram handler, the C API on a libev loop), built with
-# coverage and AddressSanitizer, each run FUZZ_SECONDS from the committed corpus; prints
-# executions, exec/s, coverage and crashes per target. Fails if any input crashed.
+# make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets of Fuzz/ (the client's decoder, its
+# channel and login sessions, the edge server's datagram handler, the C API on a libev
+# loop), built with coverage and AddressSanitizer, each run FUZZ_SECONDS from the
+# committed corpus; prints executions, exec/s, coverage and crashes per target. Fails if
+# any input crashed.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD_DIR=$(BUILD_DIR) scripts/fuzz.sh run

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer targets of Tether (sources in Fuzz/, see Fuzz/README.md).
 #
-#   scripts/fuzz.sh build    builds build/fuzz/fuzz-{decode,session,edge,capi} (what changed)
+#   scripts/fuzz.sh build    builds build/fuzz/fuzz-{decode,session,login,edge,capi} (what changed)
 #   scripts/fuzz.sh run      each for FUZZ_SECONDS (default 60), from the committed corpus;
 #                            prints executions, exec/s, coverage and crashes per target
 #   scripts/fuzz.sh replay   each over its committed corpus and regression inputs, once
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BUILD_DIR:-build}/fuzz
-targets=${FUZZ_TARGETS:-decode session edge capi}
+targets=${FUZZ_TARGETS:-decode session login edge capi}
 seconds=${FUZZ_SECONDS:-60}
 swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld)
 mkdir -p "$out/mod" "$out/obj"
@@ -81,11 +81,13 @@ link_swift() { # TARGET EXTRA...
   done
   # The project's seeded generator (SplitMix64) is compiled in, not written again: cookies
   # and retry jitter are then a function of the input, so every crash replays.
-  local shared=Sources/TetherSim/SeededRandom.swift
-  stale "$exe" Fuzz/Support "Fuzz/$target" "$shared" "${objects[@]}" || return 0
+  local shared=(Sources/TetherSim/SeededRandom.swift)
+  # fuzz-login checks the same invariants as the login property tests, from one source.
+  if [ "$target" = login ]; then shared+=(Sources/TetherSim/LoginInvariants.swift); fi
+  stale "$exe" Fuzz/Support "Fuzz/$target" "${shared[@]}" "${objects[@]}" || return 0
   echo "fuzz: linking fuzz-$target"
   # shellcheck disable=SC2046
-  swiftc "${swift_flags[@]}" -I "$out/mod" $(sources Fuzz/Support "Fuzz/$target") "$shared" "$@" \
+  swiftc "${swift_flags[@]}" -I "$out/mod" $(sources Fuzz/Support "Fuzz/$target") "${shared[@]}" "$@" \
     -o "$exe"
   touch "$exe"
 }
@@ -94,7 +96,7 @@ build() {
   build_core
   for target in $targets; do
     case $target in
-      decode | session) link_swift "$target" "$out/obj/TetherCore.o" ;;
+      decode | session | login) link_swift "$target" "$out/obj/TetherCore.o" ;;
       edge)
         build_edge_module
         local bin

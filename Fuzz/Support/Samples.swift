@@ -6,6 +6,19 @@ enum Samples {
   static let channel = try! ChannelName(validating: Array("lobby".utf8))
   static let token = try! Token(validating: Array("token-A".utf8))
   static let token2 = try! Token(validating: Array("token-B".utf8))
+  static let user = try! UserID(validating: Array("alice".utf8))
+  static let otherUser = try! UserID(validating: Array("bob".utf8))
+
+  /// A member-joined, a member-left and a joined again, numbered from `first`.
+  static func memberEvents(first: UInt32) -> MemberEvents {
+    try! MemberEvents(
+      firstSequence: first,
+      entries: [
+        MemberEvent.Entry(kind: .joined, channel: channel, userID: otherUser),
+        MemberEvent.Entry(kind: .left, channel: channel, userID: otherUser),
+        MemberEvent.Entry(kind: .joined, channel: channel, userID: otherUser),
+      ])
+  }
 
   /// One packet of every message type, as the encoder writes them.
   static func packets(cookie: UInt64) -> [(name: String, packet: Packet)] {
@@ -35,6 +48,31 @@ enum Samples {
       ("session-unknown", .sessionUnknown),
       ("renewed", .tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 90_000))),
       ("renew-refused", .tokenRenewed(TokenRenewal(refused: .tokenExpired, tokenTimeLeftMs: 0))),
+      // The login profile's.
+      ("login", .login(LoginRequest(appID: appID, userID: user, token: token, isRelogin: false))),
+      ("relogin", .login(LoginRequest(appID: appID, userID: user, token: token, isRelogin: true))),
+      ("login-heartbeat", .loginHeartbeat(sequence: 7, eventsReceived: 3)),
+      ("logout", .logout),
+      (
+        "channel-join",
+        .channelOperation(ChannelOperation(sequence: 1, kind: .join, channel: channel))
+      ),
+      (
+        "channel-leave",
+        .channelOperation(ChannelOperation(sequence: 2, kind: .leave, channel: channel))
+      ),
+      (
+        "login-accept",
+        .loginAccept(LoginAccept(serverTimeMs: 5, tokenTimeLeftMs: 60_000, resumed: false))
+      ),
+      (
+        "login-accept-resumed",
+        .loginAccept(LoginAccept(serverTimeMs: 6, tokenTimeLeftMs: 0, resumed: true))
+      ),
+      ("login-refuse", .loginRefuse(code: 5)),
+      ("member-events", .memberEvents(memberEvents(first: 1))),
+      ("channel-ack", .channelAck(sequence: 2)),
+      ("kick-remote-login", .kick(.remoteLogin)),
     ]
     return messages.map { ($0.0, Packet(cookie: cookie, message: $0.1)) }
   }

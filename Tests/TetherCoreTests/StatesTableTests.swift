@@ -1,4 +1,3 @@
-import Foundation
 import Testing
 import TetherSim
 
@@ -9,27 +8,9 @@ import TetherSim
 /// `make docs` (runs this test with TETHER_WRITE_DOCS=1).
 @Suite struct StatesTableTests {
   static let begin = "<!-- BEGIN GENERATED: swift test --filter StatesTableTests -->"
-  static let end = "<!-- END GENERATED -->"
-
-  static var docURL: URL {
-    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().appendingPathComponent("docs/STATES.md")
-  }
 
   @Test func transitionTable_inDocsStatesMD_isWhatTheCodeDoes() throws {
-    let table = Self.render()
-    let text = try String(contentsOf: Self.docURL, encoding: .utf8)
-    guard let start = text.range(of: Self.begin), let stop = text.range(of: Self.end) else {
-      Issue.record("docs/STATES.md lacks the generated-table markers")
-      return
-    }
-    let current = String(text[start.upperBound..<stop.lowerBound])
-    if ProcessInfo.processInfo.environment["TETHER_WRITE_DOCS"] == "1" {
-      let updated = text.replacingCharacters(in: start.upperBound..<stop.lowerBound, with: table)
-      try updated.write(to: Self.docURL, atomically: true, encoding: .utf8)
-      return
-    }
-    #expect(current == table, "docs/STATES.md is stale: run `make docs` and review the diff")
+    try GeneratedDocs.check(section: Self.begin, is: Self.render())
   }
 
   // MARK: - Fixtures: one session per starting state

@@ -1,0 +1,343 @@
+import Testing
+import TetherSim
+
+@testable import TetherCore
+
+/// docs/STATES.md's login transition table ("Login session states"), generated from the
+/// code by this test and checked against the file like the channel one (StatesTableTests).
+/// To regenerate after a deliberate change: `make docs`.
+@Suite struct LoginStatesTableTests {
+  typealias H = LoginHarness
+  static let begin = "<!-- BEGIN GENERATED: swift test --filter LoginStatesTableTests -->"
+  static let room = Fixture.channel
+  static let other = try! ChannelName(validating: Array("other".utf8))
+
+  @Test func loginTransitionTable_inDocsStatesMD_isWhatTheCodeDoes() throws {
+    try GeneratedDocs.check(section: Self.begin, is: Self.render())
+  }
+
+  /// Every starting state of the table is reached, and each fixture is what its name says.
+  @Test func fixtures_areInTheStatesTheirNamesSay() {
+    let expected: [(LoginState, LoginChangeReason?)] = [
+      (.disconnected, nil), (.connecting, .login), (.connected, .loginSuccess),
+      (.connected, .loginSuccess), (.reconnecting, .interrupted), (.reconnecting, .interrupted),
+      (.aborted, .remoteLogin), (.aborted, .bannedByServer),
+    ]
+    let fixtures = Self.fixtures
+    #expect(fixtures.count == expected.count)
+    for ((name, make), (state, reason)) in zip(fixtures, expected) {
+      let h = make()
+      #expect(h.state == state && h.reason == reason, "\(name)")
+    }
+    #expect(fixtures[3].1().session.account?.renewalFallback != nil)
+    #expect(fixtures[4].1().session.account?.tokenExpiryReported == false)
+    #expect(fixtures[5].1().session.account?.tokenExpiryReported == true)
+  }
+
+  // MARK: - Fixtures: one session per starting state
+
+  /// Logged in at 0 and accepted at 100 ms with a one-hour token, in `lobby` (acknowledged),
+  /// then `then`.
+  static func connected(_ then: @escaping (inout H) -> Void) -> () -> H {
+    {
+      var h = H.connected(tokenTimeLeftMs: 3_600_000)
+      try! h.join(room)
+      h.deliver(.channelAck(sequence: 1))
+      then(&h)
+      return h
+    }
+  }
+
+  static var fixtures: [(String, () -> H)] {
+    [
+      ("DISCONNECTED", { H() }),
+      (
+        "CONNECTING",
+        {
+          var h = H()
+          try! h.login()
+          try! h.join(room)
+          h.run(for: .ms(300))
+          return h
+        }
+      ),
+      ("CONNECTED", connected { $0.run(for: .ms(500), answering: true) }),
+      (
+        "CONNECTED (renewal sent)",
+        connected {
+          try! $0.renew()
+          $0.run(for: .ms(500))
+        }
+      ),
+      ("RECONNECTING", connected { $0.run(for: .ms(4000)) }),
+      (
+        "RECONNECTING (token reported expired)",
+        connected {
+          $0.run(for: .ms(4000))
+          $0.deliver(.tokenExpired)
+        }
+      ),
+      ("ABORTED (REMOTE_LOGIN)", connected { $0.deliver(.kick(.remoteLogin)) }),
+      ("ABORTED (BANNED_BY_SERVER)", connected { $0.deliver(.kick(.banned)) }),
+    ]
+  }
+
+  // MARK: - Events
+
+  typealias Apply = (inout H) -> String
+
+  /// A call that throws `E`; the C return code is the error negated.
+  static func call<E: Error>(
+    _ code: @escaping (E) -> (Int32, StaticString),
+    _ body: @escaping (inout H) throws(E) -> Void
+  ) -> Apply {
+    { h in
+      do throws(E) {
+        try body(&h)
+        return "0"
+      } catch {
+        let (value, name) = code(error)
+        return "-\(value) (\(name))"
+      }
+    }
+  }
+
+  static func login(_ body: @escaping (inout H) throws(LoginError) -> Void) -> Apply {
+    call({ (e: LoginError) in (e.rawValue, e.name) }, body)
+  }
+
+  static func logout(_ body: @escaping (inout H) throws(LogoutError) -> Void) -> Apply {
+    call({ (e: LogoutError) in (e.rawValue, e.name) }, body)
+  }
+
+  static func channelCall(_ body: @escaping (inout H) throws(TetherError) -> Void) -> Apply {
+    call({ (e: TetherError) in (-e.rawValue, e.name) }, body)
+  }
+
+  static func packet(_ message: Message, foreign: Bool = false) -> Apply {
+    { h in
+      h.deliver(message, cookie: foreign ? h.cookie ^ 0xFF : nil)
+      return ""
+    }
+  }
+
+  static func events(_ entries: [(UInt32, MemberEvent.Kind)]) -> Message {
+    .memberEvents(
+      try! MemberEvents(
+        firstSequence: entries[0].0,
+        entries: entries.map { MemberEvent.Entry(kind: $0.1, channel: room, userID: H.otherUser) }
+      ))
+  }
+
+  static var events: [(String, Apply)] {
+    [
+      ("`login`", login { h throws(LoginError) in try h.login() }),
+      ("`login` (no token)", login { h throws(LoginError) in try h.login(token: nil) }),
+      (
+        // Two refused calls (no user id) just before: refused calls count too.
+        "`login`, the third call within a second",
+        login { h throws(LoginError) in
+          for _ in 0..<2 { _ = try? h.login(userID: nil) }
+          try h.login()
+        }
+      ),
+      ("`logout`", logout { h throws(LogoutError) in try h.logout() }),
+      ("`join_channel` (a new one)", channelCall { h throws(TetherError) in try h.join(other) }),
+      (
+        "`join_channel` (one it is in)",
+        channelCall { h throws(TetherError) in try h.join(room) }
+      ),
+      (
+        "`leave_channel` (one it is in)", channelCall { h throws(TetherError) in try h.leave(room) }
+      ),
+      ("`renew_token`", channelCall { h throws(TetherError) in try h.renew() }),
+      (
+        "network changed",
+        { h in
+          h.networkChanged()
+          return ""
+        }
+      ),
+      (
+        "recv LOGIN_ACCEPT (new server session)",
+        packet(
+          .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 7_200_000, resumed: false)))
+      ),
+      (
+        "recv LOGIN_ACCEPT (resumed)",
+        packet(
+          .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 7_200_000, resumed: true)))
+      ),
+      ("recv LOGIN_REFUSE 2 (REJECTED)", packet(.loginRefuse(code: 2))),
+      ("recv LOGIN_REFUSE 4 (INVALID_APP_ID)", packet(.loginRefuse(code: 4))),
+      ("recv LOGIN_REFUSE 5 (INVALID_TOKEN)", packet(.loginRefuse(code: 5))),
+      ("recv LOGIN_REFUSE 6 (TOKEN_EXPIRED)", packet(.loginRefuse(code: 6))),
+      ("recv LOGIN_REFUSE 7 (NOT_AUTHORIZED)", packet(.loginRefuse(code: 7))),
+      ("recv LOGIN_REFUSE any other code", packet(.loginRefuse(code: 9))),
+      ("recv HEARTBEAT_ACK", packet(.heartbeatAck(sequence: 1, serverTimeMs: 0))),
+      ("recv CHANNEL_ACK", packet(.channelAck(sequence: 1))),
+      ("recv MEMBER_EVENTS (next in order)", packet(events([(1, .joined), (2, .left)]))),
+      ("recv MEMBER_EVENTS (after a gap)", packet(events([(3, .joined)]))),
+      ("recv KICK BANNED", packet(.kick(.banned))),
+      ("recv KICK REMOTE_LOGIN", packet(.kick(.remoteLogin))),
+      ("recv KICK SAME_UID", packet(.kick(.sameUID))),
+      ("recv TOKEN_EXPIRED", packet(.tokenExpired)),
+      ("recv SESSION_UNKNOWN", packet(.sessionUnknown)),
+      (
+        "recv TOKEN_RENEWED (accepted)",
+        packet(.tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 7_200_000)))
+      ),
+      (
+        "recv TOKEN_RENEWED (refused)",
+        packet(.tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0)))
+      ),
+      (
+        "recv a channel-profile packet (ACCEPT)",
+        packet(.accept(JoinAccept(uid: 1, serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: false)))
+      ),
+      ("recv any packet with another cookie", packet(.kick(.banned), foreign: true)),
+    ]
+  }
+
+  static let deadlines: [(String, LoginDeadline)] = [
+    ("deadline: login_timeout since the login call", .loginTimeout),
+    ("deadline: token expiry", .tokenExpiry),
+    ("deadline: 4 s since the last proof of a round trip", .interrupted),
+    ("deadline: next retry", .retry),
+    ("deadline: heartbeat interval", .heartbeat),
+  ]
+
+  // MARK: - Rendering
+
+  static func render() -> String {
+    var rows: [String] = []
+    for (stateName, make) in fixtures {
+      for (eventName, apply) in events {
+        var h = make()
+        let before = Snapshot(h)
+        let mark = h.mark
+        let returns = apply(&h)
+        rows.append(row(stateName, eventName, returns, h, mark, before))
+      }
+      for (eventName, kind) in deadlines {
+        var h = make()
+        guard let due = h.session.dueTime(of: kind) else { continue }
+        h.now = max(h.now, due)
+        let before = Snapshot(h)
+        let mark = h.mark
+        h.step { s, now, out in s.fire(kind, due: due, now: now, into: &out) }
+        rows.append(row(stateName, eventName, "", h, mark, before))
+      }
+    }
+    return "\n| From | Event | Returns | To | Actions, in order |\n|---|---|---|---|---|\n"
+      + rows.joined(separator: "\n") + "\n"
+  }
+
+  /// What a row reports of the session's inner state, beside its actions.
+  struct Snapshot {
+    let lastData: Instant
+    let token: Token?
+    let expiry: Instant?
+    let channels: [ChannelName]
+    let pending: [UInt32]
+    let eventsReceived: UInt32
+    let counters: LoginCounters
+
+    init(_ h: H) {
+      lastData = h.session.lastData
+      token = h.session.account?.token
+      expiry = h.session.tokenExpiresAt
+      channels = h.session.joinedChannels
+      pending = h.session.channels.pending.map(\.sequence)
+      eventsReceived = h.session.channels.eventsReceived
+      counters = h.session.counters
+    }
+  }
+
+  static func names(_ channels: [ChannelName]) -> String {
+    channels.isEmpty
+      ? "none" : channels.map { String(decoding: $0.bytes, as: UTF8.self) }.joined(separator: ", ")
+  }
+
+  static func row(
+    _ from: String, _ event: String, _ returns: String, _ h: H, _ mark: H.Mark,
+    _ before: Snapshot
+  ) -> String {
+    var to = "same"
+    var actions: [String] = []
+    let after = Snapshot(h)
+    let kept = h.state != .disconnected
+    if after.lastData != before.lastData, kept { actions.append("last data := now") }
+    let restored = after.token == Fixture.token && before.token == Fixture.token2
+    if after.token != before.token, kept {
+      actions.append(restored ? "previous token and its expiry restored" : "token replaced")
+    }
+    if after.expiry != before.expiry, kept, !restored {
+      actions.append(after.expiry == nil ? "token expiry unknown" : "token expiry := server's")
+    }
+    if after.channels != before.channels {
+      actions.append("channels: \(names(after.channels))")
+    }
+    if after.pending != before.pending, kept {
+      actions.append(
+        "unacknowledged operations: "
+          + (after.pending.isEmpty
+            ? "none" : after.pending.map { "#\($0)" }.joined(separator: ", ")))
+    }
+    if after.eventsReceived != before.eventsReceived, kept {
+      actions.append("member events received := \(after.eventsReceived)")
+    }
+    for item in h.trace[mark.trace...] {
+      switch item {
+      case .sent(let packet): actions.append("send " + describe(packet.message))
+      case .notified(.connectionStateChanged(let s, let r)):
+        to = "**\(s.name)** / \(r.name)"
+        actions.append("on_connection_state_changed")
+      case .notified(let n): actions.append(describe(n))
+      }
+    }
+    let counters = after.counters
+    if actions.isEmpty && to == "same" {
+      if counters.foreign != before.counters.foreign {
+        actions.append("ignored (another cookie)")
+      } else if counters.unexpected != before.counters.unexpected {
+        actions.append("ignored (counted unexpected)")
+      } else if counters.refusalsWhileReconnecting != before.counters.refusalsWhileReconnecting {
+        actions.append("ignored (refusal counted; attempts go on)")
+      } else if counters.eventsOutOfOrder != before.counters.eventsOutOfOrder {
+        actions.append("ignored (gap counted; the server resends)")
+      } else {
+        actions.append("ignored")
+      }
+    } else if counters.refusalsWhileReconnecting != before.counters.refusalsWhileReconnecting {
+      actions.append("refusal counted; attempts go on")
+    }
+    return "| \(from) | \(event) | \(returns) | \(to) | \(actions.joined(separator: "; ")) |"
+  }
+
+  static func describe(_ message: Message) -> String {
+    switch message {
+    case .login(let r): r.isRelogin ? "LOGIN (relogin)" : "LOGIN"
+    case .loginHeartbeat(_, let received): "LOGIN_HEARTBEAT (events received \(received))"
+    case .logout: "LOGOUT"
+    case .channelOperation(let o):
+      "CHANNEL_OPERATION #\(o.sequence) \(o.kind == .join ? "join" : "leave") \(names([o.channel]))"
+    case .renewToken: "RENEW_TOKEN"
+    default: "\(message)"
+    }
+  }
+
+  static func describe(_ n: LoginNotification) -> String {
+    switch n {
+    case .connectionStateChanged: "on_connection_state_changed"
+    case .loginResult(let e): "on_login_result(\(e.name))"
+    case .logoutResult(let e): "on_logout_result(\(e.name))"
+    case .tokenExpired: "on_token_expired"
+    case .memberJoined(let c, let u):
+      "on_member_joined(\(String(decoding: c, as: UTF8.self)), \(String(decoding: u, as: UTF8.self)))"
+    case .memberLeft(let c, let u):
+      "on_member_left(\(String(decoding: c, as: UTF8.self)), \(String(decoding: u, as: UTF8.self)))"
+    case .loginAttempt(let attempt, _): "login attempt \(attempt) reported"
+    }
+  }
+}
