@@ -60,8 +60,8 @@ struct Report {
     func pad(_ s: String, _ n: Int) -> String {
       s.count >= n ? s : s + String(repeating: " ", count: n - s.count)
     }
-    print(pad("event", 46) + pad("at", 4) + pad("expected", 13) + pad("observed", 12) + "late by")
-    print(String(repeating: "-", count: 86))
+    print(pad("event", 50) + pad("at", 4) + pad("expected", 13) + pad("observed", 12) + "late by")
+    print(String(repeating: "-", count: 90))
     for row in rows {
       let observed = row.observed.map(ms) ?? "never"
       var late = ""
@@ -69,7 +69,7 @@ struct Report {
         late = String(format: "%.1f ms", (o - e) * 1000)
       }
       print(
-        pad(row.event, 46) + pad(row.device, 4) + pad(row.expectation, 13) + pad(observed, 12)
+        pad(row.event, 50) + pad(row.device, 4) + pad(row.expectation, 13) + pad(observed, 12)
           + pad(late, 11) + (row.ok ? "ok" : "MISSED"))
     }
     let missed = rows.filter { !$0.ok }.count
