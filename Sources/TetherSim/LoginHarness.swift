@@ -93,10 +93,13 @@ public struct LoginHarness {
     step { s, now, out in _ = s.receive(datagram: bytes[...], now: now, into: &out) }
   }
 
-  public mutating func accept(resumed: Bool = false, tokenTimeLeftMs: UInt32 = 0) {
+  public mutating func accept(
+    resumed: Bool = false, tokenTimeLeftMs: UInt32 = 0, session: UInt32 = 0
+  ) {
     deliver(
       .loginAccept(
-        LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: tokenTimeLeftMs, resumed: resumed)))
+        LoginAccept(
+          serverTimeMs: 0, tokenTimeLeftMs: tokenTimeLeftMs, resumed: resumed, session: session)))
   }
 
   /// The server answers every heartbeat sent since `mark` (as a live link would).
@@ -108,12 +111,12 @@ public struct LoginHarness {
     }
   }
 
-  /// Member events numbered from `first`.
+  /// Member events of server session `session`, numbered from `first`.
   public mutating func events(
-    first: UInt32, _ entries: [(MemberEvent.Kind, ChannelName, UserID)]
+    session: UInt32 = 0, first: UInt32, _ entries: [(MemberEvent.Kind, ChannelName, UserID)]
   ) {
     let batch = try! MemberEvents(
-      firstSequence: first,
+      session: session, firstSequence: first,
       entries: entries.map { MemberEvent.Entry(kind: $0.0, channel: $0.1, userID: $0.2) })
     deliver(.memberEvents(batch))
   }

@@ -82,7 +82,10 @@ public struct SimWorld {
 
   public static func config(maxSessions: Int = 10_000) -> EdgeConfig {
     // The fixture's values are valid: these cannot throw.
-    try! EdgeConfig(appID: Fixture.appID, appCertificate: certificate, maxSessions: maxSessions)
+    var config = try! EdgeConfig(
+      appID: Fixture.appID, appCertificate: certificate, maxSessions: maxSessions)
+    config.firstLoginSession = 0  // deterministic runs
+    return config
   }
 
   public static let signer = TokenSigner(appID: Fixture.appID, certificate: certificate)

@@ -71,14 +71,16 @@ import TetherLab
     }
     #expect(!accept.resumed)
     try bob.send(Self.join("room", sequence: 1))
-    #expect(bob.receive() == .channelAck(sequence: 1))
+    #expect(bob.receive() == .channelAck(session: accept.session, sequence: 1))
     try alice.send(Self.login("alice", token: Self.token("alice")))
-    guard case .loginAccept? = alice.receive() else {
+    guard case .loginAccept(let aliceAccept)? = alice.receive() else {
       Issue.record("alice: no LOGIN_ACCEPT")
       return
     }
+    // Each server session has a number of its own, carried by what belongs to it.
+    #expect(aliceAccept.session != accept.session)
     try alice.send(Self.join("room", sequence: 1))
-    #expect(alice.receive() == .channelAck(sequence: 1))
+    #expect(alice.receive() == .channelAck(session: aliceAccept.session, sequence: 1))
     guard case .memberEvents(let joined)? = bob.receive() else {
       Issue.record("bob: no member event")
       return

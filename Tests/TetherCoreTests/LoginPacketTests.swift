@@ -79,23 +79,23 @@ struct LoginPacketTests {
   }
 
   @Test func memberEvents_fillingTheCapacity_fitsOneDatagram_andOneMoreByteDoesNot() throws {
-    // Entries of 3 + 63 + 64 = 130 bytes: 9 fit (1170 of 1183), then shorter ones up to
+    // Entries of 3 + 63 + 64 = 130 bytes: 9 fit (1170 of 1179), then shorter ones up to
     // exactly the capacity.
     let long = MemberEvent.Entry(
       kind: .joined, channel: try PacketTests.longChannel(),
       userID: try UserID(validating: PacketTests.visible(64)))
     var entries = Array(repeating: long, count: 9)
     let rest = MemberEvents.capacity - 9 * 130
-    #expect(rest == 13)
+    #expect(rest == 9)
     let filler = MemberEvent.Entry(
-      kind: .left, channel: try Self.channel("abcdefgh"), userID: try Self.user("u"))
-    #expect(MemberEvents.entrySize(channel: filler.channel, userID: filler.userID) == 12)
+      kind: .left, channel: try Self.channel("abcd"), userID: try Self.user("u"))
+    #expect(MemberEvents.entrySize(channel: filler.channel, userID: filler.userID) == 8)
     entries.append(filler)
     let fits = try MemberEvents(firstSequence: 1, entries: entries)
     let bytes = Packet(cookie: Self.cookie, message: .memberEvents(fits)).encoded
     #expect(bytes.count == Packet.maximumSize - 1)
     let overflow = MemberEvent.Entry(
-      kind: .left, channel: try Self.channel("abcdefgh"), userID: try Self.user("uv"))
+      kind: .left, channel: try Self.channel("abcd"), userID: try Self.user("uv"))
     #expect(throws: WireError.oversized) {
       _ = try MemberEvents(
         firstSequence: 1, entries: Array(entries.dropLast()) + [overflow, filler])
@@ -114,14 +114,21 @@ struct LoginPacketTests {
       loginBytes == [0x54, 0x48, 1, 0x05, 0, 0, 0, 0, 0, 0, 0, 1]
         + [1, 1, 0x41, 2, 0x62, 0x6F, 0, 1, 0x74])
     let events = try MemberEvents(
-      firstSequence: 0x0102_0304,
+      session: 0x0A0B_0C0D, firstSequence: 0x0102_0304,
       entries: [
         MemberEvent.Entry(kind: .left, channel: try Self.channel("c"), userID: try Self.user("u"))
       ])
     let eventBytes = Packet(cookie: 1, message: .memberEvents(events)).encoded
     #expect(
       eventBytes == [0x54, 0x48, 1, 0x8B, 0, 0, 0, 0, 0, 0, 0, 1]
-        + [1, 2, 3, 4, 1, 2, 1, 0x63, 1, 0x75])
+        + [0x0A, 0x0B, 0x0C, 0x0D, 1, 2, 3, 4, 1, 2, 1, 0x63, 1, 0x75])
+    let accept = LoginAccept(serverTimeMs: 5, tokenTimeLeftMs: 6, resumed: true, session: 7)
+    #expect(
+      Packet(cookie: 1, message: .loginAccept(accept)).encoded.suffix(17)
+        == [0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 6, 1, 0, 0, 0, 7])
+    #expect(
+      Packet(cookie: 1, message: .channelAck(session: 7, sequence: 9)).encoded.suffix(8)
+        == [0, 0, 0, 7, 0, 0, 0, 9])
     let heartbeat = Packet(cookie: 1, message: .loginHeartbeat(sequence: 2, eventsReceived: 3))
     #expect(heartbeat.encoded.suffix(8) == [0, 0, 0, 2, 0, 0, 0, 3])
   }
@@ -140,7 +147,7 @@ struct LoginPacketTests {
       cookie: 1,
       message: .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: false))
     ).encoded
-    #expect(accept.count == 12 + 13)
+    #expect(accept.count == 12 + 17)
     for flags in UInt8(2)...UInt8.max {
       #expect(PacketTests.decodeError(PacketTests.patch(login, at: 12, flags)) == .invalidField)
       #expect(PacketTests.decodeError(PacketTests.patch(accept, at: 24, flags)) == .invalidField)
@@ -165,7 +172,7 @@ struct LoginPacketTests {
       var login = PacketTests.header(type: 0x05) + [0, UInt8(appID.count)] + appID
       login += [UInt8(bad.count)] + bad + [0, 0]
       #expect(PacketTests.decodeError(login[...]) == .invalidField, "user id \(bad)")
-      var events = PacketTests.header(type: 0x8B) + [0, 0, 0, 1, 1, 1, 1, 0x63]
+      var events = PacketTests.header(type: 0x8B) + [0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0x63]
       events += [UInt8(bad.count)] + bad
       #expect(PacketTests.decodeError(events[...]) == .invalidField, "user id \(bad)")
     }
@@ -173,16 +180,16 @@ struct LoginPacketTests {
 
   @Test func decode_rejectsMemberEvents_withNoEntry_aBadKind_orABadChannel() throws {
     #expect(
-      PacketTests.decodeError((PacketTests.header(type: 0x8B) + [0, 0, 0, 1, 0])[...])
+      PacketTests.decodeError((PacketTests.header(type: 0x8B) + [0, 0, 0, 0, 0, 0, 0, 1, 0])[...])
         == .invalidField)
-    let good = PacketTests.header(type: 0x8B) + [0, 0, 0, 1, 1, 1, 1, 0x63, 1, 0x75]
+    let good = PacketTests.header(type: 0x8B) + [0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0x63, 1, 0x75]
     #expect(PacketTests.decodeError(good[...]) == nil)
     for kind in UInt8.min...UInt8.max where kind != 1 && kind != 2 {
-      #expect(PacketTests.decodeError(PacketTests.patch(good, at: 17, kind)) == .invalidField)
+      #expect(PacketTests.decodeError(PacketTests.patch(good, at: 21, kind)) == .invalidField)
     }
-    #expect(PacketTests.decodeError(PacketTests.patch(good, at: 19, 0x2A)) == .invalidField)  // '*'
+    #expect(PacketTests.decodeError(PacketTests.patch(good, at: 23, 0x2A)) == .invalidField)  // '*'
     // Two entries announced, one present.
-    #expect(PacketTests.decodeError(PacketTests.patch(good, at: 16, 2)) == .truncated)
+    #expect(PacketTests.decodeError(PacketTests.patch(good, at: 20, 2)) == .truncated)
   }
 }
 

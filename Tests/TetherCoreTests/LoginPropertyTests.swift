@@ -260,7 +260,10 @@ struct LoginPropertyRun {
       case .login where int(10) < 3:
         let resumed = server.acceptedBefore && int(2) == 0
         replies.append(
-          .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: resumed)))
+          .loginAccept(
+            LoginAccept(
+              serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: resumed,
+              session: server.sessionOfAccept(resumed: resumed))))
       default: break
       }
     }
@@ -307,7 +310,8 @@ struct LoginPropertyRun {
     }
     let count = min(1 + int(6), server.events.count - first)
     let batch = try! MemberEvents(
-      firstSequence: UInt32(first + 1), entries: Array(server.events[first..<first + count]))
+      session: server.session, firstSequence: UInt32(first + 1),
+      entries: Array(server.events[first..<first + count]))
     batches += 1
     let wasConnected = session.state == .connected
     let delivered = server.delivered
@@ -342,14 +346,15 @@ struct LoginPropertyRun {
   mutating func serverMessage() -> Message {
     switch int(14) {
     case 0, 1:
+      let resumed = server.acceptedBefore && int(3) != 0
       return .loginAccept(
         LoginAccept(
           serverTimeMs: random.next(),
           tokenTimeLeftMs: [0, 1, 500, 3_000, 60_000][int(5)],
-          resumed: server.acceptedBefore && int(3) != 0))
+          resumed: resumed, session: server.sessionOfAccept(resumed: resumed)))
     case 2: return .loginRefuse(code: [1, 2, 4, 5, 6, 7, 9, 255][int(8)])
     case 3, 4: return .heartbeatAck(sequence: UInt32(int(100)), serverTimeMs: 0)
-    case 5: return .channelAck(sequence: UInt32(int(40)))
+    case 5: return .channelAck(session: server.session, sequence: UInt32(int(40)))
     case 6: return .kick([KickReason.banned, .remoteLogin, .sameUID][int(3)])
     case 7: return .tokenExpired
     case 8: return .sessionUnknown
@@ -382,7 +387,7 @@ struct LoginPropertyRun {
     if case .datagram(.loginAccept(let accept)) = kind, before != .disconnected,
       before != .aborted
     {
-      server.accepted(resumed: accept.resumed)
+      server.accepted(resumed: accept.resumed, session: accept.session)
     }
     return invariants.check(session, before: before, step: kind, output: output, now: now)
   }
@@ -421,6 +426,8 @@ struct LoginPropertyRun {
 struct ModelServer {
   var cookie: UInt64 = 0
   var acceptedBefore = false
+  /// The current server session's number (LoginAccept.session).
+  var session: UInt32 = 0
   var events: [MemberEvent.Entry] = []
   /// What the client's latest heartbeat said it has.
   var acknowledged = 0
@@ -447,9 +454,14 @@ struct ModelServer {
     }
   }
 
+  /// The number a LOGIN_ACCEPT carries: the current session's when resuming, a new one's
+  /// otherwise.
+  func sessionOfAccept(resumed: Bool) -> UInt32 { resumed ? session : session &+ 1 }
+
   /// A LOGIN_ACCEPT the session took: a new server session unless resumed.
-  mutating func accepted(resumed: Bool) {
+  mutating func accepted(resumed: Bool, session: UInt32) {
     acceptedBefore = true
-    if !resumed { restart() }
+    if !resumed || session != self.session { restart() }
+    self.session = session
   }
 }

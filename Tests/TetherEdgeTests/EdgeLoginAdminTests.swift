@@ -144,7 +144,8 @@ struct EdgeLoginAdminTests {
     let accepted = bench.send(Bench.login("alice"), cookie: 0xA3, from: Bench.address(0))
     #expect(
       accepted.map(\.message) == [
-        .loginAccept(LoginAccept(serverTimeMs: 60_000, tokenTimeLeftMs: 0, resumed: false))
+        .loginAccept(
+          LoginAccept(serverTimeMs: 60_000, tokenTimeLeftMs: 0, resumed: false, session: 3))
       ])
     bench.run(for: .seconds(2))
     #expect(bench.server.tableCounts.userBans == 0)

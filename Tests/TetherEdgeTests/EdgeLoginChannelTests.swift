@@ -15,7 +15,7 @@ struct EdgeLoginChannelTests {
   static let bobAt = Bench.address(1)
 
   static func acks(_ sent: [Bench.Sent]) -> [UInt32] {
-    sent.compactMap { if case .channelAck(let sequence) = $0.message { sequence } else { nil } }
+    sent.compactMap { if case .channelAck(_, let sequence) = $0.message { sequence } else { nil } }
   }
 
   // MARK: - Operations

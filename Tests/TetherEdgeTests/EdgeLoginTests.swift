@@ -176,13 +176,14 @@ struct EdgeLoginTests {
     let out = bench.send(Bench.login("alice", relogin: true), cookie: Self.alice, from: newAddress)
     #expect(
       out.map(\.message) == [
-        .loginAccept(LoginAccept(serverTimeMs: 29_900, tokenTimeLeftMs: 0, resumed: true))
+        .loginAccept(
+          LoginAccept(serverTimeMs: 29_900, tokenTimeLeftMs: 0, resumed: true, session: 1))
       ])
     #expect(out.first?.to == newAddress)
     // Alice keeps her channel and her numbering; her heartbeats now count from there.
     #expect(bench.server.loginSession(cookie: Self.alice)?.channels == [Bench.channel(Self.room)])
     let ack = bench.send(Bench.join("other", sequence: 2), cookie: Self.alice, from: newAddress)
-    #expect(ack.map(\.message) == [.channelAck(sequence: 2)])
+    #expect(ack.map(\.message) == [.channelAck(session: 1, sequence: 2)])
     // (Her grace now runs from 29.9 s: until 59.9 s.)
     Self.bobKeepsAlive(&bench, until: .s(59))
     #expect(bench.events(to: Self.bob) == bobEventsBefore)
@@ -202,11 +203,12 @@ struct EdgeLoginTests {
       Bench.login("alice", relogin: true), cookie: Self.alice, from: Bench.address(0))
     #expect(
       out.map(\.message) == [
-        .loginAccept(LoginAccept(serverTimeMs: 31_000, tokenTimeLeftMs: 0, resumed: false))
+        .loginAccept(
+          LoginAccept(serverTimeMs: 31_000, tokenTimeLeftMs: 0, resumed: false, session: 2))
       ])
     let ack = bench.send(
       Bench.join(Self.room, sequence: 1), cookie: Self.alice, from: Bench.address(0))
-    #expect(ack.first?.message == .channelAck(sequence: 1))
+    #expect(ack.first?.message == .channelAck(session: 2, sequence: 1))
     #expect(bench.events(to: Self.bob).suffix(1) == ["3 joined room alice"])
   }
 
@@ -226,7 +228,8 @@ struct EdgeLoginTests {
       Bench.login("alice", relogin: true), cookie: Self.alice, from: Bench.address(0))
     #expect(
       resumed.map(\.message) == [
-        .loginAccept(LoginAccept(serverTimeMs: 30_499, tokenTimeLeftMs: 0, resumed: true))
+        .loginAccept(
+          LoginAccept(serverTimeMs: 30_499, tokenTimeLeftMs: 0, resumed: true, session: 1))
       ])
     bench.run(until: .ms(30_500))
     #expect(bench.server.loginSessionCount == 1)
@@ -234,7 +237,8 @@ struct EdgeLoginTests {
       Bench.login("alice", relogin: true), cookie: Self.alice, from: Bench.address(0))
     #expect(
       out.map(\.message).filter { if case .loginAccept = $0 { true } else { false } } == [
-        .loginAccept(LoginAccept(serverTimeMs: 30_500, tokenTimeLeftMs: 0, resumed: false))
+        .loginAccept(
+          LoginAccept(serverTimeMs: 30_500, tokenTimeLeftMs: 0, resumed: false, session: 2))
       ])
     #expect(bench.events(to: Self.bob).suffix(1) == ["2 left room alice"])
     #expect(bench.server.loginSession(cookie: Self.alice)?.channels == [])
@@ -293,7 +297,8 @@ struct EdgeLoginTests {
       out.contains {
         $0.cookie == newCookie && $0.to == Bench.address(2)
           && $0.message
-            == .loginAccept(LoginAccept(serverTimeMs: 3000, tokenTimeLeftMs: 0, resumed: false))
+            == .loginAccept(
+              LoginAccept(serverTimeMs: 3000, tokenTimeLeftMs: 0, resumed: false, session: 2))
       })
     #expect(bench.events(to: Self.bob).suffix(1) == ["2 left room alice"])
     #expect(bench.server.loginSessionCount == 2)
@@ -339,7 +344,7 @@ struct EdgeLoginTests {
     let out = bench.send(Bench.login("carol"), cookie: Self.alice, from: Bench.address(0))
     #expect(
       out.map(\.message).contains(
-        .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: false))))
+        .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: false, session: 2))))
     #expect(bench.server.loginSession(cookie: Self.alice)?.userID == Bench.user("carol"))
     #expect(bench.events(to: Self.bob).suffix(1) == ["2 left room alice"])
   }
@@ -396,7 +401,8 @@ struct EdgeLoginTests {
       Bench.login("alice", relogin: true), cookie: Self.alice, from: Bench.address(0))
     #expect(
       fresh.map(\.message) == [
-        .loginAccept(LoginAccept(serverTimeMs: 10_000, tokenTimeLeftMs: 0, resumed: false))
+        .loginAccept(
+          LoginAccept(serverTimeMs: 10_000, tokenTimeLeftMs: 0, resumed: false, session: 2))
       ])
   }
 

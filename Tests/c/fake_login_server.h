@@ -23,6 +23,7 @@ struct fake_login_server {
   char last_channel[64];     /* its channel */
   int last_operation_kind;
   uint32_t events_received;  /* from the last LOGIN_HEARTBEAT */
+  uint32_t session;          /* the server session number its answers carry */
   unsigned char cookie[8];   /* of the last LOGIN */
   struct sockaddr_storage peer;
   socklen_t peerlen;
@@ -66,9 +67,10 @@ static void fake_login_readable(struct ev_loop *loop, ev_io *w, int revents) {
         body[0] = (unsigned char)s->refuse_code;
         login_send(s, 0x8A, body, 1);
       } else {
-        memset(body, 0, 13);
+        memset(body, 0, 17);
         body[12] = (unsigned char)(in[12] & 1); /* a relogin is resumed */
-        login_send(s, 0x89, body, 13);
+        login_put32(body + 13, s->session);
+        login_send(s, 0x89, body, 17);
       }
     } else if (in[3] == 0x06 && n == 20) { /* LOGIN_HEARTBEAT -> HEARTBEAT_ACK */
       s->heartbeats++;
@@ -87,7 +89,11 @@ static void fake_login_readable(struct ev_loop *loop, ev_io *w, int revents) {
       size_t length = in[17] < sizeof s->last_channel ? in[17] : sizeof s->last_channel - 1;
       memcpy(s->last_channel, in + 18, length);
       s->last_channel[length] = 0;
-      if (!s->silent) login_send(s, 0x8C, in + 12, 4);
+      if (!s->silent) {
+        login_put32(body, s->session);
+        memcpy(body + 4, in + 12, 4);
+        login_send(s, 0x8C, body, 8);
+      }
     }
     fromlen = sizeof from;
   }
@@ -124,9 +130,10 @@ static void fake_login_member_event(struct fake_login_server *s, uint32_t sequen
                                     const char *channel, const char *user) {
   unsigned char body[200];
   size_t c = strlen(channel), u = strlen(user), at = 0;
-  login_put32(body, sequence);
-  body[4] = 1;
-  at = 5;
+  login_put32(body, s->session);
+  login_put32(body + 4, sequence);
+  body[8] = 1;
+  at = 9;
   body[at++] = (unsigned char)kind;
   body[at++] = (unsigned char)c;
   memcpy(body + at, channel, c);

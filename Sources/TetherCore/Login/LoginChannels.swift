@@ -15,6 +15,8 @@ struct LoginChannels {
   private var nextSequence: UInt32 = 1
   /// Member events taken from the current server session, in order.
   var eventsReceived: UInt32 = 0
+  /// The server session (``LoginAccept/session``) that numbering belongs to.
+  private(set) var serverSession: UInt32 = 0
 
   func contains(_ channel: ChannelName) -> Bool { joined.contains(channel) }
 
@@ -31,7 +33,8 @@ struct LoginChannels {
   }
 
   /// A new server session knows none of them: number from 1 again and join every channel.
-  mutating func restart() {
+  mutating func restart(serverSession: UInt32) {
+    self.serverSession = serverSession
     pending.removeAll(keepingCapacity: true)
     nextSequence = 1
     eventsReceived = 0

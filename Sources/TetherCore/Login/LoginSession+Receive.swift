@@ -33,12 +33,14 @@ extension LoginSession {
     case .heartbeatAck:
       guard state == .connected else { return unexpected() }
       lastData = now
-    case .channelAck(let sequence):
+    case .channelAck(let session, let sequence):
       guard state == .connected else { return unexpected() }
+      guard session == channels.serverSession else { return stale() }
       lastData = now
       channels.acknowledge(upTo: sequence)
     case .memberEvents(let events):
       guard state == .connected else { return unexpected() }
+      guard events.session == channels.serverSession else { return stale() }
       take(events, into: &output)
     case .kick(.banned):
       guard isLoggingInOrIn else { return unexpected() }
@@ -67,6 +69,10 @@ extension LoginSession {
 
   private mutating func unexpected() { counters.unexpected &+= 1 }
 
+  /// A MEMBER_EVENTS or CHANNEL_ACK of an earlier server session, overtaken by a new one's
+  /// LOGIN_ACCEPT: its numbers are not the new session's.
+  private mutating func stale() { counters.staleSession &+= 1 }
+
   private mutating func accepted(
     _ accept: LoginAccept, now: Instant, into output: inout LoginOutput
   ) {
@@ -79,7 +85,9 @@ extension LoginSession {
     lastData = now
     let wasLive = state == .connected
     if !wasLive { link = .live(nextHeartbeatAt: now + config.heartbeatInterval) }
-    if !accept.resumed { channels.restart() }
+    if !accept.resumed || accept.session != channels.serverSession {
+      channels.restart(serverSession: accept.session)
+    }
     reportLoginResult(.ok, into: &output)
     transition(.loginSuccess, into: &output)
     if !wasLive || !accept.resumed {

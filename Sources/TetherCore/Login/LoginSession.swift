@@ -144,6 +144,8 @@ public struct LoginCounters: Equatable, Sendable {
   public var eventsOutOfOrder: UInt64 = 0
   /// LOGIN_REFUSEs while reconnecting that leave the session reconnecting.
   public var refusalsWhileReconnecting: UInt64 = 0
+  /// MEMBER_EVENTS and CHANNEL_ACKs of an earlier server session, set aside.
+  public var staleSession: UInt64 = 0
 }
 
 /// The login being made or held.

@@ -26,17 +26,22 @@ public struct LoginAccept: Equatable, Sendable {
   /// True when the server still held the session (within its online grace): its channels
   /// and its place in them were kept, and the other members noticed nothing.
   public var resumed: Bool
+  /// Which server session this is: the same when resumed, another for a new one. MEMBER_EVENTS
+  /// and CHANNEL_ACK carry it, so a late datagram of an earlier server session (numbered
+  /// from 1 too) is not taken for the new one's.
+  public var session: UInt32
 
-  public init(serverTimeMs: UInt64, tokenTimeLeftMs: UInt32, resumed: Bool) {
+  public init(serverTimeMs: UInt64, tokenTimeLeftMs: UInt32, resumed: Bool, session: UInt32 = 0) {
     self.serverTimeMs = serverTimeMs
     self.tokenTimeLeftMs = tokenTimeLeftMs
     self.resumed = resumed
+    self.session = session
   }
 }
 
 /// The body of ``Message/channelOperation(_:)``: join or leave one channel. Operations are
 /// numbered from 1 in each server session; the server applies them in order, once each,
-/// and acknowledges the highest it applied (``Message/channelAck(sequence:)``).
+/// and acknowledges the highest it applied (``Message/channelAck(session:sequence:)``).
 public struct ChannelOperation: Equatable, Sendable {
   public enum Kind: UInt8, CaseIterable, Sendable {
     case join = 1
@@ -59,6 +64,8 @@ public struct ChannelOperation: Equatable, Sendable {
 /// heartbeat says how many it has). Like ``PresenceDigest`` it keeps its entries in wire
 /// form: a received batch shares the receive buffer, and iterating it cannot fail.
 public struct MemberEvents: Equatable, Sendable, Sequence {
+  /// The server session the events belong to (``LoginAccept/session``).
+  public let session: UInt32
   /// The sequence number of the first entry.
   public let firstSequence: UInt32
   /// The entries' wire bytes, already validated.
@@ -66,8 +73,8 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
   public let count: Int
 
   /// Room for entries in one datagram: the packet's maximum less its header and the
-  /// batch's own 5 bytes.
-  public static let capacity = Packet.maximumSize - Packet.headerSize - 5
+  /// batch's own 9 bytes.
+  public static let capacity = Packet.maximumSize - Packet.headerSize - 9
 
   /// The bytes one entry takes on the wire.
   public static func entrySize(channel: ChannelName, userID: UserID) -> Int {
@@ -77,7 +84,9 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
   /// Builds a batch to send.
   /// - Throws: ``WireError/oversized`` if the entries take more than ``capacity`` bytes
   ///   or number more than 255; ``WireError/invalidField`` if there are none.
-  public init(firstSequence: UInt32, entries: [MemberEvent.Entry]) throws(WireError) {
+  public init(session: UInt32 = 0, firstSequence: UInt32, entries: [MemberEvent.Entry])
+    throws(WireError)
+  {
     guard !entries.isEmpty else { throw .invalidField }
     guard entries.count <= 255 else { throw .oversized }
     var bytes: [UInt8] = []
@@ -87,6 +96,7 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
       bytes.appendPrefixed(entry.userID.bytes, lengthWidth: 1)
     }
     guard bytes.count <= Self.capacity else { throw .oversized }
+    self.session = session
     self.firstSequence = firstSequence
     self.count = entries.count
     storage = bytes[...]
@@ -94,6 +104,7 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
 
   /// Takes a batch from `reader`, checking every entry.
   init(reading reader: inout ByteReader) throws(WireError) {
+    session = try reader.u32()
     firstSequence = try reader.u32()
     count = Int(try reader.u8())
     guard count > 0 else { throw .invalidField }
@@ -108,6 +119,7 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
   }
 
   func write(into bytes: inout [UInt8]) {
+    bytes.appendBigEndian(session)
     bytes.appendBigEndian(firstSequence)
     bytes.append(UInt8(truncatingIfNeeded: count))
     bytes.append(contentsOf: storage)
@@ -133,7 +145,8 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
   }
 
   public static func == (lhs: MemberEvents, rhs: MemberEvents) -> Bool {
-    lhs.firstSequence == rhs.firstSequence && lhs.count == rhs.count
+    lhs.session == rhs.session && lhs.firstSequence == rhs.firstSequence
+      && lhs.count == rhs.count
       && lhs.storage.elementsEqual(rhs.storage)
   }
 }

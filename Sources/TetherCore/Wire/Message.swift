@@ -45,8 +45,9 @@ public enum Message: Equatable, Sendable {
   case loginRefuse(code: UInt8)
   /// Other users joined or left the session's channels.
   case memberEvents(MemberEvents)
-  /// The channel operations up to `sequence` are applied.
-  case channelAck(sequence: UInt32)
+  /// The channel operations up to `sequence` are applied, in server session `session`
+  /// (``LoginAccept/session``).
+  case channelAck(session: UInt32 = 0, sequence: UInt32)
 }
 
 /// The body of ``Message/join(_:)``.

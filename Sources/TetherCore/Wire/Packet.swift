@@ -171,8 +171,11 @@ enum MessageType: UInt8 {
       let timeLeft = try reader.u32()
       let flags = try reader.u8()
       guard flags & ~1 == 0 else { throw .invalidField }
+      let session = try reader.u32()
       return .loginAccept(
-        LoginAccept(serverTimeMs: serverTime, tokenTimeLeftMs: timeLeft, resumed: flags == 1))
+        LoginAccept(
+          serverTimeMs: serverTime, tokenTimeLeftMs: timeLeft, resumed: flags == 1,
+          session: session))
     case .loginRefuse:
       let code = try reader.u8()
       guard code != 0 else { throw .invalidField }
@@ -180,7 +183,7 @@ enum MessageType: UInt8 {
     case .memberEvents:
       return .memberEvents(try MemberEvents(reading: &reader))
     case .channelAck:
-      return .channelAck(sequence: try reader.u32())
+      return .channelAck(session: try reader.u32(), sequence: try reader.u32())
     }
   }
 }
@@ -248,11 +251,13 @@ extension Message {
       bytes.appendBigEndian(accept.serverTimeMs)
       bytes.appendBigEndian(accept.tokenTimeLeftMs)
       bytes.append(accept.resumed ? 1 : 0)
+      bytes.appendBigEndian(accept.session)
     case .loginRefuse(let code):
       bytes.append(code)
     case .memberEvents(let events):
       events.write(into: &bytes)
-    case .channelAck(let sequence):
+    case .channelAck(let session, let sequence):
+      bytes.appendBigEndian(session)
       bytes.appendBigEndian(sequence)
     }
   }

@@ -23,6 +23,10 @@ public struct EdgeConfig: Sendable {
   public var loginGrace: Interval
   /// Tokens are checked for expiry this often. 1 s × scale.
   public var tokenCheckInterval: Interval
+  /// The number of the server's first login session (``LoginAccept/session``); each new
+  /// session takes the next. Random by default, so a restarted server's sessions are not
+  /// taken for the previous run's; tests and the simulator fix it.
+  public var firstLoginSession = UInt32.random(in: .min ... .max)
   /// Keep ``EdgeEvent``s for the loop to log (``EdgeServer/takeEvents()``).
   public var recordsEvents = false
   /// JOINs taken per source address (``JoinLimit``); its refill interval is 4 ms × scale.

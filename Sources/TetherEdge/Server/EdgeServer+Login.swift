@@ -84,12 +84,15 @@ extension EdgeServer {
       endLogin(previous, with: .kick(.remoteLogin), cause: .remoteLogin)
     }
     ended[cookie] = nil  // the cookie is live again: no stale notice for it
+    let session = nextLoginSession
+    nextLoginSession &+= 1
     logins.insert(
       LoginRecord(
-        cookie: cookie, userID: request.userID, address: address, now: now, tokenExpiry: expiry))
+        cookie: cookie, userID: request.userID, session: session, address: address, now: now,
+        tokenExpiry: expiry))
     armTimers()
     sendLoginAccept(
-      expiry: expiry, resumed: false, cookie: cookie, to: address, now: now,
+      expiry: expiry, resumed: false, session: session, cookie: cookie, to: address, now: now,
       wallClock: wallClock)
     record(.loggedIn(user: request.userID, resumed: false))
   }
@@ -104,18 +107,19 @@ extension EdgeServer {
     logins.move(held.cookie, to: address, at: now)
     logins.setTokenExpiry(expiry, of: held.cookie)
     sendLoginAccept(
-      expiry: expiry, resumed: held.confirmed, cookie: held.cookie, to: address, now: now,
-      wallClock: wallClock)
+      expiry: expiry, resumed: held.confirmed, session: held.session, cookie: held.cookie,
+      to: address, now: now, wallClock: wallClock)
     if held.confirmed { record(.loggedIn(user: held.userID, resumed: true)) }
   }
 
   private mutating func sendLoginAccept(
-    expiry: UInt64, resumed: Bool, cookie: UInt64, to address: PeerAddress, now: Instant,
-    wallClock: UInt64
+    expiry: UInt64, resumed: Bool, session: UInt32, cookie: UInt64, to address: PeerAddress,
+    now: Instant, wallClock: UInt64
   ) {
     let accept = LoginAccept(
       serverTimeMs: Self.milliseconds(now),
-      tokenTimeLeftMs: Self.timeLeftMs(expiry: expiry, wallClock: wallClock), resumed: resumed)
+      tokenTimeLeftMs: Self.timeLeftMs(expiry: expiry, wallClock: wallClock), resumed: resumed,
+      session: session)
     outbox.send(.loginAccept(accept), cookie: cookie, to: address)
   }
 
@@ -171,7 +175,8 @@ extension EdgeServer {
       counters.channelOperationsUnordered &+= 1
     }
     logins.update(cookie) { $0.confirmed = true }
-    outbox.send(.channelAck(sequence: applied), cookie: cookie, to: address)
+    outbox.send(
+      .channelAck(session: session.session, sequence: applied), cookie: cookie, to: address)
   }
 
   private mutating func apply(_ operation: ChannelOperation, user: UserID, cookie: UInt64) {

@@ -42,6 +42,8 @@ public struct EdgeServer {
   /// computed; a session heard since only ends later): the grace ends on time, not on the
   /// next presence tick.
   var nextGraceEndAt: Instant?
+  /// The number the next new login session gets (``LoginAccept/session``).
+  var nextLoginSession: UInt32
   /// The latest `now` seen: time never runs backwards inside the server.
   var clock: Instant = .zero
   var outbox = Outbox()
@@ -54,6 +56,7 @@ public struct EdgeServer {
 
   public init(config: EdgeConfig) {
     self.config = config
+    nextLoginSession = config.firstLoginSession
     signer = TokenSigner(appID: config.appID, certificate: config.appCertificate)
     joinLimiter = JoinLimiter(limit: config.joinLimit)
   }

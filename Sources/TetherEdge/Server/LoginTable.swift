@@ -6,6 +6,9 @@ import TetherCore
 struct LoginRecord {
   let cookie: UInt64
   let userID: UserID
+  /// This server session's number (``LoginAccept/session``), carried by its LOGIN_ACCEPTs,
+  /// MEMBER_EVENTS and CHANNEL_ACKs.
+  let session: UInt32
   var address: PeerAddress
   var lastHeard: Instant
   /// Unix seconds; 0: the token never expires.
@@ -20,9 +23,14 @@ struct LoginRecord {
   var channels: [ChannelName] = []
   var events = MemberEventQueue()
 
-  init(cookie: UInt64, userID: UserID, address: PeerAddress, now: Instant, tokenExpiry: UInt64) {
+  init(
+    cookie: UInt64, userID: UserID, session: UInt32, address: PeerAddress, now: Instant,
+    tokenExpiry: UInt64
+  ) {
     self.cookie = cookie
     self.userID = userID
+    self.session = session
+    events.session = session
     self.address = address
     lastHeard = now
     self.tokenExpiry = tokenExpiry

@@ -8,6 +8,8 @@ import TetherCore
 /// the session (docs/PROTOCOL.md §5b, "Bounds"), since a client that misses an event cannot
 /// be told which one.
 struct MemberEventQueue {
+  /// The server session the events are numbered in (``LoginAccept/session``).
+  var session: UInt32 = 0
   /// At most this many events wait for one session.
   static let capacity = 256
 
@@ -50,6 +52,6 @@ struct MemberEventQueue {
       size += entrySize
     }
     // Cannot throw: at least one entry (each is at most 130 bytes), within both limits.
-    return try? MemberEvents(firstSequence: sequence, entries: entries)
+    return try? MemberEvents(session: session, firstSequence: sequence, entries: entries)
   }
 }
