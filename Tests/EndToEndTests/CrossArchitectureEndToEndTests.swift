@@ -62,7 +62,7 @@ import TetherLab
     #expect(native.reaches("CONNECTED", "LOGIN_SUCCESS"))
     #expect(alice.reaches("ABORTED", "REMOTE_LOGIN"))
     #expect(alice.logout(timeout: 10) == 0)
-    #expect(alice.states.last == "DISCONNECTED LOGOUT")
+    #expect(alice.reaches("DISCONNECTED", "LOGOUT"))
     #expect(native.logout() == 0)
   }
 }

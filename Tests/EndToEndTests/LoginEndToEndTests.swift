@@ -18,6 +18,7 @@ import TetherLab
     let alice = try Lab.messaging("A", edge: edge, user: "alice", scale: scale)
     #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS"))
     #expect(alice.logout() == 0)
+    #expect(alice.reaches("DISCONNECTED", "LOGOUT"))
     #expect(
       alice.states == [
         "CONNECTING LOGIN", "CONNECTED LOGIN_SUCCESS", "DISCONNECTED LOGOUT",
@@ -155,6 +156,7 @@ import TetherLab
     #expect(bob.waitFor("member-joined channel=lobby user=alice") != nil)
     // From ABORTED only logout applies.
     #expect(first.logout() == 0)
+    #expect(first.reaches("DISCONNECTED", "LOGOUT"))
     #expect(first.states.suffix(2) == ["ABORTED REMOTE_LOGIN", "DISCONNECTED LOGOUT"])
   }
 
