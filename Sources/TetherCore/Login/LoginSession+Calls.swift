@@ -94,19 +94,13 @@ extension LoginSession {
     throws(TetherError)
   {
     let now = tick(now)
-    guard isLoggingInOrIn, var account else { throw .notReady }
-    if state == .connected {
-      if account.renewalFallback == nil {
-        account.renewalFallback = (account.token, account.tokenExpiresAt)
-      }
-      output.send(Packet(cookie: account.cookie, message: .renewToken(token)))
-    } else {
-      account.renewalFallback = nil
+    guard isLoggingInOrIn, let cookie = account?.cookie else { throw .notReady }
+    // Changed in place: copying the account out and back costs code and retains.
+    let connected = state == .connected
+    account?.renew(with: token, keepingFallback: connected)
+    if connected {
+      output.send(Packet(cookie: cookie, message: .renewToken(token)))
     }
-    account.token = token
-    account.tokenExpiresAt = nil
-    account.tokenExpiryReported = false
-    self.account = account
     runDue(now, into: &output)
   }
 

@@ -90,17 +90,15 @@ extension LoginSession {
   }
 
   private mutating func sendHeartbeat(due: Instant, now: Instant, into output: inout LoginOutput) {
-    guard var account else { return }
-    account.heartbeatSequence &+= 1
-    self.account = account
+    account?.heartbeatSequence &+= 1
+    guard let cookie = account?.cookie, let sequence = account?.heartbeatSequence else { return }
     output.send(
       Packet(
-        cookie: account.cookie,
-        message: .loginHeartbeat(
-          sequence: account.heartbeatSequence, eventsReceived: channels.eventsReceived)))
+        cookie: cookie,
+        message: .loginHeartbeat(sequence: sequence, eventsReceived: channels.eventsReceived)))
     sendPendingOperations(limit: LoginChannels.resentPerHeartbeat, into: &output)
-    if account.renewalFallback != nil {
-      output.send(Packet(cookie: account.cookie, message: .renewToken(account.token)))
+    if account?.renewalFallback != nil, let token = account?.token {
+      output.send(Packet(cookie: cookie, message: .renewToken(token)))
     }
     let next = due + config.heartbeatInterval
     link = .live(nextHeartbeatAt: next > now ? next : now + config.heartbeatInterval)

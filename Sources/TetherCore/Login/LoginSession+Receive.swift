@@ -76,12 +76,10 @@ extension LoginSession {
   private mutating func accepted(
     _ accept: LoginAccept, now: Instant, into output: inout LoginOutput
   ) {
-    guard isLoggingInOrIn, var account else { return unexpected() }
-    account.everAccepted = true
-    account.tokenExpiresAt =
-      accept.tokenTimeLeftMs == 0 ? nil : now + .milliseconds(UInt64(accept.tokenTimeLeftMs))
-    account.tokenExpiryReported = false
-    self.account = account
+    guard isLoggingInOrIn, account != nil else { return unexpected() }
+    account?.everAccepted = true
+    account?.setExpiry(timeLeftMs: accept.tokenTimeLeftMs, now: now)
+    account?.tokenExpiryReported = false
     lastData = now
     let wasLive = state == .connected
     if !wasLive { link = .live(nextHeartbeatAt: now + config.heartbeatInterval) }
@@ -165,19 +163,16 @@ extension LoginSession {
   private mutating func renewed(
     _ renewal: TokenRenewal, now: Instant, into output: inout LoginOutput
   ) {
-    guard state == .connected, var account, let previous = account.renewalFallback else {
+    guard state == .connected, let previous = account?.renewalFallback else {
       return unexpected()
     }
     lastData = now
-    account.renewalFallback = nil
+    account?.renewalFallback = nil
     if renewal.refused == nil {
-      account.tokenExpiresAt =
-        renewal.tokenTimeLeftMs == 0 ? nil : now + .milliseconds(UInt64(renewal.tokenTimeLeftMs))
-      self.account = account
+      account?.setExpiry(timeLeftMs: renewal.tokenTimeLeftMs, now: now)
     } else {
-      account.token = previous.token
-      account.tokenExpiresAt = previous.expiresAt
-      self.account = account
+      account?.token = previous.token
+      account?.tokenExpiresAt = previous.expiresAt
       output.notify(.tokenExpired)
     }
   }

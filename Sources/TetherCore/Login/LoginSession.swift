@@ -164,4 +164,22 @@ struct Account {
   /// A RENEW_TOKEN not yet answered: the token (and its expiry) to go back to if it is
   /// refused.
   var renewalFallback: (token: Token, expiresAt: Instant?)?
+
+  /// The token expires `timeLeftMs` after `now` (0: never), as a server said.
+  mutating func setExpiry(timeLeftMs: UInt32, now: Instant) {
+    tokenExpiresAt = timeLeftMs == 0 ? nil : now + .milliseconds(UInt64(timeLeftMs))
+  }
+
+  /// Takes `token`; its expiry is unknown until a server says. While a RENEW_TOKEN is out
+  /// (`keepingFallback`), the token the server last accepted stays the fallback.
+  mutating func renew(with token: Token, keepingFallback: Bool) {
+    if !keepingFallback {
+      renewalFallback = nil
+    } else if renewalFallback == nil {
+      renewalFallback = (self.token, tokenExpiresAt)
+    }
+    self.token = token
+    tokenExpiresAt = nil
+    tokenExpiryReported = false
+  }
 }
