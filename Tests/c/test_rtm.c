@@ -164,6 +164,12 @@ static int disconnected(struct seen *s) {
   return s->changes > 1 && s->states[s->changes - 1] == TETHER_RTM_CONNECTION_STATE_DISCONNECTED;
 }
 static int member_joined(struct seen *s) { return s->joined_count > 0; }
+static int member_left(struct seen *s) { return s->left_count > 0; }
+static struct fake_login_server *watched_server;
+static int server_heard_two_events(struct seen *s) {
+  (void)s;
+  return watched_server->events_received == 2;
+}
 
 /* A loop, a fake server and a client with the scaled config. */
 struct rig {
@@ -463,7 +469,9 @@ static void test_rtm_channelOperations_reachTheServer_andMemberEventsComeBack(vo
   fake_login_member_event(&r.server, 1, 1, "lobby", "bob"); /* a repeat */
   fake_login_member_event(&r.server, 2, 2, "lobby", "bob");
   run_until(r.loop, member_joined, &r.seen, 2000);
-  run_until(r.loop, NULL, &r.seen, 40);
+  run_until(r.loop, member_left, &r.seen, 2000);
+  watched_server = &r.server; /* its next heartbeats say it took both */
+  run_until(r.loop, server_heard_two_events, &r.seen, 2000);
   CHECK(r.seen.joined_count == 1 && strcmp(r.seen.joined[0], "lobby/bob") == 0);
   CHECK(r.seen.left_count == 1 && strcmp(r.seen.left[0], "lobby/bob") == 0);
   CHECK(r.server.events_received == 2);

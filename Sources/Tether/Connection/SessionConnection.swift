@@ -1,10 +1,13 @@
+import CTetherABI
+
 #if canImport(TetherCore)
   // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
   import TetherCore
 #endif
 
 /// A core session a ``SessionConnection`` drives: the channel session and the login
-/// session both are.
+/// session both are. Each says how it takes a change of network or server, and what it
+/// counted.
 protocol DrivenSession {
   associatedtype Notification
   var nextDeadlineWindow: DeadlineWindow? { get }
@@ -12,10 +15,39 @@ protocol DrivenSession {
   mutating func receive(
     datagram: ArraySlice<UInt8>, now: Instant, into output: inout SessionOutput<Notification>
   ) -> WireError?
+  /// The device's network changed (after the connection made a fresh socket).
+  mutating func networkChanged(
+    byUser: Bool, now: Instant, into output: inout SessionOutput<Notification>)
+  /// The app switched to another endpoint (after the new socket or look-up).
+  mutating func endpointChanged(now: Instant, into output: inout SessionOutput<Notification>)
+  /// A looked-up name gave a new address (after the new socket).
+  mutating func endpointResolved(now: Instant, into output: inout SessionOutput<Notification>)
+  /// Datagrams that did not decode, datagrams of another session, and attempts sent.
+  var trafficCounters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) { get }
 }
 
-extension ChannelSession: DrivenSession {}
-extension LoginSession: DrivenSession {}
+extension ChannelSession: DrivenSession {
+  var trafficCounters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) {
+    (counters.malformed, counters.foreign, counters.joinAttempts)
+  }
+}
+
+extension LoginSession: DrivenSession {
+  // A new socket or address, whatever the cause: a LOGIN at once (a RELOGIN while
+  // CONNECTED, which moves the session to the new address).
+  mutating func networkChanged(byUser: Bool, now: Instant, into output: inout LoginOutput) {
+    networkChanged(now: now, into: &output)
+  }
+  mutating func endpointChanged(now: Instant, into output: inout LoginOutput) {
+    networkChanged(now: now, into: &output)
+  }
+  mutating func endpointResolved(now: Instant, into output: inout LoginOutput) {
+    networkChanged(now: now, into: &output)
+  }
+  var trafficCounters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) {
+    (counters.malformed, counters.foreign, counters.loginAttempts)
+  }
+}
 
 /// The app's callbacks of one profile: what turns each notification into a C call.
 protocol NotificationSink {
@@ -28,20 +60,36 @@ protocol NotificationSink {
 /// datagrams and C callbacks, in the order the session produced them, except when
 /// deadlines fire together: then every connection's callbacks come first, and the
 /// datagrams set aside go out when ``flush(rescheduling:)`` next runs. The `Sink` (the
-/// profile's callbacks) delivers each notification.
-class SessionConnection<Session: DrivenSession, Sink: NotificationSink>: Connection
+/// profile's callbacks) delivers each notification. One class per profile (``Engine``,
+/// ``RtmClient``): no subclass of its own, so each profile costs one class's metadata.
+final class SessionConnection<Session: DrivenSession, Sink: NotificationSink>: Connection
 where Sink.Notification == Session.Notification {
   var session: Session
   var output = SessionOutput<Session.Notification>()
   let callbacks: Sink
 
   init(
-    context: LoopContext, session: Session, callbacks: Sink, logger: Logger,
+    context: LoopContext, session: consuming Session, callbacks: Sink, logger: Logger,
     endpoint: ServerEndpoint, socket: UDPSocket?
   ) {
     self.session = session
     self.callbacks = callbacks
     super.init(context: context, logger: logger, endpoint: endpoint, socket: socket)
+  }
+
+  override func sessionNetworkChanged(byUser: Bool) {
+    session.networkChanged(byUser: byUser, now: now, into: &output)
+  }
+
+  override func sessionEndpointChanged() { session.endpointChanged(now: now, into: &output) }
+
+  override func sessionEndpointResolved() { session.endpointResolved(now: now, into: &output) }
+
+  /// The figures of `tether_engine_get_stats` and `tether_rtm_client_get_stats`.
+  var publicStats: tether_engine_stats {
+    let counted = session.trafficCounters
+    return publicStats(
+      malformed: counted.malformed, foreign: counted.foreign, attempts: counted.attempts)
   }
 
   // MARK: - Hooks of Connection

@@ -6,21 +6,15 @@
 /// One channel engine: the core's channel session on a libev loop (``Connection`` does the
 /// socket, the deadlines and the lifetime; ``Callbacks`` the C callbacks of
 /// `tether_engine_handler`).
-final class Engine: SessionConnection<ChannelSession<BufferedRandom>, Callbacks> {
-  init(
-    context: LoopContext, session: ChannelSession<BufferedRandom>, callbacks: Callbacks,
-    endpoint: ServerEndpoint, socket: UDPSocket?
+typealias Engine = SessionConnection<ChannelSession<BufferedRandom>, Callbacks>
+
+extension SessionConnection where Session == ChannelSession<BufferedRandom>, Sink == Callbacks {
+  convenience init(
+    context: LoopContext, session: consuming ChannelSession<BufferedRandom>,
+    callbacks: Callbacks, endpoint: ServerEndpoint, socket: UDPSocket?
   ) {
-    super.init(
+    self.init(
       context: context, session: session, callbacks: callbacks, logger: callbacks.logger,
       endpoint: endpoint, socket: socket)
   }
-
-  override func sessionNetworkChanged(byUser: Bool) {
-    session.networkChanged(byUser: byUser, now: now, into: &output)
-  }
-
-  override func sessionEndpointChanged() { session.endpointChanged(now: now, into: &output) }
-
-  override func sessionEndpointResolved() { session.endpointResolved(now: now, into: &output) }
 }

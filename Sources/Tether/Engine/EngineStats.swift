@@ -52,14 +52,6 @@ extension Connection {
   }
 }
 
-extension Engine {
-  var publicStats: tether_engine_stats {
-    publicStats(
-      malformed: session.counters.malformed, foreign: session.counters.foreign,
-      attempts: session.counters.joinAttempts)
-  }
-}
-
 /// Whole microseconds, rounded up (a lateness is never understated), clamped to UInt32.
 private func microseconds(_ interval: Interval) -> UInt32 {
   let (quotient, remainder) = interval.nanoseconds.quotientAndRemainder(dividingBy: 1000)
