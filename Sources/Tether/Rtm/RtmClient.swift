@@ -14,7 +14,7 @@ extension SessionConnection where Session == LoginSession<BufferedRandom>, Sink 
     callbacks: RtmCallbacks, endpoint: ServerEndpoint, socket: UDPSocket?
   ) {
     self.init(
-      context: context, session: session, callbacks: callbacks, logger: callbacks.logger,
+      context: context, session: consume session, callbacks: callbacks, logger: callbacks.logger,
       endpoint: endpoint, socket: socket)
   }
 }

@@ -113,7 +113,7 @@ public func exportedRtmCreate(
     return error.rawValue
   }
   let client = RtmClient(
-    context: LoopRegistry.context(of: loop), session: session, callbacks: callbacks,
+    context: LoopRegistry.context(of: loop), session: consume session, callbacks: callbacks,
     endpoint: endpoint, socket: socket)
   let handle = Unmanaged.passRetained(client)
   guard client.start() else {
