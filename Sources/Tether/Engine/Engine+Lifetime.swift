@@ -18,21 +18,35 @@ extension Engine {
   /// is still under way. Returns `body`'s result, or nil.
   @discardableResult
   static func enter<R>(_ engine: Engine, _ body: (Engine) -> R) -> R? {
-    guard !engine.destroyed else { return nil }
-    let context = engine.context
-    engine.depth += 1
-    context.entries += 1
+    guard engine.beginEntry() else { return nil }
     let result = body(engine)
-    engine.depth -= 1
+    engine.endEntry()
+    return result
+  }
+
+  /// Counts one more entry; false when the engine was destroyed. (Kept out of line, as is
+  /// ``endEntry()``: ``enter(_:_:)`` is specialized for every result type and call site.)
+  @inline(never)
+  private func beginEntry() -> Bool {
+    guard !destroyed else { return false }
+    depth += 1
+    context.entries += 1
+    return true
+  }
+
+  /// Counts one entry less; releases what was destroyed once the outermost entry is done.
+  @inline(never)
+  private func endEntry() {
+    let context = self.context
+    depth -= 1
     context.entries -= 1
-    if engine.destroyed && engine.depth == 0 {
-      context.destroyedEngines.append(engine)
+    if destroyed && depth == 0 {
+      context.destroyedEngines.append(self)
     }
     if context.entries == 0 && !context.destroyedEngines.isEmpty {
       let released = context.destroyedEngines
       context.destroyedEngines.removeAll()
       for destroyed in released { Unmanaged.passUnretained(destroyed).release() }
     }
-    return result
   }
 }
