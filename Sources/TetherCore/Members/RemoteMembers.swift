@@ -2,7 +2,7 @@
 /// the verdicts the client draws from their silence: interrupted after `interruptedAfter`,
 /// offline (DROPPED) after `offlineAfter`, back when heard again.
 ///
-/// Work per digest entry is one dictionary lookup and a store: it does not grow with the
+/// Work per digest entry is one hash-table lookup and a store: it does not grow with the
 /// member count. Verdicts come from a heap of check times that is only touched when a
 /// check falls due.
 ///
@@ -24,7 +24,7 @@ struct RemoteMembers {
 
   private var slots: [Member] = []
   private var freeSlots: [Int32] = []
-  private var index: [UInt32: Int32] = [:]
+  private var index = MemberIndex()
   private var heap = DeadlineHeap()
   /// Real time that did not count (nanoseconds): the members' clock is `real - blind`.
   private var blind: UInt64 = 0
@@ -84,7 +84,7 @@ struct RemoteMembers {
     let now = clock(real)
     let silent = Interval.milliseconds(UInt64(entry.silentForMs)).nanoseconds
     let seen = now > silent ? now - silent : 0
-    if let slot = index[entry.uid] {
+    if let slot = index.find(entry.uid, in: slots) {
       if entry.kind == .left {
         remove(slot: slot)
         recordDeparture(of: entry.uid, at: now, quitAt: real.nanoseconds)
@@ -139,7 +139,7 @@ struct RemoteMembers {
   mutating func removeAll() {
     slots.removeAll(keepingCapacity: true)
     freeSlots.removeAll(keepingCapacity: true)
-    index.removeAll(keepingCapacity: true)
+    index.removeAll()
     heap.removeAll()
     departed.removeAll(keepingCapacity: true)
     blind = 0
@@ -177,13 +177,13 @@ struct RemoteMembers {
       slot = Int32(truncatingIfNeeded: slots.count)
       slots.append(Member(uid: uid, lastSeen: lastSeen, interrupted: false, generation: 0))
     }
-    index[uid] = slot
+    index.insert(slot, uid: uid, in: slots)
     let generation = slots[Int(slot)].generation
     heap.push(.init(due: lastSeen &+ interruptedAfter, slot: slot, generation: generation))
   }
 
   private mutating func remove(slot: Int32) {
-    index[slots[Int(slot)].uid] = nil
+    index.remove(slots[Int(slot)].uid, in: slots)
     slots[Int(slot)].generation &+= 1
     freeSlots.append(slot)
   }
