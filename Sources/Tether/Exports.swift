@@ -126,7 +126,7 @@ public func exportedCreate(
     return error.rawValue
   }
   let engine = Engine(
-    context: LoopRegistry.context(of: loop), session: session, callbacks: callbacks,
+    context: LoopRegistry.context(of: loop), session: consume session, callbacks: callbacks,
     endpoint: endpoint, socket: socket)
   let handle = Unmanaged.passRetained(engine)
   guard engine.start() else {

@@ -56,14 +56,14 @@ final class Engine {
   var awaitingSends = false
 
   init(
-    context: LoopContext, session: ChannelSession<BufferedRandom>,
+    context: LoopContext, session: consuming ChannelSession<BufferedRandom>,
     callbacks: Callbacks, endpoint: ServerEndpoint, socket: UDPSocket?
   ) {
     self.context = context
     self.endpoint = endpoint
     server = endpoint.address
     self.owner = System.currentThread()
-    self.session = session
+    self.session = consume session
     self.callbacks = callbacks
     self.socket = socket
     io = .allocate(capacity: 1)
