@@ -241,7 +241,7 @@ public func exportedGetStats(
     stats.size = out.pointee.size
     withUnsafeBytes(of: &stats) { source in
       UnsafeMutableRawBufferPointer(start: out, count: count).copyMemory(
-        from: UnsafeRawBufferPointer(rebasing: source.prefix(count)))
+        from: UnsafeRawBufferPointer(start: source.baseAddress, count: count))
     }
     return 0
   }

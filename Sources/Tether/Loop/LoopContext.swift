@@ -161,7 +161,9 @@ final class LoopContext {
       index += 1
       fireEveryDue(until: budget)
     }
-    batch.removeAll(keepingCapacity: true)
+    // Emptied one at a time, keeping the storage (removeAll(keepingCapacity:) would add a
+    // generic specialization to the Embedded library; releasing each engine is the work).
+    while batch.popLast() != nil {}
     firing = false
     rearm()
   }

@@ -22,7 +22,7 @@ enum LoopRegistry {
   static func release(_ context: LoopContext) {
     guard context.engineCount == 0 else { return }
     tether_sys_registry_lock()
-    contexts.removeAll { $0 === context }
+    if let index = contexts.firstIndex(where: { $0 === context }) { contexts.remove(at: index) }
     tether_sys_registry_unlock()
     context.stop()
   }
