@@ -135,13 +135,15 @@ struct RemoteMembers {
     }
   }
 
-  /// Forgets everyone, silently (the local session ended). Keeps the storage.
+  /// Forgets everyone, silently (the local session ended). Keeps the storage (emptied one
+  /// element at a time: `removeAll(keepingCapacity:)` would cost the Embedded library a
+  /// generic specialization per element type, for a call made once per session).
   mutating func removeAll() {
-    slots.removeAll(keepingCapacity: true)
-    freeSlots.removeAll(keepingCapacity: true)
+    while slots.popLast() != nil {}
+    while freeSlots.popLast() != nil {}
     index.removeAll()
     heap.removeAll()
-    departed.removeAll(keepingCapacity: true)
+    while departed.popLast() != nil {}
     blind = 0
   }
 
