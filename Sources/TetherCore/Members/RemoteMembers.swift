@@ -153,7 +153,7 @@ struct RemoteMembers {
     _ entry: PresenceEntry, seen: UInt64, now: UInt64, real: UInt64
   ) -> Bool {
     guard !departed.isEmpty else { return false }
-    departed.removeAll { $0.at &+ offlineAfter < now }
+    forgetDepartures(at: now)
     return departed.contains { departure in
       guard departure.uid == entry.uid else { return false }
       if departure.at >= seen { return true }
@@ -163,8 +163,22 @@ struct RemoteMembers {
   }
 
   private mutating func recordDeparture(of uid: UInt32, at now: UInt64, quitAt: UInt64?) {
-    departed.removeAll { $0.uid == uid || $0.at &+ offlineAfter < now }
+    forgetDepartures(at: now, of: uid)
     departed.append((uid, now, quitAt))
+  }
+
+  /// Drops the departures that can no longer refuse anything at `now`, and that of `uid`.
+  /// The others keep their order. (One loop for both callers: removeAll(where:) was
+  /// inlined into each.)
+  private mutating func forgetDepartures(at now: UInt64, of uid: UInt32? = nil) {
+    var kept = 0
+    for index in departed.indices {
+      let departure = departed[index]
+      if departure.uid == uid || departure.at &+ offlineAfter < now { continue }
+      departed[kept] = departure
+      kept += 1
+    }
+    while departed.count > kept { _ = departed.popLast() }
   }
 
   private mutating func add(uid: UInt32, lastSeen: UInt64) {
