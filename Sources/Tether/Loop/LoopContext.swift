@@ -216,8 +216,10 @@ final class LoopContext {
   func netlinkReadable() { netlink?.drain(loop: loop) }
 
   /// A burst of address or route changes has settled: every engine of the loop looks at
-  /// the route to its server. (Rare, so the list of engines is copied without care.)
+  /// the route to its server. (Over a copy of the list: a callback may create or destroy
+  /// engines; the copy keeps every engine of the list alive until it was asked.)
   func routesMayHaveChanged() {
-    for engine in engines.compactMap({ $0 }) { engine.routeMayHaveChanged() }
+    let listed = engines
+    for engine in listed { engine?.routeMayHaveChanged() }
   }
 }
