@@ -33,6 +33,8 @@ final class LoopContext {
   private var received = [UInt8](repeating: 0, count: Int(TETHER_SYS_BATCH) * datagramRoom)
   private let receivedHeaders = UnsafeMutablePointer<tether_sys_batch>.allocate(capacity: 1)
   private var receiving = false
+  /// The next context of ``LoopRegistry``'s list (under the registry's lock).
+  var nextInRegistry: LoopContext?
   /// Entries into this loop's engines under way (Engine+Lifetime.swift).
   var entries = 0
   /// Engines destroyed while an entry was under way: their handles are released when the
