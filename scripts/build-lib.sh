@@ -60,8 +60,8 @@ swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -Osize "${tr
   -module-name Tether -I Sources/CLibev -I Sources/CTetherABI -I Sources/CTetherSystem \
   $(find Sources/TetherCore Sources/Tether -name '*.swift' | sort) -emit-ir -o "$obj/tether.ll"
 # Internal, private and protected definitions become hidden globals (names are unique in
-# one module); the exports keep their default visibility. No unwind tables (only the C
-# shims of CTetherSystem asked for them; nothing unwinds through the library), so no
+# one module); the exports (tether_*, from @_cdecl) stay protected. No unwind tables (only the
+# C shims of CTetherSystem had them; nothing unwinds through the library), so no
 # .eh_frame binds the members' functions together.
 sed -E -e 's/^define (internal|private) /define hidden /' \
   -e '/^attributes #/s/ uwtable(\([a-z]+\))?//' \
@@ -70,8 +70,8 @@ sed -E -e 's/^define (internal|private) /define hidden /' \
   -e 's/^(@("[^"]*"|[^ ]+) = )((linkonce_odr|weak_odr) )?protected /\1\3hidden /' \
   "$obj/tether.ll" > "$obj/tether-hidden.ll"
 # Machine code only: the IR is optimized already.
-"$clang" -S "${codegen[@]}" "${codegen_only[@]}" -Oz -Xclang -disable-llvm-passes -ffunction-sections -fdata-sections \
-  -fno-addrsig -fPIC "$obj/tether-hidden.ll" -o "$obj/tether.s"
+"$clang" -S "${codegen[@]}" "${codegen_only[@]}" -Oz -Xclang -disable-llvm-passes \
+  -ffunction-sections -fdata-sections -fno-addrsig -fPIC "$obj/tether-hidden.ll" -o "$obj/tether.s"
 # What codegen adds: outlined code sequences and constant pools, hidden globals too (but
 # on armv7, whose constant pools sit in their function's section, loaded PC-relative).
 pools='s/\.LCPI([0-9]+_[0-9]+)/__tether_cpi_\1/g'
@@ -85,6 +85,15 @@ sed -E -e "$pools" \
 "${prefix}ld" -r --gc-sections $(sed 's/^/-u /' "$obj/exports.txt") "$obj/tether-all.o" \
   -o "$obj/tether-gc.o"
 "${prefix}objcopy" --keep-global-symbols="$obj/exports.txt" "$obj/tether-gc.o" "$obj/libtether.o"
+# The members share hidden symbols only: nothing but the exports may be visible from them.
+visible=$("${prefix}readelf" -sW "$obj/tether-gc.o" |
+  awk '($5 == "GLOBAL" || $5 == "WEAK") && $6 != "HIDDEN" && $7 != "UND" { print $8 }' |
+  grep -vxF -f "$obj/exports.txt" || true)
+if [ -n "$visible" ]; then
+  echo "build-lib: symbols visible beside the exports:" >&2
+  echo "$visible" >&2
+  exit 1
+fi
 
 # The archive's members (see the top): the sections each profile's functions reach.
 second=${TETHER_SECOND_PROFILE:-^tether_rtm_}
