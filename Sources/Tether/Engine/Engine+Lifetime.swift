@@ -46,7 +46,7 @@ extension Engine {
     if context.entries == 0 && !context.destroyedEngines.isEmpty {
       let released = context.destroyedEngines
       context.destroyedEngines.removeAll()
-      for destroyed in released { Unmanaged.passUnretained(destroyed).release() }
+      for case let destroyed? in released { Unmanaged.passUnretained(destroyed).release() }
     }
   }
 }

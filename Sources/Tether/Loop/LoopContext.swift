@@ -23,8 +23,9 @@ final class LoopContext {
   private(set) var deadlines = DeadlineStats()
   private var source: DeadlineSource?
   private var netlink: NetlinkWatcher?
-  /// The engines of the batch being fired (kept, so firing allocates nothing).
-  private var batch: [Engine] = []
+  /// The engines of the batch being fired (kept, so firing allocates nothing). Optional
+  /// only to share the array type of `engines` (one set of array code in the library).
+  private var batch: [Engine?] = []
   private var firing = false
   /// Engines taken early in the current wake-up (see ``earlyPerWakeUp``).
   private var earlyTaken = 0
@@ -38,8 +39,8 @@ final class LoopContext {
   /// Entries into this loop's engines under way (Engine+Lifetime.swift).
   var entries = 0
   /// Engines destroyed while an entry was under way: their handles are released when the
-  /// outermost entry returns.
-  var destroyedEngines: [Engine] = []
+  /// outermost entry returns. (Optional, as `batch`, for the array type of `engines`.)
+  var destroyedEngines: [Engine?] = []
   /// Room for one datagram: one byte more than the largest, so a longer one is seen as such.
   static let datagramRoom = Packet.maximumSize + 1
   private var datagramRoom: Int { Self.datagramRoom }
@@ -159,7 +160,7 @@ final class LoopContext {
     fireEveryDue(until: budget)
     var index = 0
     while index < batch.count {
-      batch[index].finishFiring()
+      batch[index]?.finishFiring()
       index += 1
       fireEveryDue(until: budget)
     }
