@@ -36,6 +36,7 @@ public struct ChannelOutput {
     actions.append(.send(Datagram(range: start..<bytes.count)))
   }
 
+  @inline(never)  // called from every step of the session: one copy of the append
   mutating func notify(_ notification: ChannelNotification) {
     actions.append(.notify(notification))
   }

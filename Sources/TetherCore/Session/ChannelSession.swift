@@ -144,6 +144,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
     sendJoinAttempt(now: now, into: &output)
   }
 
+  @inline(never)  // three callers; one copy in the Embedded library
   mutating func sendJoinAttempt(now: Instant, into output: inout ChannelOutput) {
     guard case .attempting(var attempts) = link, let membership else { return }
     attempts.attempt = attempts.attempt == .max ? .max : attempts.attempt + 1
