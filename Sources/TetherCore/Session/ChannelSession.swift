@@ -104,6 +104,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   var memberHorizon: Instant { lastHeard + config.heartbeatInterval + config.heartbeatInterval }
 
   /// Stops the session where it is: no more attempts, deadlines or member verdicts.
+  @inline(never)  // many callers; one copy in the Embedded library
   mutating func fail(_ reason: ConnectionChangedReason, into output: inout ChannelOutput) {
     link = .idle
     members.removeAll()
@@ -111,6 +112,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   }
 
   /// Ends the session entirely: back to DISCONNECTED with `reason`.
+  @inline(never)  // two callers; one copy in the Embedded library
   mutating func end(_ reason: ConnectionChangedReason, into output: inout ChannelOutput) {
     link = .idle
     members.removeAll()
