@@ -3,19 +3,32 @@
 # libc and libev only), as build/lib/ARCH/libtether.a and libtether.so (SONAME
 # libtether.so.0), with a linker map. Usage: scripts/build-lib.sh [x86_64|aarch64|armv7]
 #
-# One Swift module holds the core and the driver (so no generic code is specialized twice),
-# every function in its own section; a relocatable link keeps only what the functions of
-# tether.h reach, and only those stay global.
+# One Swift module holds the core and the driver (so no generic code is specialized twice).
+# swiftc optimizes it to LLVM IR; the toolchain's clang turns that into machine code with
+# every function and every datum in its own section (swiftc has no -fdata-sections), and
+# every symbol but the functions of tether.h hidden and global, so that sections can go to
+# different objects. A relocatable link keeps only what the functions of tether.h reach.
+#
+# libtether.so is that one object, with only the functions of tether.h left global.
+# libtether.a holds one member per profile, so that a static host links only the code of
+# the profile it calls: `channel` (the tether_* functions), `rtm` (the login session,
+# tether_rtm_*), and `common` (what both reach, and the functions both profiles use,
+# TETHER_SHARED_EXPORTS). No section is in two members. TETHER_SECOND_PROFILE (a regular
+# expression, default ^tether_rtm_) names the second profile's functions; a profile with
+# no function gets no member.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=${1:-x86_64}
 optimize=-Osize
 case "$arch" in
   x86_64)
-    triple=() ; prefix="" ; sysroot=/usr ; multiarch=x86_64-linux-gnu ;;
+    triple=() ; prefix="" ; sysroot=/usr ; multiarch=x86_64-linux-gnu ;
+    codegen=(-target x86_64-unknown-linux-gnu) ; codegen_only=() ;;
   aarch64)
     triple=(-target aarch64-none-none-elf) ; prefix=aarch64-linux-gnu- ;
-    sysroot=/usr/aarch64-linux-gnu ; multiarch=aarch64-linux-gnu ;;
+    sysroot=/usr/aarch64-linux-gnu ; multiarch=aarch64-linux-gnu ;
+    codegen=(-target aarch64-none-none-elf) ;
+    codegen_only=(-mllvm -aarch64-use-tbi -mno-global-merge) ;;
   armv7)
     triple=(-target armv7-none-none-eabi -Xcc -mfloat-abi=hard -Xcc -mfpu=vfpv3-d16) ;
     # -O, not -Osize: Swift 6.3.1's -Osize code for armv7 corrupted a ByteReader passed
@@ -23,7 +36,9 @@ case "$arch" in
     # -O and -Onone are correct. Tests/c/test_rtm.c under qemu shows it.
     optimize=-O ;
     prefix=arm-linux-gnueabihf- ; sysroot=/usr/arm-linux-gnueabihf ;
-    multiarch=arm-linux-gnueabihf ;;
+    multiarch=arm-linux-gnueabihf ;
+    codegen=(-target armv7-none-none-eabi -mfloat-abi=hard -mfpu=vfpv3-d16) ;
+    codegen_only=(-mno-global-merge) ;;
   *)
     echo "build-lib: unknown ARCH '$arch' (known: x86_64, aarch64, armv7)" >&2
     exit 2 ;;
@@ -41,18 +56,92 @@ cross=()
 exports=$(grep -oE '\btether_[a-z0-9_]+\(' Include/tether.h | tr -d '(' | sort -u)
 echo "$exports" > "$obj/exports.txt"
 
+clang=$(dirname "$(readlink -f "$(command -v swiftc)")")/clang
+[ -x "$clang" ] || { echo "build-lib: no clang beside swiftc ($clang)" >&2; exit 1; }
+
 # shellcheck disable=SC2046
 swiftc -enable-experimental-feature Embedded -wmo -parse-as-library "$optimize" "${triple[@]}" \
-  "${cross[@]}" -Xfrontend -function-sections -Xfrontend -internalize-at-link \
+  "${cross[@]}" -Xfrontend -internalize-at-link \
   -module-name Tether -I Sources/CLibev -I Sources/CTetherABI -I Sources/CTetherSystem \
-  $(find Sources/TetherCore Sources/Tether -name '*.swift' | sort) -c -o "$obj/tether-all.o"
+  $(find Sources/TetherCore Sources/Tether -name '*.swift' | sort) -emit-ir -o "$obj/tether.ll"
+# Internal, private and protected definitions become hidden globals (names are unique in
+# one module); the exports (tether_*, from @_cdecl) stay protected. No unwind tables (only the
+# C shims of CTetherSystem had them; nothing unwinds through the library), so no
+# .eh_frame binds the members' functions together.
+sed -E -e 's/^define (internal|private) /define hidden /' \
+  -e '/^attributes #/s/ uwtable(\([a-z]+\))?//' \
+  -e 's/^(@("[^"]*"|[^ ]+) = )(internal|private) /\1hidden /' \
+  -e '/^define protected [^@]*@tether_[a-z0-9_]+\(/!s/^define ((linkonce_odr|weak_odr) )?protected /define \1hidden /' \
+  -e 's/^(@("[^"]*"|[^ ]+) = )((linkonce_odr|weak_odr) )?protected /\1\3hidden /' \
+  "$obj/tether.ll" > "$obj/tether-hidden.ll"
+# Machine code only: the IR is optimized already.
+"$clang" -S "${codegen[@]}" "${codegen_only[@]}" -Oz -Xclang -disable-llvm-passes \
+  -ffunction-sections -fdata-sections -fno-addrsig -fPIC "$obj/tether-hidden.ll" -o "$obj/tether.s"
+# What codegen adds: outlined code sequences and constant pools, hidden globals too (but
+# on armv7, whose constant pools sit in their function's section, loaded PC-relative).
+pools='s/\.LCPI([0-9]+_[0-9]+)/__tether_cpi_\1/g'
+[ "$arch" = armv7 ] && pools='s/^$//'
+sed -E -e "$pools" \
+  -e 's/^(OUTLINED_FUNCTION_[0-9]+|__tether_cpi_[0-9]+_[0-9]+):/\t.globl \1\n\t.hidden \1\n\1:/' \
+  "$obj/tether.s" > "$obj/tether-global.s"
+"$clang" -c "${codegen[@]}" "$obj/tether-global.s" -o "$obj/tether-all.o"
+
 # shellcheck disable=SC2046
 "${prefix}ld" -r --gc-sections $(sed 's/^/-u /' "$obj/exports.txt") "$obj/tether-all.o" \
   -o "$obj/tether-gc.o"
 "${prefix}objcopy" --keep-global-symbols="$obj/exports.txt" "$obj/tether-gc.o" "$obj/libtether.o"
+# The members share hidden symbols only: nothing but the exports may be visible from them.
+visible=$("${prefix}readelf" -sW "$obj/tether-gc.o" |
+  awk '($5 == "GLOBAL" || $5 == "WEAK") && $6 != "HIDDEN" && $7 != "UND" { print $8 }' |
+  grep -vxF -f "$obj/exports.txt" || true)
+if [ -n "$visible" ]; then
+  echo "build-lib: symbols visible beside the exports:" >&2
+  echo "$visible" >&2
+  exit 1
+fi
 
-rm -f "$out/libtether.a"
-"${prefix}ar" rcs "$out/libtether.a" "$obj/libtether.o"
+# The archive's members (see the top): the sections each profile's functions reach.
+second=${TETHER_SECOND_PROFILE:-^tether_rtm_}
+shared=${TETHER_SHARED_EXPORTS:-^tether_(version|error_name)\$}
+grep -E "$shared" "$obj/exports.txt" > "$obj/roots-common.txt" || true
+grep -vE "$shared" "$obj/exports.txt" | grep -E "$second" > "$obj/roots-rtm.txt" || true
+grep -vE "$shared" "$obj/exports.txt" | grep -vE "$second" > "$obj/roots-channel.txt" || true
+reach() {  # reach ROOTS OUT: the sections of tether-gc.o that the functions in ROOTS reach
+  if [ -s "$1" ]; then
+    # shellcheck disable=SC2046
+    "${prefix}ld" -r --gc-sections $(sed 's/^/-u /' "$1") "$obj/tether-gc.o" -o "$obj/reach.o"
+    "${prefix}readelf" -SW "$obj/reach.o" | sed -nE 's/^ *\[ *[0-9]+\] ([^ ]+) .*/\1/p' |
+      grep -vE '^\.(rela?\..*|symtab|strtab|shstrtab)$' | sort -u > "$2"
+  else
+    : > "$2"
+  fi
+}
+reach "$obj/roots-common.txt" "$obj/reach-common.txt"
+reach "$obj/roots-channel.txt" "$obj/reach-channel.txt"
+reach "$obj/roots-rtm.txt" "$obj/reach-rtm.txt"
+sort -u "$obj/reach-common.txt" <(comm -12 "$obj/reach-channel.txt" "$obj/reach-rtm.txt") \
+  > "$obj/sections-common.txt"
+comm -23 "$obj/reach-channel.txt" "$obj/sections-common.txt" > "$obj/sections-channel.txt"
+comm -23 "$obj/reach-rtm.txt" "$obj/sections-common.txt" > "$obj/sections-rtm.txt"
+# Every section that some member does not hold; the notes of how the code was built
+# (executable stack or not, ARM build attributes) stay in every member.
+all_sections=$("${prefix}readelf" -SW "$obj/tether-gc.o" |
+  sed -nE 's/^ *\[ *[0-9]+\] ([^ ]+) .*/\1/p' |
+  grep -vE '^\.(rela?\..*|symtab|strtab|shstrtab|note\.GNU-stack|ARM\.attributes)$' | sort -u)
+rm -f "$out/libtether.a" "$obj"/{common,channel,rtm}.o
+members=()
+for member in common channel rtm; do
+  [ -s "$obj/sections-$member.txt" ] || continue
+  python3 scripts/elf-member.py "$obj/tether-gc.o" "$obj/member-$member.tmp" \
+    "$obj/sections-$member.txt"
+  remove=()
+  while read -r section; do remove+=(-R "$section" -R ".rela$section" -R ".rel$section"); done \
+    < <(comm -23 <(echo "$all_sections") "$obj/sections-$member.txt")
+  "${prefix}objcopy" "${remove[@]}" "$obj/member-$member.tmp" "$obj/$member.o"
+  rm -f "$obj/member-$member.tmp"
+  members+=("$obj/$member.o")
+done
+"${prefix}ar" rcs "$out/libtether.a" "${members[@]}"
 "${prefix}gcc" -shared -o "$out/libtether.so.0" "$obj/libtether.o" -Wl,-soname,libtether.so.0 \
   -Wl,--gc-sections -Wl,-Map,"$out/libtether.map" -L"/usr/lib/$multiarch" -lev -lm
 ln -sf libtether.so.0 "$out/libtether.so"

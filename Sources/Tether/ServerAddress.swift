@@ -44,19 +44,21 @@ struct ServerEndpoint {
     guard let colon = text.lastIndex(of: UInt8(ascii: ":")), colon > 0,
       let port = Self.port(text[(colon + 1)...])
     else { return nil }
-    var host = Array(text[..<colon])
-    let bracketed = host.first == UInt8(ascii: "[")
+    // Slices of `text` until the copy (the slice operations are the ones ByteReader uses).
+    var hostBytes = text[..<colon]
+    let bracketed = hostBytes.first == UInt8(ascii: "[")
     if bracketed {
-      guard host.last == UInt8(ascii: "]"), host.count > 2 else { return nil }
-      host = Array(host.dropFirst().dropLast())
+      guard hostBytes.last == UInt8(ascii: "]"), hostBytes.count > 2 else { return nil }
+      hostBytes = hostBytes.dropFirst().dropLast()
     }
+    var host = Array(hostBytes)
     guard !host.contains(0), host.count < 256 else { return nil }
     host.append(0)
     self.port = port
     if let address = ServerAddress(numericHost: host, port: port) {
       self.address = address
       name = []
-    } else if !bracketed && Self.isHostName(host.dropLast()) {
+    } else if !bracketed && Self.isHostName(hostBytes) {
       address = nil
       name = host
     } else {

@@ -9,8 +9,11 @@ public struct ChannelName: Hashable, Sendable {
 
   public static let maximumLength = 63
 
-  static let allowed = ASCIISet(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%&()+-:;<=.>?@[]^_{}|~,")
+  static let allowed = ASCIISet(low: 0xFFFF_7B7B_0000_0000, high: 0x7FFF_FFFE_EFFF_FFFF)
+
+  /// The rule as SPEC.md spells it: `allowed` must be this set (ASCIISetTests).
+  static let spelled: StaticString =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%&()+-:;<=.>?@[]^_{}|~,"
 
   /// Checks `bytes` and keeps a copy.
   /// - Throws: ``TetherError/invalidChannelName`` if empty, longer than 63 bytes, or

@@ -20,21 +20,35 @@ extension Connection {
   /// connections is still under way. Returns `body`'s result, or nil.
   @discardableResult
   static func enter<C: Connection, R>(_ connection: C, _ body: (C) -> R) -> R? {
-    guard !connection.destroyed else { return nil }
-    let context = connection.context
-    connection.depth += 1
-    context.entries += 1
+    guard connection.beginEntry() else { return nil }
     let result = body(connection)
-    connection.depth -= 1
+    connection.endEntry()
+    return result
+  }
+
+  /// Counts one more entry; false when the connection was destroyed. (Kept out of line, as
+  /// is ``endEntry()``: ``enter(_:_:)`` is specialized for every result type and call site.)
+  @inline(never)
+  private func beginEntry() -> Bool {
+    guard !destroyed else { return false }
+    depth += 1
+    context.entries += 1
+    return true
+  }
+
+  /// Counts one entry less; releases what was destroyed once the outermost entry is done.
+  @inline(never)
+  private func endEntry() {
+    let context = self.context
+    depth -= 1
     context.entries -= 1
-    if connection.destroyed && connection.depth == 0 {
-      context.destroyedConnections.append(connection)
+    if destroyed && depth == 0 {
+      context.destroyedConnections.append(self)
     }
     if context.entries == 0 && !context.destroyedConnections.isEmpty {
       let released = context.destroyedConnections
       context.destroyedConnections.removeAll()
-      for destroyed in released { Unmanaged.passUnretained(destroyed).release() }
+      for case let destroyed? in released { Unmanaged.passUnretained(destroyed).release() }
     }
-    return result
   }
 }

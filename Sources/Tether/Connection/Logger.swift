@@ -10,7 +10,7 @@ struct Logger {
   /// bytes, not String: the Embedded library carries no string formatting.
   func log(_ level: LogLevel, _ text: StaticString, _ number: Int64? = nil) {
     guard let callback else { return }
-    var line = [UInt8](UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    var line = [UInt8](UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     if let number { appendDecimal(number, to: &line) }
     line.append(0)
     line.withUnsafeBufferPointer { buffer in
@@ -25,13 +25,14 @@ struct Logger {
 func appendDecimal(_ number: Int64, to line: inout [UInt8]) {
   line.append(UInt8(ascii: " "))
   if number < 0 { line.append(UInt8(ascii: "-")) }
-  var magnitude = number.magnitude
-  var digits: [UInt8] = []
+  // Highest digit first, with no scratch array.
+  let magnitude = number.magnitude
+  var divisor: UInt64 = 1
+  while divisor <= magnitude / 10 { divisor *= 10 }
   repeat {
-    digits.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-    magnitude /= 10
-  } while magnitude > 0
-  line.append(contentsOf: digits.reversed())
+    line.append(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
+    divisor /= 10
+  } while divisor > 0
 }
 
 enum LogLevel: Int32 {

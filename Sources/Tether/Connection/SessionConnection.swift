@@ -72,7 +72,7 @@ where Sink.Notification == Session.Notification {
     context: LoopContext, session: consuming Session, callbacks: Sink, logger: Logger,
     endpoint: ServerEndpoint, socket: UDPSocket?
   ) {
-    self.session = session
+    self.session = consume session
     self.callbacks = callbacks
     super.init(context: context, logger: logger, endpoint: endpoint, socket: socket)
   }

@@ -23,8 +23,9 @@ final class LoopContext {
   private(set) var deadlines = DeadlineStats()
   private var source: DeadlineSource?
   private var netlink: NetlinkWatcher?
-  /// The engines of the batch being fired (kept, so firing allocates nothing).
-  private var batch: [Connection] = []
+  /// The connections of the batch being fired (kept, so firing allocates nothing).
+  /// Optional only to share the array type of `engines` (one set of array code).
+  private var batch: [Connection?] = []
   private var firing = false
   /// Engines taken early in the current wake-up (see ``earlyPerWakeUp``).
   private var earlyTaken = 0
@@ -33,11 +34,13 @@ final class LoopContext {
   private var received = [UInt8](repeating: 0, count: Int(TETHER_SYS_BATCH) * datagramRoom)
   private let receivedHeaders = UnsafeMutablePointer<tether_sys_batch>.allocate(capacity: 1)
   private var receiving = false
+  /// The next context of ``LoopRegistry``'s list (under the registry's lock).
+  var nextInRegistry: LoopContext?
   /// Entries into this loop's connections under way (Connection+Lifetime.swift).
   var entries = 0
   /// Connections destroyed while an entry was under way: their handles are released when
-  /// the outermost entry returns.
-  var destroyedConnections: [Connection] = []
+  /// the outermost entry returns. (Optional, as `batch`, for the array type of `engines`.)
+  var destroyedConnections: [Connection?] = []
   /// Room for one datagram: one byte more than the largest, so a longer one is seen as such.
   static let datagramRoom = Packet.maximumSize + 1
   private var datagramRoom: Int { Self.datagramRoom }
@@ -157,11 +160,13 @@ final class LoopContext {
     fireEveryDue(until: budget)
     var index = 0
     while index < batch.count {
-      batch[index].finishFiring()
+      batch[index]?.finishFiring()
       index += 1
       fireEveryDue(until: budget)
     }
-    batch.removeAll(keepingCapacity: true)
+    // Emptied one at a time, keeping the storage (removeAll(keepingCapacity:) would add a
+    // generic specialization to the Embedded library; releasing each engine is the work).
+    while batch.popLast() != nil {}
     firing = false
     rearm()
   }
@@ -214,8 +219,10 @@ final class LoopContext {
   func netlinkReadable() { netlink?.drain(loop: loop) }
 
   /// A burst of address or route changes has settled: every engine of the loop looks at
-  /// the route to its server. (Rare, so the list of engines is copied without care.)
+  /// the route to its server. (Over a copy of the list: a callback may create or destroy
+  /// engines; the copy keeps every engine of the list alive until it was asked.)
   func routesMayHaveChanged() {
-    for engine in engines.compactMap({ $0 }) { engine.routeMayHaveChanged() }
+    let listed = engines
+    for engine in listed { engine?.routeMayHaveChanged() }
   }
 }

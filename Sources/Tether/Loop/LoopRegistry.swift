@@ -5,16 +5,23 @@ import CTetherSystem
 /// and it is touched only at create and destroy, under a mutex. (Everything else of a
 /// context belongs to its loop's thread, which is also the thread of every engine on it.)
 enum LoopRegistry {
-  nonisolated(unsafe) private static var contexts: [LoopContext] = []
+  /// The contexts, linked through ``LoopContext/nextInRegistry`` (a list of a few, and no
+  /// array type of its own in the Embedded library).
+  nonisolated(unsafe) private static var first: LoopContext?
 
   /// The context of `loop`, made and started if no engine is on it yet.
   static func context(of loop: OpaquePointer) -> LoopContext {
     tether_sys_registry_lock()
     defer { tether_sys_registry_unlock() }
-    for context in contexts where context.loop == loop { return context }
+    var next = first
+    while let context = next {
+      if context.loop == loop { return context }
+      next = context.nextInRegistry
+    }
     let context = LoopContext(loop: loop)
     context.start()
-    contexts.append(context)
+    context.nextInRegistry = first
+    first = context
     return context
   }
 
@@ -22,7 +29,16 @@ enum LoopRegistry {
   static func release(_ context: LoopContext) {
     guard context.engineCount == 0 else { return }
     tether_sys_registry_lock()
-    contexts.removeAll { $0 === context }
+    if first === context {
+      first = context.nextInRegistry
+    } else {
+      var previous = first
+      while let candidate = previous, candidate.nextInRegistry !== context {
+        previous = candidate.nextInRegistry
+      }
+      previous?.nextInRegistry = context.nextInRegistry
+    }
+    context.nextInRegistry = nil
     tether_sys_registry_unlock()
     context.stop()
   }

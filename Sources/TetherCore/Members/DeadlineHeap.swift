@@ -28,8 +28,7 @@ struct DeadlineHeap {
   }
 
   mutating func popTop() -> Entry? {
-    guard let first = entries.first else { return nil }
-    let last = entries.removeLast()
+    guard let first = entries.first, let last = entries.popLast() else { return nil }
     guard !entries.isEmpty else { return first }
     entries[0] = last
     var parent = 0
@@ -46,5 +45,7 @@ struct DeadlineHeap {
     return first
   }
 
-  mutating func removeAll() { entries.removeAll(keepingCapacity: true) }
+  /// Empties the heap; keeps the storage (one element at a time: `removeAll(keepingCapacity:)`
+  /// would cost the Embedded library a generic specialization of its own).
+  mutating func removeAll() { while entries.popLast() != nil {} }
 }

@@ -2,7 +2,7 @@
 /// the verdicts the client draws from their silence: interrupted after `interruptedAfter`,
 /// offline (DROPPED) after `offlineAfter`, back when heard again.
 ///
-/// Work per digest entry is one dictionary lookup and a store: it does not grow with the
+/// Work per digest entry is one hash-table lookup and a store: it does not grow with the
 /// member count. Verdicts come from a heap of check times that is only touched when a
 /// check falls due.
 ///
@@ -24,7 +24,7 @@ struct RemoteMembers {
 
   private var slots: [Member] = []
   private var freeSlots: [Int32] = []
-  private var index: [UInt32: Int32] = [:]
+  private var index = MemberIndex()
   private var heap = DeadlineHeap()
   /// Real time that did not count (nanoseconds): the members' clock is `real - blind`.
   private var blind: UInt64 = 0
@@ -84,7 +84,7 @@ struct RemoteMembers {
     let now = clock(real)
     let silent = Interval.milliseconds(UInt64(entry.silentForMs)).nanoseconds
     let seen = now > silent ? now - silent : 0
-    if let slot = index[entry.uid] {
+    if let slot = index.find(entry.uid, in: slots) {
       if entry.kind == .left {
         remove(slot: slot)
         recordDeparture(of: entry.uid, at: now, quitAt: real.nanoseconds)
@@ -135,13 +135,15 @@ struct RemoteMembers {
     }
   }
 
-  /// Forgets everyone, silently (the local session ended). Keeps the storage.
+  /// Forgets everyone, silently (the local session ended). Keeps the storage (emptied one
+  /// element at a time: `removeAll(keepingCapacity:)` would cost the Embedded library a
+  /// generic specialization per element type, for a call made once per session).
   mutating func removeAll() {
-    slots.removeAll(keepingCapacity: true)
-    freeSlots.removeAll(keepingCapacity: true)
-    index.removeAll(keepingCapacity: true)
+    while slots.popLast() != nil {}
+    while freeSlots.popLast() != nil {}
+    index.removeAll()
     heap.removeAll()
-    departed.removeAll(keepingCapacity: true)
+    while departed.popLast() != nil {}
     blind = 0
   }
 
@@ -151,7 +153,7 @@ struct RemoteMembers {
     _ entry: PresenceEntry, seen: UInt64, now: UInt64, real: UInt64
   ) -> Bool {
     guard !departed.isEmpty else { return false }
-    departed.removeAll { $0.at &+ offlineAfter < now }
+    forgetDepartures(at: now)
     return departed.contains { departure in
       guard departure.uid == entry.uid else { return false }
       if departure.at >= seen { return true }
@@ -161,8 +163,22 @@ struct RemoteMembers {
   }
 
   private mutating func recordDeparture(of uid: UInt32, at now: UInt64, quitAt: UInt64?) {
-    departed.removeAll { $0.uid == uid || $0.at &+ offlineAfter < now }
+    forgetDepartures(at: now, of: uid)
     departed.append((uid, now, quitAt))
+  }
+
+  /// Drops the departures that can no longer refuse anything at `now`, and that of `uid`.
+  /// The others keep their order. (One loop for both callers: removeAll(where:) was
+  /// inlined into each.)
+  private mutating func forgetDepartures(at now: UInt64, of uid: UInt32? = nil) {
+    var kept = 0
+    for index in departed.indices {
+      let departure = departed[index]
+      if departure.uid == uid || departure.at &+ offlineAfter < now { continue }
+      departed[kept] = departure
+      kept += 1
+    }
+    while departed.count > kept { _ = departed.popLast() }
   }
 
   private mutating func add(uid: UInt32, lastSeen: UInt64) {
@@ -177,13 +193,13 @@ struct RemoteMembers {
       slot = Int32(truncatingIfNeeded: slots.count)
       slots.append(Member(uid: uid, lastSeen: lastSeen, interrupted: false, generation: 0))
     }
-    index[uid] = slot
+    index.insert(slot, uid: uid, in: slots)
     let generation = slots[Int(slot)].generation
     heap.push(.init(due: lastSeen &+ interruptedAfter, slot: slot, generation: generation))
   }
 
   private mutating func remove(slot: Int32) {
-    index[slots[Int(slot)].uid] = nil
+    index.remove(slots[Int(slot)].uid, in: slots)
     slots[Int(slot)].generation &+= 1
     freeSlots.append(slot)
   }

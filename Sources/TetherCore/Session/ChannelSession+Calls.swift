@@ -55,27 +55,18 @@ extension ChannelSession {
     throws(TetherError)
   {
     let now = tick(now)
-    guard var membership else { throw .notReady }
+    // The membership is changed in place (a copy of it costs the Embedded library a copy
+    // and a destroy of every field at each use).
+    guard let cookie = membership?.cookie else { throw .notReady }
     switch state {
     case .connected:
-      if membership.renewal == nil {
-        membership.renewal = PendingRenewal(
-          previousToken: membership.token, previousExpiresAt: membership.tokenExpiresAt,
-          previousWarned: membership.tokenWarned)
-      }
-      membership.adopt(token)
-      self.membership = membership
-      output.send(Packet(cookie: membership.cookie, message: .renewToken(token)))
+      membership?.startRenewal(with: token)
+      output.send(Packet(cookie: cookie, message: .renewToken(token)))
     case .connecting, .reconnecting:
-      membership.token = token
-      membership.renewal = nil
-      membership.tokenUnconfirmed = true
-      membership.tokenWarned = true  // the app has acted on the old token's warning
-      self.membership = membership
+      membership?.replaceToken(with: token)
     case .failed where reason == .tokenExpired:
-      membership.adopt(token)
-      membership.renewal = nil
-      self.membership = membership
+      membership?.adopt(token)
+      membership?.renewal = nil
       transition(.renewToken, into: &output)
       startAttempts(outageSince: now, now: now, into: &output)
     case .disconnected, .failed:
@@ -136,5 +127,24 @@ extension Membership {
     tokenExpiresAt = nil
     tokenWarned = false
     tokenUnconfirmed = false
+  }
+
+  /// CONNECTED: `token` is sent to the server; until it answers, what to go back to if it
+  /// refuses is kept (the token before the first renewal not answered yet).
+  mutating func startRenewal(with token: Token) {
+    if renewal == nil {
+      renewal = PendingRenewal(
+        previousToken: self.token, previousExpiresAt: tokenExpiresAt, previousWarned: tokenWarned)
+    }
+    adopt(token)
+  }
+
+  /// CONNECTING or RECONNECTING: the next JOIN carries `token`; the expiry already known
+  /// keeps running until a server accepts it.
+  mutating func replaceToken(with token: Token) {
+    self.token = token
+    renewal = nil
+    tokenUnconfirmed = true
+    tokenWarned = true  // the app has acted on the old token's warning
   }
 }

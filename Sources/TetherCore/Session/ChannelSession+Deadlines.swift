@@ -122,14 +122,13 @@ extension ChannelSession {
 
   private mutating func sendHeartbeat(due: Instant, now: Instant, into output: inout ChannelOutput)
   {
-    guard var membership else { return }
-    membership.heartbeatSequence &+= 1
-    self.membership = membership
-    output.send(
-      Packet(cookie: membership.cookie, message: .heartbeat(sequence: membership.heartbeatSequence))
-    )
-    if membership.renewal != nil {
-      output.send(Packet(cookie: membership.cookie, message: .renewToken(membership.token)))
+    membership?.heartbeatSequence &+= 1
+    guard let cookie = membership?.cookie, let sequence = membership?.heartbeatSequence else {
+      return
+    }
+    output.send(Packet(cookie: cookie, message: .heartbeat(sequence: sequence)))
+    if membership?.renewal != nil, let token = membership?.token {
+      output.send(Packet(cookie: cookie, message: .renewToken(token)))
     }
     // Keep the beat on its grid; after a late wake-up, restart it from now.
     let next = due + config.heartbeatInterval

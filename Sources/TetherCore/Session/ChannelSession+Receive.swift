@@ -67,31 +67,19 @@ extension ChannelSession {
   private mutating func accepted(
     _ accept: JoinAccept, now: Instant, into output: inout ChannelOutput
   ) {
-    guard state == .connecting || state == .reconnecting, var membership else { return }
-    // RECONNECTING without a join ever accepted (renew_token after a first join refused
-    // for an expired token) ends in the first join's success, not a rejoin's.
-    let rejoin = membership.everAccepted
-    membership.everAccepted = true
-    membership.uid = accept.uid
-    membership.renewal = nil
-    if membership.tokenUnconfirmed {
-      membership.tokenUnconfirmed = false
-      membership.tokenWarned = false
-    }
-    membership.tokenExpiresAt =
-      accept.tokenTimeLeftMs == 0 ? nil : now + .milliseconds(UInt64(accept.tokenTimeLeftMs))
-    self.membership = membership
+    guard state == .connecting || state == .reconnecting,
+      let rejoin = membership?.accept(accept, now: now),
+      let channel = membership?.channel, let joinedAt = membership?.joinedAt
+    else { return }
     recordData(now)
     link = .live(nextHeartbeatAt: now + config.heartbeatInterval)
-    let elapsed = now.since(membership.joinedAt).clampedMilliseconds
+    let elapsed = now.since(joinedAt).clampedMilliseconds
     if rejoin {
       transition(.rejoinSuccess, into: &output)
-      output.notify(
-        .rejoinChannelSuccess(channel: membership.channel, uid: accept.uid, elapsedMs: elapsed))
+      output.notify(.rejoinChannelSuccess(channel: channel, uid: accept.uid, elapsedMs: elapsed))
     } else {
       transition(.joinSuccess, into: &output)
-      output.notify(
-        .joinChannelSuccess(channel: membership.channel, uid: accept.uid, elapsedMs: elapsed))
+      output.notify(.joinChannelSuccess(channel: channel, uid: accept.uid, elapsedMs: elapsed))
     }
   }
 
@@ -109,19 +97,45 @@ extension ChannelSession {
   private mutating func renewed(
     _ renewal: TokenRenewal, now: Instant, into output: inout ChannelOutput
   ) {
-    guard state == .connected, var membership, let previous = membership.renewal else { return }
+    guard state == .connected, membership?.renewal != nil else { return }
     recordData(now)
-    membership.renewal = nil
     if renewal.refused == nil {
-      membership.tokenExpiresAt =
+      membership?.renewal = nil
+      membership?.tokenExpiresAt =
         renewal.tokenTimeLeftMs == 0 ? nil : now + .milliseconds(UInt64(renewal.tokenTimeLeftMs))
-      self.membership = membership
     } else {
-      membership.token = previous.previousToken
-      membership.tokenExpiresAt = previous.previousExpiresAt
-      membership.tokenWarned = previous.previousWarned
-      self.membership = membership
+      membership?.restoreTokenBeforeRenewal()
       output.notify(.requestToken)
     }
+  }
+}
+
+// The membership is changed in place: a copy of it costs the Embedded library a copy and
+// a destroy of every field at each use.
+extension Membership {
+  /// The server accepted the join: true when a join had been accepted before (a rejoin).
+  mutating func accept(_ accept: JoinAccept, now: Instant) -> Bool {
+    // RECONNECTING without a join ever accepted (renew_token after a first join refused
+    // for an expired token) ends in the first join's success, not a rejoin's.
+    let rejoin = everAccepted
+    everAccepted = true
+    uid = accept.uid
+    renewal = nil
+    if tokenUnconfirmed {
+      tokenUnconfirmed = false
+      tokenWarned = false
+    }
+    tokenExpiresAt =
+      accept.tokenTimeLeftMs == 0 ? nil : now + .milliseconds(UInt64(accept.tokenTimeLeftMs))
+    return rejoin
+  }
+
+  /// The server refused the renewed token: back to the token before the renewal.
+  mutating func restoreTokenBeforeRenewal() {
+    guard let previous = renewal else { return }
+    renewal = nil
+    token = previous.previousToken
+    tokenExpiresAt = previous.previousExpiresAt
+    tokenWarned = previous.previousWarned
   }
 }

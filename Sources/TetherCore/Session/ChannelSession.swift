@@ -104,6 +104,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   var memberHorizon: Instant { lastHeard + config.heartbeatInterval + config.heartbeatInterval }
 
   /// Stops the session where it is: no more attempts, deadlines or member verdicts.
+  @inline(never)  // many callers; one copy in the Embedded library
   mutating func fail(_ reason: ConnectionChangedReason, into output: inout ChannelOutput) {
     link = .idle
     members.removeAll()
@@ -111,6 +112,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   }
 
   /// Ends the session entirely: back to DISCONNECTED with `reason`.
+  @inline(never)  // two callers; one copy in the Embedded library
   mutating func end(_ reason: ConnectionChangedReason, into output: inout ChannelOutput) {
     link = .idle
     members.removeAll()
@@ -144,6 +146,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
     sendJoinAttempt(now: now, into: &output)
   }
 
+  @inline(never)  // three callers; one copy in the Embedded library
   mutating func sendJoinAttempt(now: Instant, into output: inout ChannelOutput) {
     guard case .attempting(var attempts) = link, let membership else { return }
     attempts.attempt = attempts.attempt == .max ? .max : attempts.attempt + 1

@@ -36,6 +36,7 @@ public struct SessionOutput<Notification> {
     actions.append(.send(Datagram(range: start..<bytes.count)))
   }
 
+  @inline(never)  // called from every step of a session: one copy of the append
   mutating func notify(_ notification: Notification) {
     actions.append(.notify(notification))
   }

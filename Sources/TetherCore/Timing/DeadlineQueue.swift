@@ -86,8 +86,7 @@ public struct DeadlineQueue {
   private mutating func remove(_ slot: Int32) {
     guard let index = position(of: slot) else { return }
     positions[Int(slot)] = -1
-    let last = heap.removeLast()
-    guard index < heap.count else { return }
+    guard let last = heap.popLast(), index < heap.count else { return }
     heap[index] = last
     positions[Int(last.slot)] = Int32(truncatingIfNeeded: index)
     siftUp(index)

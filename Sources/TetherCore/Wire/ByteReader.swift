@@ -48,9 +48,24 @@ public struct ByteReader {
 extension Array where Element == UInt8 {
   /// Appends `value` big-endian (network order).
   public mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
-    var shift = T.bitWidth - 8
+    if T.bitWidth <= 64 {
+      // One out-of-line loop for every width, not one specialization per integer type.
+      appendBigEndian(UInt64(truncatingIfNeeded: value), byteCount: T.bitWidth / 8)
+    } else {
+      var shift = T.bitWidth - 8
+      while shift >= 0 {
+        append(UInt8(truncatingIfNeeded: value >> shift))
+        shift -= 8
+      }
+    }
+  }
+
+  /// Appends the low `byteCount` bytes of `value`, most significant first.
+  @usableFromInline @inline(never)
+  mutating func appendBigEndian(_ value: UInt64, byteCount: Int) {
+    var shift = 8 * (byteCount - 1)
     while shift >= 0 {
-      append(UInt8(truncatingIfNeeded: value >> shift))
+      append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
       shift -= 8
     }
   }

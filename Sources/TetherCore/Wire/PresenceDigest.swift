@@ -54,13 +54,20 @@ public struct PresenceDigest: Equatable, Sendable, Sequence {
 
     public mutating func next() -> PresenceEntry? {
       guard rest.count >= PresenceDigest.entrySize else { return nil }
-      var reader = ByteReader(rest.prefix(PresenceDigest.entrySize))
+      // Read in place, by index: this runs for every member of every digest. The digest
+      // checked every entry when it was built or decoded.
+      let bytes = rest
+      let at = bytes.startIndex
       rest = rest.dropFirst(PresenceDigest.entrySize)
-      // The digest checked every entry when it was built or decoded.
-      guard let uid = try? reader.u32(), let kind = try? reader.u8(),
-        let silent = try? reader.u32(), let kind = PresenceEntry.Kind(rawValue: kind)
-      else { return nil }
-      return PresenceEntry(uid: uid, kind: kind, silentForMs: silent)
+      guard let kind = PresenceEntry.Kind(rawValue: bytes[at + 4]) else { return nil }
+      return PresenceEntry(
+        uid: Self.word(bytes, at), kind: kind, silentForMs: Self.word(bytes, at + 5))
+    }
+
+    /// The big-endian 32-bit word at `index`.
+    private static func word(_ bytes: ArraySlice<UInt8>, _ index: Int) -> UInt32 {
+      UInt32(bytes[index]) << 24 | UInt32(bytes[index + 1]) << 16
+        | UInt32(bytes[index + 2]) << 8 | UInt32(bytes[index + 3])
     }
   }
 
