@@ -170,6 +170,27 @@ static int server_heard_two_events(struct seen *s) {
   (void)s;
   return watched_server->events_received == 2;
 }
+static int server_heard_four_heartbeats(struct seen *s) {
+  (void)s;
+  return watched_server->heartbeats >= 4;
+}
+static int server_heard_two_relogins(struct seen *s) {
+  (void)s;
+  return watched_server->relogins >= 2;
+}
+static int server_heard_an_operation(struct seen *s) {
+  (void)s;
+  return watched_server->operations >= 1;
+}
+static int server_heard_the_leave(struct seen *s) {
+  (void)s;
+  return watched_server->last_operation == 2;
+}
+static int destroyed(struct seen *s) { return s->client == NULL; }
+static int server_heard_both_logouts(struct seen *s) {
+  (void)s;
+  return watched_server->logouts == 2;
+}
 
 /* A loop, a fake server and a client with the scaled config. */
 struct rig {
@@ -364,9 +385,11 @@ static void test_rtm_login_connects_resultBeforeTheStateChange(void) {
   CHECK(r.seen.states[1] == TETHER_RTM_CONNECTION_STATE_CONNECTED);
   CHECK(r.seen.result_count == 1 && r.seen.results[0] == TETHER_RTM_LOGIN_ERR_OK);
   CHECK(r.seen.result_at_change == 1); /* before CONNECTED */
-  CHECK(r.server.logins == 1 && r.seen.attempts >= 1);
+  /* A slow run (valgrind) may retry once before the answer arrives. */
+  CHECK(r.server.logins >= 1 && r.seen.attempts >= 1);
   CHECK(tether_rtm_get_connection_state(r.seen.client) == TETHER_RTM_CONNECTION_STATE_CONNECTED);
-  run_until(r.loop, NULL, &r.seen, 100);
+  watched_server = &r.server;
+  run_until(r.loop, server_heard_four_heartbeats, &r.seen, 2000);
   CHECK(r.server.heartbeats >= 4);
   CHECK(connected(&r.seen));
   rig_stop(&r);
@@ -404,7 +427,8 @@ static void test_rtm_interrupted_thenBack_withoutASecondLoginResult(void) {
   run_until(r.loop, interrupted, &r.seen, 2000);
   CHECK(interrupted(&r.seen));
   CHECK(r.seen.states[r.seen.changes - 1] == TETHER_RTM_CONNECTION_STATE_RECONNECTING);
-  run_until(r.loop, NULL, &r.seen, 150);
+  watched_server = &r.server;
+  run_until(r.loop, server_heard_two_relogins, &r.seen, 2000);
   CHECK(r.server.relogins >= 2);
   CHECK(interrupted(&r.seen)); /* no FAILED: reconnecting goes on */
   r.server.silent = 0;
@@ -451,7 +475,8 @@ static void test_rtm_logout_sendsLogout_andNothingComesAfter(void) {
   CHECK(tether_rtm_join_channel(r.seen.client, "lobby") == 0);
   CHECK(tether_rtm_logout(r.seen.client) == 0);
   CHECK(r.seen.logout_result_count == 1);
-  run_until(r.loop, NULL, &r.seen, 60);
+  watched_server = &r.server;
+  run_until(r.loop, server_heard_both_logouts, &r.seen, 2000);
   CHECK(r.server.logouts == 2);
   CHECK(r.seen.after_logout == 0);
   CHECK(tether_rtm_get_connection_state(r.seen.client) == TETHER_RTM_CONNECTION_STATE_DISCONNECTED);
@@ -462,7 +487,8 @@ static void test_rtm_channelOperations_reachTheServer_andMemberEventsComeBack(vo
   struct rig r;
   rig_connect(&r);
   CHECK(tether_rtm_join_channel(r.seen.client, "lobby") == 0);
-  run_until(r.loop, NULL, &r.seen, 40);
+  watched_server = &r.server;
+  run_until(r.loop, server_heard_an_operation, &r.seen, 2000);
   CHECK(r.server.operations >= 1 && r.server.last_operation == 1);
   CHECK(r.server.last_operation_kind == 1 && strcmp(r.server.last_channel, "lobby") == 0);
   fake_login_member_event(&r.server, 1, 1, "lobby", "bob");
@@ -476,7 +502,7 @@ static void test_rtm_channelOperations_reachTheServer_andMemberEventsComeBack(vo
   CHECK(r.seen.left_count == 1 && strcmp(r.seen.left[0], "lobby/bob") == 0);
   CHECK(r.server.events_received == 2);
   CHECK(tether_rtm_leave_channel(r.seen.client, "lobby") == 0);
-  run_until(r.loop, NULL, &r.seen, 40);
+  run_until(r.loop, server_heard_the_leave, &r.seen, 2000);
   CHECK(r.server.last_operation == 2 && r.server.last_operation_kind == 2);
   rig_stop(&r);
 }
@@ -487,7 +513,7 @@ static void test_rtm_destroy_insideACallback_isSafe(void) {
   r.seen.destroy_in = TETHER_RTM_CONNECTION_STATE_CONNECTED;
   CHECK(rig_create(&r) == 0);
   CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
-  run_until(r.loop, NULL, &r.seen, 100);
+  run_until(r.loop, destroyed, &r.seen, 2000);
   CHECK(r.seen.client == NULL);
   CHECK(r.seen.changes == 2);
   rig_stop(&r);
