@@ -416,7 +416,7 @@ import TetherSim
     h.events(first: 1, [(.joined, Self.room, H.otherUser)])
     h.run(for: .seconds(40))
     let mark = h.mark
-    h.accept(resumed: false)
+    h.accept(resumed: false, session: 1)  // a new server session: another number
     let rejoins: [Message] = [
       .channelOperation(ChannelOperation(sequence: 1, kind: .join, channel: Self.room)),
       .channelOperation(ChannelOperation(sequence: 2, kind: .join, channel: Self.other)),
@@ -427,6 +427,27 @@ import TetherSim
     #expect(
       h.sentMessages(since: mark) == rejoins + [.loginHeartbeat(sequence: 4, eventsReceived: 0)]
         + rejoins)
+  }
+
+  /// A late answer to an earlier LOGIN of the session held says "not resumed" (the server
+  /// had not seen the client confirm yet) under the same server session: nothing restarts,
+  /// or every later member event would be taken as a repeat. (Found by the login simulator,
+  /// seed 136612.)
+  @Test func aLateAcceptOfTheSameServerSession_keepsTheNumbering() throws {
+    var h = H()
+    try h.login()
+    h.accept(session: 5)
+    try h.join()
+    h.deliver(.channelAck(session: 5, sequence: 1))
+    h.events(session: 5, first: 1, [(.joined, Self.room, H.otherUser)])
+    let mark = h.mark
+    h.accept(resumed: false, session: 5)
+    #expect(h.sentMessages(since: mark) == [])
+    h.events(session: 5, first: 2, [(.left, Self.room, H.otherUser)])
+    #expect(
+      h.mainNotifications(since: mark) == [
+        .memberLeft(channel: Self.room.bytes[...], userID: H.otherUser.bytes[...])
+      ])
   }
 
   @Test func memberEvents_deliveredOnceInOrder_aGapWaitsForTheResend() throws {

@@ -161,10 +161,11 @@ import TetherSim
       (
         "recv LOGIN_ACCEPT (new server session)",
         packet(
-          .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 7_200_000, resumed: false)))
+          .loginAccept(
+            LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 7_200_000, resumed: false, session: 1)))
       ),
       (
-        "recv LOGIN_ACCEPT (resumed)",
+        "recv LOGIN_ACCEPT (the session held)",
         packet(
           .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 7_200_000, resumed: true)))
       ),

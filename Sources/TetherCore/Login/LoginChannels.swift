@@ -15,8 +15,9 @@ struct LoginChannels {
   private var nextSequence: UInt32 = 1
   /// Member events taken from the current server session, in order.
   var eventsReceived: UInt32 = 0
-  /// The server session (``LoginAccept/session``) that numbering belongs to.
-  private(set) var serverSession: UInt32 = 0
+  /// The server session (``LoginAccept/session``) that numbering belongs to; nil before
+  /// the first LOGIN_ACCEPT of a login.
+  private(set) var serverSession: UInt32?
 
   func contains(_ channel: ChannelName) -> Bool { joined.contains(channel) }
 
@@ -47,6 +48,7 @@ struct LoginChannels {
   }
 
   mutating func removeAll() {
+    serverSession = nil
     joined.removeAll()
     pending.removeAll()
     nextSequence = 1

@@ -83,7 +83,10 @@ extension LoginSession {
     lastData = now
     let wasLive = state == .connected
     if !wasLive { link = .live(nextHeartbeatAt: now + config.heartbeatInterval) }
-    if !accept.resumed || accept.session != channels.serverSession {
+    // Only another server session's number means the server knows none of the channels
+    // (its RESUMED flag does not: a late answer to an earlier LOGIN of this same session
+    // says "not resumed" too, and must not reset the numbering the server goes on with).
+    if accept.session != channels.serverSession {
       channels.restart(serverSession: accept.session)
     }
     reportLoginResult(.ok, into: &output)
