@@ -16,6 +16,8 @@ enum ScenarioMode {
     var seconds: Double?
     var jobs = 1
     var replay: UInt64?
+    /// The login profile's scenarios (LoginMode.swift).
+    var login = false
   }
 
   static func parse(_ arguments: [String]) -> Options? {
@@ -24,6 +26,11 @@ enum ScenarioMode {
     var any = false
     while index < arguments.count {
       let flag = arguments[index]
+      if flag == "--login" {
+        options.login = true
+        index += 1
+        continue
+      }
       guard index + 1 < arguments.count else { return nil }
       let value = arguments[index + 1]
       switch flag {
@@ -45,6 +52,7 @@ enum ScenarioMode {
   }
 
   static func main(_ options: Options) -> Int32 {
+    if options.login { return LoginMode.main(options) }
     if let seed = options.replay { return replay(seed) }
     return batch(options)
   }
