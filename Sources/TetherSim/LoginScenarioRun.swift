@@ -44,12 +44,16 @@ public struct LoginScenarioRun {
   /// Longer than any delay a fault phase gives a datagram.
   static let settle = Interval.milliseconds(600)
 
-  public init(_ scenario: LoginScenario, tracing: Bool = false) {
+  /// - Parameter dropsLateSessionDatagrams: see ``LoginWorld/dropsLateSessionDatagrams``.
+  public init(
+    _ scenario: LoginScenario, tracing: Bool = false, dropsLateSessionDatagrams: Bool = true
+  ) {
     self.scenario = scenario
     self.tracing = tracing
     let edge = try! EdgeConfig(
       appID: Fixture.appID, appCertificate: SimWorld.certificate, timeScale: scenario.edgeScale)
     world = LoginWorld(config: edge, networkSeed: scenario.seed)
+    world.dropsLateSessionDatagrams = dropsLateSessionDatagrams
     for i in 0..<scenario.clientCount {
       world.addClient(config: scenario.config, seed: scenario.seed &* 31 &+ UInt64(i))
       world.uplink[i] = scenario.clean[i]
