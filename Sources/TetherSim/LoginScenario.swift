@@ -88,10 +88,14 @@ public struct LoginScenario: Sendable {
         action = .cut(client: client, direction, length: r.next() % 12 == 0 ? nil : around(&r))
       case 6..<9:
         var faults = LinkConditions(latency: clean[client].latency, jitter: clean[client].jitter)
-        switch r.next() % 4 {
+        switch r.next() % 5 {
         case 0: faults.loss = Double(1 + r.next() % 6) / 10
         case 1: faults.duplicate = Double(1 + r.next() % 5) / 10
-        case 2: faults.jitter = .milliseconds(20 + r.next() % 200)
+        case 2:
+          // Copies that take different paths: a duplicate may come long after the first.
+          faults.duplicate = Double(2 + r.next() % 4) / 10
+          faults.jitter = .milliseconds(100 + r.next() % 300)
+        case 3: faults.jitter = .milliseconds(20 + r.next() % 200)
         default:
           faults.spikeChance = Double(1 + r.next() % 3) / 10
           faults.spike = .milliseconds(50 + r.next() % 300)
