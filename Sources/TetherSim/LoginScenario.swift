@@ -160,6 +160,7 @@ public struct LoginScenarioStats: Sendable {
   public var network = NetworkCounters()
   public var staleEpochDropped: UInt64 = 0
   public var staleEpochUplinkDropped: UInt64 = 0
+  public var lateAcceptsDropped: UInt64 = 0
   public var logins: UInt64 = 0
   public var logouts: UInt64 = 0
   public var channelCalls: UInt64 = 0
@@ -190,6 +191,7 @@ public struct LoginScenarioStats: Sendable {
     network += o.network
     staleEpochDropped += o.staleEpochDropped
     staleEpochUplinkDropped += o.staleEpochUplinkDropped
+    lateAcceptsDropped += o.lateAcceptsDropped
     logins += o.logins
     logouts += o.logouts
     channelCalls += o.channelCalls
@@ -222,16 +224,17 @@ public struct LoginScenarioStats: Sendable {
       + "\(n.lost) lost, \(n.cut) dropped by cuts, \(n.duplicated) duplicated, "
       + "\(n.reordered) reordered, \(n.spiked) spikes (of \(n.sent) sent); "
       + "known issue (no session epoch on the wire): dropped \(staleEpochDropped) late "
-      + "MEMBER_EVENTS/CHANNEL_ACK and \(staleEpochUplinkDropped) late LOGIN_HEARTBEAT/CHANNEL_OPERATION"
+      + "MEMBER_EVENTS/CHANNEL_ACK and \(staleEpochUplinkDropped) late LOGIN_HEARTBEAT/CHANNEL_OPERATION, \(lateAcceptsDropped) late LOGIN_ACCEPT of the session held"
   }
 }
 
 public enum LoginScenarioBatch {
-  public static func run(seeds: Range<UInt64>, stats: inout LoginScenarioStats) -> (
-    seed: UInt64, violation: Violation
-  )? {
+  public static func run(
+    seeds: Range<UInt64>, stats: inout LoginScenarioStats, dropsLateSessionDatagrams: Bool = true
+  ) -> (seed: UInt64, violation: Violation)? {
     for seed in seeds {
-      var run = LoginScenarioRun(LoginScenario.generate(seed: seed))
+      var run = LoginScenarioRun(
+        LoginScenario.generate(seed: seed), dropsLateSessionDatagrams: dropsLateSessionDatagrams)
       do throws(Violation) {
         try run.run()
       } catch {

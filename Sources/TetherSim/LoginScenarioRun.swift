@@ -77,6 +77,7 @@ public struct LoginScenarioRun {
       stats.network = world.counters
       stats.staleEpochDropped = world.staleEpochDropped
       stats.staleEpochUplinkDropped = world.staleEpochUplinkDropped
+      stats.lateAcceptsDropped = world.lateAcceptsDropped
       stats.checks += world.serverChecks
     }
     let end = Instant.zero + scenario.duration

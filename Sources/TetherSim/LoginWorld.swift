@@ -33,6 +33,9 @@ public struct LoginWorld {
   /// LOGIN_HEARTBEAT and CHANNEL_OPERATION a client sent in an earlier server session that
   /// reach a newer one (the same issue upstream: they would confirm it). Dropped, counted.
   public private(set) var staleEpochUplinkDropped: UInt64 = 0
+  /// LOGIN_ACCEPTs (not RESUMED) of the server session a CONNECTED client already holds,
+  /// arriving late: set aside and counted (the same known issue).
+  public private(set) var lateAcceptsDropped: UInt64 = 0
   /// Drop (and count) those late datagrams; false delivers them, to show the checks catch
   /// the issue.
   public var dropsLateSessionDatagrams = true
@@ -368,6 +371,14 @@ public struct LoginWorld {
     let cookie = cookie(i)
     let mine = flight.packet.flatMap { $0.cookie == cookie ? $0.message : nil }
     switch mine {
+    case .loginAccept(let accept)?
+    where dropsLateSessionDatagrams && !accept.resumed && clients[i].state == .connected
+      && flight.generation == acceptedGeneration[i]:
+      // A late answer to a LOGIN already answered by this server session (a retry's, or a
+      // copy): taken, it restarts the client's event count in the same session
+      // (LoginDuplicateAcceptTests). The session epoch lets the client tell it apart.
+      lateAcceptsDropped += 1
+      return
     case .memberEvents?, .channelAck?:
       if dropsLateSessionDatagrams, flight.generation < acceptedGeneration[i] {
         staleEpochDropped += 1

@@ -5,18 +5,21 @@ import TetherSim
 
 /// `tether-sim --login --scenarios N [--seed S] [--seconds T] [--jobs J]`: seeded random
 /// login scenarios (LoginScenario.swift) against their invariants; `--login --replay SEED`:
-/// one of them, its plan and its trace.
+/// one of them, its plan and its trace. `--deliver-late` delivers the late datagrams of
+/// another server session that the world otherwise sets aside (the known missing epoch).
 enum LoginMode {
-  static func replayCommand(_ seed: UInt64) -> String {
-    "make sim-replay LOGIN=1 SEED=\(seed)   (or: swift run -c release tether-sim --login --replay \(seed))"
+  static func replayCommand(_ seed: UInt64, deliverLate: Bool) -> String {
+    deliverLate
+      ? "swift run -c release tether-sim --login --deliver-late --replay \(seed)"
+      : "make sim-replay LOGIN=1 SEED=\(seed)   (or: swift run -c release tether-sim --login --replay \(seed))"
   }
 
   static func main(_ options: ScenarioMode.Options) -> Int32 {
-    if let seed = options.replay { return replay(seed) }
+    if let seed = options.replay { return replay(seed, options) }
     return batch(options)
   }
 
-  static func replay(_ seed: UInt64) -> Int32 {
+  static func replay(_ seed: UInt64, _ options: ScenarioMode.Options) -> Int32 {
     let scenario = LoginScenario.generate(seed: seed)
     print(
       "login scenario \(seed): \(scenario.clientCount) clients, edge time scale \(scenario.edgeScale)"
@@ -31,7 +34,8 @@ enum LoginMode {
     print("plan:")
     for (at, action) in scenario.plan { print("  \(SimClock.text(at))  \(action)") }
     print("trace:")
-    var run = LoginScenarioRun(scenario, tracing: true)
+    var run = LoginScenarioRun(
+      scenario, tracing: true, dropsLateSessionDatagrams: !options.deliverLate)
     var failure: Violation?
     do throws(Violation) { try run.run() } catch { failure = error }
     for line in run.trace { print("  " + line) }
@@ -68,7 +72,8 @@ enum LoginMode {
         }
         guard let range else { return }
         var stats = LoginScenarioStats()
-        let failure = LoginScenarioBatch.run(seeds: range, stats: &stats)
+        let failure = LoginScenarioBatch.run(
+          seeds: range, stats: &stats, dropsLateSessionDatagrams: !options.deliverLate)
         progress.withLock { p in
           p.stats.add(stats)
           if let failure, p.failure.map({ failure.seed < $0.seed }) ?? true { p.failure = failure }
@@ -86,7 +91,7 @@ enum LoginMode {
         + "(\(Int(rate)) scenarios/s, \(options.jobs) job\(options.jobs == 1 ? "" : "s"))")
     if let failure = result.failure {
       print("tether-sim --login: FAILED at seed \(failure.seed): \(failure.violation)")
-      print("replay: \(replayCommand(failure.seed))")
+      print("replay: \(replayCommand(failure.seed, deliverLate: options.deliverLate))")
       return 1
     }
     return 0

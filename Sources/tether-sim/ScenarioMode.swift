@@ -18,6 +18,9 @@ enum ScenarioMode {
     var replay: UInt64?
     /// The login profile's scenarios (LoginMode.swift).
     var login = false
+    /// With --login: deliver the late datagrams of another server session instead of
+    /// setting them aside (the known missing session epoch).
+    var deliverLate = false
   }
 
   static func parse(_ arguments: [String]) -> Options? {
@@ -26,8 +29,8 @@ enum ScenarioMode {
     var any = false
     while index < arguments.count {
       let flag = arguments[index]
-      if flag == "--login" {
-        options.login = true
+      if flag == "--login" || flag == "--deliver-late" {
+        if flag == "--login" { options.login = true } else { options.deliverLate = true }
         index += 1
         continue
       }
