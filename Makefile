@@ -299,7 +299,7 @@ check-tsan: device cross-test
 # channel's: SIM_LOGIN_SCENARIOS of them; make sim-replay LOGIN=1 SEED=N replays one, and
 # make soak LOGIN=1 soaks them.
 SIM_SCENARIOS ?= 10000
-SIM_LOGIN_SCENARIOS ?= 10000
+SIM_LOGIN_SCENARIOS ?= 15000
 SIM_JOBS ?= 2
 SOAK_SCENARIOS ?= 1000000
 SOAK_SEED ?= 10001
