@@ -295,7 +295,11 @@ check-tsan: device cross-test
 # (Sources/TetherSim/ScenarioRun.swift lists the invariants), checked after every step.
 # A failure prints its seed and the line that replays it: make sim-replay SEED=N.
 # make soak runs SOAK_SCENARIOS more (from SOAK_SEED), or as many as fit in SOAK_SECONDS.
+# The login profile's scenarios (Sources/TetherSim/LoginScenarioRun.swift) run after the
+# channel's: SIM_LOGIN_SCENARIOS of them; make sim-replay LOGIN=1 SEED=N replays one, and
+# make soak LOGIN=1 soaks them.
 SIM_SCENARIOS ?= 10000
+SIM_LOGIN_SCENARIOS ?= 15000
 SIM_JOBS ?= 2
 SOAK_SCENARIOS ?= 1000000
 SOAK_SEED ?= 10001
@@ -304,15 +308,16 @@ SIM_BIN = $$(swift build -c release --show-bin-path)/tether-sim
 sim-check: deps
 	@swift build -q -c release --product tether-sim
 	@$(SIM_BIN) --scenarios $(SIM_SCENARIOS) --jobs $(SIM_JOBS)
+	@$(SIM_BIN) --login --scenarios $(SIM_LOGIN_SCENARIOS) --jobs $(SIM_JOBS)
 
 sim-replay: deps
 	@test -n "$(SEED)" || { echo "usage: make sim-replay SEED=N" >&2; exit 2; }
 	@swift build -q -c release --product tether-sim
-	@$(SIM_BIN) --replay $(SEED)
+	@$(SIM_BIN) $(if $(LOGIN),--login) --replay $(SEED)
 
 soak: deps
 	@swift build -q -c release --product tether-sim
-	@$(SIM_BIN) --scenarios $(if $(SOAK_SECONDS),0,$(SOAK_SCENARIOS)) --seed $(SOAK_SEED) \
+	@$(SIM_BIN) $(if $(LOGIN),--login) --scenarios $(if $(SOAK_SECONDS),0,$(SOAK_SCENARIOS)) --seed $(SOAK_SEED) \
 		--jobs $(SIM_JOBS) $(if $(SOAK_SECONDS),--seconds $(SOAK_SECONDS))
 
 # make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets of Fuzz/ (the client's decoder, its

@@ -68,6 +68,10 @@ struct Flight {
   var client: Int
   var bytes: [UInt8]
   var packet: Packet?
+  /// The login simulator's tags (``LoginWorld``): which server datagram this is, and which
+  /// server session of its client it belongs to.
+  var serial: UInt64 = 0
+  var generation: UInt64 = 0
 }
 
 /// Datagrams in flight, earliest first (a binary heap on (at, order)).

@@ -16,6 +16,11 @@ enum ScenarioMode {
     var seconds: Double?
     var jobs = 1
     var replay: UInt64?
+    /// The login profile's scenarios (LoginMode.swift).
+    var login = false
+    /// With --login: deliver the late datagrams of another server session instead of
+    /// setting them aside (the known missing session epoch).
+    var deliverLate = false
   }
 
   static func parse(_ arguments: [String]) -> Options? {
@@ -24,6 +29,11 @@ enum ScenarioMode {
     var any = false
     while index < arguments.count {
       let flag = arguments[index]
+      if flag == "--login" || flag == "--deliver-late" {
+        if flag == "--login" { options.login = true } else { options.deliverLate = true }
+        index += 1
+        continue
+      }
       guard index + 1 < arguments.count else { return nil }
       let value = arguments[index + 1]
       switch flag {
@@ -45,6 +55,7 @@ enum ScenarioMode {
   }
 
   static func main(_ options: Options) -> Int32 {
+    if options.login { return LoginMode.main(options) }
     if let seed = options.replay { return replay(seed) }
     return batch(options)
   }
