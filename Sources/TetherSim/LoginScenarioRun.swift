@@ -30,6 +30,8 @@ public struct LoginScenarioRun {
   var faultCount: [[Int]]
   /// The events each client took from its current server session (LOGIN_HEARTBEAT's count).
   var taken: [UInt32]
+  /// The server session each client last took a LOGIN_ACCEPT of.
+  var acceptedSession: [UInt32?] = []
   /// Per client, (channel, user) → the last event taken about it, and its number.
   var lastEvent: [[MemberKey2: (joined: Bool, sequence: UInt32)]]
   /// Since when two clients of one user id have both been CONNECTED.
@@ -50,8 +52,9 @@ public struct LoginScenarioRun {
   ) {
     self.scenario = scenario
     self.tracing = tracing
-    let edge = try! EdgeConfig(
+    var edge = try! EdgeConfig(
       appID: Fixture.appID, appCertificate: SimWorld.certificate, timeScale: scenario.edgeScale)
+    edge.firstLoginSession = 0  // a function of the seed (restarts start elsewhere)
     world = LoginWorld(config: edge, networkSeed: scenario.seed)
     world.dropsLateSessionDatagrams = dropsLateSessionDatagrams
     for i in 0..<scenario.clientCount {
@@ -65,6 +68,7 @@ public struct LoginScenarioRun {
     cutCount = Array(repeating: [0, 0], count: n)
     faultCount = Array(repeating: [0, 0], count: n)
     taken = Array(repeating: 0, count: n)
+    acceptedSession = Array(repeating: nil, count: n)
     lastEvent = Array(repeating: [:], count: n)
     stats.scenarios = 1
   }
@@ -287,15 +291,18 @@ public struct LoginScenarioRun {
     if case .login(started: true) = step.step {
       taken[c] = 0
       lastEvent[c] = [:]
+      acceptedSession[c] = nil
     }
     if case .datagram(.loginAccept(let accept)) = step.step,
       step.before == .connecting || step.before == .connected || step.before == .reconnecting
     {
-      if accept.resumed {
-        stats.resumed += 1
-      } else {
+      if accept.resumed { stats.resumed += 1 }
+      // The client numbers events per server session: only another session's number
+      // starts its count again (a late "not resumed" of the same session does not).
+      if accept.session != acceptedSession[c] {
         taken[c] = 0
         lastEvent[c] = [:]
+        acceptedSession[c] = accept.session
       }
     }
     let own = scenario.user(of: c).bytes

@@ -188,8 +188,12 @@ public struct LoginWorld {
   }
 
   public mutating func restartServer() {
-    server = EdgeServer(config: server.config)
     restarts += 1
+    // A restarted server numbers its sessions from elsewhere (a real one from a random
+    // start), so its sessions are not taken for the previous run's.
+    var config = server.config
+    config.firstLoginSession &+= UInt32(restarts) &* 1_000_003
+    server = EdgeServer(config: config)
     for i in held.indices {
       held[i] = false
       heldChannels[i] = []
