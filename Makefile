@@ -335,3 +335,7 @@ fuzz-replay: deps lib
 	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_destroy_log.c -o $(BUILD_DIR)/test_destroy_log \
 		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
 	@$(BUILD_DIR)/test_destroy_log
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_logout_refused.c -o $(BUILD_DIR)/test_logout_refused \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
+	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
+		$(BUILD_DIR)/test_logout_refused
