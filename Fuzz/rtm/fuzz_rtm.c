@@ -50,6 +50,8 @@ static void fail(const char *what, int value) {
   abort();
 }
 
+static int tracing; /* TETHER_FUZZ_TRACE set: calls and callbacks on stderr (to read an input) */
+
 /* ---- the input ---- */
 static const uint8_t *in_data;
 static size_t in_left;
@@ -285,6 +287,7 @@ static void server_send(void) {
     n = login_datagram(out, message, cookie);
     if (cookie_choice == 1) memset(out + 4, 0, 8);
   }
+  if (tracing) fprintf(stderr, "server sends %zu bytes, type 0x%02x\n", n, n > 3 ? out[3] : 0);
   if (login_peer_len > 0) reply(out, n, &login_peer, login_peer_len);
 }
 
@@ -323,7 +326,6 @@ static struct context contexts[CONTEXTS];
 static int context_count;
 static struct context *slots[CLIENTS];
 static int in_callback;
-static int tracing; /* TETHER_FUZZ_TRACE set: calls and callbacks on stderr (to read an input) */
 
 static char *copy_of(const char *text) {
   size_t n = strlen(text);
@@ -429,7 +431,7 @@ static void call_login(struct context *c, tether_rtm_client *client) {
     c->owed += c->has_login_result;
   }
   rc = tether_rtm_login(client, token, user);
-  if (tracing) fprintf(stderr, "login on client %d: %d\n", c ? (int)(c - contexts) : -1, rc);
+  if (tracing) fprintf(stderr, "login on client %d (state %d, in callback %d): %d\n", c ? (int)(c - contexts) : -1, before, in_callback, rc);
   free(token);
   free(user);
   CHECK_CODE(rc, "login", 0, -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED,
@@ -451,7 +453,7 @@ static void call_logout(struct context *c, tether_rtm_client *client) {
   if (c && c->has_logout_result) c->pending_logouts++;
   if (c) c->login_since_logout = 0;
   rc = tether_rtm_logout(client);
-  if (tracing) fprintf(stderr, "logout on client %d: %d\n", c ? (int)(c - contexts) : -1, rc);
+  if (tracing) fprintf(stderr, "logout on client %d (state %d, in callback %d): %d\n", c ? (int)(c - contexts) : -1, before, in_callback, rc);
   CHECK_CODE(rc, "logout", 0, -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED,
              -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN);
   if (rc == 0 && before == TETHER_RTM_CONNECTION_STATE_DISCONNECTED) fail("logout when out", 0);
@@ -938,7 +940,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   slept_ms = 0;
   context_count = 0;
   while (in_left > 0 && ops++ < 80) {
-    switch (u8() % OPS) {
+    uint8_t op = u8() % OPS;
+    if (tracing) fprintf(stderr, "op %d\n", op);
+    switch (op) {
     case OP_CREATE: create(); break;
     case OP_DESTROY:
       client = pick(&c);
