@@ -283,7 +283,8 @@ CHECK_E2E = TETHER_E2E_REQUIRED=1 TETHER_DEVICE_BIN=$(abspath $(DEVICE)) \
 	TETHER_DEVICE_BIN_ARMV7=$(abspath $(BUILD_DIR))/device-armv7
 check: check-valgrind check-c-sanitizers check-asan check-tsan
 check-valgrind: device
-	@BUILD_DIR=$(BUILD_DIR) scripts/check-valgrind.sh $(LIB_DIR) $(STAGE)/bin/tether-edge $(DEVICE)
+	@BUILD_DIR=$(BUILD_DIR) scripts/check-valgrind.sh $(LIB_DIR) $(STAGE)/bin/tether-edge $(DEVICE) \
+		$(MESSAGING)
 check-c-sanitizers: deps
 	@BUILD_DIR=$(BUILD_DIR) scripts/check-c-sanitizers.sh
 check-asan: device cross-test
