@@ -303,7 +303,8 @@ static void destroy(struct context *c) {
 
 static void act(struct context *c) {
   struct context *other;
-  if (c->acts_left == 0 || c->destroyed) return;
+  /* Not inside tether_engine_create (on_log may come from it): no handle yet to act on. */
+  if (c->acts_left == 0 || c->destroyed || !c->engine) return;
   c->acts_left--;
   switch (c->action) {
   case A_LEAVE: call_leave(c, c->engine); break;
