@@ -3,9 +3,10 @@
 # `make check`: the Embedded Swift build of TetherCore + Tether (the sources and module
 # scripts/build-lib.sh compiles, at -Onone -g instead of -Osize, unlinked by --gc-sections)
 # instrumented with AddressSanitizer, then with ThreadSanitizer, and test_engine,
-# test_reentry and test_cycles built with clang and the same sanitizer (UBSan too, with
-# ASan, on the C side). Valgrind sees heap misuse and leaks; ASan also sees stack and
-# global overflows, and TSan understands atomics (which helgrind does not).
+# test_reentry, test_cycles, test_rtm (the login profile) and test_logout_refused built
+# with clang and the same sanitizer (UBSan too, with ASan, on the C side). Valgrind sees
+# heap misuse and leaks; ASan also sees stack and global overflows, and TSan understands
+# atomics (which helgrind does not).
 # Any report fails. The toolchain's TSan runtime needs libdispatch, from the toolchain.
 # Usage: scripts/check-c-sanitizers.sh
 set -euo pipefail
@@ -33,7 +34,7 @@ for kind in address thread; do
       ;;
   esac
   results=()
-  for t in test_engine test_reentry test_cycles; do
+  for t in test_engine test_reentry test_cycles test_rtm test_logout_refused; do
     clang -std=c99 -Wall -Wextra -Wpedantic -Werror -g "${cflags[@]}" -IInclude \
       "Tests/c/$t.c" "$out/tether-$kind.o" -o "$out/$t-$kind" -lev -lm -lpthread "${libs[@]}" \
       2> >(grep -v "ld.gold: warning: Cannot export local symbol '__asan" >&2)

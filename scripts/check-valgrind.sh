@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The C side of `make check`: the C ABI tests (test_engine, test_reentry, test_cycles: 1,000
-# create/join/leave/destroy cycles, then engines on two loops in two threads) under valgrind
-# memcheck, then test_cycles' two threads under helgrind, then examples/device.c under
-# memcheck against tether-edge (scripts/check-device.sh). Built with the strict flags against
+# The C side of `make check`: the C ABI tests (test_engine, test_reentry, test_rtm: the login
+# profile, test_logout_refused, test_cycles: 1,000 create/join/leave/destroy cycles, then engines on two loops in
+# two threads) under valgrind memcheck, then test_cycles' two threads under helgrind, then
+# examples/device.c and examples/messaging.c under memcheck against tether-edge
+# (scripts/check-device.sh, scripts/check-messaging.sh). Built with the strict flags against
 # the Embedded library C hosts link.
 #
 # Memcheck fails on any error and on any definitely or indirectly lost byte
@@ -14,16 +15,17 @@
 # and 1,000 cycles and comparing.
 # Helgrind: any race or lock-order report fails, but for scripts/sanitizers/helgrind.supp
 # (the Embedded Swift stdlib's once-initialisation, which helgrind cannot see through).
-# Usage: scripts/check-valgrind.sh LIB_DIR EDGE_BIN DEVICE_BIN
+# Usage: scripts/check-valgrind.sh LIB_DIR EDGE_BIN DEVICE_BIN [MESSAGING_BIN]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 lib=${1:?usage: check-valgrind.sh LIB_DIR EDGE_BIN DEVICE_BIN}
 edge=${2:?}
 device=${3:?}
+messaging=${4:-}
 out=${BUILD_DIR:-build}/check
 mkdir -p "$out"
 strict=(-std=c99 -Wall -Wextra -Wpedantic -Werror)
-for t in test_engine test_reentry test_cycles; do
+for t in test_engine test_reentry test_cycles test_rtm test_logout_refused; do
   gcc "${strict[@]}" -IInclude "Tests/c/$t.c" -o "$out/$t" -L"$lib" -ltether \
     -Wl,-rpath,"$(cd "$lib" && pwd)" -lev -lm -lpthread
 done
@@ -69,6 +71,8 @@ memcheck() {
 
 memcheck test_engine
 memcheck test_reentry
+memcheck test_rtm
+memcheck test_logout_refused
 memcheck test_cycles 10
 memcheck test_cycles
 grep -E '^(ok|FAIL):' "$out/test_cycles.memcheck.out" | sed 's/^/check-valgrind: test_cycles under memcheck: /'
@@ -95,3 +99,6 @@ echo "check-valgrind: test_cycles 20 under helgrind: $(errors "$log") errors" \
   "($suppressed suppressed: glibc's own, and scripts/sanitizers/helgrind.supp)"
 
 BUILD_DIR=${BUILD_DIR:-build} scripts/check-device.sh "$edge" "$device" "$out"
+if [ -n "$messaging" ]; then
+  BUILD_DIR=${BUILD_DIR:-build} scripts/check-messaging.sh "$edge" "$messaging" "$out"
+fi

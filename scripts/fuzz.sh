@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer targets of Tether (sources in Fuzz/, see Fuzz/README.md).
 #
-#   scripts/fuzz.sh build    builds build/fuzz/fuzz-{decode,session,login,edge,capi} (what changed)
+#   scripts/fuzz.sh build    builds build/fuzz/fuzz-{decode,session,login,edge,capi,rtm} (what changed)
 #   scripts/fuzz.sh run      each for FUZZ_SECONDS (default 60), from the committed corpus;
 #                            prints executions, exec/s, coverage and crashes per target
 #   scripts/fuzz.sh replay   each over its committed corpus and regression inputs, once
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BUILD_DIR:-build}/fuzz
-targets=${FUZZ_TARGETS:-decode session login edge capi}
+targets=${FUZZ_TARGETS:-decode session login edge capi rtm}
 seconds=${FUZZ_SECONDS:-60}
 swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld)
 mkdir -p "$out/mod" "$out/obj"
@@ -107,13 +107,13 @@ build() {
             "$bin/CCryptoBoringSSL.build" "$bin/CCryptoBoringSSLShims.build" -name '*.o' | sort) \
           -lstdc++
         ;;
-      capi)
+      capi | rtm)
         build_embedded
-        if stale "$out/fuzz-capi" Fuzz/capi "$out/obj/tether-embedded.o" Tests/c/fake_server.h; then
-          echo "fuzz: linking fuzz-capi"
+        if stale "$out/fuzz-$target" "Fuzz/$target" Fuzz/capi "$out/obj/tether-embedded.o"; then
+          echo "fuzz: linking fuzz-$target"
           clang -fuse-ld=lld -fsanitize=fuzzer,address -g -O1 -std=c99 -Wall -Wextra -Wpedantic \
-            -Werror -IInclude Fuzz/capi/fuzz_capi.c "$out/obj/tether-embedded.o" -lev -lm \
-            -lpthread -o "$out/fuzz-capi"
+            -Werror -IInclude "Fuzz/$target/fuzz_$target.c" "$out/obj/tether-embedded.o" -lev -lm \
+            -lpthread -o "$out/fuzz-$target"
         fi
         ;;
       *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;;

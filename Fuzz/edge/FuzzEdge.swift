@@ -1,19 +1,27 @@
 import TetherCore
 import TetherEdge
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 // fuzz-edge: EdgeServer.receive and tick driven by the input: raw datagrams, client
-// messages built from fields (with tokens signed by the server's certificate or not,
-// cookies and source addresses from small sets so sessions meet again), admin requests
-// (signed or not), and both clocks moving. Properties checked after every call:
+// messages of both profiles built from fields by the codec's encoders (JOIN, HEARTBEAT,
+// LEAVE, RENEW_TOKEN; LOGIN and RELOGIN, LOGIN_HEARTBEAT, CHANNEL_OPERATION, LOGOUT and
+// RENEW_TOKEN under login cookies), tokens signed by the server's certificate (for a
+// channel and uid, or for one of a few user ids) or not, cookies, user ids and source
+// addresses from small sets so sessions meet again, admin KICK and KICK_USER (signed or
+// not), and both clocks moving. Properties checked after every call:
 // - nothing traps;
 // - no amplification (docs/PROTOCOL.md, issue 8 §6): a datagram that does not
-//   authenticate, i.e. whose cookie is not one of a session the server holds, that is not a
-//   JOIN with a token that verifies, and not an admin request whose MAC verifies, is
-//   answered with no more bytes, in all, than it had;
+//   authenticate, i.e. whose cookie is not one of a session (channel or login) the server
+//   holds, that is not a JOIN or LOGIN with a token that verifies, and not an admin
+//   request whose MAC verifies, is answered with no more bytes, in all, than it had;
 // - every datagram the server sends is a server → client packet of at most 1200 bytes
 //   (or the one-byte answer to an admin request), under the request's cookie or the
 //   cookie of a session held before or after the call;
-// - at most maxSessions sessions; nextDeadline after `now`, or nil with no session.
+// - at most maxSessions sessions of both profiles together; nextDeadline after `now`, or
+//   nil with no session of either profile.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEdge(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
@@ -29,6 +37,7 @@ public func fuzzEdge(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
 
 enum EdgeOperation: UInt8, CaseIterable {
   case raw, join, heartbeat, leave, renew, admin, rawAdmin, advance, tickDue
+  case login, loginHeartbeat, channelOperation, logout, adminKickUser
 }
 
 struct EdgeDriver {
@@ -37,6 +46,9 @@ struct EdgeDriver {
     try! ChannelName(validating: Array($0.utf8))
   }
   static let addresses = [[1], [2], [10, 0, 0, 1], []].map { PeerAddress(bytes: $0)! }
+  /// TETHER_FUZZ_TRACE set: each datagram's type, the answers' types and the session counts.
+  static let tracing = getenv("TETHER_FUZZ_TRACE") != nil
+  static let users = ["alice", "bob", "carol"].map { try! UserID(validating: Array($0.utf8)) }
 
   var server: EdgeServer
   let signer: TokenSigner
@@ -83,9 +95,13 @@ struct EdgeDriver {
     case .renew:
       let address = input.pick(Self.addresses)
       let cookie = pickCookie(&input)
-      let held = server.session(cookie: cookie)
-      let token = makeToken(
-        &input, channel: held?.channel ?? Self.channels[0], uid: held?.uid ?? 1)
+      let token: Token
+      if let login = server.loginSession(cookie: cookie) {
+        token = makeLoginToken(&input, userID: login.userID)
+      } else {
+        let held = server.session(cookie: cookie)
+        token = makeToken(&input, channel: held?.channel ?? Self.channels[0], uid: held?.uid ?? 1)
+      }
       receive(Packet(cookie: cookie, message: .renewToken(token)).encoded, from: address)
     case .admin:
       let address = input.pick(Self.addresses)
@@ -94,6 +110,38 @@ struct EdgeDriver {
         banSeconds: input.pick([0, 5, 3600], orAny: true),
         unixTime: wallClock &+ UInt64(input.u8()) &- 100, nonce: UInt64(input.u16()))
       receive(kick.sealed(appID: Samples.appID, certificate: Self.certificate), from: address)
+    case .login:
+      let address = input.pick(Self.addresses)
+      let cookie = pickCookie(&input)
+      let userID = input.pick(Self.users)
+      let token = makeLoginToken(&input, userID: userID)
+      let appID = input.u8() == 0xFF ? try! AppID(validating: Array("other".utf8)) : Samples.appID
+      let request = LoginRequest(
+        appID: appID, userID: userID, token: token, isRelogin: input.bool())
+      receive(Packet(cookie: cookie, message: .login(request)).encoded, from: address)
+    case .loginHeartbeat:
+      let address = input.pick(Self.addresses)
+      let cookie = pickCookie(&input)
+      let message = Message.loginHeartbeat(
+        sequence: input.u32(), eventsReceived: input.pick([0, 1, 2, 3], orAny: true))
+      receive(Packet(cookie: cookie, message: message).encoded, from: address)
+    case .channelOperation:
+      let address = input.pick(Self.addresses)
+      let cookie = pickCookie(&input)
+      let operation = ChannelOperation(
+        sequence: input.pick([1, 2, 3, 4], orAny: true), kind: input.bool() ? .join : .leave,
+        channel: input.pick(Self.channels))
+      receive(Packet(cookie: cookie, message: .channelOperation(operation)).encoded, from: address)
+    case .logout:
+      let address = input.pick(Self.addresses)
+      receive(Packet(cookie: pickCookie(&input), message: .logout).encoded, from: address)
+    case .adminKickUser:
+      let address = input.pick(Self.addresses)
+      let kick = AdminKickUser(
+        userID: input.pick(Self.users), banSeconds: input.pick([0, 5, 3600], orAny: true),
+        unixTime: wallClock &+ UInt64(input.u8()) &- 100, nonce: UInt64(input.u16()))
+      let certificate = input.u8() == 0xFF ? Array("not-the-certificate".utf8) : Self.certificate
+      receive(kick.sealed(appID: Samples.appID, certificate: certificate), from: address)
     case .rawAdmin:
       let address = input.pick(Self.addresses)
       receive([0x54, 0x41] + input.bytes(Int(input.u8())), from: address)
@@ -132,8 +180,25 @@ struct EdgeDriver {
     return (try? Token(validating: text)) ?? Samples.token
   }
 
+  /// A login token signed with the server's certificate for `userID` (or another user;
+  /// expiring never, soon, later, or already), or bytes that are not one.
+  mutating func makeLoginToken(_ input: inout FuzzInput, userID: UserID) -> Token {
+    let kind = input.u8()
+    guard kind % 4 != 3 else {
+      return (try? Token(validating: input.bytes(Int(input.u8())))) ?? Samples.token
+    }
+    let expiry: UInt64 = [0, wallClock + 5, wallClock + 3600, wallClock - 1][Int(kind / 4 % 4)]
+    let grant = kind % 4 == 2 ? input.pick(Self.users) : userID
+    let text = signer.sign(.user(grant), expiresAt: expiry)
+    return (try? Token(validating: text)) ?? Samples.token
+  }
+
+  func holds(_ cookie: UInt64) -> Bool {
+    server.session(cookie: cookie) != nil || server.loginSession(cookie: cookie) != nil
+  }
+
   mutating func receive(_ datagram: [UInt8], from address: PeerAddress) {
-    let heldBefore = cookies.filter { server.session(cookie: $0) != nil }
+    let heldBefore = cookies.filter { holds($0) }
     let authenticated = authenticates(datagram)
     let sent = server.receive(datagram[...], from: address, now: now, wallClock: wallClock)
     let request = try? Packet.decode(datagram[...])
@@ -146,30 +211,43 @@ struct EdgeDriver {
       "amplification: \(datagram.count) bytes \(datagram) answered with \(total) bytes: "
         + "\(sent.map(\.bytes))")
     let isAdmin = datagram.count >= 2 && datagram[0] == 0x54 && datagram[1] == 0x41
+    if Self.tracing {
+      let answers = sent.map { ($0.bytes.count > 3 ? $0.bytes[3] : 0) }
+      print(
+        "in \(datagram.count > 3 ? datagram[3] : 0) (\(datagram.count) B): out \(answers),"
+          + " \(server.sessionCount) channel and \(server.loginSessionCount) login sessions")
+    }
     check(sent, requestCookie: request?.cookie, heldBefore: heldBefore, admin: isAdmin)
   }
 
   mutating func tick() {
-    let heldBefore = cookies.filter { server.session(cookie: $0) != nil }
+    let heldBefore = cookies.filter { holds($0) }
     let sent = server.tick(now: now, wallClock: wallClock)
     check(sent, requestCookie: nil, heldBefore: heldBefore, admin: false)
   }
 
-  /// Whether `datagram` proves anything: its cookie is held, it is a JOIN whose token
-  /// verifies, or an admin request whose MAC does.
+  /// Whether `datagram` proves anything: its cookie is held, it is a JOIN or LOGIN whose
+  /// token verifies, or an admin request whose MAC does.
   func authenticates(_ datagram: [UInt8]) -> Bool {
     if datagram.count >= 2 && datagram[0] == 0x54 && datagram[1] == 0x41 {
       return
-        (try? AdminKick.open(
+        (try? AdminRequest.open(
           datagram[...], appID: Samples.appID, certificate: Self.certificate)) != nil
     }
     guard let packet = try? Packet.decode(datagram[...]) else { return false }
-    if server.session(cookie: packet.cookie) != nil { return true }
-    guard case .join(let request) = packet.message else { return false }
-    return
-      (try? signer.verify(
-        request.token.bytes, for: .channel(request.channel, uid: request.uid),
-        wallClock: wallClock)) != nil
+    if holds(packet.cookie) { return true }
+    switch packet.message {
+    case .join(let request):
+      return
+        (try? signer.verify(
+          request.token.bytes, for: .channel(request.channel, uid: request.uid),
+          wallClock: wallClock)) != nil
+    case .login(let request):
+      return
+        (try? signer.verify(request.token.bytes, for: .user(request.userID), wallClock: wallClock))
+        != nil
+    default: return false
+    }
   }
 
   func check(_ sent: [Outgoing], requestCookie: UInt64?, heldBefore: [UInt64], admin: Bool) {
@@ -184,21 +262,22 @@ struct EdgeDriver {
         fatalError("property violated: sent a datagram that does not decode: \(bytes)")
       }
       switch packet.message {
-      case .join, .heartbeat, .leave, .renewToken:
+      case .join, .heartbeat, .leave, .renewToken, .login, .loginHeartbeat, .logout,
+        .channelOperation:
         fatalError("property violated: the server sent \(packet.message)")
       default: break
       }
       let cookie = packet.cookie
       require(
-        cookie == requestCookie || heldBefore.contains(cookie)
-          || server.session(cookie: cookie) != nil,
+        cookie == requestCookie || heldBefore.contains(cookie) || holds(cookie),
         "sent under cookie \(cookie), which no session held")
     }
-    require(server.sessionCount <= server.config.maxSessions, "\(server.sessionCount) sessions")
+    let sessions = server.sessionCount + server.loginSessionCount
+    require(sessions <= server.config.maxSessions, "\(sessions) sessions")
     if let due = server.nextDeadline {
       require(due > now, "server deadline \(due) not after \(now)")
     } else {
-      require(server.sessionCount == 0, "sessions held and no deadline")
+      require(sessions == 0, "sessions held and no deadline")
     }
   }
 }

@@ -152,9 +152,10 @@ where Sink.Notification == Session.Notification {
 
   /// The app left (or logged out) from inside a callback: what was queued before and is
   /// not delivered yet never is (tether.h: nothing after leave or logout until the next
-  /// join or login but their own callbacks). Its datagrams still go out.
-  func silenceUndelivered() {
-    if dispatching { silencedBefore = output.actions.count }
+  /// join or login but their own callbacks). Its datagrams still go out. `end`: how many
+  /// actions were queued before the call, when the call has already added its own.
+  func silenceUndelivered(before end: Int? = nil) {
+    if dispatching { silencedBefore = end ?? output.actions.count }
   }
 
   private func sendSetAside() {

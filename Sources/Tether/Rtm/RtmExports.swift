@@ -166,12 +166,14 @@ public func exportedRtmLogout(_ pointer: OpaquePointer?) -> Int32 {
   withClient(
     pointer, dead: -LogoutError.notInitialized.rawValue, foreign: -LogoutError.rejected.rawValue
   ) { client in
-    client.silenceUndelivered()
+    // Only a logout that happens silences what was queued: a refused one changes nothing.
+    let queued = client.output.actions.count
     do throws(LogoutError) {
       try client.session.logout(now: client.now, into: &client.output)
     } catch {
       return -error.rawValue
     }
+    client.silenceUndelivered(before: queued)
     client.flush(rescheduling: true)
     return 0
   }

@@ -1,0 +1,83 @@
+/* Regression (found by fuzz-rtm): a tether_rtm_logout refused with NOT_LOGGED_IN inside a
+ * callback dropped the callbacks already queued. tether.h: a refused logout changes
+ * nothing, and a logout that returned 0 is followed by DISCONNECTED/LOGOUT and
+ * on_logout_result. Here the host logs out while CONNECTING; the login result still owed
+ * (UNKNOWN) comes first, inside that logout; the host calls logout again inside
+ * on_login_result, already DISCONNECTED (-102). The outer logout's DISCONNECTED/LOGOUT and
+ * on_logout_result never came: the refused inner call had silenced them. Run under
+ * valgrind by make fuzz-replay (make test). */
+#include <ev.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tether.h"
+#include "fake_login_server.h"
+
+static tether_rtm_client *client;
+static int results, result_code = -1, inner_logout = 1, logout_results, changes;
+static int states[8], reasons[8], failures;
+
+static void on_state(void *ctx, tether_rtm_connection_state s, tether_rtm_connection_change_reason r) {
+  (void)ctx;
+  if (changes < 8) {
+    states[changes] = (int)s;
+    reasons[changes] = (int)r;
+  }
+  changes++;
+}
+static void on_login_result(void *ctx, int error) {
+  (void)ctx;
+  results++;
+  result_code = error;
+  inner_logout = tether_rtm_logout(client); /* already DISCONNECTED: refused */
+}
+static void on_logout_result(void *ctx, int error) {
+  (void)ctx;
+  if (error == TETHER_RTM_LOGOUT_ERR_OK) logout_results++;
+}
+
+#define CHECK(cond)                                                      \
+  do {                                                                   \
+    if (!(cond)) {                                                       \
+      printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);             \
+      failures++;                                                        \
+    }                                                                    \
+  } while (0)
+
+int main(void) {
+  struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+  struct fake_login_server server;
+  tether_rtm_config config;
+  tether_rtm_handler handler;
+  (void)fake_login_kick; /* the header's helpers this test does not need */
+  (void)fake_login_member_event;
+  fake_login_start(loop, &server);
+  server.silent = 1; /* the login stays CONNECTING */
+  tether_rtm_config_init(&config);
+  config.app_id = "app-1";
+  config.server = server.address;
+  tether_rtm_handler_init(&handler);
+  handler.on_connection_state_changed = on_state;
+  handler.on_login_result = on_login_result;
+  handler.on_logout_result = on_logout_result;
+  CHECK(tether_rtm_client_create(loop, &config, &handler, NULL, &client) == 0);
+  CHECK(tether_rtm_login(client, "token-A", "alice") == 0);
+  ev_run(loop, EVRUN_NOWAIT);
+  CHECK(tether_rtm_get_connection_state(client) == TETHER_RTM_CONNECTION_STATE_CONNECTING);
+
+  CHECK(tether_rtm_logout(client) == 0);
+  CHECK(results == 1 && result_code == TETHER_RTM_LOGIN_ERR_UNKNOWN);
+  CHECK(inner_logout == -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN);
+  /* CONNECTING/LOGIN, then the outer logout's DISCONNECTED/LOGOUT and its result. */
+  CHECK(changes == 2);
+  CHECK(states[1] == TETHER_RTM_CONNECTION_STATE_DISCONNECTED &&
+        reasons[1] == TETHER_RTM_CONNECTION_CHANGE_REASON_LOGOUT);
+  CHECK(logout_results == 1);
+  CHECK(tether_rtm_get_connection_state(client) == TETHER_RTM_CONNECTION_STATE_DISCONNECTED);
+
+  tether_rtm_client_destroy(client);
+  fake_login_stop(loop, &server);
+  ev_loop_destroy(loop);
+  printf("logout-refused: %s\n", failures ? "FAILED" : "ok");
+  return failures ? 1 : 0;
+}
