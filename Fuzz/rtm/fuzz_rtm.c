@@ -128,7 +128,8 @@ static size_t login_datagram(unsigned char *out, enum server_message message,
     put32(out + 16, u32());
     put32(out + 20, u8() % 2 ? small32() * 1000 : u32()); /* token time left */
     out[24] = u8() % 4 == 0 ? u8() : u8() % 2;             /* flags: RESUMED */
-    at = 25;
+    put32(out + 25, u8() % 3);                              /* server session, of a few */
+    at = 29;
     break;
   case M_LOGIN_REFUSE:
     out[3] = 0x8A;
@@ -137,10 +138,11 @@ static size_t login_datagram(unsigned char *out, enum server_message message,
     break;
   case M_MEMBER_EVENTS:
     out[3] = 0x8B;
-    put32(out + 12, small32()); /* first sequence */
+    put32(out + 12, u8() % 3);  /* server session, of a few */
+    put32(out + 16, small32()); /* first sequence */
     n = u8() % 4 == 0 ? u8() : u8() % 4 + 1;
-    out[16] = (unsigned char)n;
-    at = 17;
+    out[20] = (unsigned char)n;
+    at = 21;
     for (i = 0; i < n && at < 1190; i++) {
       out[at++] = u8() % 4 == 0 ? u8() : u8() % 2 + 1; /* JOINED, LEFT */
       at += put_name(out + at, 1200 - at);
@@ -149,8 +151,9 @@ static size_t login_datagram(unsigned char *out, enum server_message message,
     break;
   case M_CHANNEL_ACK:
     out[3] = 0x8C;
-    put32(out + 12, small32());
-    at = 16;
+    put32(out + 12, u8() % 3); /* server session, of a few */
+    put32(out + 16, small32());
+    at = 20;
     break;
   case M_KICK:
     out[3] = 0x85;
@@ -237,9 +240,9 @@ static void server_drain(int mode) {
         switch (in[3]) {
         case T_LOGIN:
           out[3] = 0x89;
-          memset(out + 12, 0, 13);
+          memset(out + 12, 0, 17); /* server session 0 */
           out[24] = n > 12 ? (in[12] & 1) : 0;
-          reply(out, 25, &from, from_len);
+          reply(out, 29, &from, from_len);
           break;
         case T_LOGIN_HEARTBEAT:
         case T_HEARTBEAT:
@@ -250,8 +253,9 @@ static void server_drain(int mode) {
           break;
         case T_CHANNEL_OPERATION:
           out[3] = 0x8C;
-          memcpy(out + 12, in + 12, 4);
-          if (n >= 16) reply(out, 16, &from, from_len);
+          memset(out + 12, 0, 4); /* server session 0 */
+          memcpy(out + 16, in + 12, 4);
+          if (n >= 16) reply(out, 20, &from, from_len);
           break;
         case T_RENEW_TOKEN:
           out[3] = 0x88;
