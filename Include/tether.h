@@ -145,7 +145,9 @@ typedef struct tether_engine_handler {
   void (*on_token_privilege_will_expire)(void *ctx, const char *token);
   void (*on_request_token)(void *ctx);
   /* Beyond the contract (added at the end): */
-  /* A message for the app's log; `message` is one line without a newline. */
+  /* A message for the app's log; `message` is one line without a newline. The one
+     callback that may also come from inside tether_engine_create (e.g. the name look-up
+     starting) and after on_leave_channel (e.g. a datagram dropped). */
   void (*on_log)(void *ctx, tether_log_level level, const char *message);
   /* A JOIN went out: attempt 1, 2, ... of the current (re)join effort; the next attempt
      follows in next_attempt_in_ms unless an answer comes first; the effort gives up
@@ -479,7 +481,8 @@ typedef struct tether_rtm_handler {
   void (*on_member_joined)(void *ctx, const char *channel, const char *user_id);
   void (*on_member_left)(void *ctx, const char *channel, const char *user_id);
   /* Beyond the contract (added at the end): */
-  /* A message for the app's log, as tether_engine_handler's. */
+  /* A message for the app's log, as tether_engine_handler's (so it may also come from
+     inside tether_rtm_client_create, and after on_logout_result). */
   void (*on_log)(void *ctx, tether_log_level level, const char *message);
   /* A LOGIN went out: attempt 1, 2, ... of the current (re)login effort; the next follows
      in next_attempt_in_ms unless an answer comes first. */
