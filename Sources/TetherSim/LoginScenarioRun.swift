@@ -48,7 +48,7 @@ public struct LoginScenarioRun {
 
   /// - Parameter dropsLateSessionDatagrams: see ``LoginWorld/dropsLateSessionDatagrams``.
   public init(
-    _ scenario: LoginScenario, tracing: Bool = false, dropsLateSessionDatagrams: Bool = true
+    _ scenario: LoginScenario, tracing: Bool = false, dropsLateSessionDatagrams: Bool = false
   ) {
     self.scenario = scenario
     self.tracing = tracing

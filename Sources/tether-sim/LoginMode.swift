@@ -5,12 +5,13 @@ import TetherSim
 
 /// `tether-sim --login --scenarios N [--seed S] [--seconds T] [--jobs J]`: seeded random
 /// login scenarios (LoginScenario.swift) against their invariants; `--login --replay SEED`:
-/// one of them, its plan and its trace. `--deliver-late` delivers the late datagrams of
-/// another server session that the world otherwise sets aside (the known missing epoch).
+/// one of them, its plan and its trace. Late datagrams of another server session are
+/// delivered (the client tells them apart by the server-session number);
+/// `--set-aside-late` sets them aside instead, as runs did before the number existed.
 enum LoginMode {
-  static func replayCommand(_ seed: UInt64, deliverLate: Bool) -> String {
-    deliverLate
-      ? "swift run -c release tether-sim --login --deliver-late --replay \(seed)"
+  static func replayCommand(_ seed: UInt64, setAsideLate: Bool) -> String {
+    setAsideLate
+      ? "swift run -c release tether-sim --login --set-aside-late --replay \(seed)"
       : "make sim-replay LOGIN=1 SEED=\(seed)   (or: swift run -c release tether-sim --login --replay \(seed))"
   }
 
@@ -35,7 +36,7 @@ enum LoginMode {
     for (at, action) in scenario.plan { print("  \(SimClock.text(at))  \(action)") }
     print("trace:")
     var run = LoginScenarioRun(
-      scenario, tracing: true, dropsLateSessionDatagrams: !options.deliverLate)
+      scenario, tracing: true, dropsLateSessionDatagrams: options.setAsideLate)
     var failure: Violation?
     do throws(Violation) { try run.run() } catch { failure = error }
     for line in run.trace { print("  " + line) }
@@ -73,7 +74,7 @@ enum LoginMode {
         guard let range else { return }
         var stats = LoginScenarioStats()
         let failure = LoginScenarioBatch.run(
-          seeds: range, stats: &stats, dropsLateSessionDatagrams: !options.deliverLate)
+          seeds: range, stats: &stats, dropsLateSessionDatagrams: options.setAsideLate)
         progress.withLock { p in
           p.stats.add(stats)
           if let failure, p.failure.map({ failure.seed < $0.seed }) ?? true { p.failure = failure }
@@ -91,7 +92,7 @@ enum LoginMode {
         + "(\(Int(rate)) scenarios/s, \(options.jobs) job\(options.jobs == 1 ? "" : "s"))")
     if let failure = result.failure {
       print("tether-sim --login: FAILED at seed \(failure.seed): \(failure.violation)")
-      print("replay: \(replayCommand(failure.seed, deliverLate: options.deliverLate))")
+      print("replay: \(replayCommand(failure.seed, setAsideLate: options.setAsideLate))")
       return 1
     }
     return 0

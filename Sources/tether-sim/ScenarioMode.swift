@@ -20,7 +20,7 @@ enum ScenarioMode {
     var login = false
     /// With --login: deliver the late datagrams of another server session instead of
     /// setting them aside (the known missing session epoch).
-    var deliverLate = false
+    var setAsideLate = false
   }
 
   static func parse(_ arguments: [String]) -> Options? {
@@ -29,8 +29,8 @@ enum ScenarioMode {
     var any = false
     while index < arguments.count {
       let flag = arguments[index]
-      if flag == "--login" || flag == "--deliver-late" {
-        if flag == "--login" { options.login = true } else { options.deliverLate = true }
+      if flag == "--login" || flag == "--set-aside-late" {
+        if flag == "--login" { options.login = true } else { options.setAsideLate = true }
         index += 1
         continue
       }

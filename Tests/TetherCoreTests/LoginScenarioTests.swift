@@ -32,7 +32,7 @@ import TetherSim
   /// LOGIN_HEARTBEAT of a lost server session confirms the new one, whose next RELOGIN is
   /// answered RESUMED (EdgeLoginStaleConfirmationTests); a late LOGIN_ACCEPT of the session
   /// held said "not resumed" (LoginDuplicateAcceptTests). With the server-session number
-  /// the client tells them apart: delivered (`tether-sim --login --deliver-late`), the
+  /// the client tells them apart: delivered (the default of `tether-sim --login`), the
   /// scenario keeps every invariant, as it does with them set aside.
   @Test func lateDatagramsOfAnotherServerSession_keepTheAgreement_whenDelivered() {
     let scenario = LoginScenario.generate(seed: 3704)

@@ -622,6 +622,10 @@ static int fleet_interrupted(struct seen *s) {
   struct fleet *f = (struct fleet *)(void *)s;
   return f->interrupted == f->count;
 }
+static int fleet_rejoining(struct seen *s) {
+  struct fleet *f = (struct fleet *)(void *)s;
+  return f->srv.joins >= f->count;
+}
 
 /* `count` engines on `loop` (NULL: a new one), joined and connected to one fake server. */
 static int fleet_start(struct fleet *f, struct ev_loop *loop, int count) {
@@ -677,7 +681,8 @@ static void test_tether_engines_dueTogether_runEveryCallbackBeforeAnyDatagram(vo
   CHECK(f.interrupted == 100);
   CHECK(f.joins_during_callbacks == 0);
   f.srv.joins = 0;
-  run_until(f.loop, NULL, (struct seen *)(void *)&f, 30);
+  /* Waited for, not slept: under valgrind on a loaded machine 100 sends take a while. */
+  run_until(f.loop, fleet_rejoining, (struct seen *)(void *)&f, 3000);
   CHECK(f.srv.joins >= 100); /* the rejoins went out after the callbacks */
   fleet_stop(&f, 1);
 }
