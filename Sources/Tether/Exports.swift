@@ -61,20 +61,6 @@ public func exportedHandlerInit(_ handler: UnsafeMutablePointer<tether_engine_ha
   handler.pointee.size = UInt32(MemoryLayout<tether_engine_handler>.size)
 }
 
-/// The app's config, read up to the size it declares (defaults beyond).
-private func readConfig(_ given: UnsafePointer<tether_engine_config>) -> tether_engine_config? {
-  // The oldest caller knows at least size, app_id and server.
-  let minimum = MemoryLayout<(UInt32, UnsafePointer<CChar>?, UnsafePointer<CChar>?)>.size
-  let declared = Int(given.pointee.size)
-  guard declared >= minimum else { return nil }
-  var config = defaultEngineConfig()
-  let count = min(declared, MemoryLayout<tether_engine_config>.size)
-  withUnsafeMutableBytes(of: &config) { dst in
-    dst.copyMemory(from: UnsafeRawBufferPointer(start: given, count: count))
-  }
-  return config
-}
-
 private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> ChannelConfig {
   guard let appIDPointer = c.app_id else { throw .invalidAppID }
   var config = ChannelConfig(
@@ -104,7 +90,9 @@ public func exportedCreate(
 ) -> Int32 {
   guard let out else { return invalidArgument }
   out.pointee = nil
-  guard let config, let given = readConfig(config) else { return invalidArgument }
+  guard let config,
+    let given = readSized(config, minimum: minimumConfigSize, defaults: defaultEngineConfig())
+  else { return invalidArgument }
   let settings: ChannelConfig
   do { settings = try channelConfig(given) } catch { return error.rawValue }
   guard let endpoint = serverEndpoint(given.server) else { return invalidArgument }

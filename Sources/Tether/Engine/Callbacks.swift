@@ -27,12 +27,10 @@ struct Callbacks: NotificationSink {
     self.context = context
     handler.size = UInt32(MemoryLayout<tether_engine_handler>.size)
     guard let given else { return }
-    let declared = Int(given.pointee.size)
-    guard declared >= Self.minimumSize else { return nil }
-    let count = min(declared, MemoryLayout<tether_engine_handler>.size)
-    withUnsafeMutableBytes(of: &handler) { dst in
-      dst.copyMemory(from: UnsafeRawBufferPointer(start: given, count: count))
+    guard let read = readSized(given, minimum: Self.minimumSize, defaults: handler) else {
+      return nil
     }
+    handler = read
     handler.size = UInt32(MemoryLayout<tether_engine_handler>.size)
   }
 

@@ -56,19 +56,6 @@ public func exportedRtmHandlerInit(_ handler: UnsafeMutablePointer<tether_rtm_ha
   handler.pointee.size = UInt32(MemoryLayout<tether_rtm_handler>.size)
 }
 
-/// The app's config, read up to the size it declares (defaults beyond).
-private func readRtmConfig(_ given: UnsafePointer<tether_rtm_config>) -> tether_rtm_config? {
-  let minimum = MemoryLayout<(UInt32, UnsafePointer<CChar>?, UnsafePointer<CChar>?)>.size
-  let declared = Int(given.pointee.size)
-  guard declared >= minimum else { return nil }
-  var config = defaultRtmConfig()
-  let count = min(declared, MemoryLayout<tether_rtm_config>.size)
-  withUnsafeMutableBytes(of: &config) { dst in
-    dst.copyMemory(from: UnsafeRawBufferPointer(start: given, count: count))
-  }
-  return config
-}
-
 private func loginConfig(_ c: tether_rtm_config) throws(TetherError) -> LoginConfig {
   guard let appIDPointer = c.app_id else { throw .invalidAppID }
   var config = LoginConfig(
@@ -90,7 +77,9 @@ public func exportedRtmCreate(
 ) -> Int32 {
   guard let out else { return invalidArgument }
   out.pointee = nil
-  guard let config, let given = readRtmConfig(config) else { return invalidArgument }
+  guard let config,
+    let given = readSized(config, minimum: minimumConfigSize, defaults: defaultRtmConfig())
+  else { return invalidArgument }
   let settings: LoginConfig
   do { settings = try loginConfig(given) } catch { return error.rawValue }
   guard let endpoint = serverEndpoint(given.server) else { return invalidArgument }

@@ -1,0 +1,21 @@
+/// The convention of every struct tether.h takes in (configs, handlers): its first field is
+/// `uint32_t size`, and a caller compiled against an older, shorter struct is read up to
+/// the size it declares, the rest taken from `defaults`.
+///
+/// Returns nil when the declared size is below `minimum` (what the first published struct
+/// held: the caller did not initialise it). The result's `size` is whatever the caller
+/// wrote; callers that keep the struct set it to this build's size.
+func readSized<T>(_ given: UnsafePointer<T>, minimum: Int, defaults: T) -> T? {
+  let declared = Int(UnsafeRawPointer(given).load(as: UInt32.self))
+  guard declared >= minimum else { return nil }
+  var value = defaults
+  let count = min(declared, MemoryLayout<T>.size)
+  withUnsafeMutableBytes(of: &value) { destination in
+    destination.copyMemory(from: UnsafeRawBufferPointer(start: given, count: count))
+  }
+  return value
+}
+
+/// The size of the first published config of both profiles: `size`, `app_id`, `server`.
+let minimumConfigSize = MemoryLayout<(UInt32, UnsafePointer<CChar>?, UnsafePointer<CChar>?)>
+  .size
