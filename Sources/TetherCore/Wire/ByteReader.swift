@@ -8,17 +8,18 @@ public struct ByteReader {
 
   public mutating func bytes(_ count: Int) throws(WireError) -> ArraySlice<UInt8> {
     guard count >= 0, rest.count >= count else { throw .truncated }
-    let field = rest.prefix(count)
-    rest = rest.dropFirst(count)
+    // Index arithmetic, not prefix/dropFirst: no Collection specializations for them.
+    let end = rest.startIndex + count  // within rest: count <= rest.count
+    let field = rest[rest.startIndex..<end]
+    rest = rest[end..<rest.endIndex]
     return field
   }
 
+  // Every integer read goes through one out-of-line `unsigned(_:)`: the wire decoder calls
+  // them some forty times, and an inlined loop at each call cost more than the call.
   public mutating func u8() throws(WireError) -> UInt8 {
-    guard let byte = rest.first else { throw .truncated }
-    rest = rest.dropFirst()
-    return byte
+    UInt8(truncatingIfNeeded: try unsigned(1))
   }
-
   public mutating func u16() throws(WireError) -> UInt16 {
     UInt16(truncatingIfNeeded: try unsigned(2))
   }
@@ -27,6 +28,7 @@ public struct ByteReader {
   }
   public mutating func u64() throws(WireError) -> UInt64 { try unsigned(8) }
 
+  @inline(never)
   private mutating func unsigned(_ width: Int) throws(WireError) -> UInt64 {
     var value: UInt64 = 0
     for byte in try bytes(width) { value = value << 8 | UInt64(byte) }
