@@ -13,7 +13,9 @@ public struct SessionOutput<Notification> {
   }
 
   public mutating func removeAll() {
-    actions.removeAll(keepingCapacity: true)
+    // One at a time, keeping the storage: `removeAll(keepingCapacity:)` is a
+    // replaceSubrange specialization per notification type, this a small popLast.
+    while actions.popLast() != nil {}
     bytes.removeAll(keepingCapacity: true)
   }
 
