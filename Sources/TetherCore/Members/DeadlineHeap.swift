@@ -1,7 +1,8 @@
 /// A binary min-heap of member check times. It is touched only when a check falls due or
 /// a member changes state, never when a member is merely heard from: that only writes the
 /// member's last-seen time, and a check that finds the member fresher re-queues it
-/// (libev's "be smart about timeouts", method 3, for many timers).
+/// (libev's "be smart about timeouts", method 3, for many timers). A slot may have several
+/// entries, so the ``SlotHeap`` below keeps no positions.
 struct DeadlineHeap {
   struct Entry {
     /// When to look at the member again, on the members' clock (nanoseconds).
@@ -11,41 +12,25 @@ struct DeadlineHeap {
     var generation: UInt32
   }
 
-  private var entries: [Entry] = []
+  private var heap = SlotHeap()
 
-  var count: Int { entries.count }
-  var top: Entry? { entries.first }
+  var count: Int { heap.count }
+  var top: Entry? {
+    guard let first = heap.first else { return nil }
+    return Entry(
+      due: first.key, slot: first.slot, generation: UInt32(truncatingIfNeeded: first.payload))
+  }
 
   mutating func push(_ entry: Entry) {
-    entries.append(entry)
-    var child = entries.count - 1
-    while child > 0 {
-      let parent = (child - 1) / 2
-      guard entries[child].due < entries[parent].due else { break }
-      entries.swapAt(child, parent)
-      child = parent
-    }
+    heap.push(.init(key: entry.due, payload: UInt64(entry.generation), slot: entry.slot))
   }
 
   mutating func popTop() -> Entry? {
-    guard let first = entries.first, let last = entries.popLast() else { return nil }
-    guard !entries.isEmpty else { return first }
-    entries[0] = last
-    var parent = 0
-    while true {
-      let left = 2 * parent + 1
-      let right = left + 1
-      var smallest = parent
-      if left < entries.count, entries[left].due < entries[smallest].due { smallest = left }
-      if right < entries.count, entries[right].due < entries[smallest].due { smallest = right }
-      guard smallest != parent else { break }
-      entries.swapAt(parent, smallest)
-      parent = smallest
-    }
+    guard let first = top else { return nil }
+    heap.remove(at: 0)
     return first
   }
 
-  /// Empties the heap; keeps the storage (one element at a time: `removeAll(keepingCapacity:)`
-  /// would cost the Embedded library a generic specialization of its own).
-  mutating func removeAll() { while entries.popLast() != nil {} }
+  /// Empties the heap; keeps the storage.
+  mutating func removeAll() { heap.removeAll() }
 }

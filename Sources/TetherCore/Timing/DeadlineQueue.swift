@@ -17,14 +17,8 @@
 /// needs the exact earliest instant to arm one timer for it; a wheel would trade that
 /// exactness for a tick.
 public struct DeadlineQueue {
-  struct Entry {
-    var window: DeadlineWindow
-    var slot: Int32
-  }
-
-  private var heap: [Entry] = []
-  /// Slot → its index in `heap`, or -1 when the slot has no deadline.
-  private var positions: [Int32] = []
+  /// Keyed on each window's end, carrying its start; `positions` finds a slot's entry.
+  private var heap = SlotHeap()
 
   public init() {}
 
@@ -32,19 +26,19 @@ public struct DeadlineQueue {
   public var count: Int { heap.count }
 
   /// The earliest end of a window: when the timer must go off.
-  public var nextWakeUp: Instant? { heap.first?.window.end }
+  public var nextWakeUp: Instant? { heap.first.map { Instant(nanoseconds: $0.key) } }
 
   /// The window of `slot`, if it has one.
   public func window(of slot: Int32) -> DeadlineWindow? {
     guard let index = position(of: slot) else { return nil }
-    return heap[index].window
+    return Self.window(heap.entries[index])
   }
 
   /// Makes room for slots 0..<`slots` (and for as many entries) now, so later calls do not
   /// grow the storage.
   public mutating func reserve(slots: Int) {
-    if positions.count < slots {
-      positions.append(contentsOf: repeatElement(-1, count: slots - positions.count))
+    if heap.positions.count < slots {
+      heap.positions.append(contentsOf: repeatElement(-1, count: slots - heap.positions.count))
     }
     heap.reserveCapacity(slots)
   }
@@ -54,17 +48,15 @@ public struct DeadlineQueue {
   public mutating func schedule(_ slot: Int32, _ window: DeadlineWindow?) {
     guard slot >= 0 else { return }
     guard let window else { return remove(slot) }
+    let entry = SlotHeap.Entry(
+      key: window.end.nanoseconds, payload: window.start.nanoseconds, slot: slot)
     if let index = position(of: slot) {
-      guard window != heap[index].window else { return }
-      let earlier = window.end < heap[index].window.end
-      heap[index].window = window
-      if earlier { siftUp(index) } else { siftDown(index) }
+      guard entry != heap.entries[index] else { return }
+      heap.replace(at: index, with: entry)
       return
     }
     reserve(slots: Int(slot) + 1)
-    heap.append(Entry(window: window, slot: slot))
-    positions[Int(slot)] = Int32(truncatingIfNeeded: heap.count - 1)
-    siftUp(heap.count - 1)
+    heap.push(entry)
   }
 
   /// Removes and returns the owner whose window ends first, if that window has started
@@ -72,56 +64,28 @@ public struct DeadlineQueue {
   public mutating func popStarted(by now: Instant, early: Bool = true)
     -> (slot: Int32, window: DeadlineWindow)?
   {
-    guard let first = heap.first, first.window.start <= now else { return nil }
-    guard early || first.window.end <= now else { return nil }
+    guard let first = heap.first else { return nil }
+    let window = Self.window(first)
+    guard window.start <= now, early || window.end <= now else { return nil }
     remove(first.slot)
-    return (first.slot, first.window)
+    return (first.slot, window)
+  }
+
+  private static func window(_ entry: SlotHeap.Entry) -> DeadlineWindow {
+    var window = DeadlineWindow(start: Instant(nanoseconds: entry.payload))
+    window.end = Instant(nanoseconds: entry.key)
+    return window
   }
 
   private func position(of slot: Int32) -> Int? {
+    let positions = heap.positions
     guard slot >= 0, Int(slot) < positions.count, positions[Int(slot)] >= 0 else { return nil }
     return Int(positions[Int(slot)])
   }
 
   private mutating func remove(_ slot: Int32) {
     guard let index = position(of: slot) else { return }
-    positions[Int(slot)] = -1
-    guard let last = heap.popLast(), index < heap.count else { return }
-    heap[index] = last
-    positions[Int(last.slot)] = Int32(truncatingIfNeeded: index)
-    siftUp(index)
-    siftDown(index)
-  }
-
-  private mutating func siftUp(_ start: Int) {
-    var child = start
-    while child > 0 {
-      let parent = (child - 1) / 2
-      guard heap[child].window.end < heap[parent].window.end else { break }
-      swapEntries(child, parent)
-      child = parent
-    }
-  }
-
-  private mutating func siftDown(_ start: Int) {
-    var parent = start
-    while true {
-      let left = 2 * parent + 1
-      let right = left + 1
-      var smallest = parent
-      if left < heap.count, heap[left].window.end < heap[smallest].window.end { smallest = left }
-      if right < heap.count, heap[right].window.end < heap[smallest].window.end {
-        smallest = right
-      }
-      guard smallest != parent else { return }
-      swapEntries(parent, smallest)
-      parent = smallest
-    }
-  }
-
-  private mutating func swapEntries(_ a: Int, _ b: Int) {
-    heap.swapAt(a, b)
-    positions[Int(heap[a].slot)] = Int32(truncatingIfNeeded: a)
-    positions[Int(heap[b].slot)] = Int32(truncatingIfNeeded: b)
+    heap.positions[Int(slot)] = -1
+    heap.remove(at: index)
   }
 }
