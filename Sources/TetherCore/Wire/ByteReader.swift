@@ -62,6 +62,13 @@ extension Array where Element == UInt8 {
     }
   }
 
+  /// Appends one byte through the out-of-line loop below: a call where an inlined
+  /// `append(_:)` (its uniqueness and capacity checks) is some forty bytes of code at each
+  /// of the encoder's many single-byte fields.
+  mutating func appendByte(_ byte: UInt8) {
+    appendBigEndian(UInt64(byte), byteCount: 1)
+  }
+
   /// Appends the low `byteCount` bytes of `value`, most significant first.
   @usableFromInline @inline(never)
   mutating func appendBigEndian(_ value: UInt64, byteCount: Int) {
@@ -74,9 +81,10 @@ extension Array where Element == UInt8 {
 
   /// A length of `lengthWidth` bytes (1 or 2), then the bytes. Callers keep `field` within
   /// that width: every string type the codec writes is bounded well below it.
+  @inline(never)  // eight string fields in the encoder: one copy of this, not eight
   mutating func appendPrefixed(_ field: [UInt8], lengthWidth: Int) {
     if lengthWidth == 1 {
-      append(UInt8(truncatingIfNeeded: field.count))
+      appendByte(UInt8(truncatingIfNeeded: field.count))
     } else {
       appendBigEndian(UInt16(truncatingIfNeeded: field.count))
     }

@@ -91,7 +91,7 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
     guard entries.count <= 255 else { throw .oversized }
     var bytes: [UInt8] = []
     for entry in entries {
-      bytes.append(entry.kind.rawValue)
+      bytes.appendByte(entry.kind.rawValue)
       bytes.appendPrefixed(entry.channel.bytes, lengthWidth: 1)
       bytes.appendPrefixed(entry.userID.bytes, lengthWidth: 1)
     }
@@ -121,7 +121,7 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
   func write(into bytes: inout [UInt8]) {
     bytes.appendBigEndian(session)
     bytes.appendBigEndian(firstSequence)
-    bytes.append(UInt8(truncatingIfNeeded: count))
+    bytes.appendByte(UInt8(truncatingIfNeeded: count))
     bytes.append(contentsOf: storage)
   }
 

@@ -37,14 +37,14 @@ public struct Packet: Equatable, Sendable {
 
   /// Appends the encoded packet to `bytes` (so a caller can reuse one buffer for every
   /// packet it sends).
+  @inline(never)  // else inlined where sessions send a packet, once per call site
   public func encode(into bytes: inout [UInt8]) {
-    bytes.append(Self.magic.0)
-    bytes.append(Self.magic.1)
-    bytes.append(Self.version)
-    // The type byte is filled in from what writing the body returns: one switch over the
-    // message instead of two (and no copy of it for a second one).
-    let typeIndex = bytes.count
-    bytes.append(0)
+    // Magic, version and a type byte of 0 in one write. The type byte is filled in from
+    // what writing the body returns: one switch over the message instead of two (and no
+    // copy of it for a second one).
+    bytes.appendBigEndian(
+      UInt32(Self.magic.0) << 24 | UInt32(Self.magic.1) << 16 | UInt32(Self.version) << 8)
+    let typeIndex = bytes.count - 1
     bytes.appendBigEndian(cookie)
     bytes[typeIndex] = message.writeBody(into: &bytes).rawValue
   }
@@ -183,11 +183,12 @@ private func field<T: ValidatedBytes>(_ type: T.Type, _ bytes: ArraySlice<UInt8>
 
 extension Message {
   /// Appends the body and returns the message's type.
+  @inline(never)  // else inlined, one whole encoder each, where sessions send a packet
   func writeBody(into bytes: inout [UInt8]) -> MessageType {
     switch self {
     case .join(let request):
       bytes.appendBigEndian(request.uid)
-      bytes.append(request.isRejoin ? 1 : 0)
+      bytes.appendByte(request.isRejoin ? 1 : 0)
       bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
       bytes.appendPrefixed(request.channel.bytes, lengthWidth: 1)
       bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
@@ -206,10 +207,10 @@ extension Message {
       bytes.appendBigEndian(accept.uid)
       bytes.appendBigEndian(accept.serverTimeMs)
       bytes.appendBigEndian(accept.tokenTimeLeftMs)
-      bytes.append(accept.resumed ? 1 : 0)
+      bytes.appendByte(accept.resumed ? 1 : 0)
       return .accept
     case .refuse(let reason):
-      bytes.append(reason.rawValue)
+      bytes.appendByte(reason.rawValue)
       return .refuse
     case .heartbeatAck(let sequence, let serverTime):
       bytes.appendBigEndian(sequence)
@@ -219,14 +220,14 @@ extension Message {
       digest.write(into: &bytes)
       return .presence
     case .kick(let reason):
-      bytes.append(reason.rawValue)
+      bytes.appendByte(reason.rawValue)
       return .kick
     case .tokenRenewed(let renewal):
-      bytes.append(renewal.refused?.rawValue ?? 0)
+      bytes.appendByte(renewal.refused?.rawValue ?? 0)
       bytes.appendBigEndian(renewal.tokenTimeLeftMs)
       return .tokenRenewed
     case .login(let request):
-      bytes.append(request.isRelogin ? 1 : 0)
+      bytes.appendByte(request.isRelogin ? 1 : 0)
       bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
       bytes.appendPrefixed(request.userID.bytes, lengthWidth: 1)
       bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
@@ -237,17 +238,17 @@ extension Message {
       return .loginHeartbeat
     case .channelOperation(let operation):
       bytes.appendBigEndian(operation.sequence)
-      bytes.append(operation.kind.rawValue)
+      bytes.appendByte(operation.kind.rawValue)
       bytes.appendPrefixed(operation.channel.bytes, lengthWidth: 1)
       return .channelOperation
     case .loginAccept(let accept):
       bytes.appendBigEndian(accept.serverTimeMs)
       bytes.appendBigEndian(accept.tokenTimeLeftMs)
-      bytes.append(accept.resumed ? 1 : 0)
+      bytes.appendByte(accept.resumed ? 1 : 0)
       bytes.appendBigEndian(accept.session)
       return .loginAccept
     case .loginRefuse(let code):
-      bytes.append(code)
+      bytes.appendByte(code)
       return .loginRefuse
     case .memberEvents(let events):
       events.write(into: &bytes)
