@@ -21,6 +21,7 @@ struct SlotHeap {
 
   mutating func reserveCapacity(_ capacity: Int) { entries.reserveCapacity(capacity) }
 
+  @inline(never)  // one copy, not one inlined at each of the member checks' pushes
   mutating func push(_ entry: Entry) {
     entries.append(entry)
     notePosition(entries.count - 1)
@@ -36,6 +37,7 @@ struct SlotHeap {
 
   /// Removes the entry at `index`: the last entry takes its place and moves to its own.
   /// The removed entry's position is the caller's to clear.
+  @inline(never)  // as push
   mutating func remove(at index: Int) {
     guard let last = entries.popLast(), index < entries.count else { return }
     entries[index] = last
