@@ -8,6 +8,7 @@ public struct ChannelName: Hashable, Sendable {
   public let bytes: [UInt8]
 
   public static let maximumLength = 63
+  static var lengths: ClosedRange<Int> { 1...maximumLength }
 
   static let allowed = ASCIISet(low: 0xFFFF_7B7B_0000_0000, high: 0x7FFF_FFFE_EFFF_FFFF)
 
@@ -19,9 +20,12 @@ public struct ChannelName: Hashable, Sendable {
   /// - Throws: ``TetherError/invalidChannelName`` if empty, longer than 63 bytes, or
   ///   holding any byte outside the allowed set (non-ASCII and NUL included).
   public init<C: Collection>(validating bytes: C) throws(TetherError) where C.Element == UInt8 {
-    guard Self.allowed.accepts(bytes, lengths: 1...Self.maximumLength) else {
+    guard Self.allowed.accepts(bytes, lengths: Self.lengths) else {
       throw .invalidChannelName
     }
     self.bytes = Array(bytes)
   }
+
+  /// Bytes the wire decoder checked against the same rule as it read them.
+  init(checked bytes: [UInt8]) { self.bytes = bytes }
 }

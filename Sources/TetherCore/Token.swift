@@ -5,17 +5,20 @@ public struct Token: Hashable, Sendable {
   public let bytes: [UInt8]
 
   public static let maximumLength = 512
+  static var allowed: ASCIISet { .visible }
+  static var lengths: ClosedRange<Int> { 0...maximumLength }
 
   /// - Throws: ``TetherError/invalidToken`` (-110) if longer than 512 bytes or holding a
   ///   byte outside 0x21...0x7E.
   public init<C: Collection>(validating bytes: C) throws(TetherError) where C.Element == UInt8 {
-    guard ASCIISet.visible.accepts(bytes, lengths: 0...Self.maximumLength) else {
+    guard Self.allowed.accepts(bytes, lengths: Self.lengths) else {
       throw .invalidToken
     }
     self.bytes = Array(bytes)
   }
 
-  public static let empty = Token(trusted: [])
+  public static let empty = Token(checked: [])
 
-  private init(trusted bytes: [UInt8]) { self.bytes = bytes }
+  /// Bytes already checked against the rule (by the wire decoder as it read them).
+  init(checked bytes: [UInt8]) { self.bytes = bytes }
 }

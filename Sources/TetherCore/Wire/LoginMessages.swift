@@ -111,7 +111,8 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
     let start = reader.rest
     for _ in 0..<count {
       guard MemberEvent.Kind(rawValue: try reader.u8()) != nil,
-        ChannelName.allowed.accepts(try reader.prefixed(lengthWidth: 1), lengths: 1...63),
+        ChannelName.allowed.accepts(
+          try reader.prefixed(lengthWidth: 1), lengths: ChannelName.lengths),
         UserID.isValid(try reader.prefixed(lengthWidth: 1))
       else { throw .invalidField }
     }

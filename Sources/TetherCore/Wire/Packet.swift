@@ -86,9 +86,9 @@ enum MessageType: UInt8 {
       let uid = try reader.u32()
       let flags = try reader.u8()
       guard flags & ~1 == 0 else { throw .invalidField }
-      let appID = try field(AppID.self, try reader.prefixed(lengthWidth: 1))
-      let channel = try field(ChannelName.self, try reader.prefixed(lengthWidth: 1))
-      let token = try field(Token.self, try reader.prefixed(lengthWidth: 2))
+      let appID = try reader.field(AppID.self, lengthWidth: 1)
+      let channel = try reader.field(ChannelName.self, lengthWidth: 1)
+      let token = try reader.field(Token.self, lengthWidth: 2)
       return .join(
         JoinRequest(uid: uid, appID: appID, channel: channel, token: token, isRejoin: flags == 1))
     case .heartbeat:
@@ -96,7 +96,7 @@ enum MessageType: UInt8 {
     case .leave:
       return .leave
     case .renewToken:
-      return .renewToken(try field(Token.self, try reader.prefixed(lengthWidth: 2)))
+      return .renewToken(try reader.field(Token.self, lengthWidth: 2))
     case .accept:
       let uid = try reader.u32()
       let serverTime = try reader.u64()
@@ -129,9 +129,9 @@ enum MessageType: UInt8 {
     case .login:
       let flags = try reader.u8()
       guard flags & ~1 == 0 else { throw .invalidField }
-      let appID = try field(AppID.self, try reader.prefixed(lengthWidth: 1))
-      let userID = try field(UserID.self, try reader.prefixed(lengthWidth: 1))
-      let token = try field(Token.self, try reader.prefixed(lengthWidth: 2))
+      let appID = try reader.field(AppID.self, lengthWidth: 1)
+      let userID = try reader.field(UserID.self, lengthWidth: 1)
+      let token = try reader.field(Token.self, lengthWidth: 2)
       return .login(LoginRequest(appID: appID, userID: userID, token: token, isRelogin: flags == 1))
     case .loginHeartbeat:
       return .loginHeartbeat(sequence: try reader.u32(), eventsReceived: try reader.u32())
@@ -142,7 +142,7 @@ enum MessageType: UInt8 {
       guard let kind = ChannelOperation.Kind(rawValue: try reader.u8()) else {
         throw .invalidField
       }
-      let channel = try field(ChannelName.self, try reader.prefixed(lengthWidth: 1))
+      let channel = try reader.field(ChannelName.self, lengthWidth: 1)
       return .channelOperation(ChannelOperation(sequence: sequence, kind: kind, channel: channel))
     case .loginAccept:
       let serverTime = try reader.u64()
@@ -166,19 +166,35 @@ enum MessageType: UInt8 {
   }
 }
 
-/// A validated string field: the type's own rule, reported as ``WireError/invalidField``.
-private protocol ValidatedBytes {
-  init(validating bytes: ArraySlice<UInt8>) throws(TetherError)
+/// A string field of the wire: its type's own rule, checked as the field is read (one
+/// non-generic reader for every string type) and reported as ``WireError/invalidField``.
+private protocol WireText {
+  static var allowed: ASCIISet { get }
+  static var lengths: ClosedRange<Int> { get }
+  init(checked bytes: [UInt8])
 }
-extension AppID: ValidatedBytes {}
-extension ChannelName: ValidatedBytes {}
-extension Token: ValidatedBytes {}
-extension UserID: ValidatedBytes {}
+extension AppID: WireText {}
+extension ChannelName: WireText {}
+extension Token: WireText {}
+extension UserID: WireText {}
 
-private func field<T: ValidatedBytes>(_ type: T.Type, _ bytes: ArraySlice<UInt8>) throws(WireError)
-  -> T
-{
-  do { return try T(validating: bytes) } catch { throw .invalidField }
+extension ByteReader {
+  fileprivate mutating func field<T: WireText>(_ type: T.Type, lengthWidth: Int)
+    throws(WireError) -> T
+  {
+    T(checked: try text(lengthWidth: lengthWidth, allowed: T.allowed, lengths: T.lengths))
+  }
+
+  /// A length-prefixed field whose length is in `lengths` and whose bytes are in `allowed`:
+  /// a copy of its bytes.
+  @inline(never)
+  private mutating func text(lengthWidth: Int, allowed: ASCIISet, lengths: ClosedRange<Int>)
+    throws(WireError) -> [UInt8]
+  {
+    let bytes = try prefixed(lengthWidth: lengthWidth)
+    guard allowed.accepts(bytes, lengths: lengths) else { throw .invalidField }
+    return Array(bytes)
+  }
 }
 
 extension Message {
