@@ -54,6 +54,7 @@ extension ChannelSession {
 
   /// When `kind` falls due, or nil if it does not apply now. Derived from the recorded
   /// times each time it is asked: nothing is stored per deadline.
+  @inline(never)  // one copy for runDue and nextDeadlineWindow, which both inlined it
   func dueTime(of kind: DeadlineKind) -> Instant? {
     // Read fields through the optional rather than binding a copy of the membership: this
     // runs for every deadline kind after every packet.
