@@ -35,12 +35,17 @@ public struct SessionOutput<Notification> {
   mutating func send(_ packet: Packet) {
     let start = bytes.count
     packet.encode(into: &bytes)
-    actions.append(.send(Datagram(range: start..<bytes.count)))
+    append(.send(Datagram(range: start..<bytes.count)))
   }
 
   @inline(never)  // called from every step of a session: one copy of the append
   mutating func notify(_ notification: Notification) {
-    actions.append(.notify(notification))
+    append(.notify(notification))
+  }
+
+  @inline(never)  // the one append of an action (send and notify each had their own)
+  private mutating func append(_ action: SessionAction<Notification>) {
+    actions.append(action)
   }
 }
 
