@@ -41,6 +41,18 @@ public struct ByteReader {
     return try bytes(length)
   }
 
+  /// A field as ``prefixed(lengthWidth:)`` reads it, whose length must be in `lengths` and
+  /// whose bytes must all be in `allowed` (else ``WireError/invalidField``): the one check
+  /// of every string field the decoder reads.
+  @inline(never)
+  mutating func prefixed(lengthWidth: Int, allowed: ASCIISet, lengths: ClosedRange<Int>)
+    throws(WireError) -> ArraySlice<UInt8>
+  {
+    let bytes = try prefixed(lengthWidth: lengthWidth)
+    guard allowed.accepts(bytes, lengths: lengths) else { throw .invalidField }
+    return bytes
+  }
+
   /// Throws ``WireError/trailingBytes`` unless every byte was read.
   public func expectEnd() throws(WireError) {
     guard rest.isEmpty else { throw .trailingBytes }

@@ -110,11 +110,10 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
     guard count > 0 else { throw .invalidField }
     let start = reader.rest
     for _ in 0..<count {
-      guard MemberEvent.Kind(rawValue: try reader.u8()) != nil,
-        ChannelName.allowed.accepts(
-          try reader.prefixed(lengthWidth: 1), lengths: ChannelName.lengths),
-        UserID.isValid(try reader.prefixed(lengthWidth: 1))
-      else { throw .invalidField }
+      guard MemberEvent.Kind(rawValue: try reader.u8()) != nil else { throw .invalidField }
+      _ = try reader.prefixed(
+        lengthWidth: 1, allowed: ChannelName.allowed, lengths: ChannelName.lengths)
+      _ = try reader.prefixed(lengthWidth: 1, allowed: UserID.allowed, lengths: UserID.lengths)
     }
     storage = start.prefix(start.count - reader.rest.count)
   }

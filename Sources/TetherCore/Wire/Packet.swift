@@ -166,7 +166,7 @@ enum MessageType: UInt8 {
   }
 }
 
-/// A string field of the wire: its type's own rule, checked as the field is read (one
+/// A string field of the wire: its type's own rule, checked as the field is read (by one
 /// non-generic reader for every string type) and reported as ``WireError/invalidField``.
 private protocol WireText {
   static var allowed: ASCIISet { get }
@@ -182,18 +182,9 @@ extension ByteReader {
   fileprivate mutating func field<T: WireText>(_ type: T.Type, lengthWidth: Int)
     throws(WireError) -> T
   {
-    T(checked: try text(lengthWidth: lengthWidth, allowed: T.allowed, lengths: T.lengths))
-  }
-
-  /// A length-prefixed field whose length is in `lengths` and whose bytes are in `allowed`:
-  /// a copy of its bytes.
-  @inline(never)
-  private mutating func text(lengthWidth: Int, allowed: ASCIISet, lengths: ClosedRange<Int>)
-    throws(WireError) -> [UInt8]
-  {
-    let bytes = try prefixed(lengthWidth: lengthWidth)
-    guard allowed.accepts(bytes, lengths: lengths) else { throw .invalidField }
-    return Array(bytes)
+    T(
+      checked: Array(
+        try prefixed(lengthWidth: lengthWidth, allowed: T.allowed, lengths: T.lengths)))
   }
 }
 
