@@ -100,6 +100,6 @@ extension Array where Element == UInt8 {
     } else {
       appendBigEndian(UInt16(truncatingIfNeeded: field.count))
     }
-    append(contentsOf: field)
+    append(contentsOf: field[...])  // as a slice: the encoder's one append(contentsOf:)
   }
 }
