@@ -103,6 +103,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
     sendLoginAttempt(now: now, into: &output)
   }
 
+  @inline(never)  // called from four places; inlined, each had its own backoff and LOGIN
   mutating func sendLoginAttempt(now: Instant, into output: inout LoginOutput) {
     guard case .attempting(var attempts) = link else { return }
     attempts.attempt = attempts.attempt == .max ? .max : attempts.attempt + 1
