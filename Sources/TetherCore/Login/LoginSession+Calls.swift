@@ -16,7 +16,7 @@ extension LoginSession {
     if let older = recentCalls.0, now.since(older) < .seconds(1) { throw .tooOften }
     recentCalls = (recentCalls.1, now)
     guard let token, let userID else { throw .invalidArgument }
-    guard state == .disconnected else { throw .alreadyLogin }
+    guard case .disconnected = state else { throw .alreadyLogin }
     var cookie = random.next()
     if cookie == 0 { cookie = 1 }
     account = Account(userID: userID, token: token, cookie: cookie)
@@ -80,7 +80,7 @@ extension LoginSession {
       guard channels.contains(channel) else { throw .notReady }
     }
     let operation = channels.apply(kind, channel)
-    if state == .connected {
+    if isConnected {
       output.send(Packet(cookie: cookie, message: .channelOperation(operation)))
     }
     runDue(now, into: &output)
@@ -96,7 +96,7 @@ extension LoginSession {
     let now = tick(now)
     guard isLoggingInOrIn, let cookie = account?.cookie else { throw .notReady }
     // Changed in place: copying the account out and back costs code and retains.
-    let connected = state == .connected
+    let connected = isConnected
     account?.renew(with: token, keepingFallback: connected)
     if connected {
       output.send(Packet(cookie: cookie, message: .renewToken(token)))
@@ -118,7 +118,18 @@ extension LoginSession {
     runDue(now, into: &output)
   }
 
+  // The states below are matched with patterns, not compared with `==`: the optimizer
+  // takes an enum's synthesized `==` for code that may write anywhere (see
+  // ``dueTime(of:)``), and then keeps copies of the session it could otherwise drop.
+
   var isLoggingInOrIn: Bool {
-    state == .connecting || state == .connected || state == .reconnecting
+    switch state {
+    case .connecting, .connected, .reconnecting: true
+    case .disconnected, .aborted: false
+    }
+  }
+
+  var isConnected: Bool {
+    if case .connected = state { true } else { false }
   }
 }

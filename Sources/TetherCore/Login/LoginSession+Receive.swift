@@ -31,15 +31,15 @@ extension LoginSession {
     case .loginRefuse(let code):
       refused(LoginError(refusal: code), into: &output)
     case .heartbeatAck:
-      guard state == .connected else { return unexpected() }
+      guard isConnected else { return unexpected() }
       lastData = now
     case .channelAck(let session, let sequence):
-      guard state == .connected else { return unexpected() }
+      guard isConnected else { return unexpected() }
       guard session == channels.serverSession else { return stale() }
       lastData = now
       channels.acknowledge(upTo: sequence)
     case .memberEvents(let events):
-      guard state == .connected else { return unexpected() }
+      guard isConnected else { return unexpected() }
       guard events.session == channels.serverSession else { return stale() }
       take(events, into: &output)
     case .kick(.banned):
@@ -55,7 +55,7 @@ extension LoginSession {
     case .sessionUnknown:
       // The server no longer holds the session (it restarted, or the grace ran out while
       // this side still heard acks): log in again at once.
-      guard state == .connected else { return unexpected() }
+      guard isConnected else { return unexpected() }
       transition(.interrupted, into: &output)
       startAttempts(since: now, now: now, into: &output)
     case .tokenRenewed(let renewal):
@@ -81,7 +81,7 @@ extension LoginSession {
     account?.setExpiry(timeLeftMs: accept.tokenTimeLeftMs, now: now)
     account?.tokenExpiryReported = false
     lastData = now
-    let wasLive = state == .connected
+    let wasLive = isConnected
     if !wasLive { link = .live(nextHeartbeatAt: now + config.heartbeatInterval) }
     // Only another server session's number means the server knows none of the channels
     // (its RESUMED flag does not: a late answer to an earlier LOGIN of this same session
@@ -166,7 +166,7 @@ extension LoginSession {
   private mutating func renewed(
     _ renewal: TokenRenewal, now: Instant, into output: inout LoginOutput
   ) {
-    guard state == .connected, let previous = account?.renewalFallback else {
+    guard isConnected, let previous = account?.renewalFallback else {
       return unexpected()
     }
     lastData = now
