@@ -19,7 +19,7 @@ struct LoginChannels {
   /// the first LOGIN_ACCEPT of a login.
   private(set) var serverSession: UInt32?
 
-  func contains(_ channel: ChannelName) -> Bool { joined.contains(channel) }
+  func contains(_ channel: ChannelName) -> Bool { joined.firstIndex(of: channel) != nil }
 
   var isFull: Bool { joined.count >= Self.maximum }
   var isBacklogged: Bool { pending.count >= Self.maximumPending }
@@ -28,7 +28,9 @@ struct LoginChannels {
   mutating func apply(_ kind: ChannelOperation.Kind, _ channel: ChannelName) -> ChannelOperation {
     switch kind {
     case .join: joined.append(channel)
-    case .leave: joined.removeAll { $0 == channel }
+    case .leave:
+      // A channel is in `joined` once at most.
+      if let index = joined.firstIndex(of: channel) { joined.remove(at: index) }
     }
     return enqueue(kind, channel)
   }
