@@ -127,8 +127,9 @@ public struct LoginSession<Random: RandomNumberGenerator> {
   /// Sends the oldest unacknowledged channel operations (at most `limit`).
   mutating func sendPendingOperations(limit: Int, into output: inout LoginOutput) {
     guard let cookie = account?.cookie else { return }
-    for operation in channels.pending.prefix(limit) {
-      output.send(Packet(cookie: cookie, message: .channelOperation(operation)))
+    // Indices rather than `prefix(limit)`, which costs its own generic code.
+    for index in 0..<min(limit, channels.pending.count) {
+      output.send(Packet(cookie: cookie, message: .channelOperation(channels.pending[index])))
     }
   }
 }
