@@ -156,10 +156,13 @@ extension LoginSession {
         continue
       }
       channels.eventsReceived = expected
-      switch event.kind {
-      case .joined: output.notify(.memberJoined(channel: event.channel, userID: event.userID))
-      case .left: output.notify(.memberLeft(channel: event.channel, userID: event.userID))
-      }
+      // One notify call for both kinds: each call site costs the retains of both names.
+      let notification: LoginNotification =
+        switch event.kind {
+        case .joined: .memberJoined(channel: event.channel, userID: event.userID)
+        case .left: .memberLeft(channel: event.channel, userID: event.userID)
+        }
+      output.notify(notification)
     }
   }
 
