@@ -57,6 +57,7 @@ struct LoginChannels {
     eventsReceived = 0
   }
 
+  @inline(never)  // apply and restart share one copy
   private mutating func enqueue(_ kind: ChannelOperation.Kind, _ channel: ChannelName)
     -> ChannelOperation
   {
