@@ -108,6 +108,7 @@ extension LoginSession {
   /// (token-bearing, so the server moves the session to the new address), no state
   /// change. CONNECTING, RECONNECTING: a LOGIN at once, backoff started over. Otherwise
   /// nothing.
+  @inline(never)  // the driver reaches it through three hooks; one copy for all
   public mutating func networkChanged(now: Instant, into output: inout LoginOutput) {
     let now = tick(now)
     switch state {
