@@ -169,17 +169,11 @@ extension LoginSession {
   private mutating func renewed(
     _ renewal: TokenRenewal, now: Instant, into output: inout LoginOutput
   ) {
-    guard isConnected, let previous = account?.renewalFallback else {
+    // One access through the optional account, not one per field.
+    guard isConnected, let accepted = account?.settleRenewal(renewal, now: now) else {
       return unexpected()
     }
     lastData = now
-    account?.renewalFallback = nil
-    if renewal.refused == nil {
-      account?.setExpiry(timeLeftMs: renewal.tokenTimeLeftMs, now: now)
-    } else {
-      account?.token = previous.token
-      account?.tokenExpiresAt = previous.expiresAt
-      output.notify(.tokenExpired)
-    }
+    if !accepted { output.notify(.tokenExpired) }
   }
 }

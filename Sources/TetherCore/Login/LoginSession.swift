@@ -74,6 +74,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
   }
 
   /// Ends the session: DISCONNECTED with `reason`, nothing kept.
+  @inline(never)  // four callers
   mutating func end(_ reason: LoginChangeReason, into output: inout LoginOutput) {
     link = .idle
     account = nil
@@ -170,6 +171,20 @@ struct Account {
   /// The token expires `timeLeftMs` after `now` (0: never), as a server said.
   mutating func setExpiry(timeLeftMs: UInt32, now: Instant) {
     tokenExpiresAt = timeLeftMs == 0 ? nil : now + .milliseconds(UInt64(timeLeftMs))
+  }
+
+  /// Settles the RENEW_TOKEN that was out: the new token stays, with the expiry the server
+  /// gave it, or, refused, the fallback comes back. Returns whether it was accepted; nil
+  /// (and nothing changes) when no RENEW_TOKEN was out.
+  mutating func settleRenewal(_ renewal: TokenRenewal, now: Instant) -> Bool? {
+    guard let previous = renewalFallback else { return nil }
+    renewalFallback = nil
+    guard renewal.refused != nil else {
+      setExpiry(timeLeftMs: renewal.tokenTimeLeftMs, now: now)
+      return true
+    }
+    (token, tokenExpiresAt) = previous
+    return false
   }
 
   /// Takes `token`; its expiry is unknown until a server says. While a RENEW_TOKEN is out
