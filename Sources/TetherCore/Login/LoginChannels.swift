@@ -38,7 +38,9 @@ struct LoginChannels {
   /// A new server session knows none of them: number from 1 again and join every channel.
   mutating func restart(serverSession: UInt32) {
     self.serverSession = serverSession
-    pending.removeAll(keepingCapacity: true)
+    // Keeps the storage, like removeAll(keepingCapacity: true), through the code
+    // acknowledge(upTo:) uses already instead of a copy of its own.
+    pending.removeSubrange(0..<pending.count)
     nextSequence = 1
     eventsReceived = 0
     for channel in joined { _ = enqueue(.join, channel) }

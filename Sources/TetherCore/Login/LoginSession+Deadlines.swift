@@ -41,6 +41,7 @@ extension LoginSession {
   /// The deadline that falls due first (the earlier case on a tie), and `latest`, when the
   /// driver must have called at the latest: the earliest due time, the heartbeat's with its
   /// slack. One pass serves both ``runDue(_:into:)`` and ``nextDeadlineWindow``.
+  @inline(never)  // runDue and nextDeadlineWindow share one copy
   func earliestDue() -> (kind: LoginDeadline, at: Instant, latest: Instant)? {
     var best: (kind: LoginDeadline, at: Instant, latest: Instant)?
     for kind in LoginDeadline.all {

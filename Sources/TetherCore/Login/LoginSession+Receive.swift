@@ -135,6 +135,7 @@ extension LoginSession {
     }
   }
 
+  @inline(never)  // four callers
   mutating func reportTokenExpired(into output: inout LoginOutput) {
     guard account?.tokenExpiryReported == false else { return }
     account?.tokenExpiryReported = true

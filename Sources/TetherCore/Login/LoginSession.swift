@@ -59,6 +59,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
   }
 
   /// Moves to `reason`'s state; reports it unless the pair is the current one.
+  @inline(never)  // called from a dozen steps
   mutating func transition(_ reason: LoginChangeReason, into output: inout LoginOutput) {
     guard reason.state != state || reason != self.reason else { return }
     state = reason.state
@@ -67,6 +68,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
   }
 
   /// Reports the outcome of the `login` call, if it is still owed.
+  @inline(never)  // six callers
   mutating func reportLoginResult(_ result: LoginError, into output: inout LoginOutput) {
     guard account?.loginResultOwed == true else { return }
     account?.loginResultOwed = false
