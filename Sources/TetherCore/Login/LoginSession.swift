@@ -59,7 +59,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
   }
 
   /// Moves to `reason`'s state; reports it unless the pair is the current one.
-  @inline(never)  // called from a dozen steps
+  @inline(never)  // six callers
   mutating func transition(_ reason: LoginChangeReason, into output: inout LoginOutput) {
     guard reason.state != state || reason != self.reason else { return }
     state = reason.state
