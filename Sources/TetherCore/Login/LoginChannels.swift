@@ -19,7 +19,7 @@ struct LoginChannels {
   /// the first LOGIN_ACCEPT of a login.
   private(set) var serverSession: UInt32?
 
-  func contains(_ channel: ChannelName) -> Bool { joined.contains(channel) }
+  func contains(_ channel: ChannelName) -> Bool { joined.firstIndex(of: channel) != nil }
 
   var isFull: Bool { joined.count >= Self.maximum }
   var isBacklogged: Bool { pending.count >= Self.maximumPending }
@@ -28,7 +28,9 @@ struct LoginChannels {
   mutating func apply(_ kind: ChannelOperation.Kind, _ channel: ChannelName) -> ChannelOperation {
     switch kind {
     case .join: joined.append(channel)
-    case .leave: joined.removeAll { $0 == channel }
+    case .leave:
+      // A channel is in `joined` once at most.
+      if let index = joined.firstIndex(of: channel) { joined.remove(at: index) }
     }
     return enqueue(kind, channel)
   }
@@ -36,15 +38,21 @@ struct LoginChannels {
   /// A new server session knows none of them: number from 1 again and join every channel.
   mutating func restart(serverSession: UInt32) {
     self.serverSession = serverSession
-    pending.removeAll(keepingCapacity: true)
+    // Keeps the storage, like removeAll(keepingCapacity: true), through the code
+    // acknowledge(upTo:) uses already instead of a copy of its own.
+    pending.removeSubrange(0..<pending.count)
     nextSequence = 1
     eventsReceived = 0
     for channel in joined { _ = enqueue(.join, channel) }
   }
 
-  /// The server applied every operation up to `sequence`.
+  /// The server applied every operation up to `sequence`: the first ones, as `pending` is
+  /// in sequence order. (Dropping that prefix takes far less code than `removeAll(where:)`,
+  /// which reorders the whole array in place.)
   mutating func acknowledge(upTo sequence: UInt32) {
-    pending.removeAll { $0.sequence <= sequence }
+    var applied = 0
+    while applied < pending.count, pending[applied].sequence <= sequence { applied += 1 }
+    pending.removeSubrange(0..<applied)
   }
 
   mutating func removeAll() {
@@ -55,6 +63,7 @@ struct LoginChannels {
     eventsReceived = 0
   }
 
+  @inline(never)  // apply and restart share one copy
   private mutating func enqueue(_ kind: ChannelOperation.Kind, _ channel: ChannelName)
     -> ChannelOperation
   {

@@ -16,7 +16,7 @@ extension LoginSession {
     if let older = recentCalls.0, now.since(older) < .seconds(1) { throw .tooOften }
     recentCalls = (recentCalls.1, now)
     guard let token, let userID else { throw .invalidArgument }
-    guard state == .disconnected else { throw .alreadyLogin }
+    guard case .disconnected = state else { throw .alreadyLogin }
     var cookie = random.next()
     if cookie == 0 { cookie = 1 }
     account = Account(userID: userID, token: token, cookie: cookie)
@@ -37,8 +37,8 @@ extension LoginSession {
       // Twice, back to back: nothing answers a LOGOUT, and one lost datagram would leave
       // the others waiting for the server's online grace to end.
       let logout = Packet(cookie: account.cookie, message: .logout)
-      output.send(logout)
-      output.send(logout)
+      output.queue(logout)
+      output.queue(logout)
     }
     reportLoginResult(.unknown, into: &output)
     end(.logout, into: &output)
@@ -80,8 +80,8 @@ extension LoginSession {
       guard channels.contains(channel) else { throw .notReady }
     }
     let operation = channels.apply(kind, channel)
-    if state == .connected {
-      output.send(Packet(cookie: cookie, message: .channelOperation(operation)))
+    if isConnected {
+      output.queue(Packet(cookie: cookie, message: .channelOperation(operation)))
     }
     runDue(now, into: &output)
   }
@@ -96,10 +96,10 @@ extension LoginSession {
     let now = tick(now)
     guard isLoggingInOrIn, let cookie = account?.cookie else { throw .notReady }
     // Changed in place: copying the account out and back costs code and retains.
-    let connected = state == .connected
+    let connected = isConnected
     account?.renew(with: token, keepingFallback: connected)
     if connected {
-      output.send(Packet(cookie: cookie, message: .renewToken(token)))
+      output.queue(Packet(cookie: cookie, message: .renewToken(token)))
     }
     runDue(now, into: &output)
   }
@@ -108,6 +108,7 @@ extension LoginSession {
   /// (token-bearing, so the server moves the session to the new address), no state
   /// change. CONNECTING, RECONNECTING: a LOGIN at once, backoff started over. Otherwise
   /// nothing.
+  @inline(never)  // the driver reaches it through three hooks; one copy for all
   public mutating func networkChanged(now: Instant, into output: inout LoginOutput) {
     let now = tick(now)
     switch state {
@@ -118,7 +119,18 @@ extension LoginSession {
     runDue(now, into: &output)
   }
 
+  // The states below are matched with patterns, not compared with `==`: the optimizer
+  // takes an enum's synthesized `==` for code that may write anywhere (see
+  // ``dueTime(of:)``), and then keeps copies of the session it could otherwise drop.
+
   var isLoggingInOrIn: Bool {
-    state == .connecting || state == .connected || state == .reconnecting
+    switch state {
+    case .connecting, .connected, .reconnecting: true
+    case .disconnected, .aborted: false
+    }
+  }
+
+  var isConnected: Bool {
+    if case .connected = state { true } else { false }
   }
 }

@@ -3,6 +3,10 @@
 /// Everything a login session waits for. On a tie the earlier case fires first.
 enum LoginDeadline: CaseIterable, Sendable {
   case loginTimeout, tokenExpiry, interrupted, retry, heartbeat
+
+  /// Every case, in order. A stored array, read in place: iterating `allCases` costs code to
+  /// retain and release the array it returns.
+  static let all: [LoginDeadline] = [.loginTimeout, .tokenExpiry, .interrupted, .retry, .heartbeat]
 }
 
 extension LoginSession {
@@ -25,25 +29,30 @@ extension LoginSession {
   /// and by its end; nil when nothing is scheduled (DISCONNECTED, ABORTED). Only the
   /// heartbeat has slack, 1/16 of its interval, as in the channel profile.
   public var nextDeadlineWindow: DeadlineWindow? {
-    var window: DeadlineWindow?
-    for kind in LoginDeadline.allCases {
-      guard let at = dueTime(of: kind) else { continue }
-      let slack =
-        kind == .heartbeat
-        ? Interval(nanoseconds: config.heartbeatInterval.nanoseconds / 16) : .zero
-      let own = DeadlineWindow(start: at, slack: slack)
-      window = window.map { $0.merged(with: own) } ?? own
-    }
+    guard let due = earliestDue() else { return nil }
+    var window = DeadlineWindow(start: due.at)
+    window.end = due.latest
     return window
   }
 
   /// The earliest instant at which ``advance(to:into:)`` has something to do.
   public var nextDeadline: Instant? { earliestDue()?.at }
 
-  func earliestDue() -> (kind: LoginDeadline, at: Instant)? {
-    var best: (kind: LoginDeadline, at: Instant)?
-    for kind in LoginDeadline.allCases {
-      if let at = dueTime(of: kind), best.map({ at < $0.at }) ?? true { best = (kind, at) }
+  /// The deadline that falls due first (the earlier case on a tie), and `latest`, when the
+  /// driver must have called at the latest: the earliest due time, the heartbeat's with its
+  /// slack. One pass serves both ``runDue(_:into:)`` and ``nextDeadlineWindow``.
+  @inline(never)  // runDue and nextDeadlineWindow share one copy
+  func earliestDue() -> (kind: LoginDeadline, at: Instant, latest: Instant)? {
+    var best: (kind: LoginDeadline, at: Instant, latest: Instant)?
+    for kind in LoginDeadline.all {
+      guard let at = dueTime(of: kind) else { continue }
+      let latest =
+        kind == .heartbeat
+        ? at + Interval(nanoseconds: config.heartbeatInterval.nanoseconds / 16) : at
+      var next = best ?? (kind, at, latest)
+      if at < next.at { (next.kind, next.at) = (kind, at) }
+      next.latest = min(next.latest, latest)
+      best = next
     }
     return best
   }
@@ -51,19 +60,22 @@ extension LoginSession {
   /// When `kind` falls due, or nil if it does not apply now; derived from the recorded
   /// times each time it is asked.
   func dueTime(of kind: LoginDeadline) -> Instant? {
-    switch (kind, link) {
-    case (.loginTimeout, .attempting(let attempts)):
+    // The state is matched here, not compared with `==`: the comparison is generic code
+    // the optimizer takes for one that may write anywhere, and then a class holding the
+    // session copies all of it around every `nextDeadlineWindow`.
+    switch (kind, link, state) {
+    case (.loginTimeout, .attempting(let attempts), .connecting):
       // Only the first login times out; reconnecting goes on for ever.
-      return state == .connecting ? attempts.outageSince + config.loginTimeout : nil
-    case (.tokenExpiry, .attempting):
+      return attempts.outageSince + config.loginTimeout
+    case (.tokenExpiry, .attempting, .reconnecting):
       // While CONNECTED the server judges the token; while reconnecting nobody else can.
-      guard state == .reconnecting, account?.tokenExpiryReported == false else { return nil }
+      guard account?.tokenExpiryReported == false else { return nil }
       return account?.tokenExpiresAt
-    case (.interrupted, .live):
+    case (.interrupted, .live, _):
       return lastData + config.interruptedAfter
-    case (.retry, .attempting(let attempts)):
+    case (.retry, .attempting(let attempts), _):
       return attempts.nextAttemptAt
-    case (.heartbeat, .live(let next)):
+    case (.heartbeat, .live(let next), _):
       return next
     default:
       return nil
@@ -92,13 +104,13 @@ extension LoginSession {
   private mutating func sendHeartbeat(due: Instant, now: Instant, into output: inout LoginOutput) {
     account?.heartbeatSequence &+= 1
     guard let cookie = account?.cookie, let sequence = account?.heartbeatSequence else { return }
-    output.send(
+    output.queue(
       Packet(
         cookie: cookie,
         message: .loginHeartbeat(sequence: sequence, eventsReceived: channels.eventsReceived)))
     sendPendingOperations(limit: LoginChannels.resentPerHeartbeat, into: &output)
     if account?.renewalFallback != nil, let token = account?.token {
-      output.send(Packet(cookie: cookie, message: .renewToken(token)))
+      output.queue(Packet(cookie: cookie, message: .renewToken(token)))
     }
     let next = due + config.heartbeatInterval
     link = .live(nextHeartbeatAt: next > now ? next : now + config.heartbeatInterval)

@@ -31,15 +31,15 @@ extension LoginSession {
     case .loginRefuse(let code):
       refused(LoginError(refusal: code), into: &output)
     case .heartbeatAck:
-      guard state == .connected else { return unexpected() }
+      guard isConnected else { return unexpected() }
       lastData = now
     case .channelAck(let session, let sequence):
-      guard state == .connected else { return unexpected() }
+      guard isConnected else { return unexpected() }
       guard session == channels.serverSession else { return stale() }
       lastData = now
       channels.acknowledge(upTo: sequence)
     case .memberEvents(let events):
-      guard state == .connected else { return unexpected() }
+      guard isConnected else { return unexpected() }
       guard events.session == channels.serverSession else { return stale() }
       take(events, into: &output)
     case .kick(.banned):
@@ -55,13 +55,15 @@ extension LoginSession {
     case .sessionUnknown:
       // The server no longer holds the session (it restarted, or the grace ran out while
       // this side still heard acks): log in again at once.
-      guard state == .connected else { return unexpected() }
+      guard isConnected else { return unexpected() }
       transition(.interrupted, into: &output)
       startAttempts(since: now, now: now, into: &output)
     case .tokenRenewed(let renewal):
       renewed(renewal, now: now, into: &output)
-    case .kick(.sameUID), .join, .heartbeat, .leave, .renewToken, .accept, .refuse, .presence,
-      .login, .loginHeartbeat, .logout, .channelOperation:
+    default:
+      // kick(.sameUID), the channel profile's messages and a client's own: out of place.
+      // (`default`, not those cases listed: matching them copied and dropped their
+      // payloads, 184 bytes of code.)
       unexpected()
     }
     runDue(now, into: &output)
@@ -81,7 +83,7 @@ extension LoginSession {
     account?.setExpiry(timeLeftMs: accept.tokenTimeLeftMs, now: now)
     account?.tokenExpiryReported = false
     lastData = now
-    let wasLive = state == .connected
+    let wasLive = isConnected
     if !wasLive { link = .live(nextHeartbeatAt: now + config.heartbeatInterval) }
     // Only another server session's number means the server knows none of the channels
     // (its RESUMED flag does not: a late answer to an earlier LOGIN of this same session
@@ -135,6 +137,7 @@ extension LoginSession {
     }
   }
 
+  @inline(never)  // four callers
   mutating func reportTokenExpired(into output: inout LoginOutput) {
     guard account?.tokenExpiryReported == false else { return }
     account?.tokenExpiryReported = true
@@ -156,27 +159,24 @@ extension LoginSession {
         continue
       }
       channels.eventsReceived = expected
-      switch event.kind {
-      case .joined: output.notify(.memberJoined(channel: event.channel, userID: event.userID))
-      case .left: output.notify(.memberLeft(channel: event.channel, userID: event.userID))
-      }
+      // One notify call for both kinds: each call site costs the retains of both names.
+      let notification: LoginNotification =
+        switch event.kind {
+        case .joined: .memberJoined(channel: event.channel, userID: event.userID)
+        case .left: .memberLeft(channel: event.channel, userID: event.userID)
+        }
+      output.notify(notification)
     }
   }
 
   private mutating func renewed(
     _ renewal: TokenRenewal, now: Instant, into output: inout LoginOutput
   ) {
-    guard state == .connected, let previous = account?.renewalFallback else {
+    // One access through the optional account, not one per field.
+    guard isConnected, let accepted = account?.settleRenewal(renewal, now: now) else {
       return unexpected()
     }
     lastData = now
-    account?.renewalFallback = nil
-    if renewal.refused == nil {
-      account?.setExpiry(timeLeftMs: renewal.tokenTimeLeftMs, now: now)
-    } else {
-      account?.token = previous.token
-      account?.tokenExpiresAt = previous.expiresAt
-      output.notify(.tokenExpired)
-    }
+    if !accepted { output.notify(.tokenExpired) }
   }
 }

@@ -59,6 +59,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
   }
 
   /// Moves to `reason`'s state; reports it unless the pair is the current one.
+  @inline(never)  // six callers
   mutating func transition(_ reason: LoginChangeReason, into output: inout LoginOutput) {
     guard reason.state != state || reason != self.reason else { return }
     state = reason.state
@@ -67,6 +68,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
   }
 
   /// Reports the outcome of the `login` call, if it is still owed.
+  @inline(never)  // six callers
   mutating func reportLoginResult(_ result: LoginError, into output: inout LoginOutput) {
     guard account?.loginResultOwed == true else { return }
     account?.loginResultOwed = false
@@ -74,6 +76,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
   }
 
   /// Ends the session: DISCONNECTED with `reason`, nothing kept.
+  @inline(never)  // four callers
   mutating func end(_ reason: LoginChangeReason, into output: inout LoginOutput) {
     link = .idle
     account = nil
@@ -103,6 +106,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
     sendLoginAttempt(now: now, into: &output)
   }
 
+  @inline(never)  // called from four places; inlined, each had its own backoff and LOGIN
   mutating func sendLoginAttempt(now: Instant, into output: inout LoginOutput) {
     guard case .attempting(var attempts) = link else { return }
     attempts.attempt = attempts.attempt == .max ? .max : attempts.attempt + 1
@@ -120,16 +124,24 @@ public struct LoginSession<Random: RandomNumberGenerator> {
     let request = LoginRequest(
       appID: config.appID, userID: account.userID, token: account.token,
       isRelogin: account.everAccepted)
-    output.send(Packet(cookie: account.cookie, message: .login(request)))
+    output.queue(Packet(cookie: account.cookie, message: .login(request)))
   }
 
   /// Sends the oldest unacknowledged channel operations (at most `limit`).
   mutating func sendPendingOperations(limit: Int, into output: inout LoginOutput) {
     guard let cookie = account?.cookie else { return }
-    for operation in channels.pending.prefix(limit) {
-      output.send(Packet(cookie: cookie, message: .channelOperation(operation)))
+    // Indices rather than `prefix(limit)`, which costs its own generic code.
+    for index in 0..<min(limit, channels.pending.count) {
+      output.queue(Packet(cookie: cookie, message: .channelOperation(channels.pending[index])))
     }
   }
+}
+
+extension SessionOutput<LoginNotification> {
+  /// Queues `packet`: ``send(_:)`` out of line, which the optimizer would inline at each of
+  /// the login session's sends (the encoder call and two appends each).
+  @inline(never)
+  mutating func queue(_ packet: Packet) { send(packet) }
 }
 
 /// What the login session counted: datagrams it set aside, LOGINs it sent, refusals it
@@ -168,6 +180,20 @@ struct Account {
   /// The token expires `timeLeftMs` after `now` (0: never), as a server said.
   mutating func setExpiry(timeLeftMs: UInt32, now: Instant) {
     tokenExpiresAt = timeLeftMs == 0 ? nil : now + .milliseconds(UInt64(timeLeftMs))
+  }
+
+  /// Settles the RENEW_TOKEN that was out: the new token stays, with the expiry the server
+  /// gave it, or, refused, the fallback comes back. Returns whether it was accepted; nil
+  /// (and nothing changes) when no RENEW_TOKEN was out.
+  mutating func settleRenewal(_ renewal: TokenRenewal, now: Instant) -> Bool? {
+    guard let previous = renewalFallback else { return nil }
+    renewalFallback = nil
+    guard renewal.refused != nil else {
+      setExpiry(timeLeftMs: renewal.tokenTimeLeftMs, now: now)
+      return true
+    }
+    (token, tokenExpiresAt) = previous
+    return false
   }
 
   /// Takes `token`; its expiry is unknown until a server says. While a RENEW_TOKEN is out
