@@ -114,17 +114,11 @@ public func exportedCreate(
     socket?.close()
     return error.rawValue
   }
-  let engine = Engine(
-    context: LoopRegistry.context(of: loop), session: consume session, callbacks: callbacks,
-    endpoint: endpoint, socket: socket)
-  let handle = Unmanaged.passRetained(engine)
-  guard engine.start() else {
-    engine.shutDown()
-    handle.release()
-    return TetherError.failed.rawValue
-  }
-  out.pointee = OpaquePointer(handle.toOpaque())
-  return 0
+  return publish(
+    Engine(
+      context: LoopRegistry.context(of: loop), session: consume session, callbacks: callbacks,
+      endpoint: endpoint, socket: socket),
+    to: out)
 }
 
 @_cdecl("tether_engine_destroy")

@@ -101,17 +101,11 @@ public func exportedRtmCreate(
     socket?.close()
     return error.rawValue
   }
-  let client = RtmClient(
-    context: LoopRegistry.context(of: loop), session: consume session, callbacks: callbacks,
-    endpoint: endpoint, socket: socket)
-  let handle = Unmanaged.passRetained(client)
-  guard client.start() else {
-    client.shutDown()
-    handle.release()
-    return TetherError.failed.rawValue
-  }
-  out.pointee = OpaquePointer(handle.toOpaque())
-  return 0
+  return publish(
+    RtmClient(
+      context: LoopRegistry.context(of: loop), session: consume session, callbacks: callbacks,
+      endpoint: endpoint, socket: socket),
+    to: out)
 }
 
 @_cdecl("tether_rtm_client_destroy")
