@@ -19,13 +19,13 @@ private func engine(_ pointer: OpaquePointer) -> Engine {
   Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
 }
 
-/// Runs `body` on a live engine of this thread (through ``Engine/enter(_:_:)``).
+/// Runs `body` on a live engine of this thread (entered: Connection+Lifetime.swift).
 private func withEngine(_ pointer: OpaquePointer?, _ body: (Engine) -> Int32) -> Int32 {
-  guard let pointer else { return notInitialized }
-  let engine = engine(pointer)
-  guard !engine.destroyed else { return notInitialized }
-  guard System.isCurrentThread(engine.owner) else { return TetherError.wrongThread.rawValue }
-  return Connection.enter(engine, body) ?? notInitialized
+  let (entered, refusal) = Connection.enter(
+    handle: pointer, dead: notInitialized, foreign: TetherError.wrongThread.rawValue)
+  guard let entered else { return refusal }
+  defer { entered.leave() }
+  return body(unsafeDowncast(entered, to: Engine.self))
 }
 
 @_cdecl("tether_version")
