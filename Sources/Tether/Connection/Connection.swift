@@ -263,7 +263,7 @@ class Connection {
     while cursor < actionCount && !destroyed {
       let index = cursor
       cursor += 1
-      if let datagram = datagram(at: index) { send(datagram) } else { deliverUnlessSilenced(index) }
+      if let datagram = action(at: index, delivering: index >= silencedBefore) { send(datagram) }
     }
     if !destroyed { clearOutput() }
     dispatching = false
@@ -277,7 +277,7 @@ class Connection {
     while cursor < actionCount && !destroyed {
       let index = cursor
       cursor += 1
-      if datagram(at: index) != nil { sendsSetAside = true } else { deliverUnlessSilenced(index) }
+      if action(at: index, delivering: index >= silencedBefore) != nil { sendsSetAside = true }
     }
     dispatching = false
   }
@@ -288,7 +288,7 @@ class Connection {
   final func sendUndelivered() {
     sendSetAside()
     while cursor < actionCount {
-      if let datagram = datagram(at: cursor) { send(datagram) }
+      if let datagram = action(at: cursor, delivering: false) { send(datagram) }
       cursor += 1
     }
     clearOutput()
@@ -306,7 +306,7 @@ class Connection {
     guard sendsSetAside else { return }
     sendsSetAside = false
     for index in 0..<cursor {
-      if let datagram = datagram(at: index) { send(datagram) }
+      if let datagram = action(at: index, delivering: false) { send(datagram) }
     }
   }
 
@@ -315,12 +315,6 @@ class Connection {
     cursor = 0
     sendsSetAside = false
     silencedBefore = 0
-  }
-
-  /// Action `index` is a notification (`cursor` has moved past it): delivered unless the
-  /// app left since it was queued.
-  private func deliverUnlessSilenced(_ index: Int) {
-    if index >= silencedBefore { deliverNotification(at: index) }
   }
 
   // MARK: - Hooks: each profile's session (overridden)
@@ -333,10 +327,11 @@ class Connection {
   func advanceSession(to now: Instant) {}
   /// How many actions the session's output holds.
   var actionCount: Int { 0 }
-  /// The bytes to send if action `index` is a datagram; nil for a notification.
-  func datagram(at index: Int) -> ArraySlice<UInt8>? { nil }
-  /// Calls the app's callback if action `index` is a notification.
-  func deliverNotification(at index: Int) {}
+  /// Action `index` of the session's output: the bytes to send if it is a datagram; nil
+  /// for a notification, which is delivered (the app's callback called) if `delivering`.
+  /// (The loops above pass false for a notification queued before the app left since:
+  /// ``silencedBefore``.)
+  func action(at index: Int, delivering: Bool) -> ArraySlice<UInt8>? { nil }
   /// Empties the session's output, keeping its storage.
   func removeActions() {}
   /// The device's network changed (after the fresh socket).

@@ -114,14 +114,13 @@ where Sink.Notification == Session.Notification {
 
   override var actionCount: Int { output.actions.count }
 
-  override func datagram(at index: Int) -> ArraySlice<UInt8>? {
-    guard case .send(let datagram) = output.actions[index] else { return nil }
-    return output.bytes(of: datagram)
-  }
-
-  override func deliverNotification(at index: Int) {
-    guard case .notify(let notification) = output.actions[index] else { return }
-    callbacks.deliver(notification, from: self)
+  override func action(at index: Int, delivering: Bool) -> ArraySlice<UInt8>? {
+    switch output.actions[index] {
+    case .send(let datagram): return output.bytes(of: datagram)
+    case .notify(let notification):
+      if delivering { callbacks.deliver(notification, from: self) }
+      return nil
+    }
   }
 
   override func removeActions() { output.removeAll() }
