@@ -325,6 +325,8 @@ class Connection {
   var sessionDeadlineWindow: DeadlineWindow? { nil }
   /// Runs what is due in the session by `now`.
   func advanceSession(to now: Instant) {}
+  /// Datagrams that did not decode, datagrams of another session, and attempts sent.
+  var sessionCounters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) { (0, 0, 0) }
   /// How many actions the session's output holds.
   var actionCount: Int { 0 }
   /// Action `index` of the session's output: the bytes to send if it is a datagram; nil

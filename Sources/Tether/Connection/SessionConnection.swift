@@ -85,13 +85,6 @@ where Sink.Notification == Session.Notification {
 
   override func sessionEndpointResolved() { session.endpointResolved(now: now, into: &output) }
 
-  /// The figures of `tether_engine_get_stats` and `tether_rtm_client_get_stats`.
-  var publicStats: tether_engine_stats {
-    let counted = Self.counters(of: &session)
-    return publicStats(
-      malformed: counted.malformed, foreign: counted.foreign, attempts: counted.attempts)
-  }
-
   // MARK: - Hooks of Connection
 
   override func receiveDatagram(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> WireError? {
@@ -104,6 +97,10 @@ where Sink.Notification == Session.Notification {
 
   private static func window(of session: inout Session) -> DeadlineWindow? {
     session.nextDeadlineWindow
+  }
+
+  override var sessionCounters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) {
+    Self.counters(of: &session)
   }
 
   private static func counters(of session: inout Session) -> (

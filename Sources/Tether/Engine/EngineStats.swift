@@ -25,11 +25,10 @@ struct EngineStats {
 }
 
 extension Connection {
-  /// The figures of `tether_engine_get_stats` (and `tether_rtm_client_get_stats`), with
-  /// the session's own counters.
-  final func publicStats(malformed: UInt64, foreign: UInt64, attempts: UInt64)
-    -> tether_engine_stats
-  {
+  /// The figures of `tether_engine_get_stats` and `tether_rtm_client_get_stats`, with the
+  /// session's own counters. (In Connection, not per profile: both functions are one.)
+  final var publicStats: tether_engine_stats {
+    let (malformed, foreign, attempts) = sessionCounters
     var out = tether_engine_stats()
     out.size = UInt32(MemoryLayout<tether_engine_stats>.size)
     out.deadline_source = context.sourceKind.rawValue
