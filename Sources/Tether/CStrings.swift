@@ -24,8 +24,8 @@ let cStringsRoom = Token.maximumLength + 1 + UserID.maximumLength + 1
 /// Writes `first` and `second` as two C strings, back to back, into `buffer` (room for
 /// ``cStringsRoom``, on the caller's stack: no allocation): the names and tokens the
 /// callbacks of both profiles pass. Returns where the second starts. Each is a validated
-/// name or token, so neither is ever cut: `first` at ``Token``'s maximum, `second` at
-/// ``UserID``'s.
+/// name or token, so neither is ever cut (the limits, `first` at ``Token``'s maximum and
+/// `second` at ``UserID``'s, only keep both inside the room whatever they hold).
 ///
 /// (A buffer from the caller, not a closure: the optimizer copied a function taking a
 /// closure once per call site.)
@@ -35,20 +35,22 @@ func writeCStrings(
   into buffer: UnsafeMutableBufferPointer<CChar>
 ) -> UnsafeMutablePointer<CChar>? {
   guard let base = buffer.baseAddress, buffer.count >= cStringsRoom else { return nil }
-  let secondBase = copyCString(first.prefix(Token.maximumLength), to: base)
-  _ = copyCString(second.prefix(UserID.maximumLength), to: secondBase)
+  let secondBase = copyCString(first, limit: Token.maximumLength, to: base)
+  _ = copyCString(second, limit: UserID.maximumLength, to: secondBase)
   return secondBase
 }
 
-/// Copies `bytes` and a NUL to `destination`; where the next string can go.
-private func copyCString(_ bytes: ArraySlice<UInt8>, to destination: UnsafeMutablePointer<CChar>)
-  -> UnsafeMutablePointer<CChar>
-{
-  var next = destination
-  for byte in bytes {
-    next.pointee = CChar(bitPattern: byte)
-    next += 1
+/// Copies `bytes` (at most `limit` of them) and a NUL to `destination`; where the next
+/// string can go.
+private func copyCString(
+  _ bytes: ArraySlice<UInt8>, limit: Int, to destination: UnsafeMutablePointer<CChar>
+) -> UnsafeMutablePointer<CChar> {
+  let count = min(bytes.count, limit)
+  bytes.withUnsafeBytes { source in
+    if let start = source.baseAddress {
+      UnsafeMutableRawPointer(destination).copyMemory(from: start, byteCount: count)
+    }
   }
-  next.pointee = 0
-  return next + 1
+  destination[count] = 0
+  return destination + count + 1
 }
