@@ -8,6 +8,7 @@ import CTetherSystem
 /// The bytes of a C string, reading at most `limit + 1` bytes (never past a missing NUL
 /// further than that): a string longer than `limit` comes back `limit + 1` bytes long, so
 /// the caller's length check refuses it.
+@inline(never)  // eleven callers
 func cStringBytes(_ pointer: UnsafePointer<CChar>, limit: Int) -> [UInt8] {
   let length = strnlen(pointer, limit + 1)
   return Array(UnsafeRawBufferPointer(start: pointer, count: length))

@@ -230,8 +230,9 @@ func copyStats(_ stats: tether_engine_stats, to out: UnsafeMutablePointer<tether
   let count = min(Int(out.pointee.size), MemoryLayout<tether_engine_stats>.size)
   stats.size = out.pointee.size
   withUnsafeBytes(of: &stats) { source in
-    UnsafeMutableRawBufferPointer(start: out, count: count).copyMemory(
-      from: UnsafeRawBufferPointer(rebasing: source.prefix(count)))
+    if let start = source.baseAddress {
+      UnsafeMutableRawPointer(out).copyMemory(from: start, byteCount: count)
+    }
   }
 }
 
