@@ -1,8 +1,14 @@
 import CTetherSystem
 
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
 /// The bytes of a C string, reading at most `limit + 1` bytes (never past a missing NUL
 /// further than that): a string longer than `limit` comes back `limit + 1` bytes long, so
 /// the caller's length check refuses it.
+@inline(never)  // eleven callers
 func cStringBytes(_ pointer: UnsafePointer<CChar>, limit: Int) -> [UInt8] {
   let length = strnlen(pointer, limit + 1)
   return Array(UnsafeRawBufferPointer(start: pointer, count: length))
@@ -11,4 +17,41 @@ func cStringBytes(_ pointer: UnsafePointer<CChar>, limit: Int) -> [UInt8] {
 /// A static C string for the `*_name` functions.
 func cString(_ text: StaticString) -> UnsafePointer<CChar> {
   UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+/// Room for the two C strings ``writeCStrings(_:_:into:)`` writes.
+let cStringsRoom = Token.maximumLength + 1 + UserID.maximumLength + 1
+
+/// Writes `first` and `second` as two C strings, back to back, into `buffer` (room for
+/// ``cStringsRoom``, on the caller's stack: no allocation): the names and tokens the
+/// callbacks of both profiles pass. Returns where the second starts. Each is a validated
+/// name or token, so neither is ever cut (the limits, `first` at ``Token``'s maximum and
+/// `second` at ``UserID``'s, only keep both inside the room whatever they hold).
+///
+/// (A buffer from the caller, not a closure: the optimizer copied a function taking a
+/// closure once per call site.)
+@inline(never)
+func writeCStrings(
+  _ first: ArraySlice<UInt8>, _ second: ArraySlice<UInt8>,
+  into buffer: UnsafeMutableBufferPointer<CChar>
+) -> UnsafeMutablePointer<CChar>? {
+  guard let base = buffer.baseAddress, buffer.count >= cStringsRoom else { return nil }
+  let secondBase = copyCString(first, limit: Token.maximumLength, to: base)
+  _ = copyCString(second, limit: UserID.maximumLength, to: secondBase)
+  return secondBase
+}
+
+/// Copies `bytes` (at most `limit` of them) and a NUL to `destination`; where the next
+/// string can go.
+private func copyCString(
+  _ bytes: ArraySlice<UInt8>, limit: Int, to destination: UnsafeMutablePointer<CChar>
+) -> UnsafeMutablePointer<CChar> {
+  let count = min(bytes.count, limit)
+  bytes.withUnsafeBytes { source in
+    if let start = source.baseAddress {
+      UnsafeMutableRawPointer(destination).copyMemory(from: start, byteCount: count)
+    }
+  }
+  destination[count] = 0
+  return destination + count + 1
 }

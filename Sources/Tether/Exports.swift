@@ -19,13 +19,13 @@ private func engine(_ pointer: OpaquePointer) -> Engine {
   Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
 }
 
-/// Runs `body` on a live engine of this thread (through ``Engine/enter(_:_:)``).
+/// Runs `body` on a live engine of this thread (entered: Connection+Lifetime.swift).
 private func withEngine(_ pointer: OpaquePointer?, _ body: (Engine) -> Int32) -> Int32 {
-  guard let pointer else { return notInitialized }
-  let engine = engine(pointer)
-  guard !engine.destroyed else { return notInitialized }
-  guard System.isCurrentThread(engine.owner) else { return TetherError.wrongThread.rawValue }
-  return Connection.enter(engine, body) ?? notInitialized
+  let (entered, refusal) = Connection.enter(
+    handle: pointer, dead: notInitialized, foreign: TetherError.wrongThread.rawValue)
+  guard let entered else { return refusal }
+  defer { entered.leave() }
+  return body(unsafeDowncast(entered, to: Engine.self))
 }
 
 @_cdecl("tether_version")
@@ -114,17 +114,11 @@ public func exportedCreate(
     socket?.close()
     return error.rawValue
   }
-  let engine = Engine(
-    context: LoopRegistry.context(of: loop), session: consume session, callbacks: callbacks,
-    endpoint: endpoint, socket: socket)
-  let handle = Unmanaged.passRetained(engine)
-  guard engine.start() else {
-    engine.shutDown()
-    handle.release()
-    return TetherError.failed.rawValue
-  }
-  out.pointee = OpaquePointer(handle.toOpaque())
-  return 0
+  return publish(
+    Engine(
+      context: LoopRegistry.context(of: loop), session: consume session, callbacks: callbacks,
+      endpoint: endpoint, socket: socket),
+    to: out)
 }
 
 @_cdecl("tether_engine_destroy")
@@ -236,8 +230,9 @@ func copyStats(_ stats: tether_engine_stats, to out: UnsafeMutablePointer<tether
   let count = min(Int(out.pointee.size), MemoryLayout<tether_engine_stats>.size)
   stats.size = out.pointee.size
   withUnsafeBytes(of: &stats) { source in
-    UnsafeMutableRawBufferPointer(start: out, count: count).copyMemory(
-      from: UnsafeRawBufferPointer(rebasing: source.prefix(count)))
+    if let start = source.baseAddress {
+      UnsafeMutableRawPointer(out).copyMemory(from: start, byteCount: count)
+    }
   }
 }
 

@@ -44,21 +44,25 @@ struct ServerEndpoint {
     guard let colon = text.lastIndex(of: UInt8(ascii: ":")), colon > 0,
       let port = Self.port(text[(colon + 1)...])
     else { return nil }
-    // Slices of `text` until the copy (the slice operations are the ones ByteReader uses).
-    var hostBytes = text[..<colon]
-    let bracketed = hostBytes.first == UInt8(ascii: "[")
+    // The host is text[start..<end]: what is before the colon, but the brackets of
+    // "[v6]:port". (Indices, not dropFirst and dropLast: each is a generic specialization
+    // in the Embedded library.)
+    var (start, end) = (0, colon)
+    let bracketed = text[0] == UInt8(ascii: "[")
     if bracketed {
-      guard hostBytes.last == UInt8(ascii: "]"), hostBytes.count > 2 else { return nil }
-      hostBytes = hostBytes.dropFirst().dropLast()
+      guard text[colon - 1] == UInt8(ascii: "]"), colon > 2 else { return nil }
+      (start, end) = (1, colon - 1)
     }
-    var host = Array(hostBytes)
-    guard !host.contains(0), host.count < 256 else { return nil }
+    guard end - start < 256 else { return nil }
+    // The host and a NUL, for inet_pton or getaddrinfo.
+    var host = Array(text[start..<end])
+    guard !host.contains(0) else { return nil }
     host.append(0)
     self.port = port
     if let address = ServerAddress(numericHost: host, port: port) {
       self.address = address
       name = []
-    } else if !bracketed && Self.isHostName(hostBytes) {
+    } else if !bracketed && Self.isHostName(text[start..<end]) {
       address = nil
       name = host
     } else {
@@ -70,14 +74,13 @@ struct ServerEndpoint {
   /// and '_' (seen in private zones), each 1 to 63 bytes, at most 253 bytes in all; one
   /// final dot allowed.
   static func isHostName(_ name: ArraySlice<UInt8>) -> Bool {
-    var name = name
-    if name.last == UInt8(ascii: ".") { name = name.dropLast() }
-    guard !name.isEmpty, name.count <= 253 else { return false }
+    let end = name.last == UInt8(ascii: ".") ? name.endIndex - 1 : name.endIndex
+    guard end > name.startIndex, end - name.startIndex <= 253 else { return false }
     // One pass, label by label (no split: it would cost the Embedded library a generic
     // specialization the size of this whole type).
     var label = 0
     var previous = UInt8(ascii: ".")
-    for byte in name {
+    for byte in name[..<end] {
       if byte == UInt8(ascii: ".") {
         guard label > 0, previous != UInt8(ascii: "-") else { return false }
         label = 0

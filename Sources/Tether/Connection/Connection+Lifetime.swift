@@ -26,6 +26,28 @@ extension Connection {
     return result
   }
 
+  /// ``enter(_:_:)`` for the functions of tether.h, in two halves: the live connection
+  /// behind an app's handle (from tether_engine_create or tether_rtm_client_create), on its
+  /// own thread, entered, and 0; or nil and `dead` when the handle is NULL or destroyed,
+  /// `foreign` from another thread. The caller calls ``leave()`` when done (in a `defer`).
+  /// (Not a closure: the optimizer copied a function taking one for each caller, and this
+  /// check is in every function of tether.h that takes a handle.)
+  @inline(never)
+  static func enter(handle pointer: OpaquePointer?, dead: Int32, foreign: Int32) -> (
+    Connection?, Int32
+  ) {
+    guard let pointer else { return (nil, dead) }
+    let connection = Unmanaged<Connection>.fromOpaque(UnsafeRawPointer(pointer))
+      .takeUnretainedValue()
+    guard !connection.destroyed else { return (nil, dead) }
+    guard System.isCurrentThread(connection.owner) else { return (nil, foreign) }
+    guard connection.beginEntry() else { return (nil, dead) }
+    return (connection, 0)
+  }
+
+  /// Ends an entry made by ``enter(handle:dead:foreign:)``.
+  func leave() { endEntry() }
+
   /// Counts one more entry; false when the connection was destroyed. (Kept out of line, as
   /// is ``endEntry()``: ``enter(_:_:)`` is specialized for every result type and call site.)
   @inline(never)

@@ -247,6 +247,76 @@ class Connection {
     }
   }
 
+  // MARK: - Delivery, for both profiles
+
+  // The session's output is generic over its notifications; the loops over it are not: they
+  // reach its actions by index through the hooks below, so they exist once in the library
+  // rather than once per profile.
+
+  /// Performs every queued action in order (datagrams set aside first), then, unless told
+  /// not to, tells the loop the next deadline. A call made from a callback lands here too
+  /// and returns at once: the outer loop performs its actions.
+  final func flush(rescheduling: Bool) {
+    guard !dispatching else { return }
+    dispatching = true
+    sendSetAside()
+    while cursor < actionCount && !destroyed {
+      let index = cursor
+      cursor += 1
+      if let datagram = action(at: index, delivering: index >= silencedBefore) { send(datagram) }
+    }
+    if !destroyed { clearOutput() }
+    dispatching = false
+    if rescheduling && !destroyed { reschedule() }
+  }
+
+  /// Delivers the queued notifications and sets the datagrams aside.
+  final func deliverNotifications() {
+    guard !dispatching else { return }
+    dispatching = true
+    while cursor < actionCount && !destroyed {
+      let index = cursor
+      cursor += 1
+      if action(at: index, delivering: index >= silencedBefore) != nil { sendsSetAside = true }
+    }
+    dispatching = false
+  }
+
+  /// At destroy: the datagrams the session had already produced still go out (a LEAVE
+  /// or LOGOUT from a call just before, in the same callback); the notifications not yet
+  /// delivered never are.
+  final func sendUndelivered() {
+    sendSetAside()
+    while cursor < actionCount {
+      if let datagram = action(at: cursor, delivering: false) { send(datagram) }
+      cursor += 1
+    }
+    clearOutput()
+  }
+
+  /// The app left (or logged out) from inside a callback: what was queued before and is
+  /// not delivered yet never is (tether.h: nothing after leave or logout until the next
+  /// join or login but their own callbacks). Its datagrams still go out. `end`: how many
+  /// actions were queued before the call, when the call has already added its own.
+  final func silenceUndelivered(before end: Int? = nil) {
+    if dispatching { silencedBefore = end ?? actionCount }
+  }
+
+  private func sendSetAside() {
+    guard sendsSetAside else { return }
+    sendsSetAside = false
+    for index in 0..<cursor {
+      if let datagram = action(at: index, delivering: false) { send(datagram) }
+    }
+  }
+
+  private func clearOutput() {
+    removeActions()
+    cursor = 0
+    sendsSetAside = false
+    silencedBefore = 0
+  }
+
   // MARK: - Hooks: each profile's session (overridden)
 
   /// Hands one datagram to the session; its decoding error, if any.
@@ -255,12 +325,17 @@ class Connection {
   var sessionDeadlineWindow: DeadlineWindow? { nil }
   /// Runs what is due in the session by `now`.
   func advanceSession(to now: Instant) {}
-  /// Performs the session's queued actions in order, then (if told) reschedules.
-  func flush(rescheduling: Bool) {}
-  /// Delivers the queued notifications and sets the datagrams aside.
-  func deliverNotifications() {}
-  /// At destroy: sends the datagrams already produced, delivers nothing.
-  func sendUndelivered() {}
+  /// Datagrams that did not decode, datagrams of another session, and attempts sent.
+  var sessionCounters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) { (0, 0, 0) }
+  /// How many actions the session's output holds.
+  var actionCount: Int { 0 }
+  /// Action `index` of the session's output: the bytes to send if it is a datagram; nil
+  /// for a notification, which is delivered (the app's callback called) if `delivering`.
+  /// (The loops above pass false for a notification queued before the app left since:
+  /// ``silencedBefore``.)
+  func action(at index: Int, delivering: Bool) -> ArraySlice<UInt8>? { nil }
+  /// Empties the session's output, keeping its storage.
+  func removeActions() {}
   /// The device's network changed (after the fresh socket).
   func sessionNetworkChanged(byUser: Bool) {}
   /// The app switched to another endpoint (after the new socket or look-up).

@@ -85,96 +85,40 @@ where Sink.Notification == Session.Notification {
 
   override func sessionEndpointResolved() { session.endpointResolved(now: now, into: &output) }
 
-  /// The figures of `tether_engine_get_stats` and `tether_rtm_client_get_stats`.
-  var publicStats: tether_engine_stats {
-    let counted = session.trafficCounters
-    return publicStats(
-      malformed: counted.malformed, foreign: counted.foreign, attempts: counted.attempts)
-  }
-
   // MARK: - Hooks of Connection
 
   override func receiveDatagram(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> WireError? {
     session.receive(datagram: datagram, now: arrival, into: &output)
   }
 
-  override var sessionDeadlineWindow: DeadlineWindow? { session.nextDeadlineWindow }
+  // Through an inout parameter: a getter called on the stored property copied the whole
+  // session first (hundreds of bytes, and a retain of each of its arrays).
+  override var sessionDeadlineWindow: DeadlineWindow? { Self.window(of: &session) }
+
+  private static func window(of session: inout Session) -> DeadlineWindow? {
+    session.nextDeadlineWindow
+  }
+
+  override var sessionCounters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) {
+    Self.counters(of: &session)
+  }
+
+  private static func counters(of session: inout Session) -> (
+    malformed: UInt64, foreign: UInt64, attempts: UInt64
+  ) { session.trafficCounters }
 
   override func advanceSession(to now: Instant) { session.advance(to: now, into: &output) }
 
-  /// Performs every queued action in order (datagrams set aside first), then, unless told
-  /// not to, tells the loop the next deadline. A call made from a callback lands here too
-  /// and returns at once: the outer loop performs its actions.
-  override func flush(rescheduling: Bool) {
-    guard !dispatching else { return }
-    dispatching = true
-    sendSetAside()
-    while cursor < output.actions.count && !destroyed {
-      let action = output.actions[cursor]
-      cursor += 1
-      switch action {
-      case .send(let datagram): send(output.bytes(of: datagram))
-      case .notify(let notification): deliverUnlessSilenced(notification)
-      }
-    }
-    if !destroyed { clearOutput() }
-    dispatching = false
-    if rescheduling && !destroyed { reschedule() }
-  }
+  override var actionCount: Int { output.actions.count }
 
-  override func deliverNotifications() {
-    guard !dispatching else { return }
-    dispatching = true
-    while cursor < output.actions.count && !destroyed {
-      let action = output.actions[cursor]
-      cursor += 1
-      switch action {
-      case .send: sendsSetAside = true
-      case .notify(let notification): deliverUnlessSilenced(notification)
-      }
-    }
-    dispatching = false
-  }
-
-  /// At destroy: the datagrams the session had already produced still go out (a LEAVE
-  /// or LOGOUT from a call just before, in the same callback); the notifications not yet
-  /// delivered never are.
-  override func sendUndelivered() {
-    sendSetAside()
-    while cursor < output.actions.count {
-      if case .send(let datagram) = output.actions[cursor] { send(output.bytes(of: datagram)) }
-      cursor += 1
-    }
-    clearOutput()
-  }
-
-  // MARK: - Delivery
-
-  /// The app left (or logged out) from inside a callback: what was queued before and is
-  /// not delivered yet never is (tether.h: nothing after leave or logout until the next
-  /// join or login but their own callbacks). Its datagrams still go out. `end`: how many
-  /// actions were queued before the call, when the call has already added its own.
-  func silenceUndelivered(before end: Int? = nil) {
-    if dispatching { silencedBefore = end ?? output.actions.count }
-  }
-
-  private func sendSetAside() {
-    guard sendsSetAside else { return }
-    sendsSetAside = false
-    for action in output.actions[..<cursor] {
-      if case .send(let datagram) = action { send(output.bytes(of: datagram)) }
+  override func action(at index: Int, delivering: Bool) -> ArraySlice<UInt8>? {
+    switch output.actions[index] {
+    case .send(let datagram): return output.bytes(of: datagram)
+    case .notify(let notification):
+      if delivering { callbacks.deliver(notification, from: self) }
+      return nil
     }
   }
 
-  private func clearOutput() {
-    output.removeAll()
-    cursor = 0
-    sendsSetAside = false
-    silencedBefore = 0
-  }
-
-  /// `cursor` has moved past the action being delivered.
-  private func deliverUnlessSilenced(_ notification: Session.Notification) {
-    if cursor > silencedBefore { callbacks.deliver(notification, from: self) }
-  }
+  override func removeActions() { output.removeAll() }
 }

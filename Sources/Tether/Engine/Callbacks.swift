@@ -54,12 +54,10 @@ struct Callbacks: NotificationSink {
     case .remoteMemberResumed(let uid):
       handler.on_remote_member_resumed?(context, uid)
     case .tokenPrivilegeWillExpire(let token):
-      var text = token.bytes
-      text.append(0)
-      text.withUnsafeBufferPointer { buffer in
-        buffer.withMemoryRebound(to: CChar.self) {
-          handler.on_token_privilege_will_expire?(context, $0.baseAddress)
-        }
+      guard let callback = handler.on_token_privilege_will_expire else { return }
+      withUnsafeTemporaryAllocation(of: CChar.self, capacity: cStringsRoom) { buffer in
+        guard writeCStrings(token.bytes[...], [], into: buffer) != nil else { return }
+        callback(context, buffer.baseAddress)
       }
     case .requestToken:
       handler.on_request_token?(context)
@@ -84,10 +82,9 @@ struct Callbacks: NotificationSink {
     )?
   ) {
     guard let callback else { return }
-    var name = channel.bytes
-    name.append(0)
-    name.withUnsafeBufferPointer { buffer in
-      buffer.withMemoryRebound(to: CChar.self) { callback(context, $0.baseAddress, uid, elapsed) }
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: cStringsRoom) { buffer in
+      guard writeCStrings(channel.bytes[...], [], into: buffer) != nil else { return }
+      callback(context, buffer.baseAddress, uid, elapsed)
     }
   }
 

@@ -20,7 +20,7 @@ final class LoopContext {
   private(set) var engineCount = 0
   private var queue = DeadlineQueue()
   /// Every deadline of the loop that fired, and how late.
-  private(set) var deadlines = DeadlineStats()
+  var deadlines = DeadlineStats()
   private var source: DeadlineSource?
   private var netlink: NetlinkWatcher?
   /// The connections of the batch being fired (kept, so firing allocates nothing).

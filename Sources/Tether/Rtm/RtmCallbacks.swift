@@ -49,11 +49,9 @@ struct RtmCallbacks: NotificationSink {
     case .tokenExpired:
       handler.on_token_expired?(context)
     case .memberJoined(let channel, let user):
-      guard let callback = handler.on_member_joined else { return }
-      Self.withCStrings(channel, user) { callback(context, $0, $1) }
+      member(channel, user, handler.on_member_joined)
     case .memberLeft(let channel, let user):
-      guard let callback = handler.on_member_left else { return }
-      Self.withCStrings(channel, user) { callback(context, $0, $1) }
+      member(channel, user, handler.on_member_left)
     case .loginAttempt(let attempt, let nextAttemptAt):
       connection.attempted(attempt)
       guard !connection.destroyed else { return }
@@ -62,27 +60,18 @@ struct RtmCallbacks: NotificationSink {
     }
   }
 
-  /// `first` and `second` as two C strings, back to back in a buffer on the stack (each is
-  /// a validated name of at most 64 bytes; longer ones are cut, which cannot happen).
-  private static func withCStrings(
-    _ first: ArraySlice<UInt8>, _ second: ArraySlice<UInt8>,
-    _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Void
+  /// A member event: `callback` with the channel's and the member's names as C strings.
+  private func member(
+    _ channel: ArraySlice<UInt8>, _ user: ArraySlice<UInt8>,
+    _ callback: (
+      @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) ->
+        Void
+    )?
   ) {
-    let room = 2 * (UserID.maximumLength + 1)
-    withUnsafeTemporaryAllocation(of: CChar.self, capacity: room) { buffer in
-      guard let base = buffer.baseAddress else { return }
-      let firstCount = min(first.count, UserID.maximumLength)
-      let secondCount = min(second.count, UserID.maximumLength)
-      for (index, byte) in first.prefix(firstCount).enumerated() {
-        base[index] = CChar(bitPattern: byte)
-      }
-      base[firstCount] = 0
-      let secondBase = base + firstCount + 1
-      for (index, byte) in second.prefix(secondCount).enumerated() {
-        secondBase[index] = CChar(bitPattern: byte)
-      }
-      secondBase[secondCount] = 0
-      body(base, secondBase)
+    guard let callback else { return }
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: cStringsRoom) { buffer in
+      guard let user = writeCStrings(channel, user, into: buffer) else { return }
+      callback(context, buffer.baseAddress, user)
     }
   }
 }

@@ -19,17 +19,16 @@ private func client(_ pointer: OpaquePointer) -> RtmClient {
   Unmanaged<RtmClient>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
 }
 
-/// Runs `body` on a live client of this thread; `dead` when the handle is NULL or
-/// destroyed, `foreign` from another thread.
+/// Runs `body` on a live client of this thread (entered: Connection+Lifetime.swift);
+/// `dead` when the handle is NULL or destroyed, `foreign` from another thread.
 private func withClient(
   _ pointer: OpaquePointer?, dead: Int32 = notInitialized,
   foreign: Int32 = TetherError.wrongThread.rawValue, _ body: (RtmClient) -> Int32
 ) -> Int32 {
-  guard let pointer else { return dead }
-  let client = client(pointer)
-  guard !client.destroyed else { return dead }
-  guard System.isCurrentThread(client.owner) else { return foreign }
-  return Connection.enter(client, body) ?? dead
+  let (entered, refusal) = Connection.enter(handle: pointer, dead: dead, foreign: foreign)
+  guard let entered else { return refusal }
+  defer { entered.leave() }
+  return body(unsafeDowncast(entered, to: RtmClient.self))
 }
 
 func defaultRtmConfig() -> tether_rtm_config {
@@ -101,17 +100,11 @@ public func exportedRtmCreate(
     socket?.close()
     return error.rawValue
   }
-  let client = RtmClient(
-    context: LoopRegistry.context(of: loop), session: consume session, callbacks: callbacks,
-    endpoint: endpoint, socket: socket)
-  let handle = Unmanaged.passRetained(client)
-  guard client.start() else {
-    client.shutDown()
-    handle.release()
-    return TetherError.failed.rawValue
-  }
-  out.pointee = OpaquePointer(handle.toOpaque())
-  return 0
+  return publish(
+    RtmClient(
+      context: LoopRegistry.context(of: loop), session: consume session, callbacks: callbacks,
+      endpoint: endpoint, socket: socket),
+    to: out)
 }
 
 @_cdecl("tether_rtm_client_destroy")
@@ -169,6 +162,7 @@ public func exportedRtmLogout(_ pointer: OpaquePointer?) -> Int32 {
 }
 
 /// join or leave: the channel's name checked, then the session's rules.
+@inline(never)  // one copy for both
 private func changeChannel(
   _ pointer: OpaquePointer?, _ channel: UnsafePointer<CChar>?, join: Bool
 ) -> Int32 {
