@@ -41,7 +41,9 @@ errors() { sed -nE 's/^==[0-9]+== ERROR SUMMARY: ([0-9,]+) errors.*/\1/p' "$1" |
 # memcheck NAME ARGS...: runs $out/NAME ARGS under memcheck; prints its figures. Exit 99 is
 # memcheck's (an error or a leak): a failure at once. Any other failure is the test's own:
 # its timing bounds are scaled for a quiet machine, and valgrind on a loaded one can break
-# them, so it runs once more (saying so) and must pass then.
+# them, so it runs once more (saying so) and must pass then. TETHER_TEST_NO_TIMING leaves
+# test_engine's wake-up ratios to its native run.
+export TETHER_TEST_NO_TIMING=1
 memcheck() {
   local name=$1 log=$out/$1${2:+-$2}.memcheck status=0 start=$SECONDS
   shift

@@ -90,6 +90,15 @@ static const char *current;
     }                                                                                  \
   } while (0)
 
+/* The ratios of wake-ups to deadlines hold on a real CPU; under valgrind (TETHER_TEST_NO_TIMING
+   set by the Makefile and check-valgrind.sh) each wake-up costs some fifty times more, so
+   those checks belong to the native run of the same tests, which makes them. */
+static int timing_checked(void) { return getenv("TETHER_TEST_NO_TIMING") == NULL; }
+#define TIMING_CHECK(cond) \
+  do {                     \
+    if (timing_checked()) CHECK(cond); \
+  } while (0)
+
 static int failed_here;
 #define RUN(test)                  \
   do {                             \
@@ -765,8 +774,8 @@ static void test_tether_engines_heartbeatsSpreadOverThePeriod_shareWakeUps(void)
   CHECK(tether_engine_get_stats(f.engines[0], &st) == TETHER_OK);
   /* About 100 x 20 heartbeats in the second, each within its window, in about 16 wake-ups a
      period instead of 100: only the engine whose window ended fires "late-able". */
-  CHECK(heartbeats >= 1000);
-  CHECK(st.loop_deadlines_fired * 3 < (uint64_t)heartbeats);
+  TIMING_CHECK(heartbeats >= 1000);
+  TIMING_CHECK(st.loop_deadlines_fired * 3 < (uint64_t)heartbeats);
   CHECK(f.connected == f.count && f.interrupted == 0);
   fleet_stop(&f, 1);
 }
