@@ -41,6 +41,9 @@ struct ev_loop; /* libev's loop; this header does not need ev.h */
 #define TETHER_VERSION_MAJOR 0
 #define TETHER_VERSION_MINOR 1
 #define TETHER_VERSION_PATCH 0
+/* The three packed as 0x00MMmmpp: what tether_version() returns for this header. */
+#define TETHER_VERSION_HEX \
+  ((TETHER_VERSION_MAJOR << 16) | (TETHER_VERSION_MINOR << 8) | TETHER_VERSION_PATCH)
 
 /* The channel session's connection state (SPEC.md section 1). */
 typedef enum tether_connection_state {
@@ -393,6 +396,7 @@ const char *tether_connection_state_name(int state);
 const char *tether_connection_changed_reason_name(int reason);
 const char *tether_user_offline_reason_name(int reason);
 const char *tether_error_name(int code);
+const char *tether_error_message(int code);
 
 /* ---------------------------------------------------------------------------------------
  * The login session ("RTM" profile): a messaging login that stays up, with channel

@@ -109,7 +109,7 @@ fi
 
 # The archive's members (see the top): the sections each profile's functions reach.
 second=${TETHER_SECOND_PROFILE:-^tether_rtm_}
-shared=${TETHER_SHARED_EXPORTS:-^tether_(version|error_name)\$}
+shared=${TETHER_SHARED_EXPORTS:-^tether_(version|error_name|error_message)\$}
 grep -E "$shared" "$obj/exports.txt" > "$obj/roots-common.txt" || true
 grep -vE "$shared" "$obj/exports.txt" | grep -E "$second" > "$obj/roots-rtm.txt" || true
 grep -vE "$shared" "$obj/exports.txt" | grep -vE "$second" > "$obj/roots-channel.txt" || true

@@ -257,3 +257,27 @@ public func exportedOfflineReasonName(_ value: Int32) -> UnsafePointer<CChar> {
 public func exportedErrorName(_ value: Int32) -> UnsafePointer<CChar> {
   value == 0 ? cString("OK") : cString(TetherError(rawValue: value)?.name ?? "UNKNOWN")
 }
+
+@_cdecl("tether_error_message")
+public func exportedErrorMessage(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(value == 0 ? "No error." : TetherError(rawValue: value)?.message ?? "unknown error")
+}
+
+extension TetherError {
+  /// One sentence for `tether_error_message`: what the code means to the caller.
+  fileprivate var message: StaticString {
+    switch self {
+    case .failed: "The call failed."
+    case .invalidArgument: "An argument is NULL or out of range."
+    case .notReady: "Not allowed in the current state."
+    case .notInitialized: "The handle is NULL or destroyed."
+    case .joinChannelRejected: "Already joined or joining."
+    case .invalidAppID: "Malformed app id."
+    case .invalidChannelName: "Malformed channel name."
+    case .tokenExpired: "The token has expired."
+    case .invalidToken: "Malformed token."
+    case .invalidUserID: "Invalid user id."
+    case .wrongThread: "Not the loop's thread."
+    }
+  }
+}

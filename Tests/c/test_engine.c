@@ -245,6 +245,32 @@ static int gave_up(struct seen *s) {
 
 static void test_tether_version_matchesTheHeader(void) {
   CHECK(tether_version() == ((TETHER_VERSION_MAJOR << 16) | (TETHER_VERSION_MINOR << 8) | TETHER_VERSION_PATCH));
+  CHECK(tether_version() == TETHER_VERSION_HEX);
+#if TETHER_VERSION_HEX < 0x000100
+#error "TETHER_VERSION_HEX must be usable in #if, and this header is 0.1.0 or later"
+#endif
+}
+
+static void test_tether_error_message_givesEveryCodeItsOwnSentence_andAFallback(void) {
+  static const int codes[] = {
+      TETHER_OK, TETHER_ERR_FAILED, TETHER_ERR_INVALID_ARGUMENT, TETHER_ERR_NOT_READY,
+      TETHER_ERR_NOT_INITIALIZED, TETHER_ERR_JOIN_CHANNEL_REJECTED, TETHER_ERR_INVALID_APP_ID,
+      TETHER_ERR_INVALID_CHANNEL_NAME, TETHER_ERR_TOKEN_EXPIRED, TETHER_ERR_INVALID_TOKEN,
+      TETHER_ERR_INVALID_USER_ID, TETHER_ERR_WRONG_THREAD};
+  static const int unknown[] = {1, -4, -100, -999, -1001, 2147483647, -2147483647 - 1};
+  const size_t count = sizeof codes / sizeof codes[0];
+  size_t i, j;
+  for (i = 0; i < count; i++) {
+    const char *message = tether_error_message(codes[i]);
+    CHECK(message != NULL && message[0] != '\0');
+    CHECK(strcmp(message, "unknown error") != 0);
+    CHECK(strcmp(tether_error_name(codes[i]), "UNKNOWN") != 0);
+    CHECK(tether_error_message(codes[i]) == message); /* static storage: the same string */
+    for (j = 0; j < i; j++) CHECK(strcmp(message, tether_error_message(codes[j])) != 0);
+  }
+  for (i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
+    CHECK(strcmp(tether_error_message(unknown[i]), "unknown error") == 0);
+  CHECK(strcmp(tether_error_message(TETHER_ERR_TOKEN_EXPIRED), "The token has expired.") == 0);
 }
 
 static void test_tether_names_coverEveryValue_andUnknown(void) {
@@ -1102,6 +1128,7 @@ int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   RUN(test_tether_version_matchesTheHeader);
   RUN(test_tether_names_coverEveryValue_andUnknown);
+  RUN(test_tether_error_message_givesEveryCodeItsOwnSentence_andAFallback);
   RUN(test_tether_engine_config_init_setsDefaults_andNullIsANoOp);
   RUN(test_tether_engine_create_refusesBadArguments);
   RUN(test_tether_engine_create_refusesContradictoryThresholds_andAnUninitialisedHandler);
