@@ -80,6 +80,10 @@ sed -E -e 's/^define (internal|private) /define hidden /' \
   -e '/^define protected [^@]*@tether_[a-z0-9_]+\(/!s/^define ((linkonce_odr|weak_odr) )?protected /define \1hidden /' \
   -e 's/^(@("[^"]*"|[^ ]+) = )((linkonce_odr|weak_odr) )?protected /\1\3hidden /' \
   "$obj/tether.ll" > "$obj/tether-hidden.ll"
+# Names with spaces (a StaticString's global is named after its text, e.g. the sentences of
+# tether_error_message) would give sections whose names the member split below cannot
+# read (readelf's columns): spaces in quoted names become underscores.
+perl -i -pe 's{@"([^"]*)"}{ (my $n = $1) =~ tr/ /_/; "\@\"$n\"" }ge' "$obj/tether-hidden.ll"
 # Machine code only: the IR is optimized already.
 "$clang" -S "${codegen[@]}" "${codegen_only[@]}" -Oz -Xclang -disable-llvm-passes \
   -ffunction-sections -fdata-sections -fno-addrsig -fPIC "$obj/tether-hidden.ll" -o "$obj/tether.s"
