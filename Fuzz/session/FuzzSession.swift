@@ -5,7 +5,7 @@ import TetherCore
 // clock advances that fire every deadline at its instant, and the app's calls. Properties
 // checked after every step:
 // - nothing traps;
-// - the (state, reason) pair is one SPEC.md allows, and every state change reported is;
+// - the (state, reason) pair is one docs/BEHAVIOUR.md allows, and every state change reported is;
 //   two consecutive reports never carry the same pair;
 // - a datagram that decodes re-encodes to the same bytes;
 // - every datagram the session sends decodes, fits 1200 bytes, is a client type and carries

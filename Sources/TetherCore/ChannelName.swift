@@ -1,4 +1,4 @@
-/// A channel name that passed SPEC.md's rule: 1...63 bytes of
+/// A channel name that passed the rule of docs/BEHAVIOUR.md §1.6: 1...63 bytes of
 /// `a-z A-Z 0-9`, space, and ``!#$%&()+-:;<=.>?@[]^_{}|~,``.
 ///
 /// Validation happens before anything is sent, so a bad name costs the caller
@@ -12,7 +12,7 @@ public struct ChannelName: Hashable, Sendable {
 
   static let allowed = ASCIISet(low: 0xFFFF_7B7B_0000_0000, high: 0x7FFF_FFFE_EFFF_FFFF)
 
-  /// The rule as SPEC.md spells it: `allowed` must be this set (ASCIISetTests).
+  /// The rule as docs/BEHAVIOUR.md §1.6 spells it: `allowed` must be this set (ASCIISetTests).
   static let spelled: StaticString =
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%&()+-:;<=.>?@[]^_{}|~,"
 

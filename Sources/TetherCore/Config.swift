@@ -1,4 +1,4 @@
-/// The channel session's thresholds (SPEC.md §1), all configurable, with the spec's
+/// The channel session's thresholds (docs/BEHAVIOUR.md §1), all configurable, with the spec's
 /// defaults. Tests and the demo scale them down together with the edge server's
 /// `--time-scale`.
 public struct ChannelConfig: Sendable {

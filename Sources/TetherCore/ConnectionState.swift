@@ -1,4 +1,4 @@
-/// The channel session's connection state (SPEC.md §1), numbered as in `tether.h`.
+/// The channel session's connection state (docs/BEHAVIOUR.md §1), numbered as in `tether.h`.
 public enum ConnectionState: Int32, CaseIterable, Sendable {
   case disconnected = 1
   case connecting = 2
@@ -18,7 +18,7 @@ public enum ConnectionState: Int32, CaseIterable, Sendable {
   }
 }
 
-/// Why the connection state changed (SPEC.md §1). 17 and 20–24 are the vendor's and are
+/// Why the connection state changed (docs/BEHAVIOUR.md §1). 17 and 20–24 are the vendor's and are
 /// reserved: they are never produced and never reused.
 public enum ConnectionChangedReason: Int32, CaseIterable, Sendable {
   case connecting = 0
@@ -41,7 +41,7 @@ public enum ConnectionChangedReason: Int32, CaseIterable, Sendable {
   case clientIPAddressChangedByUser = 18
   case sameUIDLogin = 19
 
-  /// The one state SPEC.md pairs this reason with.
+  /// The one state docs/BEHAVIOUR.md §1.2 pairs this reason with.
   public var state: ConnectionState {
     switch self {
     case .connecting: .connecting
@@ -82,7 +82,7 @@ public enum ConnectionChangedReason: Int32, CaseIterable, Sendable {
   }
 }
 
-/// Why a remote member is reported offline (SPEC.md §1).
+/// Why a remote member is reported offline (docs/BEHAVIOUR.md §1).
 public enum UserOfflineReason: Int32, CaseIterable, Sendable {
   /// The member left the channel (the server relayed its leave).
   case quit = 0

@@ -1,4 +1,4 @@
-/// The negative return codes of the public calls (SPEC.md "Call rules"), with the values
+/// The negative return codes of the public calls (docs/BEHAVIOUR.md §4.3), with the values
 /// of `tether.h`'s `TETHER_ERR_*`. New codes may be added; existing ones never change.
 public enum TetherError: Int32, Error, CaseIterable, Sendable {
   /// `TETHER_ERR_FAILED`: a general failure with no more specific code.

@@ -1,6 +1,6 @@
 import TetherCore
 
-/// Which state a reason may be reported from (SPEC.md §1 and docs/STATES.md's table); the
+/// Which state a reason may be reported from (docs/BEHAVIOUR.md §1, docs/STATES.md's table); the
 /// state it leads to is the core's own ``ConnectionChangedReason/state``.
 public enum AllowedTransitions {
   public static func allows(from state: ConnectionState, _ reason: ConnectionChangedReason)

@@ -1,6 +1,6 @@
 import TetherCore
 
-/// The login session's invariants (SPEC.md §2, docs/STATES.md "Login session states"),
+/// The login session's invariants (docs/BEHAVIOUR.md §2, docs/STATES.md "Login session states"),
 /// checked after every entry point by the property tests and by fuzz-login: the caller
 /// says what the step was and hands over its output; the answer is the list of what was
 /// violated (empty when all holds).

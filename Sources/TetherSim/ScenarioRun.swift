@@ -5,7 +5,7 @@ import TetherEdge
 ///
 /// The invariants, each against what the clients sent, were told and received (never the
 /// session's private fields):
-/// 1. every state change is a (state, reason) pair SPEC.md allows, from a state the reason
+/// 1. every state change is a (state, reason) pair docs/BEHAVIOUR.md allows, from a state its reason
 ///    may follow, never the same pair twice in a row; the session's state is the last one
 ///    reported;
 /// 2. INTERRUPTED comes at exactly last data + interrupted_after, LOST and connection-lost at

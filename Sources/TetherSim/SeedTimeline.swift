@@ -1,7 +1,7 @@
 import TetherCore
 import TetherEdge
 
-/// SPEC.md's seed timeline on the simulator, at default thresholds: device B (uid 2) joins
+/// The timeline of docs/BEHAVIOUR.md §1.4 on the simulator, default thresholds: device B (uid 2) joins
 /// at 0 s, device A (uid 1) at T0 = 10 s, through the real edge server 100 ms away each
 /// way; A's link is cut (both directions) at T3 = 15 s and, if `heal` is given, healed
 /// then. Tokens never expire, so no token deadline runs beside the timeline's.

@@ -1,4 +1,4 @@
-// tether-demo: SPEC.md's seed timeline on real processes over loopback. tether-edge runs
+// tether-demo: docs/BEHAVIOUR.md §1.4's timeline on real processes over loopback. tether-edge runs
 // the channel; two C devices (examples/device) join it through a relay that can cut a
 // device's link; every threshold is scaled by --scale (default 0.05: interrupted after
 // 200 ms, lost 500 ms, remote offline 1 s). The table compares each event's observed time

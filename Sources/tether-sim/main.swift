@@ -1,4 +1,4 @@
-// tether-sim: plays SPEC.md's seed timeline on the Tether core in virtual time, at the
+// tether-sim: plays docs/BEHAVIOUR.md §1.4's timeline on the Tether core in virtual time, at the
 // default thresholds, and prints when each event was expected and when it happened
 // (`make sim`). With --scenarios or --replay it runs seeded random scenarios instead.
 //

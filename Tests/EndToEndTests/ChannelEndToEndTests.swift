@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TetherLab
 
-/// Every reachable reason of SPEC.md §1 from C programs: the device example (the C ABI on
+/// Every reachable reason of docs/BEHAVIOUR.md §1.2 from C programs: the device example (C ABI on
 /// the Embedded library), the real tether-edge, a loopback relay that cuts links. Thresholds
 /// are scaled down; timing bounds are generous (this machine is shared and noisy).
 @Suite(.serialized, Lab.enabled) struct ChannelEndToEndTests {

@@ -253,7 +253,7 @@ import TetherLab
 
   /// A's LEAVE, both of its copies (docs/PROTOCOL.md §4.3), is lost to a dead uplink: A is
   /// DISCONNECTED/LEAVE_CHANNEL at once, and B, with no QUIT to report, drops A at
-  /// remote_offline_after after the edge last heard it (SPEC.md §3: user-offline comes
+  /// remote_offline_after after the edge last heard it (docs/BEHAVIOUR.md §3: user-offline comes
   /// even without a goodbye).
   @Test func leaveLost_peerDropsAtRemoteOfflineInsteadOfQuit() throws {
     let world = try FaultWorld("leaveLost", scale: 0.05, devices: 2)

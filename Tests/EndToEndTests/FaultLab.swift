@@ -126,7 +126,7 @@ extension DeviceProcess {
   }
 }
 
-/// What the liveness rules (SPEC.md §1, docs/STATES.md "Deadlines") imply from the answers
+/// What the liveness rules (docs/BEHAVIOUR.md §1.3, docs/STATES.md "Deadlines") imply from answers
 /// the proxy actually delivered: INTERRUPTED at `interruptedAfter` after the last answer
 /// while CONNECTED, LOST at `lostAfter` after it, never sooner, and never unless that
 /// much silence really came. A silence longer than the threshold plus `lateTolerance`

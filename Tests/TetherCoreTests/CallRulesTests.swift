@@ -3,7 +3,7 @@ import TetherSim
 
 @testable import TetherCore
 
-/// SPEC.md §1 "Call rules": what each call accepts, refuses and changes.
+/// docs/BEHAVIOUR.md §1.6: what each call accepts, refuses and changes.
 @Suite struct CallRulesTests {
   // MARK: - Channel names
 

@@ -197,7 +197,7 @@ struct LoginPropertyRun {
       : ["\(name) returned \(String(describing: returned)), not \(String(describing: expected))"]
   }
 
-  /// A login call, its return checked against the call rules of SPEC.md §2: TOO_OFTEN when
+  /// A login call, its return checked against the rules of docs/BEHAVIOUR.md §2.4: TOO_OFTEN when
   /// two calls not refused as too often came within the last second, else INVALID_ARGUMENT
   /// for a missing token or user id, else ALREADY_LOGIN unless DISCONNECTED.
   mutating func login() -> (LoginInvariants.Step, [String]) {

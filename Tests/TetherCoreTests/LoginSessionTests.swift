@@ -3,7 +3,7 @@ import TetherSim
 
 @testable import TetherCore
 
-/// The login session of SPEC.md §2 in virtual time: every transition, every login and
+/// The login session of docs/BEHAVIOUR.md §2 in virtual time: every transition, every login and
 /// logout error code, the 6 s login timeout, the 4 s liveness rule, reconnection that never
 /// gives up, ABORTED, token expiry while reconnecting, and channel membership.
 @Suite struct LoginSessionTests {
@@ -15,7 +15,7 @@ import TetherSim
     .connectionStateChanged(s, r)
   }
 
-  // MARK: - Numbers (SPEC.md §2)
+  // MARK: - Numbers (docs/BEHAVIOUR.md §2)
 
   @Test func statesReasonsAndErrorCodes_haveTheSpecsNumbers() {
     #expect(LoginState.allCases.map(\.rawValue) == [1, 2, 3, 4, 5])

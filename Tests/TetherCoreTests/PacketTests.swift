@@ -550,7 +550,7 @@ struct PacketTests {
 extension PacketTests {
   static let cookie: UInt64 = 0x8F3A_51C2_07D4_E96B
   static let definedTypes: [UInt8] = Array(0x01...0x08) + Array(0x81...0x8C)
-  /// SPEC.md's channel-name punctuation, space included.
+  /// The channel-name punctuation of docs/BEHAVIOUR.md §1.6, space included.
   static let punctuation = Array(" !#$%&()+-:;<=.>?@[]^_{}|~,".utf8)
   static let alphanumerics = Array(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)

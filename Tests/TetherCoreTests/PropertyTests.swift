@@ -4,7 +4,7 @@ import TetherSim
 @testable import TetherCore
 
 /// Random event sequences (seeded, so a failure replays) checked against the invariants
-/// SPEC.md implies: valid state/reason pairs, each change reported once, nothing after
+/// docs/BEHAVIOUR.md implies: valid state/reason pairs, each change reported once, nothing after
 /// leave, FAILED only through its reasons, retries stop at give-up, no deadline in the past.
 @Suite struct PropertyTests {
   static let seeds: [UInt64] = Array(1...400)

@@ -3,7 +3,7 @@ import TetherSim
 
 @testable import TetherCore
 
-/// One test per row of SPEC.md §1's reason table that a client can reach: the state it
+/// One test per row of docs/BEHAVIOUR.md §1's reason table that a client can reach: the state it
 /// goes with, the callbacks, and their order.
 @Suite struct ReasonTableTests {
   typealias N = ChannelNotification

@@ -3,7 +3,7 @@ import TetherSim
 
 @testable import TetherCore
 
-/// The seed timeline (SPEC.md §1, T0–T7) at *default* thresholds, in virtual time: client A
+/// The timeline (docs/BEHAVIOUR.md §1.4, T0–T7) at *default* thresholds, in virtual time: client A
 /// joins a channel where client B already is, through the real edge server 100 ms away
 /// each way; A's link is cut 5 s after its join. The instants below follow from the
 /// defaults: heartbeats every second from the accept (acks back 200 ms later), presence

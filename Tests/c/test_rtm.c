@@ -1,5 +1,5 @@
 /* The login session's C ABI (tether_rtm_*), from C: every documented code of every call,
- * and the behaviour of SPEC.md section 2 against a fake login server on loopback with
+ * and the behaviour of docs/BEHAVIOUR.md section 2 against a fake login server on loopback with
  * scaled thresholds (login timeout 200 ms, interrupted 60 ms, heartbeat 10 ms).
  * Built with -std=c99 -Wall -Wextra -Wpedantic -Werror against the Embedded library; run
  * natively, under valgrind, and under qemu for aarch64 and armv7 (threads excepted). */

@@ -1,4 +1,4 @@
-/// The login session's thresholds (SPEC.md §2), with the spec's defaults.
+/// The login session's thresholds (docs/BEHAVIOUR.md §2), with the spec's defaults.
 public struct LoginConfig: Sendable {
   public var appID: AppID
   /// No answer to the first login this long after the call: DISCONNECTED/LOGIN_TIMEOUT.

@@ -1,4 +1,4 @@
-// MARK: - The app's calls (SPEC.md §2, ABI "The login session")
+// MARK: - The app's calls (docs/BEHAVIOUR.md §2)
 
 extension LoginSession {
   /// Starts logging in as `userID`: CONNECTING/LOGIN, and a LOGIN goes out at once. The

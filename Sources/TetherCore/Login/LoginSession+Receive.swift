@@ -104,7 +104,7 @@ extension LoginSession {
       reportLoginResult(error, into: &output)
       end(.loginFailure, into: &output)
     case .reconnecting:
-      // Reconnecting never gives up (SPEC.md §2): a ban ends it; a token that no longer
+      // Reconnecting never gives up (docs/BEHAVIOUR.md §2): a ban ends it; a token that no longer
       // works is reported, and the attempts go on for the token the app hands over next.
       switch error {
       case .notAuthorized:

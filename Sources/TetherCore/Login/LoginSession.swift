@@ -1,4 +1,4 @@
-/// The login session of SPEC.md §2 as a value: the messaging profile's state machine, with
+/// docs/BEHAVIOUR.md §2's login session as a value: the messaging profile's state machine, with
 /// no socket, no clock and no allocation of its own in steady state. It shares the channel
 /// session's machinery: the codec, the retry backoff, deadline windows, the output buffer
 /// and the liveness rule (only an answer proves the round trip).

@@ -1,4 +1,4 @@
-/// The login session's connection state (SPEC.md §2), numbered as in `tether.h`
+/// The login session's connection state (docs/BEHAVIOUR.md §2), numbered as in `tether.h`
 /// (`TETHER_RTM_CONNECTION_STATE_*`).
 public enum LoginState: Int32, CaseIterable, Sendable {
   case disconnected = 1
@@ -21,7 +21,7 @@ public enum LoginState: Int32, CaseIterable, Sendable {
   }
 }
 
-/// Why the login session's state changed (SPEC.md §2), numbered as in `tether.h`
+/// Why the login session's state changed (docs/BEHAVIOUR.md §2), numbered as in `tether.h`
 /// (`TETHER_RTM_CONNECTION_CHANGE_REASON_*`).
 public enum LoginChangeReason: Int32, CaseIterable, Sendable {
   case login = 1
@@ -61,7 +61,7 @@ public enum LoginChangeReason: Int32, CaseIterable, Sendable {
   }
 }
 
-/// The login error codes of SPEC.md §2 (`TETHER_RTM_LOGIN_ERR_*`): a `login` call refused on
+/// The login error codes of docs/BEHAVIOUR.md §2.4 (`TETHER_RTM_LOGIN_ERR_*`): a `login` refused on
 /// the spot throws one (the C call returns it negated); a started attempt reports one
 /// through ``LoginNotification/loginResult(_:)``.
 public enum LoginError: Int32, Error, CaseIterable, Sendable {
@@ -121,7 +121,7 @@ public enum LoginError: Int32, Error, CaseIterable, Sendable {
   }
 }
 
-/// The logout error codes of SPEC.md §2 (`TETHER_RTM_LOGOUT_ERR_*`).
+/// The logout error codes of docs/BEHAVIOUR.md §2 (`TETHER_RTM_LOGOUT_ERR_*`).
 public enum LogoutError: Int32, Error, CaseIterable, Sendable {
   case ok = 0
   /// The call was refused: made from another thread than the client's loop's.

@@ -1,4 +1,4 @@
-// MARK: - The app's calls (SPEC.md §1 "Call rules")
+// MARK: - The app's calls (docs/BEHAVIOUR.md §1.6)
 
 extension ChannelSession {
   /// Starts joining `channel` as `uid` (0: the server assigns one): CONNECTING/CONNECTING,
@@ -45,7 +45,7 @@ extension ChannelSession {
   ///   another token (request-token).
   /// - CONNECTING, RECONNECTING: used by the next JOIN; its expiry comes with the accept.
   ///   Until then the expiry already known keeps running: if it passes first, request-token
-  ///   and no state change (SPEC.md §3: an expiry during a reconnect is always reported;
+  ///   and no state change (docs/BEHAVIOUR.md §3: an expiry during a reconnect is always reported;
   ///   the new token may still be good, so the rejoin goes on with it).
   /// - FAILED after TOKEN_EXPIRED: RECONNECTING/RENEW_TOKEN and a rejoin at once; the
   ///   give-up clock starts again from now.

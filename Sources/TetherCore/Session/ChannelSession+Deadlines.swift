@@ -105,8 +105,8 @@ extension ChannelSession {
       guard case .attempting(var attempts) = link else { return }
       attempts.lostReported = true
       link = .attempting(attempts)
-      // A first join that never got through stays CONNECTING (SPEC.md: "CONNECTING with
-      // retries, connection-lost at 10 s"); only a joined session goes LOST.
+      // A first join that never got through stays CONNECTING (docs/BEHAVIOUR.md §1.4: it
+      // retries, connection-lost at 10 s); only a joined session goes LOST.
       if state == .reconnecting { transition(.lost, into: &output) }
       output.notify(.connectionLost)
     case .interrupted:

@@ -1,4 +1,4 @@
-/// The channel session of SPEC.md §1 as a value: a state machine with no socket, no clock
+/// The channel session of docs/BEHAVIOUR.md §1 as a value: a state machine with no socket, no clock
 /// and no allocation of its own in steady state.
 ///
 /// Each entry point takes an event and `now` (monotonic nanoseconds), updates the state,
@@ -25,8 +25,8 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   /// When the last packet arrived that proves the server heard this session: an ACCEPT, a
   /// HEARTBEAT_ACK, a TOKEN_RENEWED or a SESSION_UNKNOWN (the join call, before any).
   /// INTERRUPTED, LOST and give-up count from it: presence digests do not, since the server
-  /// sends them to a session whose uplink is dead until it forgets it (SPEC.md §1, "Data
-  /// received").
+  /// sends them to a session whose uplink is dead until it forgets it (docs/BEHAVIOUR.md §1.3,
+  /// "What counts as an answer").
   var lastData: Instant = .zero
   /// When any packet of this session arrived, presence digests included (the join call,
   /// before any): the downlink works up to here, so the members' clock runs up to two

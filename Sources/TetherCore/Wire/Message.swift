@@ -40,7 +40,7 @@ public enum Message: Equatable, Sendable {
   case tokenRenewed(TokenRenewal)
   /// The login is accepted.
   case loginAccept(LoginAccept)
-  /// The login is refused, with the login error code of SPEC.md §2 (never 0; a code the
+  /// The login is refused, with the login error code of docs/BEHAVIOUR.md §2 (never 0; a code the
   /// client does not know reads as UNKNOWN).
   case loginRefuse(code: UInt8)
   /// Other users joined or left the session's channels.

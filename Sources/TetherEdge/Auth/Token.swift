@@ -7,7 +7,7 @@ public enum TokenGrant: Equatable, Sendable {
   /// the channel under any uid, and it is the only kind that can ask the server to assign
   /// one (a JOIN with uid 0).
   case channel(ChannelName, uid: UInt32)
-  /// Log in as this user id (the login session of SPEC.md §2).
+  /// Log in as this user id (the login session of docs/BEHAVIOUR.md §2).
   case user(UserID)
 }
 

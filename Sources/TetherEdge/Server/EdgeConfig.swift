@@ -19,7 +19,7 @@ public struct EdgeConfig: Sendable {
   /// A session silent this long is forgotten silently. 30 s × scale.
   public var forgetAfter: Interval
   /// A login session silent this long is removed, and the other members of its channels
-  /// get *left* events (the online grace, SPEC.md §2). 30 s × scale.
+  /// get *left* events (the online grace, docs/BEHAVIOUR.md §2). 30 s × scale.
   public var loginGrace: Interval
   /// Tokens are checked for expiry this often. 1 s × scale.
   public var tokenCheckInterval: Interval

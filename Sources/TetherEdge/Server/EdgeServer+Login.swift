@@ -1,6 +1,6 @@
 import TetherCore
 
-/// What LOGIN_REFUSE says: the login error codes of SPEC.md §2 the server sends.
+/// What LOGIN_REFUSE says: the login error codes of docs/BEHAVIOUR.md §2 the server sends.
 enum LoginRefusal: UInt8 {
   /// The source address is past its ``JoinLimit``, or the server is full.
   case rejected = 2

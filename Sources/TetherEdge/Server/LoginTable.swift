@@ -1,6 +1,6 @@
 import TetherCore
 
-/// One login session (SPEC.md §2): a user logged in under a cookie, its channels, and the
+/// One login session (docs/BEHAVIOUR.md §2): a user logged in under a cookie, its channels, the
 /// member events its client has not taken yet. Bounded: at most
 /// ``LoginTable/maximumChannels`` channels and ``MemberEventQueue/capacity`` events.
 struct LoginRecord {
