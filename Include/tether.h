@@ -6,10 +6,12 @@
  * is not here is not API. It needs only <stdint.h> and a forward declaration of libev's
  * `struct ev_loop`.
  *
- * Names and numbers below are fixed (see ABI.md in the project's shared documents): states,
- * reasons and error codes keep the values of the real-time SDK they model, so code written
- * against that model reads the same numbers here. New values may be added; existing ones
- * never change meaning.
+ * Names and numbers below are fixed: states, reasons and error codes keep the values of the
+ * real-time SDKs they model, so code written against that model reads the same numbers
+ * here. New values, functions, struct fields (at the end) and callbacks (at the end) may
+ * be added; existing ones are never renamed, renumbered or reordered. What each state,
+ * reason, threshold and callback means, and when it comes: docs/BEHAVIOUR.md (installed
+ * with the library in share/doc/tether).
  *
  * Threads: an engine lives on the thread that runs its libev loop. Every function taking
  * an engine must be called from that thread (from inside a callback, or from code the
@@ -45,7 +47,7 @@ struct ev_loop; /* libev's loop; this header does not need ev.h */
 #define TETHER_VERSION_HEX \
   ((TETHER_VERSION_MAJOR << 16) | (TETHER_VERSION_MINOR << 8) | TETHER_VERSION_PATCH)
 
-/* The channel session's connection state (SPEC.md section 1). */
+/* The channel session's connection state (docs/BEHAVIOUR.md section 1). */
 typedef enum tether_connection_state {
   /* Initial state; again after leave_channel, or after a join refused for a bad token. */
   TETHER_CONNECTION_STATE_DISCONNECTED = 1,
@@ -125,8 +127,9 @@ typedef struct tether_engine_config {
   uint32_t give_up_after_ms;            /* default 1200000 */
   uint32_t token_will_expire_before_ms; /* default 30000 */
   uint32_t heartbeat_interval_ms;       /* default 1000 */
-  /* Beyond the contract (added at the end): the (re)join backoff. After attempt n the next
-     follows after max(base/4, uniform(0 .. min(cap, base * 2^(n-1)))); see docs/STATES.md. */
+  /* Tether's addition to the vendor model (at the end): the (re)join backoff. After
+     attempt n the next follows after max(base/4, uniform(0 .. min(cap, base * 2^(n-1))));
+     see docs/STATES.md "Retries". */
   uint32_t retry_base_ms;               /* default 500 */
   uint32_t retry_cap_ms;                /* default 8000; not below retry_base_ms */
   /* more fields may follow */
@@ -147,7 +150,7 @@ typedef struct tether_engine_handler {
   void (*on_user_offline)(void *ctx, uint32_t uid, tether_user_offline_reason reason);
   void (*on_token_privilege_will_expire)(void *ctx, const char *token);
   void (*on_request_token)(void *ctx);
-  /* Beyond the contract (added at the end): */
+  /* Tether's additions to the vendor model (at the end): */
   /* A message for the app's log; `message` is one line without a newline. The one
      callback that may also come from inside tether_engine_create (e.g. the name look-up
      starting) and after on_leave_channel (e.g. a datagram dropped). */
@@ -204,15 +207,26 @@ typedef struct tether_engine_stats {
 
 /* ---------------------------------------------------------------------------------------
  * Functions
+ *
+ * Every function is documented in the same order: what it does; @param, one line per
+ * parameter (ownership, lifetime, NULL); @return, with each error code and its cause;
+ * Thread, from which thread it may be called; an example for the entry points.
  * ------------------------------------------------------------------------------------ */
 
-/* tether_version: (TETHER_VERSION_MAJOR << 16) | (MINOR << 8) | PATCH of the linked
-   library, to compare with the header's macros. Any thread. */
+/* tether_version: the version of the linked library, packed as TETHER_VERSION_HEX packs
+   the header's (0x00MMmmpp), so a host can check that the library it loaded is not older
+   than the header it was compiled with.
+   @return (major << 16) | (minor << 8) | patch of the library.
+   Thread: any.
+
+     if (tether_version() < TETHER_VERSION_HEX) fprintf(stderr, "libtether too old\n"); */
 uint32_t tether_version(void);
 
 /* tether_engine_config_init: sets config->size to sizeof(tether_engine_config) and every
-   field to its default (app_id and server NULL, thresholds as commented above). NULL is a
-   harmless no-op. Any thread.
+   field to its default (app_id and server NULL, thresholds as commented in the struct).
+   @param config  the caller's struct, written in full; NULL is a harmless no-op.
+   @return nothing.
+   Thread: any.
 
      tether_engine_config config;
      tether_engine_config_init(&config);
@@ -222,7 +236,10 @@ void tether_engine_config_init(tether_engine_config *config);
 
 /* tether_engine_handler_init: sets handler->size to sizeof(tether_engine_handler) and
    every callback to NULL, so a host sets only the callbacks it wants (and stays correct
-   when callbacks are added at the end). NULL is a harmless no-op. Any thread. */
+   when callbacks are added at the end).
+   @param handler  the caller's struct, written in full; NULL is a harmless no-op.
+   @return nothing.
+   Thread: any. */
 void tether_engine_handler_init(tether_engine_handler *handler);
 
 /* Calls from inside a callback. Every callback runs on the engine's thread, from inside
@@ -243,13 +260,9 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    - ev_break, or starting and stopping other watchers, inside a callback is fine.
    Tests/c/test_reentry.c checks leave and destroy inside each callback. */
 
-/* tether_engine_create: makes an engine on `loop` (NULL: libev's default loop) and stores
-   it in *out_engine. The engine never runs the loop: every callback comes from inside the
-   host's ev_run on that loop's thread, which becomes the engine's thread. `config` and
-   `handler` are copied; `handler` may be NULL (no callbacks) and any of its pointers may
-   be NULL; a handler or config whose `size` is smaller than this header's (an older
-   caller) is read up to its size, the rest taken as NULL or default. `ctx` is passed back
-   to every callback untouched. `server` is "a.b.c.d:port", "[v6]:port", or "name:port".
+/* tether_engine_create: makes an engine on `loop` and stores it in *out_engine,
+   DISCONNECTED. The engine never runs the loop: every callback comes from inside the
+   host's ev_run on that loop's thread, which becomes the engine's thread.
    Nothing here blocks on DNS: a name is looked up (getaddrinfo) on a short-lived thread
    of the engine's own, whose answer comes back through the loop. Until the name has an
    address the session's JOINs count as attempts but go nowhere; the first address gets a
@@ -266,11 +279,22 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    Every engine on one loop shares that loop's deadline source (one timerfd behind all
    their deadlines) and its netlink socket: a loop holds two descriptors however many
    engines it has, and each engine one (its UDP socket). They are made with the loop's
-   first engine and closed with its last; destroy every engine of a loop before the loop.
-   Engines on different loops, on different threads, may be created and destroyed at the
-   same time.
-   Returns 0 and sets *out_engine, or (with *out_engine set to NULL when out_engine is not
-   NULL):
+   first engine and closed with its last. Engines on different loops, on different
+   threads, may be created and destroyed at the same time.
+   @param loop        the host's libev loop; NULL: libev's default loop (EV_DEFAULT). Not
+                      owned: it must outlive the engine (destroy every engine of a loop
+                      before ev_loop_destroy).
+   @param config      read during the call (up to config->size: a struct from an older,
+                      shorter header gets defaults for the rest) and copied, app_id and
+                      server strings included; the caller may free it at once. Not NULL.
+                      server is "a.b.c.d:port", "[v6]:port" or "name:port".
+   @param handler     copied the same way (read up to handler->size); NULL: no callbacks.
+                      Any callback in it may be NULL.
+   @param ctx         the app's pointer, passed back untouched as the first argument of
+                      every callback; never read or freed by Tether. May be NULL; must
+                      stay valid until tether_engine_destroy.
+   @param out_engine  where the new handle goes; set to NULL on failure. Not NULL.
+   @return 0 and *out_engine set, or:
      TETHER_ERR_INVALID_ARGUMENT  out_engine or config NULL; config->size too small; a
                                   threshold of 0 (token_will_expire_before_ms included);
                                   heartbeat not below interrupted_after; lost_after below
@@ -287,7 +311,8 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    Thread: the thread that runs `loop`.
 
      tether_engine *engine;
-     int rc = tether_engine_create(NULL, &config, &handler, &app, &engine); */
+     int rc = tether_engine_create(NULL, &config, &handler, &app, &engine);
+     if (rc != TETHER_OK) fprintf(stderr, "%s\n", tether_error_message(rc)); */
 int tether_engine_create(struct ev_loop *loop, const tether_engine_config *config,
                          const tether_engine_handler *handler, void *ctx,
                          tether_engine **out_engine);
@@ -295,46 +320,62 @@ int tether_engine_create(struct ev_loop *loop, const tether_engine_config *confi
 /* tether_engine_destroy: stops the engine's watchers, closes its sockets and frees it,
    without callbacks and without telling the server (call tether_leave_channel first for a
    clean goodbye: its LEAVE goes out even when destroy follows at once, in the same
-   callback). NULL is a harmless no-op. Safe inside any of the engine's callbacks:
-   the engine is freed when the callback returns, no further callback comes, and other
-   calls on it until then return TETHER_ERR_NOT_INITIALIZED. After it returns (outside a
-   callback) the handle must not be used again. From another thread it does nothing (it
+   callback). Safe inside any callback of this engine or another on its loop: the engine
+   is freed when the callback returns, no further callback comes, and other calls on it
+   until then return TETHER_ERR_NOT_INITIALIZED. From another thread it does nothing (it
    cannot report TETHER_ERR_WRONG_THREAD, having no return value) and logs an error.
+   @param engine  the engine to destroy; NULL is a harmless no-op, and so is an engine
+                  already destroyed inside the current callback. After the call returns
+                  (outside a callback) the handle must not be used again. ctx is not
+                  touched: the app frees it afterwards if it owns it.
+   @return nothing.
    Thread: the engine's. */
 void tether_engine_destroy(tether_engine *engine);
 
-/* tether_join_channel: starts joining `channel` as `uid` (0 asks the server to assign
-   one, reported in on_join_channel_success): the state goes CONNECTING/CONNECTING and a
-   JOIN is sent at once; retries follow on their own (on_join_attempt) until the server
-   answers or give_up_after_ms passes. `token` may be NULL or "" for a server that asks
-   for none; it and `channel` are copied.
-   Returns 0, or:
+/* tether_join_channel: starts joining `channel` as `uid`: the state goes
+   CONNECTING/CONNECTING and a JOIN is sent at once; retries follow on their own
+   (on_join_attempt) until the server answers or give_up_after_ms passes.
+   @param engine   a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @param token    copied; NULL or "" for a server that asks for none; up to 512 bytes of
+                   printable ASCII.
+   @param channel  copied; 1..63 bytes of a-z A-Z 0-9, space and !#$%&()+-:;<=.>?@[]^_{}|~,
+                   Not NULL.
+   @param uid      1..2^32-1, or 0 to have the server assign one (reported in
+                   on_join_channel_success).
+   @return 0, or (nothing changes then):
      TETHER_ERR_NOT_INITIALIZED        engine NULL, or destroyed inside a callback
      TETHER_ERR_WRONG_THREAD           not the engine's thread
      TETHER_ERR_INVALID_ARGUMENT       channel NULL
-     TETHER_ERR_INVALID_CHANNEL_NAME   empty, over 63 bytes, or a byte outside a-z A-Z 0-9,
-                                       space and !#$%&()+-:;<=.>?@[]^_{}|~, (nothing sent)
+     TETHER_ERR_INVALID_CHANNEL_NAME   empty, over 63 bytes, or a byte outside the set
+                                       (nothing sent)
      TETHER_ERR_INVALID_TOKEN          over 512 bytes, or a byte outside printable ASCII
-     TETHER_ERR_JOIN_CHANNEL_REJECTED  not DISCONNECTED (nothing changes)
-   Thread: the engine's. */
+     TETHER_ERR_JOIN_CHANNEL_REJECTED  not DISCONNECTED
+   Thread: the engine's.
+
+     tether_join_channel(engine, token, "lobby", 0); */
 int tether_join_channel(tether_engine *engine, const char *token, const char *channel,
                         uint32_t uid);
 
 /* tether_leave_channel: leaves at once from any state: DISCONNECTED/LEAVE_CHANNEL, then
-   on_leave_channel, and no callback after it until the next join. A LEAVE goes to the
-   server (so the others see QUIT) unless the session had FAILED. Idempotent: returns 0
-   and does nothing when already DISCONNECTED.
-   Returns 0, or TETHER_ERR_NOT_INITIALIZED (engine NULL or destroyed) or
-   TETHER_ERR_WRONG_THREAD. Thread: the engine's. */
+   on_leave_channel, and no callback after it until the next join. Every retry stops. A
+   LEAVE goes to the server (so the others see QUIT) unless the session had FAILED.
+   Idempotent: returns 0 and does nothing when already DISCONNECTED.
+   @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @return 0, or:
+     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD     not the engine's thread
+   Thread: the engine's. */
 int tether_leave_channel(tether_engine *engine);
 
-/* tether_renew_token: hands the session a new token (copied). CONNECTED: sent to the
-   server, no state change. CONNECTING/RECONNECTING: used by the next JOIN; until a server
-   accepts it, the expiry the engine knew keeps running, and if it passes first the engine
-   calls on_request_token (no state change: the new token may still be good, and the
-   rejoin goes on with it). FAILED with TOKEN_EXPIRED: RECONNECTING/RENEW_TOKEN and a
-   rejoin at once.
-   Returns 0, or:
+/* tether_renew_token: hands the session a new token. CONNECTED: sent to the server, no
+   state change. CONNECTING/RECONNECTING: used by the next JOIN; until a server accepts
+   it, the expiry the engine knew keeps running, and if it passes first the engine calls
+   on_request_token (no state change: the new token may still be good, and the rejoin
+   goes on with it). FAILED with TOKEN_EXPIRED: RECONNECTING/RENEW_TOKEN and a rejoin at
+   once.
+   @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @param token   copied; up to 512 bytes of printable ASCII. Not NULL.
+   @return 0, or (nothing changes then):
      TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the engine's thread
      TETHER_ERR_INVALID_ARGUMENT token NULL
@@ -343,8 +384,11 @@ int tether_leave_channel(tether_engine *engine);
    Thread: the engine's. */
 int tether_renew_token(tether_engine *engine, const char *token);
 
-/* tether_get_connection_state: the current state; TETHER_CONNECTION_STATE_DISCONNECTED for
-   NULL, a destroyed engine, or a call from another thread. Thread: the engine's. */
+/* tether_get_connection_state: the session's current state.
+   @param engine  an engine; NULL, a destroyed engine or a call from another thread gives
+                  TETHER_CONNECTION_STATE_DISCONNECTED.
+   @return the state (tether_connection_state).
+   Thread: the engine's. */
 tether_connection_state tether_get_connection_state(const tether_engine *engine);
 
 /* tether_network_changed: the app reports that the device's network changed (an
@@ -352,34 +396,41 @@ tether_connection_state tether_get_connection_state(const tether_engine *engine)
    picks the source address again), then: CONNECTED or RECONNECTING: RECONNECTING/
    CLIENT_IP_ADDRESS_CHANGED_BY_USER and a rejoin at once; CONNECTING: a JOIN at once;
    otherwise nothing more. The engine does the same by itself, with
-   CLIENT_IP_ADDRESS_CHANGED, when netlink reports an address added or removed.
-   Returns 0, or TETHER_ERR_NOT_INITIALIZED or TETHER_ERR_WRONG_THREAD.
+   CLIENT_IP_ADDRESS_CHANGED, when netlink reports that its route changed.
+   @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @return 0, or:
+     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD     not the engine's thread
    Thread: the engine's. */
 int tether_network_changed(tether_engine *engine);
 
-/* tether_set_server: switches to another edge server or proxy endpoint ("host:port" as in
-   the config; a name is looked up off the loop's thread, as at create, and packets wait
-   for its address). The next packets go there; while
-   CONNECTED or RECONNECTING the session goes RECONNECTING/SETTING_PROXY_SERVER and rejoins
-   through it at once; CONNECTING sends a JOIN there at once; otherwise it is kept for the
-   next join.
-   Returns 0, or:
+/* tether_set_server: switches to another edge server or proxy endpoint. The next packets
+   go there (a name is looked up off the loop's thread, as at create, and packets wait for
+   its address); while CONNECTED or RECONNECTING the session goes
+   RECONNECTING/SETTING_PROXY_SERVER and rejoins through it at once; CONNECTING sends a
+   JOIN there at once; otherwise it is kept for the next join.
+   @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @param server  copied; "host:port" as in the config. Not NULL.
+   @return 0, or (nothing changes then):
      TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the engine's thread
-     TETHER_ERR_INVALID_ARGUMENT server NULL or malformed (nothing changes)
+     TETHER_ERR_INVALID_ARGUMENT server NULL or malformed
      TETHER_ERR_FAILED           no socket could be made for the new address, or no
-                                 thread for the look-up of a name (nothing changes)
+                                 thread for the look-up of a name
    Thread: the engine's. */
 int tether_set_server(tether_engine *engine, const char *server);
 
-/* tether_engine_get_stats: copies the engine's figures (tether_engine_stats) into *out,
-   up to out->size bytes: a caller compiled against an older, shorter struct gets the
-   fields it knows, and bytes past its size are not touched. Set out->size first. Nothing
-   is reset; the figures keep counting. Costs a walk of two 273-bucket histograms.
-   Returns 0, or:
+/* tether_engine_get_stats: copies the engine's figures (tether_engine_stats) into *out.
+   Nothing is reset; the figures keep counting. Costs a walk of two 273-bucket
+   histograms.
+   @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @param out     the caller's struct; set out->size first. Written up to out->size bytes:
+                  a caller compiled against an older, shorter struct gets the fields it
+                  knows, and bytes past its size are not touched. Not NULL.
+   @return 0, or (nothing written then):
      TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the engine's thread
-     TETHER_ERR_INVALID_ARGUMENT out NULL, or out->size below 8 (nothing written)
+     TETHER_ERR_INVALID_ARGUMENT out NULL, or out->size below 8
    Thread: the engine's.
 
      tether_engine_stats stats;
@@ -389,18 +440,48 @@ int tether_set_server(tether_engine *engine, const char *server);
               (unsigned long long)stats.deadlines_fired); */
 int tether_engine_get_stats(const tether_engine *engine, tether_engine_stats *out);
 
-/* Names of enum values and codes, without their prefix ("CONNECTED", "JOIN_SUCCESS",
-   "ERR_INVALID_CHANNEL_NAME", "DROPPED"); "UNKNOWN" for a value out of range. The
-   strings are static. Any thread. */
+/* tether_connection_state_name: the name of a state without its prefix ("CONNECTED").
+   @param state  any value; one out of range gives "UNKNOWN".
+   @return a static string, never NULL; do not free it.
+   Thread: any. */
 const char *tether_connection_state_name(int state);
+
+/* tether_connection_changed_reason_name: the name of a reason without its prefix
+   ("JOIN_SUCCESS").
+   @param reason  any value; one out of range (17 and 20-24 included) gives "UNKNOWN".
+   @return a static string, never NULL; do not free it.
+   Thread: any. */
 const char *tether_connection_changed_reason_name(int reason);
+
+/* tether_user_offline_reason_name: the name of a user-offline reason without its prefix
+   ("DROPPED").
+   @param reason  any value; one out of range gives "UNKNOWN".
+   @return a static string, never NULL; do not free it.
+   Thread: any. */
 const char *tether_user_offline_reason_name(int reason);
+
+/* tether_error_name: the name of a return code without its "TETHER_" prefix
+   ("ERR_INVALID_CHANNEL_NAME"; "OK" for 0).
+   @param code  any value; a code this library does not know gives "UNKNOWN".
+   @return a static string, never NULL; do not free it.
+   Thread: any. */
 const char *tether_error_name(int code);
+
+/* tether_error_message: one sentence saying what a return code means, for a log or a
+   user ("The token has expired."; "No error." for 0). The sentences may be reworded in
+   a later release: compare codes, not messages.
+   @param code  any value; a code this library does not know gives "unknown error".
+   @return a static string, never NULL; do not free it.
+   Thread: any.
+
+     int rc = tether_join_channel(engine, token, "lobby", 0);
+     if (rc != TETHER_OK)
+       fprintf(stderr, "join: %s (%s)\n", tether_error_message(rc), tether_error_name(rc)); */
 const char *tether_error_message(int code);
 
 /* ---------------------------------------------------------------------------------------
  * The login session ("RTM" profile): a messaging login that stays up, with channel
- * membership (SPEC.md section 2). Same conventions as the channel engine: one loop thread,
+ * membership (docs/BEHAVIOUR.md section 2). Same conventions as the channel engine: a loop thread,
  * copied strings, size-versioned structs, destroy safe inside a callback, callbacks only
  * from inside ev_run. A client shares its loop's deadline source (one timerfd) and netlink
  * watcher with every engine and client on that loop. A host that uses only one profile
@@ -428,7 +509,7 @@ typedef enum tether_rtm_connection_change_reason {
                                                                a live session for its token */
 } tether_rtm_connection_change_reason;
 
-/* Login error codes (SPEC.md section 2): tether_rtm_login returns one negated when it
+/* Login error codes (docs/BEHAVIOUR.md section 2): tether_rtm_login returns one negated when it
    refuses on the spot; on_login_result reports one for a started attempt. */
 #define TETHER_RTM_LOGIN_ERR_OK 0
 #define TETHER_RTM_LOGIN_ERR_UNKNOWN 1          /* ended without a verdict (logout, takeover)
@@ -460,7 +541,7 @@ typedef struct tether_rtm_config {
   uint32_t login_timeout_ms;      /* default 6000: the first login's answer */
   uint32_t interrupted_after_ms;  /* default 4000: without an answer, RECONNECTING */
   uint32_t heartbeat_interval_ms; /* default 1000; below interrupted_after_ms */
-  /* Beyond the contract (added at the end): the login backoff, as the engine's. */
+  /* Tether's addition (at the end): the login backoff, as the engine's. */
   uint32_t retry_base_ms;         /* default 500 */
   uint32_t retry_cap_ms;          /* default 8000; not below retry_base_ms */
   /* more fields may follow */
@@ -484,7 +565,7 @@ typedef struct tether_rtm_handler {
      than the server's online grace (30 s) causes neither. */
   void (*on_member_joined)(void *ctx, const char *channel, const char *user_id);
   void (*on_member_left)(void *ctx, const char *channel, const char *user_id);
-  /* Beyond the contract (added at the end): */
+  /* Tether's additions to the vendor model (at the end): */
   /* A message for the app's log, as tether_engine_handler's (so it may also come from
      inside tether_rtm_client_create, and after on_logout_result). */
   void (*on_log)(void *ctx, tether_log_level level, const char *message);
@@ -494,20 +575,33 @@ typedef struct tether_rtm_handler {
   /* more callbacks may follow */
 } tether_rtm_handler;
 
-/* tether_rtm_config_init: sets config->size and every default (app_id and server NULL).
-   NULL is a harmless no-op. Any thread. */
+/* tether_rtm_config_init: sets config->size to sizeof(tether_rtm_config) and every field
+   to its default (app_id and server NULL, thresholds as commented in the struct).
+   @param config  the caller's struct, written in full; NULL is a harmless no-op.
+   @return nothing.
+   Thread: any. */
 void tether_rtm_config_init(tether_rtm_config *config);
 
-/* tether_rtm_handler_init: sets handler->size and every callback to NULL. NULL is a
-   harmless no-op. Any thread. */
+/* tether_rtm_handler_init: sets handler->size to sizeof(tether_rtm_handler) and every
+   callback to NULL.
+   @param handler  the caller's struct, written in full; NULL is a harmless no-op.
+   @return nothing.
+   Thread: any. */
 void tether_rtm_handler_init(tether_rtm_handler *handler);
 
-/* tether_rtm_client_create: makes a login client on `loop` (NULL: libev's default loop)
-   and stores it in *out_client, DISCONNECTED. As tether_engine_create: `config` and
-   `handler` are copied (read up to their declared size), `ctx` is passed back to every
-   callback, a server name is looked up off the loop's thread, nothing blocks, and the
-   loop's thread becomes the client's.
-   Returns 0 and sets *out_client, or (with *out_client set to NULL when not NULL):
+/* tether_rtm_client_create: makes a login client on `loop` and stores it in *out_client,
+   DISCONNECTED. As tether_engine_create: a server name is looked up off the loop's
+   thread, nothing blocks, and the loop's thread becomes the client's.
+   @param loop        the host's libev loop; NULL: libev's default loop. Not owned: it
+                      must outlive the client.
+   @param config      read up to config->size and copied, strings included; the caller
+                      may free it at once. Not NULL.
+   @param handler     copied the same way; NULL: no callbacks. Any callback may be NULL.
+   @param ctx         the app's pointer, passed back untouched as the first argument of
+                      every callback; never read or freed by Tether. May be NULL; must
+                      stay valid until tether_rtm_client_destroy.
+   @param out_client  where the new handle goes; set to NULL on failure. Not NULL.
+   @return 0 and *out_client set, or:
      TETHER_ERR_INVALID_ARGUMENT  out_client or config NULL; config->size too small; a
                                   threshold or retry base of 0; heartbeat not below
                                   interrupted_after; retry cap below its base; a handler
@@ -516,7 +610,10 @@ void tether_rtm_handler_init(tether_rtm_handler *handler);
                                   or malformed
      TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable ASCII
      TETHER_ERR_FAILED            no socket, or no look-up thread, could be made
-   Thread: the thread that runs `loop`. */
+   Thread: the thread that runs `loop`.
+
+     tether_rtm_client *client;
+     int rc = tether_rtm_client_create(NULL, &config, &handler, &app, &client); */
 int tether_rtm_client_create(struct ev_loop *loop, const tether_rtm_config *config,
                              const tether_rtm_handler *handler, void *ctx,
                              tether_rtm_client **out_client);
@@ -524,30 +621,39 @@ int tether_rtm_client_create(struct ev_loop *loop, const tether_rtm_config *conf
 /* tether_rtm_client_destroy: stops the client's watchers, closes its socket and frees it,
    without callbacks and without telling the server (tether_rtm_logout first for a clean
    goodbye: its LOGOUT goes out even when destroy follows in the same callback; otherwise
-   the others see member-left only when the server's 30 s grace ends). NULL is a no-op.
-   Safe inside any callback, as tether_engine_destroy. Thread: the client's. */
+   the others see member-left only when the server's 30 s grace ends). Safe inside any
+   callback, as tether_engine_destroy.
+   @param client  the client to destroy; NULL is a harmless no-op. After the call returns
+                  (outside a callback) the handle must not be used again. ctx is not
+                  touched.
+   @return nothing.
+   Thread: the client's. */
 void tether_rtm_client_destroy(tether_rtm_client *client);
 
-/* tether_rtm_login: starts logging in as `user_id` with `token` (both copied):
-   CONNECTING/LOGIN and a LOGIN at once, repeated with backoff (on_login_attempt) until the
-   server answers or login_timeout_ms passes. The outcome comes once, in on_login_result,
-   just before CONNECTED/LOGIN_SUCCESS or DISCONNECTED/LOGIN_FAILURE (or _LOGIN_TIMEOUT).
-   Once connected, an interruption (no answer for interrupted_after_ms, including an
-   uplink that alone is dead) goes RECONNECTING/INTERRUPTED, and the client logs back in
-   on its own for ever, until tether_rtm_logout; success is CONNECTED/LOGIN_SUCCESS again,
-   without on_login_result. The channels the client was in are kept by the server for its
-   online grace (30 s), and joined again by the client after it.
-   `user_id`: 1..64 bytes of printable ASCII, no space. `token`: 0..512 bytes of printable
-   ASCII, no space; "" goes to the server as it is (a server that asks for a token
-   answers INVALID_TOKEN), NULL is an invalid argument.
-   Returns 0, or a negated login error, checked in this order (nothing changes then):
+/* tether_rtm_login: starts logging in: CONNECTING/LOGIN and a LOGIN at once, repeated
+   with backoff (on_login_attempt) until the server answers or login_timeout_ms passes.
+   The outcome comes once, in on_login_result, just before CONNECTED/LOGIN_SUCCESS or
+   DISCONNECTED/LOGIN_FAILURE (or _LOGIN_TIMEOUT). Once connected, an interruption (no
+   answer for interrupted_after_ms, including an uplink that alone is dead) goes
+   RECONNECTING/INTERRUPTED, and the client logs back in on its own for ever, until
+   tether_rtm_logout; success is CONNECTED/LOGIN_SUCCESS again, without on_login_result.
+   The channels the client was in are kept by the server for its online grace (30 s), and
+   joined again by the client after it.
+   @param client   a live client; NULL or destroyed: -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED.
+   @param token    copied; 0..512 bytes of printable ASCII, no space. "" goes to the server
+                   as it is (a server that asks for a token answers INVALID_TOKEN). Not
+                   NULL.
+   @param user_id  copied; 1..64 bytes of printable ASCII, no space. Not NULL.
+   @return 0, or a negated login error, checked in this order (nothing changes then):
      -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED  client NULL or destroyed (-101)
      -TETHER_RTM_LOGIN_ERR_REJECTED         not the client's thread (-2)
      -TETHER_RTM_LOGIN_ERR_TOO_OFTEN        two calls already within the last second (-10;
                                             every call but these counts)
      -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT token or user_id NULL or malformed (-3)
      -TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN    not DISCONNECTED; ABORTED included (-8)
-   Thread: the client's. */
+   Thread: the client's.
+
+     if (tether_rtm_login(client, token, "alice") != 0) ... */
 int tether_rtm_login(tether_rtm_client *client, const char *token, const char *user_id);
 
 /* tether_rtm_logout: logs out at once from any state but DISCONNECTED: a login result
@@ -555,18 +661,21 @@ int tether_rtm_login(tether_rtm_client *client, const char *token, const char *u
    on_logout_result(TETHER_RTM_LOGOUT_ERR_OK), and nothing after it until the next login.
    A LOGOUT goes to the server (twice; the others get member-left at once) unless the
    session was ABORTED. The client forgets its channels.
-   Returns 0, or a negated logout error (nothing changes then):
+   @param client  a live client; NULL or destroyed: -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED.
+   @return 0, or a negated logout error (nothing changes then):
      -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED  client NULL or destroyed (-101)
      -TETHER_RTM_LOGOUT_ERR_REJECTED         not the client's thread (-1)
      -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN    already DISCONNECTED (-102)
    Thread: the client's. */
 int tether_rtm_logout(tether_rtm_client *client);
 
-/* tether_rtm_join_channel: joins `channel` (copied; SPEC.md's channel-name rule). Allowed
-   while CONNECTING, CONNECTED or RECONNECTING: the client keeps its channels, tells the
-   server as soon as it is connected (retransmitting until acknowledged), and joins them
-   again by itself on a new server session. The other members get on_member_joined.
-   Returns 0, or:
+/* tether_rtm_join_channel: joins `channel`. Allowed while CONNECTING, CONNECTED or
+   RECONNECTING: the client keeps its channels, tells the server as soon as it is
+   connected (retransmitting until acknowledged), and joins them again by itself on a new
+   server session. The other members get on_member_joined.
+   @param client   a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @param channel  copied; the channel-name rule of tether_join_channel. Not NULL.
+   @return 0, or (nothing changes then):
      TETHER_ERR_NOT_INITIALIZED       client NULL or destroyed
      TETHER_ERR_WRONG_THREAD          not the client's thread
      TETHER_ERR_INVALID_ARGUMENT      channel NULL
@@ -578,40 +687,81 @@ int tether_rtm_logout(tether_rtm_client *client);
 int tether_rtm_join_channel(tether_rtm_client *client, const char *channel);
 
 /* tether_rtm_leave_channel: leaves `channel`; the other members get on_member_left.
-   Returns 0, or the codes of tether_rtm_join_channel but TETHER_ERR_JOIN_CHANNEL_REJECTED;
-   TETHER_ERR_NOT_READY also when the client is not in `channel`. Thread: the client's. */
+   @param client   a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @param channel  read during the call only. Not NULL.
+   @return 0, or the codes of tether_rtm_join_channel but TETHER_ERR_JOIN_CHANNEL_REJECTED;
+     TETHER_ERR_NOT_READY also when the client is not in `channel`.
+   Thread: the client's. */
 int tether_rtm_leave_channel(tether_rtm_client *client, const char *channel);
 
-/* tether_rtm_renew_token (beyond the contract): hands the session a new token (copied).
-   CONNECTED: sent to the server at once (and with each heartbeat until answered); a
-   refusal keeps the old token and calls on_token_expired. CONNECTING or RECONNECTING:
-   the next LOGIN carries it.
-   Returns 0, or TETHER_ERR_NOT_INITIALIZED, TETHER_ERR_WRONG_THREAD,
-   TETHER_ERR_INVALID_ARGUMENT (token NULL), TETHER_ERR_INVALID_TOKEN (malformed), or
-   TETHER_ERR_NOT_READY (DISCONNECTED or ABORTED). Thread: the client's. */
+/* tether_rtm_renew_token: hands the session a new token. CONNECTED: sent to the server at
+   once (and with each heartbeat until answered); a refusal keeps the old token and calls
+   on_token_expired. CONNECTING or RECONNECTING: the next LOGIN carries it.
+   @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @param token   copied; the token rule of tether_rtm_login. Not NULL.
+   @return 0, or (nothing changes then):
+     TETHER_ERR_NOT_INITIALIZED  client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD     not the client's thread
+     TETHER_ERR_INVALID_ARGUMENT token NULL
+     TETHER_ERR_INVALID_TOKEN    malformed
+     TETHER_ERR_NOT_READY        DISCONNECTED or ABORTED
+   Thread: the client's. */
 int tether_rtm_renew_token(tether_rtm_client *client, const char *token);
 
-/* tether_rtm_network_changed (beyond the contract): the device's network changed. A
-   fresh socket; CONNECTED: a token-bearing relogin at once, which moves the session to
-   the new address without a state change; CONNECTING or RECONNECTING: a LOGIN at once.
-   The client does the same by itself when netlink reports that the route to its server
-   changed. Returns 0, TETHER_ERR_NOT_INITIALIZED or TETHER_ERR_WRONG_THREAD.
+/* tether_rtm_network_changed: the app reports that the device's network changed. A fresh
+   socket; CONNECTED: a token-bearing relogin at once, which moves the session to the new
+   address without a state change; CONNECTING or RECONNECTING: a LOGIN at once. The client
+   does the same by itself when netlink reports that the route to its server changed.
+   @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @return 0, or:
+     TETHER_ERR_NOT_INITIALIZED  client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD     not the client's thread
    Thread: the client's. */
 int tether_rtm_network_changed(tether_rtm_client *client);
 
-/* tether_rtm_get_connection_state: the current state; DISCONNECTED for NULL, a destroyed
-   client, or a call from another thread. Thread: the client's. */
+/* tether_rtm_get_connection_state: the session's current state.
+   @param client  a client; NULL, a destroyed client or a call from another thread gives
+                  TETHER_RTM_CONNECTION_STATE_DISCONNECTED.
+   @return the state (tether_rtm_connection_state).
+   Thread: the client's. */
 tether_rtm_connection_state tether_rtm_get_connection_state(const tether_rtm_client *client);
 
-/* tether_rtm_client_get_stats (beyond the contract): as tether_engine_get_stats, for a
-   client; join_attempts counts LOGINs. Same return codes. Thread: the client's. */
+/* tether_rtm_client_get_stats: as tether_engine_get_stats, for a client; join_attempts
+   counts LOGINs.
+   @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @param out     as tether_engine_get_stats's: set out->size first. Not NULL.
+   @return 0, or the codes of tether_engine_get_stats.
+   Thread: the client's. */
 int tether_rtm_client_get_stats(const tether_rtm_client *client, tether_engine_stats *out);
 
-/* Names without their prefix ("ABORTED", "REMOTE_LOGIN", "LOGIN_ERR_TOO_OFTEN",
-   "LOGOUT_ERR_NOT_LOGGED_IN"); "UNKNOWN" out of range. Static strings. Any thread. */
+/* tether_rtm_connection_state_name: the name of a login state without its prefix
+   ("ABORTED").
+   @param state  any value; one out of range gives "UNKNOWN".
+   @return a static string, never NULL; do not free it.
+   Thread: any. */
 const char *tether_rtm_connection_state_name(int state);
+
+/* tether_rtm_connection_change_reason_name: the name of a login reason without its
+   prefix ("REMOTE_LOGIN").
+   @param reason  any value; one out of range gives "UNKNOWN".
+   @return a static string, never NULL; do not free it.
+   Thread: any. */
 const char *tether_rtm_connection_change_reason_name(int reason);
+
+/* tether_rtm_login_error_name: the name of a login error code without its "TETHER_RTM_"
+   prefix ("LOGIN_ERR_TOO_OFTEN").
+   @param code  a login error as on_login_result reports it, or as tether_rtm_login returns
+                it negated (pass -rc); one out of range gives "UNKNOWN".
+   @return a static string, never NULL; do not free it.
+   Thread: any. */
 const char *tether_rtm_login_error_name(int code);
+
+/* tether_rtm_logout_error_name: the name of a logout error code without its "TETHER_RTM_"
+   prefix ("LOGOUT_ERR_NOT_LOGGED_IN").
+   @param code  a logout error (pass -rc of tether_rtm_logout); one out of range gives
+                "UNKNOWN".
+   @return a static string, never NULL; do not free it.
+   Thread: any. */
 const char *tether_rtm_logout_error_name(int code);
 
 #ifdef __cplusplus
