@@ -56,7 +56,7 @@ sim: deps
 test: deps lint header-check embedded-check alloc-check c-test source-test profile-check swift-test \
 	bench-smoke sim-check fuzz-replay
 
-lint:
+lint: docs-check
 	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
 	@echo "lint: swift-format clean"
 
@@ -239,6 +239,14 @@ swift-test: device cross-test
 docs:
 	TETHER_WRITE_DOCS=1 swift test --filter 'StatesTableTests|LoginStatesTableTests'
 	@git --no-pager diff --stat -- docs/STATES.md || true
+	@$(MAKE) --no-print-directory docs-check
+
+# No tracked file cites a file that is not in the repository: paths, markdown links and
+# document names must resolve (scripts/check-docs.py says exactly what it checks). The
+# docs installed to share/doc/tether (README.md, docs/*.md) and the header stand alone.
+.PHONY: docs-check
+docs-check:
+	@python3 scripts/check-docs.py
 
 format:
 	$(SWIFT_FORMAT) format -i -r Sources Tests Package.swift
