@@ -12,10 +12,12 @@
 # libtether.so is that one object, with only the functions of tether.h left global.
 # libtether.a holds one member per profile, so that a static host links only the code of
 # the profile it calls: `channel` (the tether_* functions), `rtm` (the login session,
-# tether_rtm_*), and `common` (what both reach, and the functions both profiles use,
-# TETHER_SHARED_EXPORTS). No section is in two members. TETHER_SECOND_PROFILE (a regular
-# expression, default ^tether_rtm_) names the second profile's functions; a profile with
-# no function gets no member.
+# tether_rtm_*), `messages` (tether_error_message and its sentences, TETHER_MESSAGE_EXPORTS:
+# linked only by a host that calls it), and `common` (what several members reach, and the
+# functions both profiles use, TETHER_SHARED_EXPORTS). A section goes to the one member
+# whose functions alone reach it, otherwise to common; no section is in two members.
+# TETHER_SECOND_PROFILE (a regular expression, default ^tether_rtm_) names the second
+# profile's functions; a member with no function is left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=${1:-x86_64}
@@ -113,10 +115,13 @@ fi
 
 # The archive's members (see the top): the sections each profile's functions reach.
 second=${TETHER_SECOND_PROFILE:-^tether_rtm_}
-shared=${TETHER_SHARED_EXPORTS:-^tether_(version|error_name|error_message)\$}
+shared=${TETHER_SHARED_EXPORTS:-^tether_(version|error_name)\$}
+messages=${TETHER_MESSAGE_EXPORTS:-^tether_error_message\$}
 grep -E "$shared" "$obj/exports.txt" > "$obj/roots-common.txt" || true
-grep -vE "$shared" "$obj/exports.txt" | grep -E "$second" > "$obj/roots-rtm.txt" || true
-grep -vE "$shared" "$obj/exports.txt" | grep -vE "$second" > "$obj/roots-channel.txt" || true
+grep -vE "$shared" "$obj/exports.txt" | grep -E "$messages" > "$obj/roots-messages.txt" || true
+grep -vE "$shared|$messages" "$obj/exports.txt" | grep -E "$second" > "$obj/roots-rtm.txt" || true
+grep -vE "$shared|$messages" "$obj/exports.txt" | grep -vE "$second" > "$obj/roots-channel.txt" ||
+  true
 reach() {  # reach ROOTS OUT: the sections of tether-gc.o that the functions in ROOTS reach
   if [ -s "$1" ]; then
     # shellcheck disable=SC2046
@@ -130,18 +135,27 @@ reach() {  # reach ROOTS OUT: the sections of tether-gc.o that the functions in 
 reach "$obj/roots-common.txt" "$obj/reach-common.txt"
 reach "$obj/roots-channel.txt" "$obj/reach-channel.txt"
 reach "$obj/roots-rtm.txt" "$obj/reach-rtm.txt"
-sort -u "$obj/reach-common.txt" <(comm -12 "$obj/reach-channel.txt" "$obj/reach-rtm.txt") \
-  > "$obj/sections-common.txt"
-comm -23 "$obj/reach-channel.txt" "$obj/sections-common.txt" > "$obj/sections-channel.txt"
-comm -23 "$obj/reach-rtm.txt" "$obj/sections-common.txt" > "$obj/sections-rtm.txt"
+reach "$obj/roots-messages.txt" "$obj/reach-messages.txt"
+# Each of channel, rtm and messages holds what it alone reaches; common holds the rest.
+single=(channel rtm messages)
+for member in "${single[@]}"; do
+  others=()
+  for other in "${single[@]}"; do
+    [ "$other" = "$member" ] || others+=("$obj/reach-$other.txt")
+  done
+  comm -23 "$obj/reach-$member.txt" <(sort -u "$obj/reach-common.txt" "${others[@]}") \
+    > "$obj/sections-$member.txt"
+done
+comm -23 <(sort -u "$obj"/reach-{common,channel,rtm,messages}.txt) \
+  <(sort -u "$obj"/sections-{channel,rtm,messages}.txt) > "$obj/sections-common.txt"
 # Every section that some member does not hold; the notes of how the code was built
 # (executable stack or not, ARM build attributes) stay in every member.
 all_sections=$("${prefix}readelf" -SW "$obj/tether-gc.o" |
   sed -nE 's/^ *\[ *[0-9]+\] ([^ ]+) .*/\1/p' |
   grep -vE '^\.(rela?\..*|symtab|strtab|shstrtab|note\.GNU-stack|ARM\.attributes)$' | sort -u)
-rm -f "$out/libtether.a" "$obj"/{common,channel,rtm}.o
+rm -f "$out/libtether.a" "$obj"/{common,channel,rtm,messages}.o
 members=()
-for member in common channel rtm; do
+for member in common channel rtm messages; do
   [ -s "$obj/sections-$member.txt" ] || continue
   python3 scripts/elf-member.py "$obj/tether-gc.o" "$obj/member-$member.tmp" \
     "$obj/sections-$member.txt"

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # What a static C host links from libtether.a, per profile (scripts/build-lib.sh splits the
-# archive into the members common, channel and rtm). For ARCH it links three generated
-# hosts against build/lib/ARCH/libtether.a: one that calls every function of the channel
-# profile, one every function of the login profile (tether_rtm_*), one both (each with the
-# shared functions), and prints, per host, the text it links from the library (the host's
-# text minus that of the same program calling nothing) and the members it holds.
+# archive into the members common, channel, rtm and messages). For ARCH it links three
+# generated hosts against build/lib/ARCH/libtether.a: one that calls every function of the
+# channel profile, one every function of the login profile (tether_rtm_*), each with the
+# shared functions, and one that calls every function of the library (both profiles, the
+# shared functions and tether_error_message), and prints, per host, the text it links from
+# the library (the host's text minus that of the same program calling nothing) and the
+# members it holds.
 #
 # With --check it fails, printing the numbers, when a one-profile host holds a symbol of
-# the other profile's member, or when the text of both profiles together (the library's
-# text, on aarch64) reaches TETHER_TEXT_LIMIT bytes (default 65,536: both profiles stay
-# under 64 KiB on aarch64). Every run prints the margin (docs/BENCHMARKS.md, "Size").
+# the other profile's member or of the messages member, or when the text of both profiles
+# together reaches TETHER_TEXT_LIMIT bytes (default 65,536: both profiles stay under 64 KiB
+# on aarch64). That text is the "text" column of `size` for the library's relocatable
+# object (obj/libtether.o, which every member is cut from): the code and read-only data of
+# every function of tether.h, both profiles, the shared functions and the messages member
+# included; data and bss are not counted. Every run prints the margin (docs/BENCHMARKS.md, "Size").
 #
 # Usage: scripts/profile-hosts.sh ARCH [--check]   (needs `make lib ARCH=...` first)
 set -euo pipefail
@@ -54,7 +59,7 @@ symbols() { "${prefix}nm" "$1" | awk 'NF == 3 { print $3 }' | sort -u; }
 # The members whose symbols the program holds.
 members_in() {
   local program=$1 found=() member
-  for member in common channel rtm; do
+  for member in common channel rtm messages; do
     [ -e "$obj/$member.o" ] || continue
     if [ -n "$(comm -12 <(symbols "$obj/$member.o") <(symbols "$program"))" ]; then
       found+=("$member")
@@ -66,6 +71,8 @@ members_in() {
 mapfile -t common < "$obj/roots-common.txt"
 mapfile -t channel < "$obj/roots-channel.txt"
 mapfile -t rtm < "$obj/roots-rtm.txt"
+messages=()
+[ -e "$obj/roots-messages.txt" ] && mapfile -t messages < "$obj/roots-messages.txt"
 host baseline
 base=$(text "$dir/baseline")
 row() {  # row LABEL PROGRAM
@@ -81,9 +88,10 @@ row "channel profile only (${#channel[@]} + ${#common[@]} shared functions)" "$d
 if [ "${#rtm[@]}" -gt 0 ]; then
   host login-only "${common[@]}" "${rtm[@]}"
   row "login profile only (${#rtm[@]} + ${#common[@]} shared functions)" "$dir/login-only"
-  host both "${common[@]}" "${channel[@]}" "${rtm[@]}"
-  row "both profiles" "$dir/both"
-  for pair in "channel-only rtm" "login-only channel"; do
+  host both "${common[@]}" "${channel[@]}" "${rtm[@]}" "${messages[@]}"
+  row "both profiles and tether_error_message" "$dir/both"
+  for pair in "channel-only rtm" "login-only channel" "channel-only messages" \
+    "login-only messages"; do
     read -r program member <<< "$pair"
     leaked=$(comm -12 <(symbols "$obj/$member.o") <(symbols "$dir/$program") | wc -l)
     if [ "$leaked" -ne 0 ]; then

@@ -39,12 +39,12 @@ for arch in "${archs[@]}"; do
   BUILD_DIR=$build scripts/profile-hosts.sh "$arch"
 done
 printf '\nThe members of libtether.a (text bytes; a profile with no function has no member):\n\n'
-printf '| arch | common | channel | rtm (login) |\n'
-printf '|---|---:|---:|---:|\n'
+printf '| arch | common | channel | rtm (login) | messages (tether_error_message) |\n'
+printf '|---|---:|---:|---:|---:|\n'
 for arch in "${archs[@]}"; do
   prefix=$(prefix "$arch")
   row="| $arch"
-  for member in common channel rtm; do
+  for member in common channel rtm messages; do
     member_text=$("${prefix}size" -t "$build/lib/$arch/libtether.a" 2>/dev/null |
       awk -v m="$member.o" '$6 ~ "^" m { print $1 }')
     row+=" | ${member_text:--}"
