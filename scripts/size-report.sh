@@ -51,3 +51,10 @@ for arch in "${archs[@]}"; do
   done
   echo "$row |"
 done
+printf '\nWhat `make profile-check` bounds (under 65,536 bytes on aarch64): the "text" column of\n'
+printf '`size` for `build/lib/aarch64/obj/libtether.o`, the relocatable object every member of\n'
+printf '`libtether.a` and `libtether.so` is cut from, once the link has kept only what the\n'
+printf 'functions of `tether.h` reach: the code and read-only data (`.text`, `.rodata`, string\n'
+printf 'literals) of both profiles, of the functions they share and of the `messages` member\n'
+printf '(`tether_error_message`); not `.data` or `.bss`. The hosts above are larger: they are\n'
+printf 'whole PIE executables, so PLT entries, dynamic symbols and relocations count too.\n'
