@@ -244,9 +244,11 @@ docs:
 # No tracked file cites a file that is not in the repository: paths, markdown links and
 # document names must resolve (scripts/check-docs.py says exactly what it checks). The
 # docs installed to share/doc/tether (README.md, docs/*.md) and the header stand alone.
+# And every function of the header is documented in its one layout (check-header-docs.py).
 .PHONY: docs-check
 docs-check:
 	@python3 scripts/check-docs.py
+	@python3 scripts/check-header-docs.py
 
 format:
 	$(SWIFT_FORMAT) format -i -r Sources Tests Package.swift
