@@ -91,9 +91,11 @@ lib: deps $(LIB_DIR)/libtether.a
 $(BUILD_DIR)/lib/%/libtether.a: $(LIB_SOURCES)
 	@BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $*
 
-# make install PREFIX=DIR [ARCH=x86_64|aarch64|armv7]: the header, both libraries and a
-# pkg-config file (and, for the host, tether-edge), so that
-# `cc app.c $$(pkg-config --cflags --libs tether)` is all a C host needs.
+# make install PREFIX=DIR [ARCH=x86_64|aarch64|armv7]: the header, both libraries, a
+# pkg-config file and the CMake package files (lib/cmake/Tether, relocatable), and, for the
+# host, tether-edge, so that `cc app.c $$(pkg-config --cflags --libs tether)`, or
+# find_package(Tether) with target_link_libraries(app PRIVATE Tether::tether), is all a C
+# host needs.
 PREFIX ?= /usr/local
 install: lib
 ifeq ($(ARCH),x86_64)
@@ -104,13 +106,15 @@ endif
 	install -m 644 $(LIB_DIR)/libtether.a $(PREFIX)/lib/
 	install -m 755 $(LIB_DIR)/libtether.so.0 $(PREFIX)/lib/
 	ln -sf libtether.so.0 $(PREFIX)/lib/libtether.so
-	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' tether.pc.in \
-		> $(PREFIX)/lib/pkgconfig/tether.pc
+	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@LIBDIR@|lib|' -e 's|@VERSION@|$(VERSION)|' \
+		tether.pc.in > $(PREFIX)/lib/pkgconfig/tether.pc
+	scripts/cmake-config.sh $(PREFIX) lib $(VERSION) $(ARCH)
 ifeq ($(ARCH),x86_64)
 	install -d $(PREFIX)/bin
 	install -m 755 -s $$(swift build -c release --show-bin-path)/tether-edge $(PREFIX)/bin/
 endif
-	@echo "installed in $(PREFIX): PKG_CONFIG_PATH=$(abspath $(PREFIX))/lib/pkgconfig"
+	@echo "installed in $(PREFIX): PKG_CONFIG_PATH=$(abspath $(PREFIX))/lib/pkgconfig," \
+		"CMAKE_PREFIX_PATH=$(abspath $(PREFIX))"
 
 # ARM: the same library and device example cross-built, and run under qemu-user. The C
 # ABI tests run there too (but for what qemu-user lacks here: threads, arrival stamps).
@@ -354,3 +358,16 @@ fuzz-replay: deps lib
 profile-check: lib $(BUILD_DIR)/lib/aarch64/libtether.a $(BUILD_DIR)/lib/armv7/libtether.a
 	@for arch in x86_64 $(CROSS_ARCHS); do \
 		BUILD_DIR=$(BUILD_DIR) scripts/profile-hosts.sh $$arch --check > /dev/null || exit 1; done
+
+# The CMake route (scripts/cmake-test.sh): examples/cmake built with find_package(Tether)
+# against a make install, static and shared, natively and for aarch64 with
+# cmake/toolchains/aarch64-linux-gnu.cmake, and run (under qemu for aarch64); and which
+# versions and architectures the installed TetherConfigVersion.cmake answers.
+.PHONY: cmake-test
+CMAKE_TEST = $(BUILD_DIR)/cmake-test
+cmake-test: lib $(BUILD_DIR)/lib/aarch64/libtether.a
+	@rm -rf $(CMAKE_TEST)
+	@$(MAKE) --no-print-directory install PREFIX=$(CMAKE_TEST)/x86_64/installed > /dev/null
+	@$(MAKE) --no-print-directory install ARCH=aarch64 PREFIX=$(CMAKE_TEST)/aarch64/installed > /dev/null
+	@BUILD_DIR=$(BUILD_DIR) scripts/cmake-test.sh x86_64 aarch64
+test: cmake-test
