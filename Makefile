@@ -371,3 +371,23 @@ cmake-test: lib $(BUILD_DIR)/lib/aarch64/libtether.a
 	@$(MAKE) --no-print-directory install ARCH=aarch64 PREFIX=$(CMAKE_TEST)/aarch64/installed > /dev/null
 	@BUILD_DIR=$(BUILD_DIR) scripts/cmake-test.sh x86_64 aarch64
 test: cmake-test
+
+# make deb ARCH=x86_64|aarch64|armv7: libtether0, libtether-dev (and, for x86_64,
+# tether-edge) as Debian packages in $(BUILD_DIR)/deb (scripts/deb.sh), from a make install.
+# On a board: sudo apt install ./libtether0_*_arm64.deb ./libtether-dev_*_arm64.deb
+.PHONY: deb
+deb: lib
+	@rm -rf $(BUILD_DIR)/deb/$(ARCH)/installed
+	@$(MAKE) --no-print-directory install ARCH=$(ARCH) PREFIX=$(BUILD_DIR)/deb/$(ARCH)/installed > /dev/null
+	@BUILD_DIR=$(BUILD_DIR) scripts/deb.sh $(ARCH) $(VERSION)
+
+# The Debian packages as a user meets them (scripts/deb-test.sh): for x86_64 and aarch64,
+# dpkg-deb --info and --contents (architecture, Depends, file lists), the SONAME, and a
+# program built against libtether0 + libtether-dev unpacked with dpkg-deb -x, with
+# pkg-config and with CMake, and run (aarch64 under qemu); tether-edge's package runs.
+.PHONY: deb-test
+deb-test: lib $(BUILD_DIR)/lib/aarch64/libtether.a
+	@$(MAKE) --no-print-directory deb ARCH=x86_64 > /dev/null
+	@$(MAKE) --no-print-directory deb ARCH=aarch64 > /dev/null
+	@BUILD_DIR=$(BUILD_DIR) scripts/deb-test.sh $(VERSION) x86_64 aarch64
+test: deb-test
