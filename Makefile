@@ -391,3 +391,11 @@ deb-test: lib $(BUILD_DIR)/lib/aarch64/libtether.a
 	@$(MAKE) --no-print-directory deb ARCH=aarch64 > /dev/null
 	@BUILD_DIR=$(BUILD_DIR) scripts/deb-test.sh $(VERSION) x86_64 aarch64
 test: deb-test
+
+# scripts/deps.sh's failure paths against a fake apt-get (scripts/test-deps.sh): a failing
+# apt-get update goes on to the install; a failed or ineffective install, or a user who is
+# not root, gets one line naming what is missing and the command to run, and a non-zero exit.
+.PHONY: deps-test
+deps-test: deps
+	@BUILD_DIR=$(BUILD_DIR) scripts/test-deps.sh
+test: deps-test
