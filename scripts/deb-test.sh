@@ -12,7 +12,9 @@
 #     and run (ARM under qemu-user) with the unpacked libtether.so.0;
 #   - for x86_64, tether-edge unpacked and run (--help);
 #   - then apt-get install --simulate of every package checked at once: their Depends are
-#     met from the Debian archive, and the architectures' library packages go together.
+#     met from the Debian archive, and the architectures' library packages go together;
+#   - and lintian, when it is installed (not by make deps: it is large): no error or
+#     warning (but tether-edge's missing manual page).
 # Usage: scripts/deb-test.sh VERSION ARCH...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,7 +92,8 @@ for arch in "$@"; do
   check_field "$dev" Package libtether-dev
   check_field "$dev" Depends "libtether0 (= $version), libev-dev"
   expect_list "$lib0" usr/ usr/lib/ "$ma/" "$ma/libtether.so.0" usr/share/ usr/share/doc/ \
-    usr/share/doc/libtether0/ usr/share/doc/libtether0/copyright
+    usr/share/doc/libtether0/ usr/share/doc/libtether0/copyright \
+    usr/share/doc/libtether0/changelog.gz
   docs=()
   for f in docs/*.md docs/*.png; do [ -f "$f" ] && docs+=("usr/share/doc/libtether-dev/$f"); done
   [ ${#docs[@]} -gt 0 ] && docs+=(usr/share/doc/libtether-dev/docs/)
@@ -99,7 +102,7 @@ for arch in "$@"; do
     "$ma/cmake/Tether/TetherConfigVersion.cmake" "$ma/libtether.a" "$ma/libtether.so" \
     "$ma/pkgconfig/" "$ma/pkgconfig/tether.pc" usr/share/ usr/share/doc/ \
     usr/share/doc/libtether-dev/ usr/share/doc/libtether-dev/README.md \
-    usr/share/doc/libtether-dev/copyright "${docs[@]}"
+    usr/share/doc/libtether-dev/copyright usr/share/doc/libtether-dev/changelog.gz "${docs[@]}"
   dpkg-deb --contents "$dev" | grep -q " ./$ma/libtether.so -> libtether.so.0\$" ||
     fail "$(basename "$dev"): libtether.so is not a link to libtether.so.0"
 
@@ -154,7 +157,8 @@ for arch in "$@"; do
     [ -f contrib/tether-edge.service ] &&
       extra=(usr/share/doc/tether-edge/tether-edge.service)
     expect_list "$edge" usr/ usr/bin/ usr/bin/tether-edge usr/share/ usr/share/doc/ \
-      usr/share/doc/tether-edge/ usr/share/doc/tether-edge/copyright "${extra[@]}"
+      usr/share/doc/tether-edge/ usr/share/doc/tether-edge/copyright \
+      usr/share/doc/tether-edge/changelog.gz "${extra[@]}"
     dpkg-deb -x "$edge" "$root"
     check_depends "$edge" "$root/usr/bin/tether-edge"
     "$root/usr/bin/tether-edge" --help > /dev/null || fail "the packaged tether-edge does not run"
@@ -168,3 +172,11 @@ apt-get install --simulate "${all[@]}" > "$debs/test/apt.log" 2>&1 || { cat "$de
 installs=$(grep -c '^Inst \(libtether\|tether-edge\)' "$debs/test/apt.log" || true)
 [ "$installs" = ${#all[@]} ] || { cat "$debs/test/apt.log"; fail "apt-get would install $installs of ${#all[@]}"; }
 echo "deb-test: apt-get install --simulate ./*.deb: all ${#all[@]} packages installable together"
+if command -v lintian > /dev/null; then
+  lintian --fail-on error,warning --suppress-tags no-manual-page --tag-display-limit 0 \
+    "${all[@]}" > "$debs/test/lintian.log" 2>&1 ||
+    { grep -v 'root privileges' "$debs/test/lintian.log"; fail "lintian found errors or warnings"; }
+  echo "deb-test: lintian: no error or warning in the ${#all[@]} packages"
+else
+  echo "deb-test: lintian is not installed: not run (apt-get install lintian to run it here)"
+fi

@@ -37,15 +37,26 @@ libdir=usr/lib/$MULTIARCH
 rm -rf "$work/debian"
 mkdir -p "$work/debian"
 tree() { echo "$work/debian/$1"; }
-doc() { # PACKAGE: its /usr/share/doc directory, with the copyright file
+# The changelog Debian wants of a native package: one entry, this version (the same bytes
+# for every architecture, as Multi-Arch: same requires).
+changelog=$work/changelog.gz
+{
+  printf 'tether (%s) unstable; urgency=medium\n\n' "$version"
+  printf '  * Built from the Tether source tree with make deb.\n\n'
+  printf ' -- %s  %s\n' "$maintainer" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")"
+} | gzip -9n > "$changelog"
+doc() { # PACKAGE: its /usr/share/doc directory, with the copyright file and the changelog
   install -d "$(tree "$1")/usr/share/doc/$1"
   install -m 644 packaging/debian/copyright "$(tree "$1")/usr/share/doc/$1/copyright"
+  install -m 644 "$changelog" "$(tree "$1")/usr/share/doc/$1/changelog.gz"
 }
 
 # libtether0
 lib0=$(tree libtether0)
 install -d "$lib0/$libdir"
 install -m 644 "$installed/lib/libtether.so.0" "$lib0/$libdir/"
+# Its exports stay (they are the dynamic symbols); the rest of the symbol table goes.
+"${CROSS}strip" --strip-unneeded --remove-section=.comment "$lib0/$libdir/libtether.so.0"
 doc libtether0
 
 # libtether-dev
@@ -121,11 +132,11 @@ control() { # PACKAGE SECTION DEPENDS MULTIARCH SUMMARY DESCRIPTION
   chmod 644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 }
 
-about="Tether keeps a device joined to a real-time channel (or logged in to a messaging
-session) through an edge server: it reports every connection state change with its
-reason, rejoins on its own after interruptions, notices when other members join or go
-silent, and runs its thresholds on the host's libev loop. The core is Embedded Swift: the
-library needs only libc and libev."
+about="Tether keeps a device joined to a real-time channel (or logged in to a
+messaging session) through an edge server: it reports every connection state
+change with its reason, rejoins on its own after interruptions, notices when
+other members join or go silent, and runs its thresholds on the host's libev
+loop. The core is Embedded Swift: the library needs only libc and libev."
 
 control libtether0 libs "$(shlibdeps "$lib0/$libdir/libtether.so.0")" same \
   "connection core for devices (shared library)" "$about
@@ -139,15 +150,17 @@ chmod 644 "$lib0/DEBIAN/shlibs" "$lib0/DEBIAN/triggers"
 control libtether-dev libdevel "libtether0 (= $version), libev-dev" same \
   "connection core for devices (development files)" "$about
 
-This package holds the C header tether.h, the static library (a program links only the
-code of the profile it calls), and the pkg-config (tether) and CMake (find_package(Tether),
-Tether::tether) files, with the README and the documents of docs/."
+This package holds the C header tether.h, the static library (a program links
+only the code of the profile it calls), and the pkg-config (tether) and CMake
+(find_package(Tether), Tether::tether) files, with the README and the
+documents of docs/."
 
 if [ "$arch" = x86_64 ]; then
   control tether-edge net "$(shlibdeps "$edge/usr/bin/tether-edge")" "" \
-    "Tether's reference UDP edge server" "tether-edge is the edge server Tether devices join channels and log in through, with
-the admin commands (token, kick). A systemd unit to copy and adapt is in
-/usr/share/doc/tether-edge when the source tree had one (it is not enabled)."
+    "Tether's reference UDP edge server" "tether-edge is the edge server Tether devices join channels and log in
+through, with the admin commands (token, kick). A systemd unit to copy and
+adapt is in /usr/share/doc/tether-edge when the source tree had one (it is
+not enabled)."
 fi
 
 for p in "${packages[@]}"; do
