@@ -79,7 +79,8 @@ PROBE
     if configure "$probe/log" "$probe/src" "$probe/build" "$arch" "$root/$arch/moved" "-DWANT=$want"; then
       fail "$arch: find_package(Tether $want) was answered by 0.1.0"
     fi
-    grep -q "considered but not accepted" "$probe/log" && grep -q "moved/lib/cmake/Tether/TetherConfig.cmake, version: " "$probe/log" ||
+    grep -q "considered but not accepted" "$probe/log" &&
+      grep -q "moved/lib/cmake/Tether/TetherConfig.cmake, version: " "$probe/log" ||
       { cat "$probe/log"; fail "$arch: find_package(Tether $want) failed for another reason"; }
     refused+=("$want")
   done
@@ -90,7 +91,8 @@ PROBE
     fail "an $other build accepted the $arch install"
   fi
   tether_arch "$arch"
-  grep -q "($MULTIARCH, not " "$probe/log" || { cat "$probe/log"; fail "$other build: not refused for its architecture"; }
+  grep -q "($MULTIARCH, not " "$probe/log" ||
+    { cat "$probe/log"; fail "$other build: not refused for its architecture"; }
   rm -rf "$probe/build"
   echo "cmake-test: $arch install answers find_package(Tether ${answered[*]// /_}), refuses" \
     "${refused[*]// /_} and an $other build"

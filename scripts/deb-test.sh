@@ -168,7 +168,8 @@ for arch in "$@"; do
   all+=("$lib0" "$dev")
 done
 
-apt-get install --simulate "${all[@]}" > "$debs/test/apt.log" 2>&1 || { cat "$debs/test/apt.log"; fail "apt-get would not install them"; }
+apt-get install --simulate "${all[@]}" > "$debs/test/apt.log" 2>&1 ||
+  { cat "$debs/test/apt.log"; fail "apt-get would not install them"; }
 installs=$(grep -c '^Inst \(libtether\|tether-edge\)' "$debs/test/apt.log" || true)
 [ "$installs" = ${#all[@]} ] || { cat "$debs/test/apt.log"; fail "apt-get would install $installs of ${#all[@]}"; }
 echo "deb-test: apt-get install --simulate ./*.deb: all ${#all[@]} packages installable together"

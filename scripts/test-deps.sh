@@ -64,7 +64,9 @@ run() { # UID UPDATE_FAILURES INSTALL: runs deps.sh; sets rc, out, err
   cases=$((cases + 1))
 }
 count() { grep -c -- "$1" "$2" || true; }
-expect_one_missing_line() { # CASE: stderr's deps lines end in exactly one "deps: missing" line naming cmake and a command
+# expect_one_missing_line CASE: deps.sh's stderr holds exactly one "deps: missing" line, its
+# last, naming cmake and the command to run.
+expect_one_missing_line() {
   local last
   [ "$(count '^deps: missing' "$work/err")" = 1 ] || { echo "$err"; fail "$1: not one 'deps: missing' line"; }
   last=$(grep '^deps: ' "$work/err" | tail -1)
@@ -83,7 +85,8 @@ if grep -q '^deps: missing' <(printf '%s\n' "$err"); then
   # to fake; say so rather than count it.
   fail "this machine lacks $(echo "$err" | sed -nE 's/^deps: missing (.*);.*/\1/p') (run make deps first)"
 fi
-[ "$rc" = 0 ] && [ -z "$out$err" ] && [ ! -s "$work/calls" ] || fail "all present: rc $rc, '$out$err', calls: $(cat "$work/calls")"
+[ "$rc" = 0 ] && [ -z "$out$err" ] && [ ! -s "$work/calls" ] ||
+  fail "all present: rc $rc, '$out$err', calls: $(cat "$work/calls")"
 
 # 2. Not root: one line with the sudo command, exit non-zero, apt-get never asked.
 setup
@@ -99,17 +102,20 @@ echo "deps-test: not root: exit $rc, one line: $line"
 setup
 run 0 3 ok
 [ "$rc" = 0 ] || { echo "$err"; fail "root, update failing: exit $rc although the install worked"; }
-[ "$(count ' update' "$work/calls")" = 3 ] || fail "root, update failing: $(count ' update' "$work/calls") updates, not 3"
+[ "$(count ' update' "$work/calls")" = 3 ] ||
+  fail "root, update failing: $(count ' update' "$work/calls") updates, not 3"
 grep -q '^apt-get .*install -y .*cmake' "$work/calls" || fail "root, update failing: no install of cmake"
 [ "$(count '^deps: missing' "$work/err")" = 0 ] || fail "root, update failing: reported missing"
-[ "$(count '^sleep' "$work/calls")" = 2 ] || fail "root, update failing: $(count '^sleep' "$work/calls") pauses, not 2 (none after the last try)"
+[ "$(count '^sleep' "$work/calls")" = 2 ] ||
+  fail "root, update failing: $(count '^sleep' "$work/calls") pauses, not 2 (none after the last try)"
 echo "deps-test: root, apt-get update failing 3 times: retried, installed cmake anyway, exit 0"
 
 # 4. Root, update fails once then works, install fails: one line, exit non-zero.
 setup
 run 0 1 fail
 [ "$rc" != 0 ] || fail "root, install failing: exit 0"
-[ "$(count ' update' "$work/calls")" = 2 ] || fail "root, install failing: $(count ' update' "$work/calls") updates, not 2"
+[ "$(count ' update' "$work/calls")" = 2 ] ||
+  fail "root, install failing: $(count ' update' "$work/calls") updates, not 2"
 line=$(expect_one_missing_line "root, install failing")
 [[ "$line" == *"(apt-get install failed); run: apt-get update; apt-get install -y "* ]] ||
   fail "root, install failing: $line"

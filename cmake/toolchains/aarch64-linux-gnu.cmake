@@ -1,5 +1,6 @@
-# Cross-compiling for aarch64-linux-gnu (64-bit Raspberry Pi OS and Debian arm64 boards) with Debian's cross
-# compiler: apt-get install gcc-aarch64-linux-gnu, and libev-dev:arm64 after dpkg --add-architecture arm64.
+# Cross-compiling for aarch64-linux-gnu (64-bit Raspberry Pi OS, Debian arm64 boards) with
+# Debian's cross compiler: apt-get install gcc-aarch64-linux-gnu, and libev-dev:arm64 after
+# dpkg --add-architecture arm64.
 #
 #   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=<tether>/cmake/toolchains/aarch64-linux-gnu.cmake \
 #         -DCMAKE_PREFIX_PATH=<where make install ARCH=aarch64 put Tether>

@@ -1,5 +1,6 @@
-# Cross-compiling for arm-linux-gnueabihf (32-bit Raspberry Pi OS and other armhf images) with Debian's cross
-# compiler: apt-get install gcc-arm-linux-gnueabihf, and libev-dev:armhf after dpkg --add-architecture armhf.
+# Cross-compiling for arm-linux-gnueabihf (32-bit Raspberry Pi OS, other armhf images) with
+# Debian's cross compiler: apt-get install gcc-arm-linux-gnueabihf, and libev-dev:armhf
+# after dpkg --add-architecture armhf.
 #
 #   cmake -S . -B build-armv7 -DCMAKE_TOOLCHAIN_FILE=<tether>/cmake/toolchains/arm-linux-gnueabihf.cmake \
 #         -DCMAKE_PREFIX_PATH=<where make install ARCH=armv7 put Tether>
