@@ -91,9 +91,11 @@ lib: deps $(LIB_DIR)/libtether.a
 $(BUILD_DIR)/lib/%/libtether.a: $(LIB_SOURCES)
 	@BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $*
 
-# make install PREFIX=DIR [ARCH=x86_64|aarch64|armv7]: the header, both libraries and a
-# pkg-config file (and, for the host, tether-edge), so that
-# `cc app.c $$(pkg-config --cflags --libs tether)` is all a C host needs.
+# make install PREFIX=DIR [ARCH=x86_64|aarch64|armv7]: the header, both libraries, a
+# pkg-config file and the CMake package files (lib/cmake/Tether, relocatable), and, for the
+# host, tether-edge, so that `cc app.c $$(pkg-config --cflags --libs tether)`, or
+# find_package(Tether) with target_link_libraries(app PRIVATE Tether::tether), is all a C
+# host needs.
 PREFIX ?= /usr/local
 install: lib
 ifeq ($(ARCH),x86_64)
@@ -104,13 +106,15 @@ endif
 	install -m 644 $(LIB_DIR)/libtether.a $(PREFIX)/lib/
 	install -m 755 $(LIB_DIR)/libtether.so.0 $(PREFIX)/lib/
 	ln -sf libtether.so.0 $(PREFIX)/lib/libtether.so
-	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(VERSION)|' tether.pc.in \
-		> $(PREFIX)/lib/pkgconfig/tether.pc
+	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@LIBDIR@|lib|' -e 's|@VERSION@|$(VERSION)|' \
+		tether.pc.in > $(PREFIX)/lib/pkgconfig/tether.pc
+	scripts/cmake-config.sh $(PREFIX) lib $(VERSION) $(ARCH)
 ifeq ($(ARCH),x86_64)
 	install -d $(PREFIX)/bin
 	install -m 755 -s $$(swift build -c release --show-bin-path)/tether-edge $(PREFIX)/bin/
 endif
-	@echo "installed in $(PREFIX): PKG_CONFIG_PATH=$(abspath $(PREFIX))/lib/pkgconfig"
+	@echo "installed in $(PREFIX): PKG_CONFIG_PATH=$(abspath $(PREFIX))/lib/pkgconfig," \
+		"CMAKE_PREFIX_PATH=$(abspath $(PREFIX))"
 
 # ARM: the same library and device example cross-built, and run under qemu-user. The C
 # ABI tests run there too (but for what qemu-user lacks here: threads, arrival stamps).
@@ -364,3 +368,44 @@ fuzz-replay: deps lib
 profile-check: lib $(BUILD_DIR)/lib/aarch64/libtether.a $(BUILD_DIR)/lib/armv7/libtether.a
 	@for arch in x86_64 $(CROSS_ARCHS); do \
 		BUILD_DIR=$(BUILD_DIR) scripts/profile-hosts.sh $$arch --check > /dev/null || exit 1; done
+
+# The CMake route (scripts/cmake-test.sh): examples/cmake built with find_package(Tether)
+# against a make install, static and shared, natively and for aarch64 with
+# cmake/toolchains/aarch64-linux-gnu.cmake, and run (under qemu for aarch64); and which
+# versions and architectures the installed TetherConfigVersion.cmake answers.
+.PHONY: cmake-test
+CMAKE_TEST = $(BUILD_DIR)/cmake-test
+cmake-test: lib $(BUILD_DIR)/lib/aarch64/libtether.a
+	@rm -rf $(CMAKE_TEST)
+	@$(MAKE) --no-print-directory install PREFIX=$(CMAKE_TEST)/x86_64/installed > /dev/null
+	@$(MAKE) --no-print-directory install ARCH=aarch64 PREFIX=$(CMAKE_TEST)/aarch64/installed > /dev/null
+	@BUILD_DIR=$(BUILD_DIR) scripts/cmake-test.sh x86_64 aarch64
+test: cmake-test
+
+# make deb ARCH=x86_64|aarch64|armv7: libtether0, libtether-dev (and, for x86_64,
+# tether-edge) as Debian packages in $(BUILD_DIR)/deb (scripts/deb.sh), from a make install.
+# On a board: sudo apt install ./libtether0_*_arm64.deb ./libtether-dev_*_arm64.deb
+.PHONY: deb
+deb: lib
+	@rm -rf $(BUILD_DIR)/deb/$(ARCH)/installed
+	@$(MAKE) --no-print-directory install ARCH=$(ARCH) PREFIX=$(BUILD_DIR)/deb/$(ARCH)/installed > /dev/null
+	@BUILD_DIR=$(BUILD_DIR) scripts/deb.sh $(ARCH) $(VERSION)
+
+# The Debian packages as a user meets them (scripts/deb-test.sh): for x86_64 and aarch64,
+# dpkg-deb --info and --contents (architecture, Depends, file lists), the SONAME, and a
+# program built against libtether0 + libtether-dev unpacked with dpkg-deb -x, with
+# pkg-config and with CMake, and run (aarch64 under qemu); tether-edge's package runs.
+.PHONY: deb-test
+deb-test: lib $(BUILD_DIR)/lib/aarch64/libtether.a
+	@$(MAKE) --no-print-directory deb ARCH=x86_64 > /dev/null
+	@$(MAKE) --no-print-directory deb ARCH=aarch64 > /dev/null
+	@BUILD_DIR=$(BUILD_DIR) scripts/deb-test.sh $(VERSION) x86_64 aarch64
+test: deb-test
+
+# scripts/deps.sh's failure paths against a fake apt-get (scripts/test-deps.sh): a failing
+# apt-get update goes on to the install; a failed or ineffective install, or a user who is
+# not root, gets one line naming what is missing and the command to run, and a non-zero exit.
+.PHONY: deps-test
+deps-test: deps
+	@BUILD_DIR=$(BUILD_DIR) scripts/test-deps.sh
+test: deps-test

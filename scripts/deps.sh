@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Checks that the tools `make test` needs are here; installs the missing ones with apt when
-# run as root, otherwise prints the one command to run. Idempotent and quiet when all is well.
+# run as root, otherwise prints the one command to run and fails. Idempotent and quiet when
+# all is well. Every failure ends in one line: "deps: missing PACKAGES ...; run: COMMAND".
+# scripts/test-deps.sh checks these paths with a fake apt-get.
 set -euo pipefail
 
 # `deps.sh bench`: what make bench needs beyond make test (matplotlib, for the plot).
@@ -14,55 +16,84 @@ if [ "${1:-}" = bench ]; then
   exit 0
 fi
 
+# check: what is missing, as Debian packages (missing_pkgs for this machine, foreign_pkgs
+# for the ARM builds).
+check() {
+  missing_pkgs=()
+  foreign_pkgs=()
+  need gcc gcc
+  need g++ g++
+  need make make
+  need valgrind valgrind
+  need pkg-config pkg-config
+  need ip iproute2
+  need readelf binutils
+  [ -f /usr/include/ev.h ] || missing_pkgs+=(libev-dev)
+  # The CMake route and the Debian packages (make cmake-test, make deb, make deb-test).
+  need cmake cmake
+  need dpkg-deb dpkg
+  need dpkg-shlibdeps dpkg-dev
+  # Cross builds for ARM boards and their runs under qemu-user.
+  need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
+  need arm-linux-gnueabihf-gcc gcc-arm-linux-gnueabihf
+  need qemu-aarch64 qemu-user
+  [ -e /usr/lib/aarch64-linux-gnu/libev.so ] || foreign_pkgs+=(libev-dev:arm64)
+  [ -e /usr/lib/arm-linux-gnueabihf/libev.so ] || foreign_pkgs+=(libev-dev:armhf)
+  all_pkgs=("${missing_pkgs[@]}" "${foreign_pkgs[@]}")
+}
 missing_pkgs=()
 need() { # need COMMAND DEBIAN_PACKAGE
   command -v "$1" >/dev/null 2>&1 || missing_pkgs+=("$2")
 }
 
 if ! command -v swift >/dev/null 2>&1; then
-  echo "deps: Swift 6.3 is not on PATH. Install the Swift toolchain (swift.org) first." >&2
+  echo "deps: missing Swift 6.3; install the toolchain from https://swift.org/install and put its usr/bin on PATH" >&2
   exit 1
 fi
-need gcc gcc
-need g++ g++
-need make make
-need valgrind valgrind
-need pkg-config pkg-config
-need ip iproute2
-[ -f /usr/include/ev.h ] || missing_pkgs+=(libev-dev)
-# Cross builds for ARM boards and their runs under qemu-user.
-need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
-need arm-linux-gnueabihf-gcc gcc-arm-linux-gnueabihf
-need qemu-aarch64 qemu-user
-foreign_pkgs=()
-[ -e /usr/lib/aarch64-linux-gnu/libev.so ] || foreign_pkgs+=(libev-dev:arm64)
-[ -e /usr/lib/arm-linux-gnueabihf/libev.so ] || foreign_pkgs+=(libev-dev:armhf)
-
-all_pkgs=("${missing_pkgs[@]}" "${foreign_pkgs[@]}")
+check
 if [ ${#all_pkgs[@]} -eq 0 ]; then
   exit 0
 fi
-if [ "$(id -u)" -eq 0 ]; then
-  echo "deps: installing ${all_pkgs[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  if [ ${#foreign_pkgs[@]} -gt 0 ]; then
-    dpkg --add-architecture arm64
-    dpkg --add-architecture armhf
-  fi
-  # A mirror being re-synced makes `apt-get update` fail for one index while every package
-  # still installs: retry it, then go on; only a failed install is a failure.
-  for try in 1 2 3; do
-    apt-get update -qq && break
-    echo "deps: apt-get update failed (try $try of 3); going on with the indexes there are" >&2
-    sleep $((try * 2))
-  done
-  if ! apt-get install -y -qq "${all_pkgs[@]}" >/dev/null; then
-    echo "deps: could not install ${all_pkgs[*]}; run: apt-get update && apt-get install -y ${all_pkgs[*]}" >&2
+
+# The command that installs what is missing, on one line. `;` after the update: an index
+# that fails (a mirror being re-synced) must not stop the install.
+install_command() { # install_command SUDO
+  local s=$1 line=""
+  [ ${#foreign_pkgs[@]} -gt 0 ] &&
+    line="${s}dpkg --add-architecture arm64; ${s}dpkg --add-architecture armhf; "
+  echo "${line}${s}apt-get update; ${s}apt-get install -y ${all_pkgs[*]}"
+}
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps: missing ${all_pkgs[*]}; run: $(install_command 'sudo ')" >&2
+  exit 1
+fi
+
+wanted=("${all_pkgs[@]}")
+run=$(install_command '')
+echo "deps: installing ${wanted[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Another apt (unattended upgrades, a second checkout's deps) may hold the lock a while.
+apt=(apt-get -o DPkg::Lock::Timeout=300)
+if [ ${#foreign_pkgs[@]} -gt 0 ]; then
+  if ! { dpkg --add-architecture arm64 && dpkg --add-architecture armhf; }; then
+    echo "deps: missing ${wanted[*]} (dpkg --add-architecture failed); run: $run" >&2
     exit 1
   fi
-else
-  echo "deps: missing ${all_pkgs[*]}; run:" >&2
-  [ ${#foreign_pkgs[@]} -gt 0 ] && echo "  sudo dpkg --add-architecture arm64 && sudo dpkg --add-architecture armhf" >&2
-  echo "  sudo apt-get update && sudo apt-get install -y ${all_pkgs[*]}" >&2
+fi
+# A mirror being re-synced makes `apt-get update` fail for one index while every package
+# still installs: retry it, then go on with the indexes there are; only a failed install
+# is a failure.
+for try in 1 2 3; do
+  "${apt[@]}" update -qq && break
+  echo "deps: apt-get update failed (try $try of 3); going on with the indexes there are" >&2
+  [ "$try" -lt 3 ] && sleep $((try * 2))
+done
+if ! "${apt[@]}" install -y -qq "${wanted[@]}" >/dev/null; then
+  echo "deps: missing ${wanted[*]} (apt-get install failed); run: $run" >&2
+  exit 1
+fi
+check
+if [ ${#all_pkgs[@]} -gt 0 ]; then
+  echo "deps: missing ${all_pkgs[*]} after apt-get install; run: $(install_command '')" >&2
   exit 1
 fi

@@ -1,0 +1,73 @@
+/* app.c - a C host of Tether built with CMake (examples/cmake/CMakeLists.txt).
+ *
+ * Checks that the library it linked is the one its header describes, then joins a channel
+ * on a server that does not answer, and after 100 ms leaves: it must have seen
+ * CONNECTING/CONNECTING and then DISCONNECTED/LEAVE_CHANNEL. Exits 0 and prints "ok" when
+ * all of that held. Usage: tether-app [HOST:PORT] (default 127.0.0.1:9, nothing there). */
+#include <ev.h>
+#include <stdio.h>
+
+#include <tether.h>
+
+struct app {
+  tether_engine *engine;
+  int connecting;
+  int left;
+};
+
+static void on_state(void *ctx, tether_connection_state state, tether_connection_changed_reason why) {
+  struct app *app = (struct app *)ctx;
+  printf("state %s / %s\n", tether_connection_state_name(state),
+         tether_connection_changed_reason_name(why));
+  if (state == TETHER_CONNECTION_STATE_CONNECTING) app->connecting = 1;
+  if (state == TETHER_CONNECTION_STATE_DISCONNECTED && why == TETHER_CONNECTION_CHANGED_LEAVE_CHANNEL)
+    app->left = 1;
+}
+
+static void on_timer(struct ev_loop *loop, ev_timer *timer, int revents) {
+  struct app *app = (struct app *)timer->data;
+  (void)revents;
+  tether_leave_channel(app->engine);
+  ev_break(loop, EVBREAK_ALL);
+}
+
+int main(int argc, char **argv) {
+  const uint32_t header = (TETHER_VERSION_MAJOR << 16) | (TETHER_VERSION_MINOR << 8) | TETHER_VERSION_PATCH;
+  struct app app = {NULL, 0, 0};
+  tether_engine_config config;
+  tether_engine_handler handler;
+  ev_timer timer;
+  int rc;
+
+  printf("tether %u.%u.%u (header %u.%u.%u)\n", (unsigned)(tether_version() >> 16),
+         (unsigned)((tether_version() >> 8) & 0xff), (unsigned)(tether_version() & 0xff),
+         TETHER_VERSION_MAJOR, TETHER_VERSION_MINOR, TETHER_VERSION_PATCH);
+  if (tether_version() != header) return 1;
+
+  tether_engine_config_init(&config);
+  config.app_id = "cmake-app";
+  config.server = argc > 1 ? argv[1] : "127.0.0.1:9";
+  tether_engine_handler_init(&handler);
+  handler.on_connection_state_changed = on_state;
+  rc = tether_engine_create(NULL, &config, &handler, &app, &app.engine);
+  if (rc != TETHER_OK) {
+    printf("tether_engine_create: %s\n", tether_error_name(rc));
+    return 1;
+  }
+  rc = tether_join_channel(app.engine, "no-token", "lobby", 7);
+  if (rc != TETHER_OK) {
+    printf("tether_join_channel: %s\n", tether_error_name(rc));
+    return 1;
+  }
+  ev_timer_init(&timer, on_timer, 0.1, 0.0);
+  timer.data = &app;
+  ev_timer_start(EV_DEFAULT, &timer);
+  ev_run(EV_DEFAULT, 0);
+  tether_engine_destroy(app.engine);
+  if (!app.connecting || !app.left) {
+    printf("missing a state change (connecting %d, left %d)\n", app.connecting, app.left);
+    return 1;
+  }
+  printf("ok\n");
+  return 0;
+}
