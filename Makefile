@@ -109,6 +109,9 @@ endif
 	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@LIBDIR@|lib|' -e 's|@VERSION@|$(VERSION)|' \
 		tether.pc.in > $(PREFIX)/lib/pkgconfig/tether.pc
 	scripts/cmake-config.sh $(PREFIX) lib $(VERSION) $(ARCH)
+	install -d $(PREFIX)/share/doc/tether/docs
+	install -m 644 README.md $(PREFIX)/share/doc/tether/
+	install -m 644 docs/*.md docs/*.png $(PREFIX)/share/doc/tether/docs/
 ifeq ($(ARCH),x86_64)
 	install -d $(PREFIX)/bin
 	install -m 755 -s $$(swift build -c release --show-bin-path)/tether-edge $(PREFIX)/bin/
