@@ -25,7 +25,8 @@ let package = Package(
     .systemLibrary(name: "CLibev", path: "Sources/CLibev"),
     // Include/tether.h seen from Swift, so the exports use the header's own types.
     .systemLibrary(name: "CTetherABI", path: "Sources/CTetherABI"),
-    // The driver's system calls, as prefixed inline C (no Glibc module: Embedded has none).
+    // The driver's system calls, as prefixed inline C (no Glibc module: Embedded has none);
+    // its module map also holds CTetherClock, the monotonic clock, for the edge and the lab.
     .systemLibrary(name: "CTetherSystem", path: "Sources/CTetherSystem"),
     // The libev driver and the @_cdecl functions of Include/tether.h.
     .target(
@@ -34,7 +35,9 @@ let package = Package(
     // The reference edge server (normal Swift: it runs on a host, not a device).
     .target(
       name: "TetherEdge",
-      dependencies: ["TetherCore", .product(name: "Crypto", package: "swift-crypto")]),
+      dependencies: [
+        "TetherCore", "CTetherSystem", .product(name: "Crypto", package: "swift-crypto"),
+      ]),
     .executableTarget(
       name: "tether-edge",
       dependencies: [
@@ -43,7 +46,7 @@ let package = Package(
     .executableTarget(name: "tether-sim", dependencies: ["TetherCore", "TetherEdge", "TetherSim"]),
     // Runs real processes on loopback: tether-edge, C devices, and a relay whose link to
     // each device can be cut. The end-to-end tests and `make demo` are built on it.
-    .target(name: "TetherLab"),
+    .target(name: "TetherLab", dependencies: ["CTetherSystem"]),
     .executableTarget(name: "tether-demo", dependencies: ["TetherLab"]),
     // `make bench`: the core's costs, tether-bench against tether-edge, the report.
     .systemLibrary(name: "CBenchSupport", path: "Sources/CBenchSupport"),

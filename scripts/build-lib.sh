@@ -65,7 +65,8 @@ clang=$(dirname "$(readlink -f "$(command -v swiftc)")")/clang
 # shellcheck disable=SC2046
 swiftc -enable-experimental-feature Embedded -wmo -parse-as-library "$optimize" "${triple[@]}" \
   "${cross[@]}" -Xfrontend -internalize-at-link \
-  -module-name Tether -I Sources/CLibev -I Sources/CTetherABI -I Sources/CTetherSystem \
+  -module-name Tether -package-name tether -I Sources/CLibev -I Sources/CTetherABI \
+  -I Sources/CTetherSystem \
   $(find Sources/TetherCore Sources/Tether -name '*.swift' | sort) -emit-ir -o "$obj/tether-swift.ll"
 # The toolchain's LLVM optimizes that IR once more, for size, while every definition but the
 # exports is still internal: it sees the whole library (the C shims inlined with the Swift

@@ -19,8 +19,8 @@ for kind in address thread; do
   start=$SECONDS
   # shellcheck disable=SC2086
   swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -Onone -g \
-    -sanitize=$kind -module-name Tether -I Sources/CLibev -I Sources/CTetherABI \
-    -I Sources/CTetherSystem $sources -c -o "$out/tether-$kind.o"
+    -sanitize=$kind -module-name Tether -package-name tether -I Sources/CLibev \
+    -I Sources/CTetherABI -I Sources/CTetherSystem $sources -c -o "$out/tether-$kind.o"
   case $kind in
     address)
       cflags=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)

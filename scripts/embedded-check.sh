@@ -13,7 +13,7 @@ for target in host aarch64-none-none-elf armv7-none-none-eabi; do
   [ "$target" = armv7-none-none-eabi ] && flags+=(-Xcc -mfloat-abi=hard -Xcc -mfpu=vfpv3-d16)
   # shellcheck disable=SC2086
   swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -Osize \
-    -module-name TetherCore "${flags[@]}" $sources -c -o "$out/TetherCore-$target.o"
+    -module-name TetherCore -package-name tether "${flags[@]}" $sources -c -o "$out/TetherCore-$target.o"
   printf 'embedded: TetherCore builds for %-22s (%s bytes of object)\n' "$target" \
     "$(stat -c %s "$out/TetherCore-$target.o")"
 done

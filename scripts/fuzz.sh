@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 out=${BUILD_DIR:-build}/fuzz
 targets=${FUZZ_TARGETS:-decode session login edge capi rtm}
 seconds=${FUZZ_SECONDS:-60}
-swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld)
+swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -package-name tether)
 mkdir -p "$out/mod" "$out/obj"
 
 # stale OUTPUT INPUT...: true when OUTPUT is missing or older than any INPUT.
@@ -68,8 +68,8 @@ build_embedded() {
   echo "fuzz: compiling the Embedded library (TetherCore + Tether, instrumented)"
   # shellcheck disable=SC2046
   swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -O -g \
-    -sanitize=fuzzer,address -module-name Tether -I Sources/CLibev -I Sources/CTetherABI \
-    -I Sources/CTetherSystem $(sources Sources/TetherCore Sources/Tether) -c -o "$obj"
+    -sanitize=fuzzer,address -module-name Tether -package-name tether -I Sources/CLibev \
+    -I Sources/CTetherABI -I Sources/CTetherSystem $(sources Sources/TetherCore Sources/Tether) -c -o "$obj"
   touch "$obj"
 }
 

@@ -26,12 +26,8 @@
 
 static inline int tether_sys_errno(void) { return errno; }
 
-/* CLOCK_MONOTONIC in nanoseconds (it does not advance while the device is suspended). */
-static inline uint64_t tether_sys_monotonic_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+/* tether_sys_monotonic_ns: CLOCK_MONOTONIC in nanoseconds. */
+#include "clock.h"
 
 /* The calling thread, as an opaque integer, and whether it is `owner`. */
 static inline uintptr_t tether_sys_thread(void) { return (uintptr_t)pthread_self(); }

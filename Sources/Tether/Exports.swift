@@ -98,9 +98,9 @@ public func exportedCreate(
   guard let endpoint = serverEndpoint(given.server) else { return invalidArgument }
   guard let callbacks = Callbacks(handler, context: context) else { return invalidArgument }
   guard let loop = loop ?? tether_ev_default_loop() else { return TetherError.failed.rawValue }
-  var socket: UDPSocket?
+  var socket: ConnectedUDPSocket?
   if let address = endpoint.address {
-    socket = UDPSocket(connectedTo: address)
+    socket = ConnectedUDPSocket(connectedTo: address)
     guard socket != nil else {
       callbacks.logger.log(
         .error, "tether_engine_create: no UDP socket, errno", Int64(System.errno))

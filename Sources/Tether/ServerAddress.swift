@@ -1,5 +1,10 @@
 import CTetherSystem
 
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
 /// An edge server's socket address (IPv4 or IPv6, with its port), as the kernel takes it.
 struct ServerAddress {
   var address = tether_sys_address()
@@ -38,33 +43,17 @@ struct ServerEndpoint {
   /// The port the name's addresses take.
   let port: UInt16
 
-  /// Parses `text`; nil when it is malformed (no port, a bad port, a host that is neither
-  /// numeric nor a well-formed name).
+  /// Parses `text` (``HostPort``); nil when it is malformed (no port, a bad port, a host
+  /// that is neither numeric nor a well-formed name).
   init?(_ text: [UInt8]) {
-    guard let colon = text.lastIndex(of: UInt8(ascii: ":")), colon > 0,
-      let port = Self.port(text[(colon + 1)...])
-    else { return nil }
-    // The host is text[start..<end]: what is before the colon, but the brackets of
-    // "[v6]:port". (Indices, not dropFirst and dropLast: each is a generic specialization
-    // in the Embedded library.)
-    var (start, end) = (0, colon)
-    let bracketed = text[0] == UInt8(ascii: "[")
-    if bracketed {
-      guard text[colon - 1] == UInt8(ascii: "]"), colon > 2 else { return nil }
-      (start, end) = (1, colon - 1)
-    }
-    guard end - start < 256 else { return nil }
-    // The host and a NUL, for inet_pton or getaddrinfo.
-    var host = Array(text[start..<end])
-    guard !host.contains(0) else { return nil }
-    host.append(0)
-    self.port = port
-    if let address = ServerAddress(numericHost: host, port: port) {
+    guard let parsed = try? HostPort(parsing: text) else { return nil }
+    port = parsed.port
+    if let address = ServerAddress(numericHost: parsed.host, port: parsed.port) {
       self.address = address
       name = []
-    } else if !bracketed && Self.isHostName(text[start..<end]) {
+    } else if !parsed.bracketed && Self.isHostName(parsed.host[0..<(parsed.host.count - 1)]) {
       address = nil
-      name = host
+      name = parsed.host
     } else {
       return nil
     }
@@ -97,15 +86,5 @@ struct ServerEndpoint {
       previous = byte
     }
     return previous != UInt8(ascii: "-")
-  }
-
-  private static func port(_ digits: ArraySlice<UInt8>) -> UInt16? {
-    guard !digits.isEmpty, digits.count <= 5 else { return nil }
-    var value: UInt32 = 0
-    for digit in digits {
-      guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
-      value = value * 10 + UInt32(digit - UInt8(ascii: "0"))
-    }
-    return value <= 65535 ? UInt16(value) : nil
   }
 }

@@ -1,11 +1,8 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
+import CTetherClock
 
 /// CLOCK_MONOTONIC in seconds: the clock the device example stamps its lines with, so the
-/// lab's own events (a cut, a heal) and the devices' lines share one timeline.
+/// lab's own events (a cut, a heal) and the devices' lines share one timeline. Read through
+/// CTetherClock (Sources/CTetherSystem/clock.h), as the driver and the edge read it.
 public func monotonicSeconds() -> Double {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+  Double(tether_sys_monotonic_ns()) / 1e9
 }

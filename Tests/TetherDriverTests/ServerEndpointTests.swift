@@ -33,4 +33,14 @@ import Testing
     ]
     for text in bad { #expect(endpoint(text) == nil, "\(text)") }
   }
+
+  /// Brackets hold an IPv6 address and only that: an IPv6 host without them is ambiguous
+  /// ("::1:80" is "::1" port 80, or "::1:80" with no port), an IPv4 one in them is not v6.
+  /// The edge's --listen and --server take the same rule (HostPort).
+  @Test func bracketsHoldIPv6Only() {
+    for text in ["::1:80", "fe80::1:9", "[127.0.0.1]:80", "[::1]x:80", "[::1]"] {
+      #expect(endpoint(text) == nil, "\(text)")
+    }
+    #expect(endpoint("[fe80::1]:80")?.port == 80)
+  }
 }

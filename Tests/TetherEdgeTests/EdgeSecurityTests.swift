@@ -373,7 +373,7 @@ struct EdgeSecurityTests {
     #expect(World.address(1).host != World.address(2).host)
   }
 
-  // MARK: - Tokens at the server (the signer's own tests are in TokenTests)
+  // MARK: - Tokens at the server (the signer's own tests are in TokenSignerTests)
 
   @Test func join_withEveryByteOfItsTokenChanged_isRefusedInvalidToken() throws {
     var world = World()

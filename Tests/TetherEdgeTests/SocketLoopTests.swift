@@ -48,7 +48,7 @@ struct SocketLoopTests {
 
   /// Sends `bytes` to `server` and waits up to 1 s for one datagram back.
   static func exchange(_ bytes: [UInt8], with server: SocketAddress) throws -> [UInt8]? {
-    let socket = try UDPSocket(family: server.family)
+    let socket = try UnconnectedUDPSocket(family: server.family)
     #expect(socket.send(bytes, to: server.peer))
     var fds = [pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)]
     guard poll(&fds, 1, 1000) == 1 else { return nil }
@@ -106,9 +106,9 @@ struct SocketLoopTests {
   }
 
   @Test func bind_toAnAddressInUse_fails() throws {
-    let first = try UDPSocket(bindingTo: try SocketAddress(parsing: "127.0.0.1:0"))
+    let first = try UnconnectedUDPSocket(bindingTo: try SocketAddress(parsing: "127.0.0.1:0"))
     let taken = try first.localAddress()
-    #expect(throws: SystemError.self) { try UDPSocket(bindingTo: taken) }
+    #expect(throws: SystemError.self) { try UnconnectedUDPSocket(bindingTo: taken) }
   }
 }
 

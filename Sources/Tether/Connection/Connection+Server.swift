@@ -57,7 +57,7 @@ extension Connection {
       logger.log(.warning, "server name: look-up failed, getaddrinfo code", Int64(code))
     case .resolved(let address):
       if let server, server.same(as: address) { return }
-      guard let fresh = UDPSocket(connectedTo: address) else {
+      guard let fresh = ConnectedUDPSocket(connectedTo: address) else {
         logger.log(
           .error, "server name: no UDP socket for its address, errno", Int64(System.errno))
         return
@@ -75,10 +75,10 @@ extension Connection {
   /// look-up could be had; nothing changed then.
   func setServer(_ replacement: ServerEndpoint) -> Bool {
     // What the new endpoint needs is had first, so a failure changes nothing.
-    let fresh: UDPSocket?
+    let fresh: ConnectedUDPSocket?
     let started: NameLookup?
     if let address = replacement.address {
-      guard let socket = UDPSocket(connectedTo: address) else { return false }
+      guard let socket = ConnectedUDPSocket(connectedTo: address) else { return false }
       (fresh, started) = (socket, nil)
     } else {
       guard let running = startLookUp(of: replacement) else { return false }

@@ -21,7 +21,7 @@ class Connection {
   let owner: UInt
   let logger: Logger
   /// Connected to ``server``; nil until the server's name has resolved.
-  var socket: UDPSocket?
+  var socket: ConnectedUDPSocket?
   /// The address the socket is connected to.
   var server: ServerAddress?
   /// What the app gave: an address, or a name looked up again while attempts go
@@ -54,7 +54,8 @@ class Connection {
   /// In its loop's batch of fired deadlines, with datagrams not sent yet.
   var awaitingSends = false
 
-  init(context: LoopContext, logger: Logger, endpoint: ServerEndpoint, socket: UDPSocket?) {
+  init(context: LoopContext, logger: Logger, endpoint: ServerEndpoint, socket: ConnectedUDPSocket?)
+  {
     self.context = context
     self.logger = logger
     self.endpoint = endpoint
@@ -180,7 +181,7 @@ class Connection {
   /// depend on the network the device is on now.
   func networkChanged(byUser: Bool) {
     if let server {
-      if let fresh = UDPSocket(connectedTo: server) {
+      if let fresh = ConnectedUDPSocket(connectedTo: server) {
         useSocket(fresh, server: server)
       } else {
         logger.log(
@@ -196,7 +197,7 @@ class Connection {
   /// Switches to `replacement`, connected to `server` (a new endpoint, the same one after
   /// a network change, or the first address a name resolved to); nil closes the socket
   /// (a new name is being looked up).
-  func useSocket(_ replacement: UDPSocket?, server: ServerAddress?) {
+  func useSocket(_ replacement: ConnectedUDPSocket?, server: ServerAddress?) {
     if let socket {
       ev_io_stop(loop, io)
       socket.close()
@@ -207,7 +208,7 @@ class Connection {
   }
 
   /// Starts the read watcher on `socket`.
-  private func watch(_ socket: UDPSocket) {
+  private func watch(_ socket: ConnectedUDPSocket) {
     tether_ev_io_init(io, connectionReadable, socket.fd, Int32(EV_READ))
     tether_ev_set_data_io(io, handle)
     ev_io_start(loop, io)

@@ -70,7 +70,7 @@ where Sink.Notification == Session.Notification {
 
   init(
     context: LoopContext, session: consuming Session, callbacks: Sink, logger: Logger,
-    endpoint: ServerEndpoint, socket: UDPSocket?
+    endpoint: ServerEndpoint, socket: ConnectedUDPSocket?
   ) {
     self.session = consume session
     self.callbacks = callbacks

@@ -11,7 +11,7 @@ typealias Engine = SessionConnection<ChannelSession<BufferedRandom>, Callbacks>
 extension SessionConnection where Session == ChannelSession<BufferedRandom>, Sink == Callbacks {
   convenience init(
     context: LoopContext, session: consuming ChannelSession<BufferedRandom>,
-    callbacks: Callbacks, endpoint: ServerEndpoint, socket: UDPSocket?
+    callbacks: Callbacks, endpoint: ServerEndpoint, socket: ConnectedUDPSocket?
   ) {
     self.init(
       context: context, session: consume session, callbacks: callbacks, logger: callbacks.logger,

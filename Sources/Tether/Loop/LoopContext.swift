@@ -128,7 +128,9 @@ final class LoopContext {
   /// many were read: fewer than a full batch means the socket is drained. A nested call (an
   /// app callback that runs the loop) reads nothing, and the loop, which is
   /// level-triggered, calls again later.
-  func receiveBatch(from socket: UDPSocket, _ body: (ArraySlice<UInt8>, Instant) -> Void) -> Int {
+  func receiveBatch(from socket: ConnectedUDPSocket, _ body: (ArraySlice<UInt8>, Instant) -> Void)
+    -> Int
+  {
     guard !receiving else { return 0 }
     receiving = true
     defer { receiving = false }

@@ -11,7 +11,7 @@ typealias RtmClient = SessionConnection<LoginSession<BufferedRandom>, RtmCallbac
 extension SessionConnection where Session == LoginSession<BufferedRandom>, Sink == RtmCallbacks {
   convenience init(
     context: LoopContext, session: consuming LoginSession<BufferedRandom>,
-    callbacks: RtmCallbacks, endpoint: ServerEndpoint, socket: UDPSocket?
+    callbacks: RtmCallbacks, endpoint: ServerEndpoint, socket: ConnectedUDPSocket?
   ) {
     self.init(
       context: context, session: consume session, callbacks: callbacks, logger: callbacks.logger,

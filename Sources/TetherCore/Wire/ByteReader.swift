@@ -1,12 +1,12 @@
 /// Reads big-endian fields from a datagram, front to back, throwing ``WireError/truncated``
-/// instead of reading past the end. Public so the edge server's own datagrams (admin) use
-/// the same reader as the protocol's.
-public struct ByteReader {
-  public private(set) var rest: ArraySlice<UInt8>
+/// instead of reading past the end. Package-wide, not public: the edge server's own
+/// datagrams (admin) use the same reader as the protocol's.
+package struct ByteReader {
+  package private(set) var rest: ArraySlice<UInt8>
 
-  public init(_ bytes: ArraySlice<UInt8>) { rest = bytes }
+  package init(_ bytes: ArraySlice<UInt8>) { rest = bytes }
 
-  public mutating func bytes(_ count: Int) throws(WireError) -> ArraySlice<UInt8> {
+  package mutating func bytes(_ count: Int) throws(WireError) -> ArraySlice<UInt8> {
     guard count >= 0, rest.count >= count else { throw .truncated }
     // Index arithmetic, not prefix/dropFirst: no Collection specializations for them.
     let end = rest.startIndex + count  // within rest: count <= rest.count
@@ -17,16 +17,16 @@ public struct ByteReader {
 
   // Every integer read goes through one out-of-line `unsigned(_:)`: the wire decoder calls
   // them some forty times, and an inlined loop at each call cost more than the call.
-  public mutating func u8() throws(WireError) -> UInt8 {
+  package mutating func u8() throws(WireError) -> UInt8 {
     UInt8(truncatingIfNeeded: try unsigned(1))
   }
-  public mutating func u16() throws(WireError) -> UInt16 {
+  package mutating func u16() throws(WireError) -> UInt16 {
     UInt16(truncatingIfNeeded: try unsigned(2))
   }
-  public mutating func u32() throws(WireError) -> UInt32 {
+  package mutating func u32() throws(WireError) -> UInt32 {
     UInt32(truncatingIfNeeded: try unsigned(4))
   }
-  public mutating func u64() throws(WireError) -> UInt64 { try unsigned(8) }
+  package mutating func u64() throws(WireError) -> UInt64 { try unsigned(8) }
 
   @inline(never)
   private mutating func unsigned(_ width: Int) throws(WireError) -> UInt64 {
@@ -36,7 +36,7 @@ public struct ByteReader {
   }
 
   /// A field of `lengthWidth` bytes of length, then that many bytes.
-  public mutating func prefixed(lengthWidth: Int) throws(WireError) -> ArraySlice<UInt8> {
+  package mutating func prefixed(lengthWidth: Int) throws(WireError) -> ArraySlice<UInt8> {
     let length = lengthWidth == 1 ? Int(try u8()) : Int(try u16())
     return try bytes(length)
   }
@@ -54,14 +54,14 @@ public struct ByteReader {
   }
 
   /// Throws ``WireError/trailingBytes`` unless every byte was read.
-  public func expectEnd() throws(WireError) {
+  package func expectEnd() throws(WireError) {
     guard rest.isEmpty else { throw .trailingBytes }
   }
 }
 
 extension Array where Element == UInt8 {
   /// Appends `value` big-endian (network order).
-  public mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+  package mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
     if T.bitWidth <= 64 {
       // One out-of-line loop for every width, not one specialization per integer type.
       appendBigEndian(UInt64(truncatingIfNeeded: value), byteCount: T.bitWidth / 8)

@@ -10,7 +10,7 @@ public enum AdminClient {
   public static func send(_ datagram: [UInt8], to server: SocketAddress, timeoutMs: Int)
     throws(SystemError) -> AdminStatus?
   {
-    let socket = try UDPSocket(family: server.family)
+    let socket = try UnconnectedUDPSocket(family: server.family)
     guard socket.send(datagram, to: server.peer) else { throw SystemError("sendto", errno: errno) }
     let deadline = HostClock.monotonic() + .milliseconds(UInt64(max(timeoutMs, 0)))
     var buffer = [UInt8](repeating: 0, count: 64)

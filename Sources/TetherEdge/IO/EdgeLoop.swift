@@ -6,7 +6,7 @@ import TetherCore
 /// it returns; deadline → tick → send. One thread owns the loop and everything in it.
 public final class EdgeLoop {
   public private(set) var server: EdgeServer
-  public let socket: UDPSocket
+  public let socket: UnconnectedUDPSocket
   /// Where the socket is bound, with the real port.
   public let localAddress: SocketAddress
   public let stop: StopSignal
@@ -22,7 +22,7 @@ public final class EdgeLoop {
 
   public init(server: EdgeServer, listen: SocketAddress, stop: StopSignal) throws(SystemError) {
     self.server = server
-    socket = try UDPSocket(bindingTo: listen)
+    socket = try UnconnectedUDPSocket(bindingTo: listen)
     localAddress = try socket.localAddress()
     self.stop = stop
   }

@@ -1,14 +1,11 @@
+import CTetherClock
 import Glibc
 import TetherCore
 
 /// The host's clocks, read once per loop turn and handed to the sans-IO server.
 enum HostClock {
-  /// `CLOCK_MONOTONIC`, in nanoseconds.
-  static func monotonic() -> Instant {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return Instant(nanoseconds: UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec))
-  }
+  /// `CLOCK_MONOTONIC`, in nanoseconds: CTetherClock's reader, the driver's own.
+  static func monotonic() -> Instant { Instant(nanoseconds: tether_sys_monotonic_ns()) }
 
   /// Unix seconds (`time()`); 0 if the clock reads before 1970.
   static func wall() -> UInt64 {

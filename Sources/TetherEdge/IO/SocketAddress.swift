@@ -1,4 +1,5 @@
 import Glibc
+import TetherCore
 
 /// A numeric UDP endpoint: `A.B.C.D:PORT` or `[IPv6]:PORT` (no names, no zone ids).
 public struct SocketAddress: Equatable, Sendable, CustomStringConvertible {
@@ -17,20 +18,30 @@ public struct SocketAddress: Equatable, Sendable, CustomStringConvertible {
 
   public init(_ peer: PeerAddress) { self.peer = peer }
 
-  /// Parses `127.0.0.1:7000`, `0.0.0.0:0`, `[::1]:7000`, `[::]:0`.
+  /// Parses `127.0.0.1:7000`, `0.0.0.0:0`, `[::1]:7000`, `[::]:0`: TetherCore's
+  /// `HostPort` (the driver's parser too) splits the text, `inet_pton` reads the host.
   public init(parsing text: String) throws(ParseError) {
-    let (host, portText, isV6) = try Self.split(text)
-    guard let port = Self.port(portText) else { throw .invalidPort }
-    if isV6 {
+    let parsed: HostPort
+    do {
+      parsed = try HostPort(parsing: Array(text.utf8))
+    } catch {
+      switch error {
+      case .missingPort: throw .missingPort
+      case .invalidPort: throw .invalidPort
+      case .invalidHost: throw .invalidHost
+      }
+    }
+    let host = String(decoding: parsed.host[0..<(parsed.host.count - 1)], as: UTF8.self)
+    if parsed.bracketed {
       var address = sockaddr_in6()
       address.sin6_family = sa_family_t(AF_INET6)
-      address.sin6_port = port.bigEndian
+      address.sin6_port = parsed.port.bigEndian
       guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { throw .invalidHost }
       peer = Self.peer(of: address)
     } else {
       var address = sockaddr_in()
       address.sin_family = sa_family_t(AF_INET)
-      address.sin_port = port.bigEndian
+      address.sin_port = parsed.port.bigEndian
       guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw .invalidHost }
       peer = Self.peer(of: address)
     }
@@ -68,28 +79,6 @@ public struct SocketAddress: Equatable, Sendable, CustomStringConvertible {
     let host = String(
       decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     return family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
-  }
-
-  private static func split(_ text: String) throws(ParseError) -> (
-    host: String, port: Substring, isV6: Bool
-  ) {
-    if text.hasPrefix("[") {
-      guard let close = text.firstIndex(of: "]") else { throw .missingPort }
-      let rest = text[text.index(after: close)...]
-      guard rest.hasPrefix(":") else { throw .missingPort }
-      return (String(text[text.index(after: text.startIndex)..<close]), rest.dropFirst(), true)
-    }
-    guard let colon = text.lastIndex(of: ":") else { throw .missingPort }
-    let host = text[..<colon]
-    guard !host.contains(":") else { throw .invalidHost }
-    return (String(host), text[text.index(after: colon)...], false)
-  }
-
-  private static func port(_ text: Substring) -> UInt16? {
-    guard !text.isEmpty, text.count <= 5, text.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-      return nil
-    }
-    return UInt16(text)
   }
 
   private static func peer<T>(of address: T) -> PeerAddress {

@@ -4,8 +4,8 @@ import TetherSim
 
 @testable import TetherEdge
 
-/// Tokens: `1:<expiry>:<hex HMAC-SHA256>` over app id, grant and expiry (Auth/Token.swift).
-struct TokenTests {
+/// Tokens: `1:<expiry>:<hex HMAC-SHA256>` over app id, grant and expiry (Auth/TokenSigner.swift).
+struct TokenSignerTests {
   static let signer = TokenSigner(appID: Fixture.appID, certificate: Array("cert-1".utf8))
   static let lobby = try! ChannelName(validating: Array("lobby".utf8))
   static let now: UInt64 = 1_700_000_000

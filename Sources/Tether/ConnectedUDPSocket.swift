@@ -1,8 +1,10 @@
 import CTetherSystem
 
 /// The session's one non-blocking UDP socket, connected to the edge server, so the kernel
-/// drops datagrams from any other source before the core sees them.
-struct UDPSocket {
+/// drops datagrams from any other source before the core sees them; it reads them in
+/// batches. (The edge server's socket, which talks to any peer, is TetherEdge's
+/// `UnconnectedUDPSocket`.)
+struct ConnectedUDPSocket {
   let fd: Int32
 
   /// Opens a socket for `server`'s family and connects it; nil (errno set) on failure.

@@ -1,21 +1,11 @@
 import Glibc
 
-/// A failed system call: which one, and its `errno`.
-public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
-  public let call: String
-  public let errno: Int32
-
-  public init(_ call: String, errno: Int32) {
-    self.call = call
-    self.errno = errno
-  }
-
-  public var description: String { "\(call): \(String(cString: strerror(errno)))" }
-}
-
-/// A non-blocking UDP socket: every system call the edge server makes on the network
-/// goes through this file. Closed when released.
-public final class UDPSocket {
+/// A non-blocking, unconnected UDP socket: each datagram is sent to, or came from, a peer
+/// address of its own, as a server that answers many clients needs (and `tether-edge kick`,
+/// which sends through one). Every system call the edge server makes on the network goes
+/// through this file. Closed when released. (The driver's socket, connected to its one
+/// server, is Tether's `ConnectedUDPSocket`.)
+public final class UnconnectedUDPSocket {
   public let descriptor: Int32
 
   /// What one ``receive(into:)`` got.
