@@ -31,7 +31,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOP = ("docs", "Sources", "Tests", "scripts", "Include", "examples", "Benchmarks", "Fuzz",
-       "contrib", "debian", "cmake", ".ci")
+       "contrib", "cmake", "packaging", ".ci")
 # A path: one of the top-level folders, then path characters. It must not continue a
 # longer path or word (build/lib/docs/... is not a repository path).
 PATH = re.compile(r"(?<![\w./$-])((?:%s)/[\w.+/-]*)" % "|".join(re.escape(t) for t in TOP))

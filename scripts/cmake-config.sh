@@ -15,7 +15,7 @@ prefix=$1 libdir=${2%/} version=$3 arch=$4
 tether_arch "$arch"
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "cmake-config: bad VERSION '$version'" >&2; exit 2; }
 case "$libdir" in /* | *..* | '') echo "cmake-config: LIBDIR must be relative ('$libdir')" >&2; exit 2 ;; esac
-up=../..  # cmake/Tether
+up=../..  # from lib/cmake/Tether
 IFS=/ read -ra parts <<< "$libdir"
 for _ in "${parts[@]}"; do up=$up/..; done
 out=$prefix/$libdir/cmake/Tether
