@@ -12,6 +12,7 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
   ],
   targets: [
     // Pure Swift, no I/O, no clock, no Foundation. Also built as Embedded Swift by the
@@ -34,7 +35,9 @@ let package = Package(
     // The reference edge server (normal Swift: it runs on a host, not a device).
     .target(
       name: "TetherEdge",
-      dependencies: ["TetherCore"]),
+      dependencies: [
+        "TetherCore", .product(name: "Logging", package: "swift-log"),
+      ]),
     .executableTarget(
       name: "tether-edge",
       dependencies: [
