@@ -54,7 +54,7 @@ sim: deps
 	@swift run --skip-build tether-sim
 
 test: deps lint header-check embedded-check alloc-check c-test source-test profile-check swift-test \
-	bench-smoke sim-check fuzz-replay
+	bench-smoke sim-check fuzz-replay edge-check
 
 lint:
 	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
@@ -354,3 +354,9 @@ fuzz-replay: deps lib
 profile-check: lib $(BUILD_DIR)/lib/aarch64/libtether.a $(BUILD_DIR)/lib/armv7/libtether.a
 	@for arch in x86_64 $(CROSS_ARCHS); do \
 		BUILD_DIR=$(BUILD_DIR) scripts/profile-hosts.sh $$arch --check > /dev/null || exit 1; done
+
+# The installed tether-edge: under 16 MB, self-contained, and its systemd unit
+# (contrib/tether-edge.service) verified and its ExecStart= flags accepted.
+.PHONY: edge-check
+edge-check: stage
+	@scripts/edge-check.sh $(STAGE)/bin/tether-edge
