@@ -62,9 +62,45 @@ struct Serve: ParsableCommand {
     }
     let logger = Logger(label: "tether-edge") { _ in EdgeLogHandler(level: logLevel.level) }
     let stop: StopSignal
-    let loop: EdgeLoop
     do {
       stop = try StopSignal()
+    } catch {
+      throw fail("\(error)")
+    }
+    // The loop, and with it the socket (UDPSocket closes it), is gone when serve returns.
+    let summary = try serve(stop: stop, logger: logger)
+    logger.notice(
+      "stopped",
+      metadata: [
+        "signal": "\(Self.signalName(stop.receivedSignal))",
+        "sessions": "\(summary.tables.sessions)", "logins": "\(summary.tables.logins)",
+      ])
+    if printCounters {
+      let c = summary.counters
+      print(
+        "counters malformed \(c.malformed) unexpected \(c.unexpected)"
+          + " unknown-session \(c.unknownSession) wrong-address \(c.wrongAddress)"
+          + " refused-joins \(c.refusedJoins) joins-limited \(c.joinsLimited)"
+          + " admin-refused \(c.adminRefused) send-failures \(summary.sendFailures)"
+          + " refused-logins \(c.refusedLogins) operations-unordered \(c.channelOperationsUnordered)"
+          + " operations-over-limit \(c.channelOperationsOverLimit)"
+          + " events-resent \(c.memberEventsResent) event-overflows \(c.eventQueueOverflows)")
+      print("tables \(summary.tables)")
+      fflush(nil)
+    }
+  }
+
+  /// What is left of a server once its loop has stopped.
+  private struct Summary {
+    var counters: EdgeCounters
+    var tables: EdgeTableCounts
+    var sendFailures: UInt64
+  }
+
+  /// Binds, serves until `stop`, and returns the server's last counters.
+  private func serve(stop: StopSignal, logger: Logger) throws -> Summary {
+    let loop: EdgeLoop
+    do {
       loop = try EdgeLoop(
         server: EdgeServer(config: try config()), listen: try address(), stop: stop)
     } catch let error as SystemError {
@@ -85,27 +121,9 @@ struct Serve: ParsableCommand {
       logger.error("stopped", metadata: ["error": "\(error)"])
       throw fail("\(error)")
     }
-    loop.closeSocket()
-    let tables = loop.server.tableCounts
-    logger.notice(
-      "stopped",
-      metadata: [
-        "signal": "\(Self.signalName(stop.receivedSignal))",
-        "sessions": "\(tables.sessions)", "logins": "\(tables.logins)",
-      ])
-    if printCounters {
-      let c = loop.server.counters
-      print(
-        "counters malformed \(c.malformed) unexpected \(c.unexpected)"
-          + " unknown-session \(c.unknownSession) wrong-address \(c.wrongAddress)"
-          + " refused-joins \(c.refusedJoins) joins-limited \(c.joinsLimited)"
-          + " admin-refused \(c.adminRefused) send-failures \(loop.sendFailures)"
-          + " refused-logins \(c.refusedLogins) operations-unordered \(c.channelOperationsUnordered)"
-          + " operations-over-limit \(c.channelOperationsOverLimit)"
-          + " events-resent \(c.memberEventsResent) event-overflows \(c.eventQueueOverflows)")
-      print("tables \(loop.server.tableCounts)")
-      fflush(nil)
-    }
+    return Summary(
+      counters: loop.server.counters, tables: loop.server.tableCounts,
+      sendFailures: loop.sendFailures)
   }
 
   /// `SIGTERM`, `SIGINT`, or `none` when the stop came from elsewhere.

@@ -15,8 +15,6 @@ public final class EdgeLoop {
   /// Datagrams the system did not take (lost, as UDP datagrams may be).
   public private(set) var sendFailures: UInt64 = 0
 
-  private var socketClosed = false
-
   /// Reused for every datagram: 64 KiB holds any UDP payload.
   private var buffer = [UInt8](repeating: 0, count: 65_536)
   /// At most this many datagrams are read per wake-up before the timers get a turn.
@@ -32,7 +30,7 @@ public final class EdgeLoop {
   /// Serves until ``stop`` is requested.
   /// - Throws: when `poll` fails for another reason than a signal.
   public func run() throws(SystemError) {
-    while !stop.isRequested && !socketClosed {
+    while !stop.isRequested {
       var fds = [
         pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0),
         pollfd(fd: stop.readEnd, events: Int16(POLLIN), revents: 0),
@@ -46,13 +44,6 @@ public final class EdgeLoop {
       if fds[0].revents != 0 { readDatagrams() }
       runTimers()
     }
-  }
-
-  /// Closes the socket, once the loop has returned: the loop must not run again.
-  public func closeSocket() {
-    guard !socketClosed else { return }
-    socketClosed = true
-    close(socket.descriptor)
   }
 
   /// Milliseconds until the next deadline, rounded up; -1 (forever) with none.
