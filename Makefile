@@ -54,7 +54,7 @@ sim: deps
 	@swift run --skip-build tether-sim
 
 test: deps lint header-check embedded-check alloc-check c-test source-test profile-check swift-test \
-	bench-smoke sim-check fuzz-replay
+	bench-smoke sim-check fuzz-replay edge-check
 
 lint: docs-check
 	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
@@ -412,3 +412,9 @@ test: deb-test
 deps-test: deps
 	@BUILD_DIR=$(BUILD_DIR) scripts/test-deps.sh
 test: deps-test
+
+# The installed tether-edge: under 16 MB, self-contained, and its systemd unit
+# (contrib/tether-edge.service) verified and its ExecStart= flags accepted.
+.PHONY: edge-check
+edge-check: stage
+	@scripts/edge-check.sh $(STAGE)/bin/tether-edge

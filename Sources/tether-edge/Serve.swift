@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import Logging
 import TetherCore
 import TetherEdge
 
@@ -9,7 +10,11 @@ struct Serve: ParsableCommand {
     abstract: "Serve Tether clients on a UDP address.",
     discussion: """
       The first line on stdout is `listening on HOST:PORT`, with the real port when the
-      port given is 0. SIGINT and SIGTERM stop the server cleanly.
+      port given is 0. The log goes to stderr, one line per record: an ISO-8601 UTC time,
+      the level, the message and key=value fields; every session event (join, resume,
+      leave, kick, login, relogin, logout, login-join, login-leave, kick-user) is one line
+      at info. SIGINT and SIGTERM stop the server cleanly: it stops reading, closes its
+      socket, logs `stopped` and exits with status 0.
       """)
 
   @Option(help: "Where to listen: A.B.C.D:PORT or [IPv6]:PORT, numeric only; port 0 picks one.")
@@ -33,12 +38,17 @@ struct Serve: ParsableCommand {
   @Option(help: "At most this many source addresses are tracked by the join limit.")
   var joinSources: Int = 4096
 
-  @Flag(
-    help: "Log one line per join, leave, kick, login, logout and login channel change to stderr.")
-  var verbose = false
+  @Option(
+    help: ArgumentHelp(
+      "The least level logged to stderr: trace, debug, info (one line per session event), notice, warning, error or critical.",
+      valueName: "level"))
+  var logLevel: LogLevelOption = .info
 
   @Flag(help: "On stop, print the server's counters and table sizes (two lines on stdout).")
   var printCounters = false
+
+  @Flag(help: "Check the options, print `configuration ok` and exit without serving.")
+  var checkConfig = false
 
   func validate() throws {
     _ = try address()
@@ -46,38 +56,83 @@ struct Serve: ParsableCommand {
   }
 
   func run() throws {
+    if checkConfig {
+      print("configuration ok")  // validate() has checked every option
+      return
+    }
+    let logger = Logger(label: "tether-edge") { _ in EdgeLogHandler(level: logLevel.level) }
     let stop: StopSignal
-    let loop: EdgeLoop
     do {
       stop = try StopSignal()
+    } catch {
+      throw fail("\(error)")
+    }
+    // The loop, and with it the socket (UDPSocket closes it), is gone when serve returns.
+    let summary = try serve(stop: stop, logger: logger)
+    logger.notice(
+      "stopped",
+      metadata: [
+        "signal": "\(Self.signalName(stop.receivedSignal))",
+        "sessions": "\(summary.tables.sessions)", "logins": "\(summary.tables.logins)",
+      ])
+    if printCounters {
+      let c = summary.counters
+      print(
+        "counters malformed \(c.malformed) unexpected \(c.unexpected)"
+          + " unknown-session \(c.unknownSession) wrong-address \(c.wrongAddress)"
+          + " refused-joins \(c.refusedJoins) joins-limited \(c.joinsLimited)"
+          + " admin-refused \(c.adminRefused) send-failures \(summary.sendFailures)"
+          + " refused-logins \(c.refusedLogins) operations-unordered \(c.channelOperationsUnordered)"
+          + " operations-over-limit \(c.channelOperationsOverLimit)"
+          + " events-resent \(c.memberEventsResent) event-overflows \(c.eventQueueOverflows)")
+      print("tables \(summary.tables)")
+      fflush(nil)
+    }
+  }
+
+  /// What is left of a server once its loop has stopped.
+  private struct Summary {
+    var counters: EdgeCounters
+    var tables: EdgeTableCounts
+    var sendFailures: UInt64
+  }
+
+  /// Binds, serves until `stop`, and returns the server's last counters.
+  private func serve(stop: StopSignal, logger: Logger) throws -> Summary {
+    let loop: EdgeLoop
+    do {
       loop = try EdgeLoop(
         server: EdgeServer(config: try config()), listen: try address(), stop: stop)
     } catch let error as SystemError {
       throw fail("cannot listen on \(listen): \(error)")
     }
     stop.installSignalHandlers()
-    if verbose {
-      loop.onEvent = { event in printError("tether-edge: \(event)") }
+    if logLevel.level <= .info {
+      loop.onEvent = { event in logger.log(event) }
     }
     print("listening on \(loop.localAddress)")
     fflush(nil)  // stdout: the first line must reach a pipe at once
+    logger.notice(
+      "listening",
+      metadata: ["address": "\(loop.localAddress)", "max_sessions": "\(maxSessions)"])
     do {
       try loop.run()
     } catch {
+      logger.error("stopped", metadata: ["error": "\(error)"])
       throw fail("\(error)")
     }
-    if printCounters {
-      let c = loop.server.counters
-      print(
-        "counters malformed \(c.malformed) unexpected \(c.unexpected)"
-          + " unknown-session \(c.unknownSession) wrong-address \(c.wrongAddress)"
-          + " refused-joins \(c.refusedJoins) joins-limited \(c.joinsLimited)"
-          + " admin-refused \(c.adminRefused) send-failures \(loop.sendFailures)"
-          + " refused-logins \(c.refusedLogins) operations-unordered \(c.channelOperationsUnordered)"
-          + " operations-over-limit \(c.channelOperationsOverLimit)"
-          + " events-resent \(c.memberEventsResent) event-overflows \(c.eventQueueOverflows)")
-      print("tables \(loop.server.tableCounts)")
-      fflush(nil)
+    return Summary(
+      counters: loop.server.counters, tables: loop.server.tableCounts,
+      sendFailures: loop.sendFailures)
+  }
+
+  /// `SIGTERM`, `SIGINT`, or `none` when the stop came from elsewhere.
+  static func signalName(_ number: Int32?) -> String {
+    switch number {
+    case SIGTERM: "SIGTERM"
+    case SIGINT: "SIGINT"
+    case let other?: "\(other)"
+    case nil: "none"
     }
   }
 
@@ -96,7 +151,7 @@ struct Serve: ParsableCommand {
       var config = try EdgeConfig(
         appID: try app.appID, appCertificate: app.certificate, timeScale: timeScale,
         maxSessions: maxSessions)
-      config.recordsEvents = verbose
+      config.recordsEvents = logLevel.level <= .info
       guard joinBurst >= 1 else { throw ValidationError("--join-burst must be at least 1.") }
       guard joinRate.isFinite, joinRate >= 0.001 else {
         throw ValidationError("--join-rate must be at least 0.001.")
@@ -112,6 +167,23 @@ struct Serve: ParsableCommand {
         throw ValidationError("--time-scale must be above 0 and at most 1000.")
       case .invalidMaxSessions: throw ValidationError("--max-sessions must be at least 1.")
       }
+    }
+  }
+}
+
+/// `--log-level`: swift-log's levels by their names.
+enum LogLevelOption: String, CaseIterable, ExpressibleByArgument {
+  case trace, debug, info, notice, warning, error, critical
+
+  var level: Logger.Level {
+    switch self {
+    case .trace: .trace
+    case .debug: .debug
+    case .info: .info
+    case .notice: .notice
+    case .warning: .warning
+    case .error: .error
+    case .critical: .critical
     }
   }
 }

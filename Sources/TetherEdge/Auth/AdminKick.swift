@@ -1,4 +1,3 @@
-import Crypto
 import TetherCore
 
 /// The admin datagram of `tether-edge kick`: remove a member from a channel, and refuse
@@ -226,7 +225,7 @@ enum AdminFrame {
   }
 
   private static func mac(_ bytes: ArraySlice<UInt8>, certificate: [UInt8]) -> [UInt8] {
-    Array(HMAC<SHA256>.authenticationCode(for: bytes, using: SymmetricKey(data: certificate)))
+    HMACSHA256.mac(key: certificate, message: bytes)
   }
 }
 

@@ -1,4 +1,3 @@
-import Crypto
 import TetherCore
 
 /// What a token lets its holder do.
@@ -87,8 +86,7 @@ public struct TokenSigner: Sendable {
     }
     message.append(0)
     message.append(contentsOf: String(expiresAt).utf8)
-    return Array(
-      HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: certificate)))
+    return HMACSHA256.mac(key: certificate, message: message)
   }
 
   /// True when `a` and `b` hold the same bytes, in a time that depends only on their

@@ -29,7 +29,13 @@ public final class StopSignal: Sendable {
 
   public var isRequested: Bool {
     requested.load(ordering: .sequentiallyConsistent)
-      || signalReceived.load(ordering: .sequentiallyConsistent)
+      || signalReceived.load(ordering: .sequentiallyConsistent) != 0
+  }
+
+  /// The signal that asked for the stop (SIGINT or SIGTERM), if one did.
+  public var receivedSignal: Int32? {
+    let number = signalReceived.load(ordering: .sequentiallyConsistent)
+    return number == 0 ? nil : number
   }
 
   /// Thread-safe; the loop returns after the turn it is in.
@@ -65,15 +71,15 @@ public final class StopSignal: Sendable {
   }
 }
 
-/// Set by the handler; read by every ``StopSignal``.
-private let signalReceived = Atomic<Bool>(false)
+/// The signal's number, set by the handler (0: none yet); read by every ``StopSignal``.
+private let signalReceived = Atomic<Int32>(0)
 /// The pipe the handler writes to; -1: none.
 private let signalPipe = Atomic<Int32>(-1)
 
 /// Async-signal-safe: two lock-free atomics and `write`, with `errno` put back.
 private func stopSignalHandler(_ signal: Int32) {
   let savedErrno = errno
-  signalReceived.store(true, ordering: .sequentiallyConsistent)
+  signalReceived.store(signal, ordering: .sequentiallyConsistent)
   let fd = signalPipe.load(ordering: .sequentiallyConsistent)
   if fd >= 0 {
     var byte: UInt8 = 1
