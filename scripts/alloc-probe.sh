@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "alloc-probe: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 swift build -q -c release --product tether-sim
-# A copy without debug info: tether-sim links swift-crypto (through the edge server the
-# simulator runs), whose DWARF 5 valgrind's reader gives up on.
+# A copy without debug info: valgrind's reader gave up on the DWARF 5 of a dependency
+# (swift-crypto's C, when the edge server the simulator runs still linked it); stripped,
+# no dependency's debug info can trip it.
 bin=$(mktemp)
 trap 'rm -f "$bin"' EXIT
 strip --strip-debug -o "$bin" "$(swift build -c release --show-bin-path)/tether-sim"

@@ -1,6 +1,6 @@
 import TetherCore
 
-/// Something the server did that an operator may want in a log (`serve --verbose`).
+/// Something the server did that an operator may want in a log (`serve --log-level info`: one line each).
 public enum EdgeEvent: Equatable, Sendable {
   case joined(channel: ChannelName, uid: UInt32, resumed: Bool)
   case left(channel: ChannelName, uid: UInt32, cause: LeaveCause)
