@@ -10,8 +10,8 @@
 # Every Swift module the fuzzers reach is compiled with -sanitize=fuzzer,address (coverage
 # and AddressSanitizer): TetherCore, TetherEdge, and for fuzz-capi the Embedded build of
 # TetherCore + Tether that C hosts link (scripts/build-lib.sh's, plus the instrumentation).
-# swift-crypto, which the edge needs for HMAC, is built once by SwiftPM uninstrumented and
-# linked as objects. FUZZ_TARGETS="decode session" limits the set.
+# The edge's HMAC-SHA256 is its own Swift code (Auth/), instrumented with the rest.
+# FUZZ_TARGETS="decode session" limits the set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BUILD_DIR:-build}/fuzz
@@ -40,23 +40,13 @@ build_core() {
   touch "$obj" # swiftc leaves an unchanged object's time as it was
 }
 
-crypto_dir() { swift build --show-bin-path; }
-
 build_edge_module() {
-  local obj=$out/obj/TetherEdge.o bin
-  bin=$(crypto_dir)
-  if [ ! -e "$bin/Modules/Crypto.swiftmodule" ]; then
-    echo "fuzz: building swift-crypto (SwiftPM, once)"
-    swift build -q --target Crypto
-  fi
+  local obj=$out/obj/TetherEdge.o
   stale "$obj" Sources/TetherEdge/Auth Sources/TetherEdge/Server "$out/obj/TetherCore.o" || return 0
   echo "fuzz: compiling TetherEdge (instrumented)"
-  local maps=.build/checkouts/swift-crypto/Sources
   # shellcheck disable=SC2046
   swiftc "${swift_flags[@]}" -wmo -module-name TetherEdge -emit-module \
-    -emit-module-path "$out/mod/TetherEdge.swiftmodule" -I "$out/mod" -I "$bin/Modules" \
-    -Xcc "-fmodule-map-file=$maps/CCryptoBoringSSL/include/module.modulemap" \
-    -Xcc "-fmodule-map-file=$maps/CCryptoBoringSSLShims/include/module.modulemap" \
+    -emit-module-path "$out/mod/TetherEdge.swiftmodule" -I "$out/mod" \
     $(sources Sources/TetherEdge/Auth Sources/TetherEdge/Server) -c -o "$obj"
   touch "$obj"
 }
@@ -99,13 +89,7 @@ build() {
       decode | session | login) link_swift "$target" "$out/obj/TetherCore.o" ;;
       edge)
         build_edge_module
-        local bin
-        bin=$(crypto_dir)
-        # shellcheck disable=SC2046
-        link_swift edge -I "$bin/Modules" "$out/obj/TetherEdge.o" "$out/obj/TetherCore.o" \
-          $(find "$bin/Crypto.build" "$bin/CryptoBoringWrapper.build" \
-            "$bin/CCryptoBoringSSL.build" "$bin/CCryptoBoringSSLShims.build" -name '*.o' | sort) \
-          -lstdc++
+        link_swift edge "$out/obj/TetherEdge.o" "$out/obj/TetherCore.o"
         ;;
       capi | rtm)
         build_embedded
