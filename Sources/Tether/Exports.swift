@@ -93,25 +93,21 @@ public func exportedCreate(
   guard let config,
     let given = readSized(config, minimum: minimumConfigSize, defaults: defaultEngineConfig())
   else { return invalidArgument }
-  let settings: ChannelConfig
-  do { settings = try channelConfig(given) } catch { return error.rawValue }
+  let session: ChannelSession<BufferedRandom>
+  do {
+    session = try ChannelSession(config: channelConfig(given), random: BufferedRandom())
+  } catch {
+    return error.rawValue
+  }
   guard let endpoint = serverEndpoint(given.server) else { return invalidArgument }
   guard let callbacks = Callbacks(handler, context: context) else { return invalidArgument }
   guard let loop = loop ?? tether_ev_default_loop() else { return TetherError.failed.rawValue }
-  var socket: ConnectedUDPSocket?
-  if let address = endpoint.address {
-    socket = ConnectedUDPSocket(connectedTo: address)
-    guard socket != nil else {
-      callbacks.logger.log(
-        .error, "tether_engine_create: no UDP socket, errno", Int64(System.errno))
-      return TetherError.failed.rawValue
-    }
-  }
-  let session: ChannelSession<BufferedRandom>
+  let socket: ConnectedUDPSocket?
   do {
-    session = try ChannelSession(config: settings, random: BufferedRandom())
+    socket = try openSocket(
+      for: endpoint, logger: callbacks.logger, refusal: "tether_engine_create: no UDP socket, errno"
+    )
   } catch {
-    socket?.close()
     return error.rawValue
   }
   return publish(

@@ -79,25 +79,21 @@ public func exportedRtmCreate(
   guard let config,
     let given = readSized(config, minimum: minimumConfigSize, defaults: defaultRtmConfig())
   else { return invalidArgument }
-  let settings: LoginConfig
-  do { settings = try loginConfig(given) } catch { return error.rawValue }
+  let session: LoginSession<BufferedRandom>
+  do {
+    session = try LoginSession(config: loginConfig(given), random: BufferedRandom())
+  } catch {
+    return error.rawValue
+  }
   guard let endpoint = serverEndpoint(given.server) else { return invalidArgument }
   guard let callbacks = RtmCallbacks(handler, context: context) else { return invalidArgument }
   guard let loop = loop ?? tether_ev_default_loop() else { return TetherError.failed.rawValue }
-  var socket: ConnectedUDPSocket?
-  if let address = endpoint.address {
-    socket = ConnectedUDPSocket(connectedTo: address)
-    guard socket != nil else {
-      callbacks.logger.log(
-        .error, "tether_rtm_client_create: no UDP socket, errno", Int64(System.errno))
-      return TetherError.failed.rawValue
-    }
-  }
-  let session: LoginSession<BufferedRandom>
+  let socket: ConnectedUDPSocket?
   do {
-    session = try LoginSession(config: settings, random: BufferedRandom())
+    socket = try openSocket(
+      for: endpoint, logger: callbacks.logger,
+      refusal: "tether_rtm_client_create: no UDP socket, errno")
   } catch {
-    socket?.close()
     return error.rawValue
   }
   return publish(
