@@ -37,8 +37,8 @@ extension LoginSession {
       // Twice, back to back: nothing answers a LOGOUT, and one lost datagram would leave
       // the others waiting for the server's online grace to end.
       let logout = Packet(cookie: account.cookie, message: .logout)
-      output.queue(logout)
-      output.queue(logout)
+      output.send(logout)
+      output.send(logout)
     }
     reportLoginResult(.unknown, into: &output)
     end(.logout, into: &output)
@@ -81,7 +81,7 @@ extension LoginSession {
     }
     let operation = channels.apply(kind, channel)
     if isConnected {
-      output.queue(Packet(cookie: cookie, message: .channelOperation(operation)))
+      output.send(Packet(cookie: cookie, message: .channelOperation(operation)))
     }
     runDue(now, into: &output)
   }
@@ -99,7 +99,7 @@ extension LoginSession {
     let connected = isConnected
     account?.renew(with: token, keepingFallback: connected)
     if connected {
-      output.queue(Packet(cookie: cookie, message: .renewToken(token)))
+      output.send(Packet(cookie: cookie, message: .renewToken(token)))
     }
     runDue(now, into: &output)
   }

@@ -104,13 +104,13 @@ extension LoginSession {
   private mutating func sendHeartbeat(due: Instant, now: Instant, into output: inout LoginOutput) {
     account?.heartbeatSequence &+= 1
     guard let cookie = account?.cookie, let sequence = account?.heartbeatSequence else { return }
-    output.queue(
+    output.send(
       Packet(
         cookie: cookie,
         message: .loginHeartbeat(sequence: sequence, eventsReceived: channels.eventsReceived)))
     sendPendingOperations(limit: LoginChannels.resentPerHeartbeat, into: &output)
     if account?.renewalFallback != nil, let token = account?.token {
-      output.queue(Packet(cookie: cookie, message: .renewToken(token)))
+      output.send(Packet(cookie: cookie, message: .renewToken(token)))
     }
     let next = due + config.heartbeatInterval
     link = .live(nextHeartbeatAt: next > now ? next : now + config.heartbeatInterval)

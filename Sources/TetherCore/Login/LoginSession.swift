@@ -124,7 +124,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
     let request = LoginRequest(
       appID: config.appID, userID: account.userID, token: account.token,
       isRelogin: account.everAccepted)
-    output.queue(Packet(cookie: account.cookie, message: .login(request)))
+    output.send(Packet(cookie: account.cookie, message: .login(request)))
   }
 
   /// Sends the oldest unacknowledged channel operations (at most `limit`).
@@ -132,16 +132,9 @@ public struct LoginSession<Random: RandomNumberGenerator> {
     guard let cookie = account?.cookie else { return }
     // Indices rather than `prefix(limit)`, which costs its own generic code.
     for index in 0..<min(limit, channels.pending.count) {
-      output.queue(Packet(cookie: cookie, message: .channelOperation(channels.pending[index])))
+      output.send(Packet(cookie: cookie, message: .channelOperation(channels.pending[index])))
     }
   }
-}
-
-extension SessionOutput<LoginNotification> {
-  /// Queues `packet`: ``send(_:)`` out of line, which the optimizer would inline at each of
-  /// the login session's sends (the encoder call and two appends each).
-  @inline(never)
-  mutating func queue(_ packet: Packet) { send(packet) }
 }
 
 /// What the login session counted: datagrams it set aside, LOGINs it sent, refusals it

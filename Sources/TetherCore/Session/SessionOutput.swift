@@ -32,6 +32,7 @@ public struct SessionOutput<Notification> {
     actions.compactMap { if case .send(let d) = $0 { bytes(of: d) } else { nil } }
   }
 
+  @inline(never)  // called from every step of a session: one copy of the encode and append
   mutating func send(_ packet: Packet) {
     let start = bytes.count
     packet.encode(into: &bytes)
