@@ -10,7 +10,6 @@ let package = Package(
     .executable(name: "tether-edge", targets: ["tether-edge"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
   ],
@@ -33,12 +32,17 @@ let package = Package(
     .target(
       name: "Tether", dependencies: ["TetherCore", "CLibev", "CTetherABI", "CTetherSystem"],
       linkerSettings: [.linkedLibrary("ev")]),
-    // The reference edge server (normal Swift: it runs on a host, not a device).
+    // libsodium, the edge's cryptography (Debian's libsodium-dev).
+    .systemLibrary(name: "CSodium", path: "Sources/CSodium"),
+    // The reference edge server (normal Swift: it runs on a host, not a device). libsodium
+    // is linked from its static archive, so the installed tether-edge needs no more than
+    // the C library.
     .target(
       name: "TetherEdge",
       dependencies: [
-        "TetherCore", "CTetherSystem", .product(name: "Logging", package: "swift-log"),
-      ]),
+        "TetherCore", "CTetherSystem", "CSodium", .product(name: "Logging", package: "swift-log"),
+      ],
+      linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libsodium.a"])]),
     .executableTarget(
       name: "tether-edge",
       dependencies: [
@@ -59,14 +63,7 @@ let package = Package(
       ]),
     .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherSim"]),
     .testTarget(name: "TetherDriverTests", dependencies: ["Tether", "TetherCore"]),
-    // swift-crypto only checks the edge's own HMAC-SHA256: the edge itself links no crypto
-    // package (it would bring Foundation into the static binary).
-    .testTarget(
-      name: "TetherEdgeTests",
-      dependencies: [
-        "TetherEdge", "TetherCore", "TetherSim",
-        .product(name: "Crypto", package: "swift-crypto"),
-      ]),
+    .testTarget(name: "TetherEdgeTests", dependencies: ["TetherEdge", "TetherCore", "TetherSim"]),
     .testTarget(name: "EndToEndTests", dependencies: ["TetherLab", "TetherSim"]),
   ]
 )

@@ -29,6 +29,8 @@ check() {
   need ip iproute2
   need readelf binutils
   [ -f /usr/include/ev.h ] || missing_pkgs+=(libev-dev)
+  # The edge's cryptography, linked from its static archive.
+  [ -f /usr/lib/x86_64-linux-gnu/libsodium.a ] || missing_pkgs+=(libsodium-dev)
   # The CMake route and the Debian packages (make cmake-test, make deb, make deb-test).
   need cmake cmake
   need dpkg-deb dpkg

@@ -10,7 +10,7 @@
 # Every Swift module the fuzzers reach is compiled with -sanitize=fuzzer,address (coverage
 # and AddressSanitizer): TetherCore, TetherEdge, and for fuzz-capi the Embedded build of
 # TetherCore + Tether that C hosts link (scripts/build-lib.sh's, plus the instrumentation).
-# The edge's HMAC-SHA256 is its own Swift code (Auth/), instrumented with the rest.
+# The edge's HMAC-SHA256 is libsodium's (linked, not instrumented).
 # FUZZ_TARGETS="decode session" limits the set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,11 +42,12 @@ build_core() {
 
 build_edge_module() {
   local obj=$out/obj/TetherEdge.o
-  stale "$obj" Sources/TetherEdge/Auth Sources/TetherEdge/Server "$out/obj/TetherCore.o" || return 0
+  stale "$obj" Sources/TetherEdge/Auth Sources/TetherEdge/Server Sources/CSodium \
+    "$out/obj/TetherCore.o" || return 0
   echo "fuzz: compiling TetherEdge (instrumented)"
   # shellcheck disable=SC2046
   swiftc "${swift_flags[@]}" -wmo -module-name TetherEdge -emit-module \
-    -emit-module-path "$out/mod/TetherEdge.swiftmodule" -I "$out/mod" \
+    -emit-module-path "$out/mod/TetherEdge.swiftmodule" -I "$out/mod" -I Sources/CSodium \
     $(sources Sources/TetherEdge/Auth Sources/TetherEdge/Server) -c -o "$obj"
   touch "$obj"
 }
@@ -89,7 +90,7 @@ build() {
       decode | session | login) link_swift "$target" "$out/obj/TetherCore.o" ;;
       edge)
         build_edge_module
-        link_swift edge "$out/obj/TetherEdge.o" "$out/obj/TetherCore.o"
+        link_swift edge "$out/obj/TetherEdge.o" "$out/obj/TetherCore.o" -I Sources/CSodium -lsodium
         ;;
       capi | rtm)
         build_embedded

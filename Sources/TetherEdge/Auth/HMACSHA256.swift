@@ -1,125 +1,39 @@
-/// HMAC-SHA256 (RFC 2104 over FIPS 180-4 SHA-256) in the standard library alone.
-///
-/// The edge needs one keyed MAC for its tokens and admin datagrams. A crypto package would
-/// bring Foundation into the statically linked `tether-edge` (megabytes of it); this is a
-/// few hundred bytes of code. Tests check it against RFC 4231's vectors and against
-/// swift-crypto on random inputs.
+import CSodium
+
+/// HMAC-SHA256 (RFC 2104, RFC 4231), from libsodium: the keyed MAC of the edge's tokens and
+/// admin datagrams. Tether writes no cryptography of its own.
 enum HMACSHA256 {
-  static let blockLength = 64
+  static let length = Int(crypto_auth_hmacsha256_BYTES)
 
-  /// The 32-byte MAC of `message` under `key` (a key longer than a block is hashed first).
+  /// libsodium is ready (its CPU feature probe has run) before the first MAC; `sodium_init`
+  /// may be called from several threads and again, and fails only without a random source,
+  /// which a MAC does not use.
+  private static let ready: Bool = sodium_init() >= 0
+
+  /// The 32-byte MAC of `message` under `key` (any length: a key longer than SHA-256's
+  /// block is hashed first, as RFC 2104 says; an empty one is a block of zeros).
   static func mac<Message: Collection<UInt8>>(key: [UInt8], message: Message) -> [UInt8] {
-    var block = key.count > blockLength ? SHA256Hasher.hash(key) : key
-    block.append(contentsOf: repeatElement(0, count: blockLength - block.count))
-    var inner = SHA256Hasher()
-    inner.update(block.map { $0 ^ 0x36 })
-    inner.update(message)
-    var outer = SHA256Hasher()
-    outer.update(block.map { $0 ^ 0x5c })
-    outer.update(inner.finalize())
-    return outer.finalize()
-  }
-}
-
-/// SHA-256, fed in pieces: ``update(_:)`` any number of times, then ``finalize()`` once.
-struct SHA256Hasher {
-  private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
-    0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab,
-    0x5be0_cd19
-  )
-  /// Bytes not yet compressed (fewer than 64).
-  private var pending: [UInt8] = []
-  /// Bytes fed so far.
-  private var length: UInt64 = 0
-
-  static func hash<Message: Collection<UInt8>>(_ message: Message) -> [UInt8] {
-    var hasher = SHA256Hasher()
-    hasher.update(message)
-    return hasher.finalize()
+    _ = ready
+    var state = crypto_auth_hmacsha256_state()
+    // libsodium takes no NULL, even for no bytes: an empty key points at a zero byte.
+    var zero: UInt8 = 0
+    let keyed = key.withUnsafeBufferPointer { key in
+      key.baseAddress.map { crypto_auth_hmacsha256_init(&state, $0, key.count) }
+    }
+    if keyed == nil { _ = crypto_auth_hmacsha256_init(&state, &zero, 0) }
+    let fed: Void? = message.withContiguousStorageIfAvailable { update(&state, $0) }
+    if fed == nil { Array(message).withUnsafeBufferPointer { update(&state, $0) } }
+    var out = [UInt8](repeating: 0, count: length)
+    out.withUnsafeMutableBufferPointer { out in
+      if let base = out.baseAddress { _ = crypto_auth_hmacsha256_final(&state, base) }
+    }
+    return out
   }
 
-  mutating func update<Message: Collection<UInt8>>(_ bytes: Message) {
-    length &+= UInt64(bytes.count)
-    pending.reserveCapacity(64)
-    for byte in bytes {
-      pending.append(byte)
-      if pending.count == 64 {
-        compress(pending)
-        pending.removeAll(keepingCapacity: true)
-      }
-    }
-  }
-
-  /// The 32-byte digest: padding with 0x80, zeros and the bit length, big-endian.
-  consuming func finalize() -> [UInt8] {
-    let bitLength = length &* 8
-    pending.append(0x80)
-    if pending.count > 56 {
-      pending.append(contentsOf: repeatElement(0, count: 64 - pending.count))
-      compress(pending)
-      pending.removeAll(keepingCapacity: true)
-    }
-    pending.append(contentsOf: repeatElement(0, count: 56 - pending.count))
-    for shift in stride(from: 56, through: 0, by: -8) {
-      pending.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
-    }
-    compress(pending)
-    var digest: [UInt8] = []
-    digest.reserveCapacity(32)
-    for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
-      for shift in stride(from: 24, through: 0, by: -8) {
-        digest.append(UInt8(truncatingIfNeeded: word >> UInt32(shift)))
-      }
-    }
-    return digest
-  }
-
-  /// One 64-byte block into the state (FIPS 180-4 §6.2.2).
-  private mutating func compress(_ block: [UInt8]) {
-    var w = [UInt32](repeating: 0, count: 64)
-    for t in 0..<16 {
-      w[t] =
-        UInt32(block[4 * t]) << 24 | UInt32(block[4 * t + 1]) << 16
-        | UInt32(block[4 * t + 2]) << 8 | UInt32(block[4 * t + 3])
-    }
-    for t in 16..<64 {
-      let s0 = w[t - 15].rotatedRight(7) ^ w[t - 15].rotatedRight(18) ^ (w[t - 15] >> 3)
-      let s1 = w[t - 2].rotatedRight(17) ^ w[t - 2].rotatedRight(19) ^ (w[t - 2] >> 10)
-      w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
-    }
-    var (a, b, c, d, e, f, g, h) = state
-    for t in 0..<64 {
-      let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
-      let choice = (e & f) ^ (~e & g)
-      let t1 = h &+ s1 &+ choice &+ Self.k[t] &+ w[t]
-      let s0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
-      let majority = (a & b) ^ (a & c) ^ (b & c)
-      let t2 = s0 &+ majority
-      (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-    }
-    state = (
-      state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f,
-      state.6 &+ g, state.7 &+ h
-    )
-  }
-
-  /// The first 32 bits of the fractional parts of the cube roots of the first 64 primes.
-  private static let k: [UInt32] = [
-    0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4,
-    0xab1c_5ed5, 0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe,
-    0x9bdc_06a7, 0xc19b_f174, 0xe49b_69c1, 0xefbe_4786, 0x0fc1_9dc6, 0x240c_a1cc, 0x2de9_2c6f,
-    0x4a74_84aa, 0x5cb0_a9dc, 0x76f9_88da, 0x983e_5152, 0xa831_c66d, 0xb003_27c8, 0xbf59_7fc7,
-    0xc6e0_0bf3, 0xd5a7_9147, 0x06ca_6351, 0x1429_2967, 0x27b7_0a85, 0x2e1b_2138, 0x4d2c_6dfc,
-    0x5338_0d13, 0x650a_7354, 0x766a_0abb, 0x81c2_c92e, 0x9272_2c85, 0xa2bf_e8a1, 0xa81a_664b,
-    0xc24b_8b70, 0xc76c_51a3, 0xd192_e819, 0xd699_0624, 0xf40e_3585, 0x106a_a070, 0x19a4_c116,
-    0x1e37_6c08, 0x2748_774c, 0x34b0_bcb5, 0x391c_0cb3, 0x4ed8_aa4a, 0x5b9c_ca4f, 0x682e_6ff3,
-    0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7,
-    0xc671_78f2,
-  ]
-}
-
-extension UInt32 {
-  fileprivate func rotatedRight(_ count: UInt32) -> UInt32 {
-    (self >> count) | (self << (32 - count))
+  private static func update(
+    _ state: inout crypto_auth_hmacsha256_state, _ bytes: UnsafeBufferPointer<UInt8>
+  ) {
+    guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+    _ = crypto_auth_hmacsha256_update(&state, base, UInt64(bytes.count))
   }
 }

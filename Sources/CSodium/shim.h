@@ -1,0 +1,4 @@
+#ifndef TETHER_CSODIUM_SHIM_H
+#define TETHER_CSODIUM_SHIM_H
+#include <sodium.h>
+#endif
