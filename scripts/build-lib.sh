@@ -74,8 +74,10 @@ swiftc -enable-experimental-feature Embedded -wmo -parse-as-library "$optimize" 
   $(find Sources/TetherCore Sources/Tether -name '*.swift' | sort) -emit-ir -o "$obj/tether-swift.ll"
 # The C of CTetherSystem (the system calls), as LLVM bitcode for the same target, built with
 # the strict flags and for size; the definitions of its hot paths are `inline` (see the top
-# of its header, tether_system.h).
-bitcode=$(scripts/csystem.sh "$obj" bc -emit-llvm "${codegen[@]}" "${csystem[@]}" -Oz -fPIC)
+# of its header, tether_system.h). No compiler's name in a .comment section (112 bytes of
+# every device's file).
+bitcode=$(scripts/csystem.sh "$obj" bc -emit-llvm "${codegen[@]}" "${csystem[@]}" -Oz -fPIC \
+  -fno-ident)
 link=()
 for file in $bitcode; do link+=(-Xclang -mlink-bitcode-file -Xclang "$file"); done
 # Linked into the Swift module (no pass run), its functions made internal like the Swift
