@@ -86,7 +86,7 @@ ARCH ?= x86_64
 LIB_DIR = $(BUILD_DIR)/lib/$(ARCH)
 VERSION = $(shell sed -nE 's/^\#define TETHER_VERSION_(MAJOR|MINOR|PATCH) ([0-9]+).*/\2/p' Include/tether.h | paste -sd.)
 LIB_SOURCES := $(shell find Sources/TetherCore Sources/Tether Sources/CTetherSystem Sources/CLibev \
-	-type f) Include/tether.h scripts/build-lib.sh scripts/elf-member.py
+	-type f) Include/tether.h scripts/build-lib.sh scripts/csystem.sh scripts/elf-member.py
 lib: deps $(LIB_DIR)/libtether.a
 $(BUILD_DIR)/lib/%/libtether.a: $(LIB_SOURCES)
 	@BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $*

@@ -25,9 +25,12 @@ let package = Package(
     .systemLibrary(name: "CLibev", path: "Sources/CLibev"),
     // Include/tether.h seen from Swift, so the exports use the header's own types.
     .systemLibrary(name: "CTetherABI", path: "Sources/CTetherABI"),
-    // The driver's system calls, as prefixed inline C (no Glibc module: Embedded has none);
-    // its module map also holds CTetherClock, the monotonic clock, for the edge and the lab.
-    .systemLibrary(name: "CTetherSystem", path: "Sources/CTetherSystem"),
+    // The driver's system calls, as prefixed C functions (no Glibc module: Embedded has none),
+    // compiled with the strict flags of every C file here; its module map also holds
+    // CTetherClock, the monotonic clock, for the edge and the lab.
+    .target(
+      name: "CTetherSystem",
+      cSettings: [.unsafeFlags(["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror"])]),
     // The libev driver and the @_cdecl functions of Include/tether.h.
     .target(
       name: "Tether", dependencies: ["TetherCore", "CLibev", "CTetherABI", "CTetherSystem"],

@@ -55,7 +55,11 @@ out=${BUILD_DIR:-build}/lib/$arch
 obj=$out/obj
 mkdir -p "$obj"
 cross=()
-[ "$arch" != x86_64 ] && cross=(-Xcc "-I$sysroot/include" -Xcc -I/usr/include -Xcc -D__linux__)
+csystem=()  # the same headers for the C of CTetherSystem, as system headers (no warnings)
+if [ "$arch" != x86_64 ]; then
+  cross=(-Xcc "-I$sysroot/include" -Xcc -I/usr/include -Xcc -D__linux__)
+  csystem=(-isystem "$sysroot/include" -isystem /usr/include -D__linux__)
+fi
 exports=$(grep -oE '\btether_[a-z0-9_]+\(' Include/tether.h | tr -d '(' | sort -u)
 echo "$exports" > "$obj/exports.txt"
 
@@ -66,16 +70,32 @@ clang=$(dirname "$(readlink -f "$(command -v swiftc)")")/clang
 swiftc -enable-experimental-feature Embedded -wmo -parse-as-library "$optimize" "${triple[@]}" \
   "${cross[@]}" -Xfrontend -internalize-at-link \
   -module-name Tether -package-name tether -I Sources/CLibev -I Sources/CTetherABI \
-  -I Sources/CTetherSystem \
+  -I Sources/CTetherSystem/include \
   $(find Sources/TetherCore Sources/Tether -name '*.swift' | sort) -emit-ir -o "$obj/tether-swift.ll"
+# The C of CTetherSystem (the system calls), as LLVM bitcode for the same target, built with
+# the strict flags and for size; the definitions of its hot paths are `inline` (see the top
+# of its header, tether_system.h). No compiler's name in a .comment section (112 bytes of
+# every device's file).
+bitcode=$(scripts/csystem.sh "$obj" bc -emit-llvm "${codegen[@]}" "${csystem[@]}" -Oz -fPIC \
+  -fno-ident)
+link=()
+for file in $bitcode; do link+=(-Xclang -mlink-bitcode-file -Xclang "$file"); done
+# Linked into the Swift module (no pass run), its functions made internal like the Swift
+# ones (the C has no other prefix: they all are tether_sys_, or static already). Not
+# -mlink-builtin-bitcode, which internalizes too but also stamps the functions with
+# attributes of its own (convergent, minsize).
+"$clang" -S -emit-llvm "${codegen[@]}" -Oz -Xclang -disable-llvm-passes "$obj/tether-swift.ll" \
+  "${link[@]}" -o "$obj/tether-linked.ll"
+sed -i -E '/^define internal /!s/^define ([^@]*@tether_sys_[a-z0-9_]+\()/define internal \1/' \
+  "$obj/tether-linked.ll"
 # The toolchain's LLVM optimizes that IR once more, for size, while every definition but the
-# exports is still internal: it sees the whole library (the C shims inlined with the Swift
-# code), so it can drop, merge and simplify what swiftc's own pass left (-400 bytes on
-# aarch64).
-"$clang" -S -emit-llvm "${codegen[@]}" -Oz "$obj/tether-swift.ll" -o "$obj/tether.ll"
+# exports is internal: it sees the whole library (the C inlined into the Swift code, as when
+# it was inline in the header), so it can drop, merge and simplify what swiftc's own pass
+# left (-400 bytes on aarch64).
+"$clang" -S -emit-llvm "${codegen[@]}" -Oz "$obj/tether-linked.ll" -o "$obj/tether.ll"
 # Internal, private and protected definitions become hidden globals (names are unique in
 # one module); the exports (tether_*, from @_cdecl) stay protected. No unwind tables (only the
-# C shims of CTetherSystem had them; nothing unwinds through the library), so no
+# C of CTetherSystem has them; nothing unwinds through the library), so no
 # .eh_frame binds the members' functions together.
 sed -E -e 's/^define (internal|private) /define hidden /' \
   -e '/^attributes #/s/ uwtable(\([a-z]+\))?//' \

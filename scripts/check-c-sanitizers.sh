@@ -20,7 +20,8 @@ for kind in address thread; do
   # shellcheck disable=SC2086
   swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -Onone -g \
     -sanitize=$kind -module-name Tether -package-name tether -I Sources/CLibev \
-    -I Sources/CTetherABI -I Sources/CTetherSystem $sources -c -o "$out/tether-$kind.o"
+    -I Sources/CTetherABI -I Sources/CTetherSystem/include $sources \
+    -c -o "$out/tether-swift-$kind.o"
   case $kind in
     address)
       cflags=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
@@ -33,6 +34,10 @@ for kind in address thread; do
       export TSAN_OPTIONS=halt_on_error=0:exitcode=66
       ;;
   esac
+  # The library's C (CTetherSystem) with the same sanitizers as the tests' C.
+  # shellcheck disable=SC2046
+  ld -r "$out/tether-swift-$kind.o" $(scripts/csystem.sh "$out/csystem-$kind" o -O0 -g \
+    "${cflags[@]}") -o "$out/tether-$kind.o"
   results=()
   for t in test_engine test_reentry test_cycles test_rtm test_logout_refused; do
     clang -std=c99 -Wall -Wextra -Wpedantic -Werror -g "${cflags[@]}" -IInclude \

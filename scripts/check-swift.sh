@@ -5,8 +5,8 @@
 #   scripts/check-swift.sh tsan   ThreadSanitizer (.build-tsan)
 # swiftc has no UndefinedBehaviorSanitizer for Swift code on Linux ("unsupported option
 # '-sanitize=undefined'"); Swift itself traps on overflow, out-of-bounds and nil unwraps in
-# these debug builds, so UBSan is applied where C is compiled: the C targets
-# and the C the Swift modules import inline (CTetherSystem, CLibev's shims),
+# these debug builds, so UBSan is applied where C is compiled: the C target CTetherSystem
+# and the C the Swift modules import inline (CLibev's shims),
 # and its runtime is linked in. Any sanitizer report fails the run.
 # The end-to-end suites run too when TETHER_E2E_REQUIRED and TETHER_DEVICE_BIN are set (as
 # make check does), against the tether-edge of the same sanitized build (TETHER_EDGE_BIN is

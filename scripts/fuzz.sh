@@ -60,8 +60,11 @@ build_embedded() {
   # shellcheck disable=SC2046
   swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -O -g \
     -sanitize=fuzzer,address -module-name Tether -package-name tether -I Sources/CLibev \
-    -I Sources/CTetherABI -I Sources/CTetherSystem $(sources Sources/TetherCore Sources/Tether) -c -o "$obj"
-  touch "$obj"
+    -I Sources/CTetherABI -I Sources/CTetherSystem/include \
+    $(sources Sources/TetherCore Sources/Tether) -c -o "$out/obj/tether-swift.o"
+  # shellcheck disable=SC2046
+  ld -r "$out/obj/tether-swift.o" $(scripts/csystem.sh "$out/obj" o -O1 -g \
+    -fsanitize=fuzzer-no-link,address) -o "$obj"
 }
 
 link_swift() { # TARGET EXTRA...
