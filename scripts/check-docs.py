@@ -17,7 +17,12 @@ file this checks:
 - bare document names (`NAME.md` not preceded by a folder): they must exist beside the
   file that names them, at the top of the repository, or in `docs/`; so a document that
   lives outside the repository (such as the shared notes this project started from)
-  cannot be cited by name.
+  cannot be cited by name;
+- `make` targets: a backticked `make TARGET ...`, or a line of a fenced code block of a
+  `.md` file that starts with `make TARGET`, must name a target of the Makefile (an
+  explicit one or one a pattern rule makes, as `make -p` lists them);
+- README.md's C example is `examples/minimal.c`, verbatim (the one that `make test`
+  builds, so the README's cannot rot).
 
 This file itself is not checked: its examples are the citations it refuses.
 
@@ -55,6 +60,65 @@ def exists(path):
 
 def is_placeholder(text):
     return bool(PLACEHOLDER.search(text))
+
+
+MAKE_TICKED = re.compile(r"`make ([A-Za-z0-9][\w.%-]*)[^`]*`")
+MAKE_BLOCK = re.compile(r"^\s*(?:\$ )?make ([A-Za-z0-9][\w.%-]*)")
+
+
+def make_targets():
+    """The Makefile's targets: explicit names, and pattern rules as regular expressions."""
+    out = subprocess.run(["make", "-C", ROOT, "-pRrq", "-f", "Makefile", ":"],
+                         capture_output=True, text=True).stdout
+    names, patterns = set(), []
+    rule = re.compile(r"^([A-Za-z0-9%][^\s:=#]*(?: [^\s:=#]+)*):(?!=)")
+    for line in out.splitlines():
+        match = rule.match(line)
+        if not match:
+            continue
+        for target in match.group(1).split():
+            if "%" in target:
+                patterns.append(re.compile("^" + re.escape(target).replace("%", ".+") + "$"))
+            else:
+                names.add(target)
+    return names, patterns
+
+
+TARGETS = None
+
+
+def is_target(word):
+    global TARGETS
+    if TARGETS is None:
+        TARGETS = make_targets()
+    names, patterns = TARGETS
+    return word in names or any(p.match(word) for p in patterns)
+
+
+def check_make(name, number, line, in_block, problems):
+    found = [m.group(1) for m in MAKE_TICKED.finditer(line)]
+    if in_block and name.endswith(".md"):
+        match = MAKE_BLOCK.match(line)
+        if match:
+            found.append(match.group(1))
+    for target in found:
+        if "=" in target or is_placeholder(target):
+            continue
+        if not is_target(target):
+            problems.append(f"{name}:{number}: names `make {target}`, which is not a target")
+
+
+def check_readme_example(problems):
+    """README.md's C example must be examples/minimal.c to the letter."""
+    readme = os.path.join(ROOT, "README.md")
+    example = os.path.join(ROOT, "examples/minimal.c")
+    if not (os.path.exists(readme) and os.path.exists(example)):
+        return
+    blocks = re.findall(r"```c\n(.*?)```", open(readme, encoding="utf-8").read(), re.S)
+    with open(example, encoding="utf-8") as handle:
+        wanted = handle.read()
+    if wanted not in blocks:
+        problems.append("README.md: its C example is not examples/minimal.c to the letter")
 
 
 def check_line(name, number, line, problems):
@@ -98,15 +162,21 @@ def main(files):
         except (UnicodeDecodeError, IsADirectoryError, FileNotFoundError):
             continue
         checked += 1
+        in_block = False
         for number, line in enumerate(lines, 1):
+            if line.lstrip().startswith("```"):
+                in_block = not in_block
             check_line(name, number, line, problems)
+            check_make(name, number, line, in_block, problems)
+    if not files:
+        check_readme_example(problems)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
-        print(f"check-docs: {len(problems)} citations of files that are not in the repository",
+        print(f"check-docs: {len(problems)} citations of files or targets that do not exist",
               file=sys.stderr)
         return 1
-    print(f"check-docs: {checked} tracked files cite only files that are in the repository")
+    print(f"check-docs: {checked} tracked files cite only files and make targets that exist")
     return 0
 
 
