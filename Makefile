@@ -19,6 +19,11 @@ SWIFT_FORMAT ?= swift-format
 
 all: build
 
+# The commands a newcomer needs, as the comment at the top of this file lists them.
+.PHONY: help
+help:
+	@sed -n 's/^#   make /make /p' Makefile
+
 deps:
 	@scripts/deps.sh
 
