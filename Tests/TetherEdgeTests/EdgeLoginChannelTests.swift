@@ -82,7 +82,7 @@ struct EdgeLoginChannelTests {
       #expect(Self.acks(out) == [UInt32(n)])
     }
     #expect(
-      bench.server.loginSession(cookie: Self.alice)?.channels.count == LoginTable.maximumChannels)
+      bench.server.loginSession(cookie: Self.alice)?.channels.count == SessionTable.maximumChannels)
     #expect(bench.server.counters.channelOperationsOverLimit == 1)
     #expect(bench.events(to: Self.bob).isEmpty)
     // After a leave there is room again.

@@ -37,13 +37,17 @@ struct EdgeLoginSecurityTests {
 
   /// The login sessions and channel sessions as comparable values.
   static func snapshot(_ server: EdgeServer) -> [String] {
-    let logins = server.logins.sessions.values.map {
-      "\($0.cookie) \($0.userID.text) \($0.address.bytes) \($0.lastHeard.nanoseconds)"
-        + " \($0.tokenExpiry) \($0.confirmed) \($0.appliedOperations)"
-        + " \($0.channels.map(\.text)) \($0.events.firstSequence) \($0.events.nextSequence)"
+    let logins = server.table.records.values.compactMap { session in
+      session.login.map {
+        "\(session.cookie) \($0.userID.text) \(session.address.bytes) \(session.lastHeard.nanoseconds)"
+          + " \(session.tokenExpiry) \($0.confirmed) \($0.appliedOperations)"
+          + " \($0.channels.map(\.text)) \($0.events.firstSequence) \($0.events.nextSequence)"
+      }
     }
-    let channels = server.table.sessions.values.map { "\($0.cookie) \($0.address.bytes)" }
-    let rosters = server.logins.rosters.channels.map { "\($0.key.text): \($0.value.count)" }
+    let channels = server.table.records.values.filter { $0.kind == .channel }.map {
+      "\($0.cookie) \($0.address.bytes)"
+    }
+    let rosters = server.table.loginChannels.channels.map { "\($0.key.text): \($0.value.count)" }
     let bans = server.userBans.map { "ban \($0.key.text) \($0.value)" }
     return (logins + channels).sorted() + rosters.sorted() + bans.sorted()
   }
@@ -59,7 +63,11 @@ struct EdgeLoginSecurityTests {
       return true
     }
     guard let packet = try? Packet.decode(datagram[...]) else { return false }
-    if server.logins[packet.cookie]?.address == address { return true }
+    if server.table[packet.cookie]?.kind == .login
+      && server.table[packet.cookie]?.address == address
+    {
+      return true
+    }
     guard case .login(let request) = packet.message, request.appID == server.config.appID
     else { return false }
     return
@@ -189,18 +197,18 @@ struct EdgeLoginSecurityTests {
 
   @Test func heartbeat_fromAnotherAddress_getsSessionUnknown_noEvents_andMovesNothing() {
     var bench = Self.bench()
-    let lastHeard = bench.server.logins[Self.bob]?.lastHeard
+    let lastHeard = bench.server.table[Self.bob]?.lastHeard
     let out = bench.send(
       .loginHeartbeat(sequence: 3, eventsReceived: 0), cookie: Self.bob, from: Self.attacker)
     #expect(out.map(\.message) == [.sessionUnknown])
     #expect(out.first?.to == Self.attacker)
-    #expect(bench.server.logins[Self.bob]?.lastHeard == lastHeard)
-    #expect(bench.server.logins[Self.bob]?.address == Bench.address(1))
+    #expect(bench.server.table[Self.bob]?.lastHeard == lastHeard)
+    #expect(bench.server.table[Self.bob]?.address == Bench.address(1))
     #expect(bench.server.counters.wrongAddress == 1)
     // Nor can it acknowledge Bob's events for him.
     bench.send(
       .loginHeartbeat(sequence: 4, eventsReceived: 1), cookie: Self.bob, from: Self.attacker)
-    #expect(bench.server.logins[Self.bob]?.events.pending.count == 1)
+    #expect(bench.server.table[Self.bob]?.login?.events.pending.count == 1)
   }
 
   @Test func operation_logout_andRenew_fromAnotherAddress_changeNothing() {
@@ -240,10 +248,10 @@ struct EdgeLoginSecurityTests {
     var bench = Self.bench()
     let login = Bench.datagram(Bench.login("alice", relogin: true), cookie: Self.alice)
     bench.sendRaw(login, from: Self.attacker)
-    #expect(bench.server.logins[Self.alice]?.address == Self.attacker)
+    #expect(bench.server.table[Self.alice]?.address == Self.attacker)
     let bobEvents = bench.events(to: Self.bob)
     bench.sendRaw(login, from: Self.aliceAt)
-    #expect(bench.server.logins[Self.alice]?.address == Self.aliceAt)
+    #expect(bench.server.table[Self.alice]?.address == Self.aliceAt)
     #expect(bench.events(to: Self.bob) == bobEvents)
   }
 

@@ -25,8 +25,10 @@ struct EdgeSecurityTests {
 
   /// The sessions as comparable values: cookie → channel, uid, address, last heard.
   static func snapshot(_ server: EdgeServer) -> [UInt64: String] {
-    server.table.sessions.mapValues {
-      "\($0.channel.text) \($0.uid) \($0.address.bytes) \($0.lastHeard.nanoseconds)"
+    server.table.records.compactMapValues { session in
+      session.member.map {
+        "\($0.channel.text) \($0.uid) \(session.address.bytes) \(session.lastHeard.nanoseconds)"
+      }
     }
   }
 
@@ -50,7 +52,7 @@ struct EdgeSecurityTests {
     else { return false }
     // A rejoin of a held session (uid 0 or its uid) is checked against the session's grant.
     var grant = TokenGrant.channel(request.channel, uid: request.uid)
-    if let held = server.table[packet.cookie], held.channel == request.channel,
+    if let held = server.table[packet.cookie]?.member, held.channel == request.channel,
       request.uid == 0 || request.uid == held.uid
     {
       grant = .channel(held.channel, uid: held.uid)

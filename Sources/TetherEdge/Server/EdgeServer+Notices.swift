@@ -22,19 +22,6 @@ extension EdgeServer {
   /// How many digests after the first LEFT carry it again.
   static let departureRepeats: UInt64 = 3
 
-  /// Sends `notice` to the session under `cookie`, ends it, and remembers the notice for
-  /// forget-after (while fewer than `maxSessions` are remembered).
-  mutating func end(
-    _ cookie: UInt64, with notice: Message, cause: EdgeEvent.LeaveCause?, announce: Bool
-  ) {
-    guard let session = table[cookie] else { return }
-    outbox.send(notice, cookie: cookie, to: session.address)
-    if ended.count < config.maxSessions {
-      ended[cookie] = EndedSession(notice: notice, until: clock + config.forgetAfter)
-    }
-    removeSession(cookie, cause: cause, announce: announce)
-  }
-
   /// Answers a datagram under a cookie the server ended with its notice again; false when
   /// the cookie was not ended (or long ago). The notice is never larger than the datagram
   /// that asks (a HEARTBEAT, RENEW_TOKEN or JOIN).
