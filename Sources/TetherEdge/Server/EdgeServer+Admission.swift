@@ -82,8 +82,8 @@ extension EdgeServer {
 
   /// Answers a JOIN or LOGIN, in this order (docs/PROTOCOL.md §5b lists it for LOGIN): the
   /// source's join limit (unless it comes from the session it names, at that session's
-  /// address); app id; reserved channel; the notice that ended a session under the cookie
-  /// (for a LOGIN only a KICK), repeated; the session held under the cookie, resumed if the request is for it (a JOIN
+  /// address); app id; reserved channel; the KICK that ended a session under the cookie,
+  /// repeated; the session held under the cookie, resumed if the request is for it (a JOIN
   /// for its channel and uid, a LOGIN of its user within the grace); token; ban; any other
   /// session under the cookie removed; a RELOGIN while the user is logged in elsewhere;
   /// server full; then a new session, taking the uid or user id over from its holder.
@@ -106,11 +106,10 @@ extension EdgeServer {
     if case .join(let join) = request, Self.isReserved(join.channel) {
       return refuse(.channel, .invalidChannelName, cookie: cookie, to: address)
     }
-    // A session ended by a KICK or TOKEN_EXPIRED whose notice was lost: its client is still
-    // rejoining under the cookie. (For a LOGIN, after TOKEN_EXPIRED its own token decides.)
-    if held == nil, request.kind == .channel || ended[cookie]?.notice != .tokenExpired,
-      repeatNotice(cookie, to: address)
-    {
+    // A session ended by a KICK whose KICK was lost: its client is still rejoining under the
+    // cookie. After TOKEN_EXPIRED the request's own token decides: an old one is refused
+    // TOKEN_EXPIRED anyway, and a renewed one rejoins.
+    if held == nil, case .kick? = ended[cookie]?.notice, repeatNotice(cookie, to: address) {
       return
     }
     if let held, resumes(held, request, now: now) {
