@@ -92,6 +92,25 @@ struct EdgeAdminTests {
     #expect(world.clients[2].lastState == .connectionStateChanged(.failed, .bannedByServer))
   }
 
+  /// A JOIN with uid 0 is never banned: it gets a fresh uid (PROTOCOL.md, "Admin: KICK").
+  /// Not a banned one: the device would ask for that uid on every rejoin, and the first
+  /// one that finds no session (after an outage past forget-after) would be kicked BANNED.
+  @Test func aUidZeroJoin_isNotGivenABannedUid_soItsRejoinsAreNotBanned() throws {
+    var world = try Self.twoMembers()
+    #expect(Self.send(Self.kick(ban: 600, at: world.wallClock), in: &world) == [0])
+    world.addClient()
+    try world.join(2)
+    let uid = try #require(world.accepts(to: 2).last?.uid)
+    #expect(uid != Self.member)
+    world.linkUp[2] = false
+    world.run(for: .seconds(40))
+    #expect(world.server.sessionCount == 1)
+    world.linkUp[2] = true
+    world.run(for: .seconds(10))
+    #expect(world.clients[2].lastState == .connectionStateChanged(.connected, .rejoinSuccess))
+    #expect(world.server.members(of: Fixture.channel).contains(uid))
+  }
+
   @Test func kick_ofNobody_answersNoSuchMember() throws {
     var world = try Self.twoMembers()
     #expect(

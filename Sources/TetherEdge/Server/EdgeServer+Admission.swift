@@ -121,7 +121,7 @@ extension EdgeServer {
     } catch {
       return refuse(request.kind, Refusal(error), cookie: cookie, to: address)
     }
-    guard !isBanned(request, wallClock) else {
+    guard !isBanned(request.grant, wallClock) else {
       return refuse(request.kind, .banned, cookie: cookie, to: address)
     }
     if let held {
@@ -205,7 +205,7 @@ extension EdgeServer {
     }
     let session = SessionRecord(
       cookie: cookie, address: address, lastHeard: now, tokenExpiry: tokenExpiry,
-      profile: newProfile(request, now: now))
+      profile: newProfile(request, now: now, wallClock: wallClock))
     ended[cookie] = nil  // the cookie is live again: no stale notice for it
     table.insert(session)
     armTimers()
@@ -221,11 +221,16 @@ extension EdgeServer {
 
   /// The profile's part of a new session: its uid, given or assigned; or the next server
   /// session's number.
-  private mutating func newProfile(_ request: SessionRequest, now: Instant) -> SessionRecord.Profile
+  private mutating func newProfile(_ request: SessionRequest, now: Instant, wallClock: UInt64)
+    -> SessionRecord.Profile
   {
     switch request {
     case .join(let join):
-      let uid = join.uid == 0 ? table.freeUID(in: join.channel) : join.uid
+      // Not a banned uid: the device would ask for it again on every rejoin.
+      let uid =
+        join.uid != 0
+        ? join.uid
+        : table.freeUID(in: join.channel) { isBanned(.channel(join.channel, uid: $0), wallClock) }
       return .channel(ChannelMember(channel: join.channel, uid: uid, joinedAt: now))
     case .login(let login):
       defer { nextLoginSession &+= 1 }
@@ -271,14 +276,14 @@ extension EdgeServer {
     }
   }
 
-  /// A ban of the JOIN's (channel, uid), or of the LOGIN's user id, is in force. A JOIN with
-  /// uid 0 is never banned: it gets a fresh uid.
-  private func isBanned(_ request: SessionRequest, _ wallClock: UInt64) -> Bool {
+  /// A ban of this (channel, uid) or user id is in force. A JOIN with uid 0 is never
+  /// banned: it asks for a fresh uid, and is not given a banned one.
+  private func isBanned(_ grant: TokenGrant, _ wallClock: UInt64) -> Bool {
     let until: UInt64?
-    switch request {
-    case .join(let join):
-      until = join.uid == 0 ? nil : bans[MemberKey(channel: join.channel, uid: join.uid)]
-    case .login(let login): until = userBans[login.userID]
+    switch grant {
+    case .channel(let channel, let uid):
+      until = uid == 0 ? nil : bans[MemberKey(channel: channel, uid: uid)]
+    case .user(let user): until = userBans[user]
     }
     return until.map { $0 > wallClock } ?? false
   }

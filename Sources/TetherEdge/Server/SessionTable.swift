@@ -117,12 +117,13 @@ struct SessionTable {
 
   subscript(cookie: UInt64) -> SessionRecord? { records[cookie] }
 
-  /// The first uid from 1,000,000 up that nobody holds in `channel` (wrapping past
-  /// 2³²−1 to 1). There is always one: the table never holds 2³²−1 members.
-  func freeUID(in channel: ChannelName) -> UInt32 {
+  /// The first uid from 1,000,000 up that nobody holds in `channel` and that is not
+  /// `banned` (wrapping past 2³²−1 to 1). There is always one: the server never holds
+  /// 2³²−1 members and bans.
+  func freeUID(in channel: ChannelName, unless banned: (UInt32) -> Bool) -> UInt32 {
     let members = channels.members(of: channel)
     var uid = Self.firstAssignedUID
-    while members[uid] != nil {
+    while members[uid] != nil || banned(uid) {
       uid = uid == .max ? 1 : uid + 1
     }
     return uid
