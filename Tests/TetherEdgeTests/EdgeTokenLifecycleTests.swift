@@ -6,13 +6,19 @@ import TetherSim
 
 /// Tokens while joined: expiry, renewal accepted and refused.
 struct EdgeTokenLifecycleTests {
-  @Test func tokenExpiry_whileJoined_clientFailsTokenExpired_andMembersSeeQuit() throws {
+  /// Two members; the first one's token expires 10 s after it joined, 2 s ago.
+  static func expiredWhileJoined() throws -> World {
     var world = World()
     world.addClient()
     world.addClient()
     try world.join(0, token: world.token(expiresIn: 10))
     try world.join(1)
     world.run(for: .seconds(12))
+    return world
+  }
+
+  @Test func tokenExpiry_whileJoined_clientFailsTokenExpired_andMembersSeeQuit() throws {
+    let world = try Self.expiredWhileJoined()
     #expect(world.clients[0].lastState == .connectionStateChanged(.failed, .tokenExpired))
     #expect(world.clients[1].notifications.contains(.userOffline(uid: 1_000_000, reason: .quit)))
     #expect(world.server.sessionCount == 1)
@@ -44,12 +50,7 @@ struct EdgeTokenLifecycleTests {
   /// TOKEN_EXPIRED a moment before; the JOIN is judged by its own token (as a LOGIN is), not
   /// answered TOKEN_EXPIRED again for forget-after.
   @Test func renew_afterTokenExpired_rejoinsUnderTheEndedCookie() throws {
-    var world = World()
-    world.addClient()
-    world.addClient()
-    try world.join(0, token: world.token(expiresIn: 10))
-    try world.join(1)
-    world.run(for: .seconds(12))
+    var world = try Self.expiredWhileJoined()
     #expect(world.clients[0].lastState == .connectionStateChanged(.failed, .tokenExpired))
     #expect(world.messages(to: 0).last == .tokenExpired)
     #expect(world.server.sessionCount == 1)
