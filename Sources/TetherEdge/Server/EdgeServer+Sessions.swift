@@ -11,10 +11,8 @@ extension EdgeServer {
   /// grace is ended here rather than at the next tick, so the grace ends on time.
   mutating func hear(
     _ cookie: UInt64, _ kind: SessionKind?, from address: PeerAddress, now: Instant
-  )
-    -> SessionRecord?
-  {
-    guard let held = table[cookie], held.kind == kind ?? held.kind else { return nil }
+  ) -> SessionRecord? {
+    guard let held = table[cookie], held.kind == (kind ?? held.kind) else { return nil }
     guard held.address == address else {
       counters.wrongAddress &+= 1
       return nil
@@ -100,7 +98,7 @@ extension EdgeServer {
   /// channels get *left* (docs/PROTOCOL.md §5b, "The online grace").
   mutating func endSilentSessions(now: Instant, only kind: SessionKind? = nil) {
     let silent = table.records.values.filter {
-      $0.kind == kind ?? $0.kind && now.since($0.lastHeard) >= silenceLimit(of: $0.kind)
+      $0.kind == (kind ?? $0.kind) && now.since($0.lastHeard) >= silenceLimit(of: $0.kind)
     }
     for session in silent.sorted(by: { $0.cookie < $1.cookie }) {
       let login = session.kind == .login
@@ -108,6 +106,7 @@ extension EdgeServer {
     }
   }
 
+  /// How long a session of `kind` may be silent: forget-after, or the online grace.
   func silenceLimit(of kind: SessionKind) -> Interval {
     kind == .login ? config.loginGrace : config.forgetAfter
   }

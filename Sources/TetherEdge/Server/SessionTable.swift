@@ -105,7 +105,7 @@ struct SessionTable {
   /// The login profile's channels (unrelated to the channel profile's of the same name).
   private(set) var loginChannels = Rosters<UserID>()
 
-  /// Where ``freeUID(in:)`` starts looking.
+  /// Where ``freeUID(in:unless:)`` starts looking.
   static let firstAssignedUID: UInt32 = 1_000_000
   /// At most this many channels per login session; a JOIN operation past it is acknowledged
   /// and not applied (``EdgeCounters/channelOperationsOverLimit``).
@@ -205,13 +205,15 @@ struct SessionTable {
 
   /// Puts the login session under `cookie` into `channel`.
   mutating func join(_ channel: ChannelName, cookie: UInt64) -> JoinOutcome? {
-    guard let login = records[cookie]?.login else { return nil }
-    guard !login.channels.contains(channel) else { return .alreadyMember }
-    guard login.channels.count < Self.maximumChannels else { return .full }
     let name = loginChannels.storedName(of: channel) ?? channel
-    updateLogin(cookie) { $0.channels.append(name) }
-    loginChannels.add(login.userID, cookie: cookie, to: name)
-    return .joined
+    let outcome = updateLogin(cookie) { login -> (JoinOutcome, UserID) in
+      guard !login.channels.contains(channel) else { return (.alreadyMember, login.userID) }
+      guard login.channels.count < Self.maximumChannels else { return (.full, login.userID) }
+      login.channels.append(name)
+      return (.joined, login.userID)
+    }
+    if case (.joined, let user)? = outcome { loginChannels.add(user, cookie: cookie, to: name) }
+    return outcome?.0
   }
 
   /// Takes the login session under `cookie` out of `channel`; false if it was not in it.
