@@ -20,8 +20,9 @@ import TetherEdge
 // - every datagram the server sends is a server → client packet of at most 1200 bytes
 //   (or the one-byte answer to an admin request), under the request's cookie or the
 //   cookie of a session held before or after the call;
-// - at most maxSessions sessions of both profiles together; nextDeadline after `now`, or
-//   nil with no session of either profile.
+// - at most maxSessions sessions of both profiles together; one cookie names at most one
+//   session, of either profile; nextDeadline after `now`, or nil with no session of
+//   either profile.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEdge(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
@@ -274,6 +275,11 @@ struct EdgeDriver {
     }
     let sessions = server.sessionCount + server.loginSessionCount
     require(sessions <= server.config.maxSessions, "\(sessions) sessions")
+    for cookie in cookies {
+      require(
+        server.session(cookie: cookie) == nil || server.loginSession(cookie: cookie) == nil,
+        "cookie \(cookie) names a channel and a login session")
+    }
     if let due = server.nextDeadline {
       require(due > now, "server deadline \(due) not after \(now)")
     } else {

@@ -18,14 +18,7 @@ struct Kick: ParsableCommand {
 
   @OptionGroup var app: AppOptions
 
-  @Option(help: "The member's channel.")
-  var channel: String?
-
-  @Option(help: "The member's uid.")
-  var uid: UInt32?
-
-  @Option(help: "The login user id to kick (instead of --channel and --uid).")
-  var userID: String?
+  @OptionGroup var target: TargetOptions
 
   @Option(
     help:
@@ -33,10 +26,7 @@ struct Kick: ParsableCommand {
   )
   var banSeconds: UInt32 = 0
 
-  func validate() throws {
-    _ = try address()
-    _ = try datagram(unixTime: 0, nonce: 0)
-  }
+  func validate() throws { _ = try address() }
 
   func run() throws {
     let datagram = try datagram(
@@ -54,18 +44,14 @@ struct Kick: ParsableCommand {
 
   /// The signed request: KICK for --channel and --uid, KICK_USER for --user-id.
   private func datagram(unixTime: UInt64, nonce: UInt64) throws -> [UInt8] {
-    switch (channel, uid, userID) {
-    case (let channel?, let uid?, nil):
+    switch try target.grant() {
+    case .channel(let channel, let uid):
       return AdminKick(
-        channel: try channelName(channel), uid: uid, banSeconds: banSeconds, unixTime: unixTime,
-        nonce: nonce
+        channel: channel, uid: uid, banSeconds: banSeconds, unixTime: unixTime, nonce: nonce
       ).sealed(appID: try app.appID, certificate: app.certificate)
-    case (nil, nil, let userID?):
-      return AdminKickUser(
-        userID: try loginUserID(userID), banSeconds: banSeconds, unixTime: unixTime, nonce: nonce
-      ).sealed(appID: try app.appID, certificate: app.certificate)
-    default:
-      throw ValidationError("Give either --channel and --uid, or --user-id.")
+    case .user(let userID):
+      return AdminKickUser(userID: userID, banSeconds: banSeconds, unixTime: unixTime, nonce: nonce)
+        .sealed(appID: try app.appID, certificate: app.certificate)
     }
   }
 

@@ -67,7 +67,8 @@ struct Serve: ParsableCommand {
     } catch {
       throw fail("\(error)")
     }
-    // The loop, and with it the socket (UDPSocket closes it), is gone when serve returns.
+    // The loop, and with it the socket (UnconnectedUDPSocket closes it), is gone when serve
+    // returns.
     let summary = try serve(stop: stop, logger: logger)
     logger.notice(
       "stopped",

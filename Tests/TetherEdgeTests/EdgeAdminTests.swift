@@ -4,10 +4,22 @@ import TetherSim
 
 @testable import TetherEdge
 
-/// Kick and ban through the admin entry point, with signed, forged and stale requests.
+/// Kick and ban through the admin entry point (docs/PROTOCOL.md "Admin: KICK" and "Admin:
+/// KICK_USER"): a channel member, a login user, and the requests refused.
 struct EdgeAdminTests {
+  typealias Bench = LoginBench
   static let admin = PeerAddress(bytes: [0xAD])!
   static let member: UInt32 = 1_000_000
+  static let alice: UInt64 = 0xA11CE
+  static let bob: UInt64 = 0xB0B
+
+  static func kickUser(
+    _ user: String = "alice", ban: UInt32 = 0, at time: UInt64, nonce: UInt64 = 1,
+    certificate: [UInt8] = World.certificate
+  ) -> [UInt8] {
+    AdminKickUser(userID: Bench.user(user), banSeconds: ban, unixTime: time, nonce: nonce)
+      .sealed(appID: Fixture.appID, certificate: certificate)
+  }
 
   static func kick(
     uid: UInt32 = member, ban: UInt32 = 0, at time: UInt64, nonce: UInt64 = 1,
@@ -42,7 +54,21 @@ struct EdgeAdminTests {
     return answer
   }
 
-  // MARK: - Kick
+  /// Sends an admin datagram through the server's one entry point; returns the one-byte
+  /// answer (the rest is recorded in the bench).
+  static func send(_ datagram: [UInt8], in bench: inout Bench) -> [UInt8]? {
+    let out = bench.server.receive(
+      datagram[...], from: admin, now: bench.now, wallClock: bench.wallClock)
+    for item in out where item.address != admin {
+      bench.sent +=
+        (try? Packet.decode(item.bytes[...])).map {
+          [Bench.Sent(at: bench.now, to: item.address, cookie: $0.cookie, message: $0.message)]
+        } ?? []
+    }
+    return out.first { $0.address == admin }?.bytes
+  }
+
+  // MARK: - KICK: a channel member
 
   @Test func kick_signed_removesTheMember_bannedByServer_andOthersSeeQuit() throws {
     var world = try Self.twoMembers()
@@ -92,6 +118,25 @@ struct EdgeAdminTests {
     #expect(world.clients[2].lastState == .connectionStateChanged(.failed, .bannedByServer))
   }
 
+  /// A JOIN with uid 0 is never banned: it gets a fresh uid (PROTOCOL.md, "Admin: KICK").
+  /// Not a banned one: the device would ask for that uid on every rejoin, and the first
+  /// one that finds no session (after an outage past forget-after) would be kicked BANNED.
+  @Test func aUidZeroJoin_isNotGivenABannedUid_soItsRejoinsAreNotBanned() throws {
+    var world = try Self.twoMembers()
+    #expect(Self.send(Self.kick(ban: 600, at: world.wallClock), in: &world) == [0])
+    world.addClient()
+    try world.join(2)
+    let uid = try #require(world.accepts(to: 2).last?.uid)
+    #expect(uid != Self.member)
+    world.linkUp[2] = false
+    world.run(for: .seconds(40))
+    #expect(world.server.sessionCount == 1)
+    world.linkUp[2] = true
+    world.run(for: .seconds(10))
+    #expect(world.clients[2].lastState == .connectionStateChanged(.connected, .rejoinSuccess))
+    #expect(world.server.members(of: Fixture.channel).contains(uid))
+  }
+
   @Test func kick_ofNobody_answersNoSuchMember() throws {
     var world = try Self.twoMembers()
     #expect(
@@ -101,48 +146,159 @@ struct EdgeAdminTests {
     #expect(world.server.sessionCount == 2)
   }
 
-  // MARK: - Refused
+  // MARK: - KICK_USER: a login user
 
-  @Test func kick_withABadMAC_isRefused() throws {
-    var world = try Self.twoMembers()
-    let forged = Self.kick(at: world.wallClock, certificate: Array("guess".utf8))
-    #expect(Self.send(forged, in: &world) == [AdminStatus.refused.rawValue])
-    #expect(world.server.sessionCount == 2)
-    #expect(world.server.counters.adminRefused == 1)
+  static func twoInRoom() -> Bench {
+    var bench = Bench()
+    bench.logIn("bob", cookie: bob, from: Bench.address(1))
+    bench.send(Bench.join("room", sequence: 1), cookie: bob, from: Bench.address(1))
+    bench.logIn("alice", cookie: alice, from: Bench.address(0))
+    bench.send(Bench.join("room", sequence: 1), cookie: alice, from: Bench.address(0))
+    return bench
   }
 
-  @Test func kick_outsideSixtySeconds_isRefused_andWithinIsTaken() throws {
-    var world = try Self.twoMembers()
-    let now = world.wallClock
-    #expect(Self.send(Self.kick(at: now - 61, nonce: 1), in: &world) == [2])
-    #expect(Self.send(Self.kick(at: now + 61, nonce: 2), in: &world) == [2])
-    #expect(world.server.sessionCount == 2)
-    #expect(Self.send(Self.kick(at: now - 60, nonce: 3), in: &world) == [0])
+  @Test func kickUser_endsTheLoginSessionBanned_othersGetLeft_andTheKickIsRepeated() {
+    var bench = Self.twoInRoom()
+    #expect(Self.send(Self.kickUser(at: bench.wallClock), in: &bench) == [0])
+    #expect(
+      bench.sent.contains(
+        Bench.Sent(at: .zero, to: Bench.address(0), cookie: Self.alice, message: .kick(.banned))))
+    #expect(bench.events(to: Self.bob).suffix(1) == ["2 left room alice"])
+    #expect(bench.server.loginSessionCount == 1)
+    let heartbeat = bench.send(
+      .loginHeartbeat(sequence: 2, eventsReceived: 0), cookie: Self.alice, from: Bench.address(0))
+    #expect(heartbeat.map(\.message) == [.kick(.banned)])
+    // Without a ban, a new LOGIN is taken.
+    let again = bench.send(Bench.login("alice"), cookie: 0xA2, from: Bench.address(0))
+    #expect(Bench.isAccepted(again), "expected LOGIN_ACCEPT: \(again)")
   }
 
-  @Test func kick_replayed_isRefused() throws {
-    var world = try Self.twoMembers()
-    let bytes = Self.kick(uid: 5, at: world.wallClock)
-    #expect(Self.send(bytes, in: &world) == [1])
-    #expect(Self.send(bytes, in: &world) == [2])
+  @Test func ban_refusesTheUsersLogins_notAuthorized_untilItEnds() throws {
+    var bench = Self.twoInRoom()
+    #expect(Self.send(Self.kickUser(ban: 60, at: bench.wallClock), in: &bench) == [0])
+    bench.now = .s(59)
+    let refused = bench.send(Bench.login("alice"), cookie: 0xA2, from: Bench.address(0))
+    #expect(refused.map(\.message) == [.loginRefuse(code: 7)])
+    #expect(bench.server.tableCounts.userBans == 1)
+    // Other users are not concerned.
+    let carol = bench.send(Bench.login("carol"), cookie: 0xC, from: Bench.address(3))
+    try #require(Bench.isAccepted(carol), "carol was refused")
+    bench.now = .s(60)
+    let accepted = bench.send(Bench.login("alice"), cookie: 0xA3, from: Bench.address(0))
+    #expect(
+      accepted.map(\.message) == [
+        .loginAccept(
+          LoginAccept(serverTimeMs: 60_000, tokenTimeLeftMs: 0, resumed: false, session: 3))
+      ])
+    bench.run(for: .seconds(2))
+    #expect(bench.server.tableCounts.userBans == 0)
   }
 
-  @Test func kick_forAnotherApp_isRefused() throws {
-    var world = try Self.twoMembers()
+  @Test func ban_ofAUserNotLoggedIn_answersNoSuchMember_andStillBans() {
+    var bench = Bench()
+    #expect(Self.send(Self.kickUser("dave", ban: 30, at: bench.wallClock), in: &bench) == [1])
+    let refused = bench.send(Bench.login("dave"), cookie: 0xD, from: Bench.address(4))
+    #expect(refused.map(\.message) == [.loginRefuse(code: 7)])
+    #expect(bench.server.counters.refusedLogins == 1)
+  }
+
+  @Test func kickUser_isLogged() {
+    var config = World.config()
+    config.recordsEvents = true
+    var bench = Bench(config: config)
+    bench.logIn("alice", cookie: Self.alice, from: Bench.address(0))
+    _ = Self.send(Self.kickUser(ban: 5, at: bench.wallClock), in: &bench)
+    #expect(
+      bench.server.takeEvents().map(\.description) == ["login alice", "kick user alice ban 5 s"])
+  }
+
+  // MARK: - Refused, either command
+
+  enum Command: CaseIterable { case kick, kickUser }
+
+  /// A request of `command` for the first channel member or for Alice (for nobody with
+  /// `present` false).
+  static func request(
+    _ command: Command, present: Bool = true, at time: UInt64, nonce: UInt64 = 1,
+    appID: AppID = Fixture.appID, certificate: [UInt8] = World.certificate
+  ) -> [UInt8] {
+    switch command {
+    case .kick:
+      AdminKick(
+        channel: Fixture.channel, uid: present ? member : 5, banSeconds: 0, unixTime: time,
+        nonce: nonce
+      ).sealed(appID: appID, certificate: certificate)
+    case .kickUser:
+      AdminKickUser(
+        userID: Bench.user(present ? "alice" : "nobody"), banSeconds: 0, unixTime: time,
+        nonce: nonce
+      ).sealed(appID: appID, certificate: certificate)
+    }
+  }
+
+  /// Two channel members and Alice and Bob logged in, on one server.
+  static func bothProfiles() throws -> Bench {
+    let world = try twoMembers()
+    var bench = Bench(server: world.server, now: world.now)
+    bench.logIn("bob", cookie: bob, from: World.address(101))
+    bench.logIn("alice", cookie: alice, from: World.address(100))
+    return bench
+  }
+
+  static func sessions(_ bench: Bench) -> [Int] {
+    [bench.server.sessionCount, bench.server.loginSessionCount]
+  }
+
+  @Test(arguments: Command.allCases)
+  func request_withABadMAC_isRefused(_ command: Command) throws {
+    var bench = try Self.bothProfiles()
+    let forged = Self.request(command, at: bench.wallClock, certificate: Array("guess".utf8))
+    #expect(Self.send(forged, in: &bench) == [AdminStatus.refused.rawValue])
+    #expect(Self.sessions(bench) == [2, 2])
+    #expect(bench.server.counters.adminRefused == 1)
+  }
+
+  @Test(arguments: Command.allCases)
+  func request_outsideSixtySeconds_isRefused_andWithinIsTaken(_ command: Command) throws {
+    var bench = try Self.bothProfiles()
+    let now = bench.wallClock
+    #expect(Self.send(Self.request(command, at: now - 61, nonce: 1), in: &bench) == [2])
+    #expect(Self.send(Self.request(command, at: now + 61, nonce: 2), in: &bench) == [2])
+    #expect(Self.sessions(bench) == [2, 2])
+    #expect(bench.server.counters.adminRefused == 2)
+    #expect(Self.send(Self.request(command, at: now - 60, nonce: 3), in: &bench) == [0])
+    #expect(Self.sessions(bench) == (command == .kick ? [1, 2] : [2, 1]))
+  }
+
+  @Test(arguments: Command.allCases)
+  func request_replayed_isRefused(_ command: Command) throws {
+    var bench = try Self.bothProfiles()
+    let bytes = Self.request(command, present: false, at: bench.wallClock)
+    #expect(Self.send(bytes, in: &bench) == [1])
+    #expect(Self.send(bytes, in: &bench) == [2])
+  }
+
+  @Test(arguments: Command.allCases)
+  func request_forAnotherApp_isRefused(_ command: Command) throws {
+    var bench = try Self.bothProfiles()
     let other = try AppID(validating: Array("app-2".utf8))
-    let bytes = AdminKick(
-      channel: Fixture.channel, uid: Self.member, banSeconds: 0, unixTime: world.wallClock, nonce: 9
-    )
-    .sealed(appID: other, certificate: World.certificate)
-    #expect(Self.send(bytes, in: &world) == [2])
+    #expect(
+      Self.send(Self.request(command, at: bench.wallClock, appID: other), in: &bench) == [2])
+    #expect(Self.sessions(bench) == [2, 2])
+    #expect(bench.server.counters.adminRefused == 1)
   }
 
-  @Test func kick_malformed_getsNoAnswer_andIsCounted() throws {
-    var world = try Self.twoMembers()
-    let bytes = Self.kick(at: world.wallClock)
-    #expect(Self.send(Array(bytes.dropLast()), in: &world) == nil)
-    #expect(Self.send([0x54, 0x41], in: &world) == nil)
-    #expect(world.server.counters.malformed == 2)
-    #expect(world.server.sessionCount == 2)
+  /// Cut short, the magic alone, an unknown command: no answer, counted as malformed.
+  @Test(arguments: Command.allCases)
+  func request_malformed_getsNoAnswer_andIsCounted(_ command: Command) throws {
+    var bench = try Self.bothProfiles()
+    let bytes = Self.request(command, at: bench.wallClock)
+    var unknown = bytes
+    unknown[3] = 3
+    for malformed in [Array(bytes.dropLast()), [0x54, 0x41], unknown] {
+      #expect(Self.send(malformed, in: &bench) == nil)
+    }
+    #expect(bench.server.counters.malformed == 3)
+    #expect(Self.sessions(bench) == [2, 2])
   }
 }

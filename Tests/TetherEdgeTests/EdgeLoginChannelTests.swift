@@ -14,6 +14,15 @@ struct EdgeLoginChannelTests {
   static let aliceAt = Bench.address(0)
   static let bobAt = Bench.address(1)
 
+  /// Bob logged in and in `channel`, then Alice logged in (in no channel).
+  static func bobInThenAlice(_ channel: String) -> Bench {
+    var bench = Bench()
+    bench.logIn("bob", cookie: bob, from: bobAt)
+    bench.send(Bench.join(channel, sequence: 1), cookie: bob, from: bobAt)
+    bench.logIn("alice", cookie: alice, from: aliceAt)
+    return bench
+  }
+
   static func acks(_ sent: [Bench.Sent]) -> [UInt32] {
     sent.compactMap { if case .channelAck(_, let sequence) = $0.message { sequence } else { nil } }
   }
@@ -47,10 +56,7 @@ struct EdgeLoginChannelTests {
   }
 
   @Test func joiningAChannelTwice_orLeavingOneNotJoined_changesNothing() {
-    var bench = Bench()
-    bench.logIn("bob", cookie: Self.bob, from: Self.bobAt)
-    bench.send(Bench.join("a", sequence: 1), cookie: Self.bob, from: Self.bobAt)
-    bench.logIn("alice", cookie: Self.alice, from: Self.aliceAt)
+    var bench = Self.bobInThenAlice("a")
     for (sequence, message) in [
       Bench.join("a", sequence: 1), Bench.join("a", sequence: 2), Bench.leave("z", sequence: 3),
     ].enumerated() {
@@ -61,10 +67,7 @@ struct EdgeLoginChannelTests {
   }
 
   @Test func aJoiningUser_getsNoEventsAboutTheMembersAlreadyThere() {
-    var bench = Bench()
-    bench.logIn("bob", cookie: Self.bob, from: Self.bobAt)
-    bench.send(Bench.join("a", sequence: 1), cookie: Self.bob, from: Self.bobAt)
-    bench.logIn("alice", cookie: Self.alice, from: Self.aliceAt)
+    var bench = Self.bobInThenAlice("a")
     bench.send(Bench.join("a", sequence: 1), cookie: Self.alice, from: Self.aliceAt)
     #expect(bench.events(to: Self.alice).isEmpty)
     bench.send(Bench.leave("a", sequence: 2), cookie: Self.bob, from: Self.bobAt)
@@ -72,17 +75,14 @@ struct EdgeLoginChannelTests {
   }
 
   @Test func theSeventeenthChannel_isAcknowledged_butNotApplied() {
-    var bench = Bench()
-    bench.logIn("bob", cookie: Self.bob, from: Self.bobAt)
-    bench.send(Bench.join("c17", sequence: 1), cookie: Self.bob, from: Self.bobAt)
-    bench.logIn("alice", cookie: Self.alice, from: Self.aliceAt)
+    var bench = Self.bobInThenAlice("c17")
     for n in 1...17 {
       let out = bench.send(
         Bench.join("c\(n)", sequence: UInt32(n)), cookie: Self.alice, from: Self.aliceAt)
       #expect(Self.acks(out) == [UInt32(n)])
     }
     #expect(
-      bench.server.loginSession(cookie: Self.alice)?.channels.count == LoginTable.maximumChannels)
+      bench.server.loginSession(cookie: Self.alice)?.channels.count == SessionTable.maximumChannels)
     #expect(bench.server.counters.channelOperationsOverLimit == 1)
     #expect(bench.events(to: Self.bob).isEmpty)
     // After a leave there is room again.
@@ -117,10 +117,7 @@ struct EdgeLoginChannelTests {
   // MARK: - Member events
 
   @Test func events_arePushedOnce_andSentAgainOnlyInAnswerToAHeartbeat() {
-    var bench = Bench()
-    bench.logIn("bob", cookie: Self.bob, from: Self.bobAt)
-    bench.send(Bench.join("a", sequence: 1), cookie: Self.bob, from: Self.bobAt)
-    bench.logIn("alice", cookie: Self.alice, from: Self.aliceAt)
+    var bench = Self.bobInThenAlice("a")
     let out = bench.send(Bench.join("a", sequence: 1), cookie: Self.alice, from: Self.aliceAt)
     // The push went to Bob's address, under his cookie.
     #expect(out.contains { $0.to == Self.bobAt && $0.cookie == Self.bob })
@@ -198,10 +195,7 @@ struct EdgeLoginChannelTests {
   /// session (Alice, in the channel, gets *left*), and his next heartbeat gets
   /// SESSION_UNKNOWN, so his client logs in again afresh.
   @Test func anEventPastTheQueuesBound_endsThatSession() {
-    var bench = Bench()
-    bench.logIn("bob", cookie: Self.bob, from: Self.bobAt)
-    bench.send(Bench.join("a", sequence: 1), cookie: Self.bob, from: Self.bobAt)
-    bench.logIn("alice", cookie: Self.alice, from: Self.aliceAt)
+    var bench = Self.bobInThenAlice("a")
     var sequence: UInt32 = 0
     for n in 0..<MemberEventQueue.capacity {
       sequence += 1
@@ -228,10 +222,7 @@ struct EdgeLoginChannelTests {
   }
 
   @Test func aClientThatTakesItsEvents_isNeverCutOff() {
-    var bench = Bench()
-    bench.logIn("bob", cookie: Self.bob, from: Self.bobAt)
-    bench.send(Bench.join("a", sequence: 1), cookie: Self.bob, from: Self.bobAt)
-    bench.logIn("alice", cookie: Self.alice, from: Self.aliceAt)
+    var bench = Self.bobInThenAlice("a")
     var sequence: UInt32 = 0
     for n in 0..<(3 * MemberEventQueue.capacity) {
       sequence += 1

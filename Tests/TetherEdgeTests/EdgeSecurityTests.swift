@@ -4,11 +4,14 @@ import TetherSim
 
 @testable import TetherEdge
 
-/// What a datagram that proves nothing can make the server do: answer with no more bytes
-/// than it carried (no amplification), change no session, and, for JOINs, spend no more
-/// than the source's join limit. docs/PROTOCOL.md, "Security".
+/// What a datagram that proves nothing can make the server do, whatever the profile of the
+/// sessions it names: answer with no more bytes than it carried (no amplification), and
+/// change no session. docs/PROTOCOL.md, "Security" (the join limit: EdgeJoinLimitTests).
 struct EdgeSecurityTests {
+  typealias Bench = LoginBench
   static let attacker = World.address(900)
+
+  // MARK: - The sessions under attack
 
   /// Three members of "lobby" (client 0 joined as uid 7), and client 3 whose token expired:
   /// its cookie is an ended session the server answers with TOKEN_EXPIRED.
@@ -23,67 +26,129 @@ struct EdgeSecurityTests {
     return world
   }
 
-  /// The sessions as comparable values: cookie → channel, uid, address, last heard.
-  static func snapshot(_ server: EdgeServer) -> [UInt64: String] {
-    server.table.sessions.mapValues {
-      "\($0.channel.text) \($0.uid) \($0.address.bytes) \($0.lastHeard.nanoseconds)"
+  static let alice: UInt64 = 0xA11CE
+  static let bob: UInt64 = 0xB0B
+  /// Carol's token expired: her cookie is answered with TOKEN_EXPIRED.
+  static let carol: UInt64 = 0xCA201
+  /// Dave logged in again elsewhere: his first cookie is answered with KICK REMOTE_LOGIN.
+  static let dave: UInt64 = 0xDA7E
+  /// The login users' addresses, apart from the channel clients'.
+  static let aliceAt = World.address(100)
+  static let bobAt = World.address(101)
+
+  /// Alice and Bob in the login channel "room" (Bob with an event he has not taken), and
+  /// Carol's and Dave's ended cookies, added to `server` at `now`.
+  static func logins(
+    on server: EdgeServer = EdgeServer(config: World.config()), at now: Instant = .zero
+  )
+    -> Bench
+  {
+    var bench = Bench(server: server, now: now)
+    bench.logIn("bob", cookie: bob, from: bobAt)
+    bench.send(Bench.join("room", sequence: 1), cookie: bob, from: bobAt)
+    bench.logIn("alice", cookie: alice, from: aliceAt)
+    bench.send(Bench.join("room", sequence: 1), cookie: alice, from: aliceAt)
+    let shortToken = Bench.token("carol", expiresAt: bench.wallClock + 1)
+    bench.send(Bench.login("carol", token: shortToken), cookie: carol, from: World.address(102))
+    bench.logIn("dave", cookie: dave, from: World.address(103))
+    bench.send(Bench.login("dave"), cookie: 0xDA7E2, from: World.address(104))
+    bench.run(for: .seconds(2))
+    return bench
+  }
+
+  /// Every session of both profiles, the rosters and the bans, as comparable values.
+  static func snapshot(_ server: EdgeServer) -> [String] {
+    let sessions = server.table.records.values.map { session in
+      var line =
+        "\(session.cookie) \(session.address.bytes) \(session.lastHeard.nanoseconds)"
+        + " \(session.tokenExpiry)"
+      switch session.profile {
+      case .channel(let member):
+        line += " \(member.channel.text) \(member.uid) \(member.joinedAt.nanoseconds)"
+      case .login(let login):
+        line +=
+          " \(login.userID.text) \(login.confirmed) \(login.appliedOperations)"
+          + " \(login.channels.map(\.text)) \(login.events.firstSequence)"
+          + " \(login.events.nextSequence)"
+      }
+      return line
     }
+    let channels = server.table.channels.channels.map { "\($0.key.text): \(members($0.value))" }
+    let rosters = server.table.loginChannels.channels.map {
+      "\($0.key.text): \(members($0.value))"
+    }
+    let bans =
+      server.bans.map { "ban \($0.key.channel.text) \($0.key.uid) \($0.value)" }
+      + server.userBans.map { "ban \($0.key.text) \($0.value)" }
+    return sessions.sorted() + channels.sorted() + rosters.sorted() + bans.sorted()
+  }
+
+  /// A roster's members and their cookies, in an order that does not depend on the
+  /// dictionary's.
+  static func members<Member>(_ roster: [Member: UInt64]) -> [String] {
+    roster.map { "\($0.key)=\($0.value)" }.sorted()
   }
 
   /// True when `datagram` from `address` authenticates: a client packet under a cookie the
-  /// server holds, from the address it holds it at; a JOIN whose token passes for its app,
-  /// channel and uid (for a rejoin of a held session: the session's); an admin request
-  /// whose MAC verifies.
+  /// server holds, from the address it holds that session at; a JOIN or LOGIN whose token
+  /// passes for its app and grant (for a JOIN that rejoins a held session, uid 0 or its uid:
+  /// the session's); an admin request whose MAC verifies.
   static func authenticates(
     _ datagram: [UInt8], from address: PeerAddress, server: EdgeServer, wallClock: UInt64
   ) -> Bool {
     if AdminKick.hasMagic(datagram[...]) {
       return
-        (try? AdminKick.open(
+        (try? AdminRequest.open(
           datagram[...], appID: server.config.appID, certificate: server.config.appCertificate))
         != nil
     }
     guard let packet = try? Packet.decode(datagram[...]) else { return false }
     if server.table[packet.cookie]?.address == address { return true }
-    guard case .join(let request) = packet.message, request.appID == server.config.appID,
-      !EdgeServer.isReserved(request.channel)
-    else { return false }
-    // A rejoin of a held session (uid 0 or its uid) is checked against the session's grant.
-    var grant = TokenGrant.channel(request.channel, uid: request.uid)
-    if let held = server.table[packet.cookie], held.channel == request.channel,
-      request.uid == 0 || request.uid == held.uid
-    {
-      grant = .channel(held.channel, uid: held.uid)
+    let token: Token
+    var grant: TokenGrant
+    switch packet.message {
+    case .join(let request):
+      guard request.appID == server.config.appID, !EdgeServer.isReserved(request.channel) else {
+        return false
+      }
+      token = request.token
+      grant = .channel(request.channel, uid: request.uid)
+      if let held = server.table[packet.cookie]?.member, held.channel == request.channel,
+        request.uid == 0 || request.uid == held.uid
+      {
+        grant = .channel(held.channel, uid: held.uid)
+      }
+    case .login(let request):
+      guard request.appID == server.config.appID else { return false }
+      token = request.token
+      grant = .user(request.userID)
+    default: return false
     }
-    return (try? server.signer.verify(request.token.bytes, for: grant, wallClock: wallClock))
-      != nil
+    return (try? server.signer.verify(token.bytes, for: grant, wallClock: wallClock)) != nil
   }
 
-  /// Feeds each datagram, from each address, to a copy of `world`'s server; for every one
-  /// that does not authenticate, the bytes sent (to any address) must not exceed the bytes
-  /// received, and no session may change. Returns how many were checked.
+  /// Feeds each datagram, from each address, to a copy of `server`; for every one that does
+  /// not authenticate, the bytes sent (to any address) must not exceed the bytes received,
+  /// and no session may change. Returns how many were checked.
   @discardableResult
   static func expectNoAmplification(
-    _ datagrams: [[UInt8]], from addresses: [PeerAddress], world: World,
-    sourceLocation: SourceLocation = #_sourceLocation
+    _ datagrams: [[UInt8]], from addresses: [PeerAddress], server: EdgeServer, now: Instant,
+    wallClock: UInt64, sourceLocation: SourceLocation = #_sourceLocation
   ) -> Int {
-    let before = snapshot(world.server)
+    let before = snapshot(server)
     var checked = 0
     for datagram in datagrams {
       for address in addresses {
-        guard
-          !authenticates(
-            datagram, from: address, server: world.server, wallClock: world.wallClock)
+        guard !authenticates(datagram, from: address, server: server, wallClock: wallClock)
         else { continue }
-        var server = world.server
-        let out = server.receive(
-          datagram[...], from: address, now: world.now, wallClock: world.wallClock)
+        var copy = server
+        let out = copy.receive(datagram[...], from: address, now: now, wallClock: wallClock)
         let sent = out.reduce(0) { $0 + $1.bytes.count }
         #expect(
           sent <= datagram.count, "\(sent) bytes out for \(datagram.count) in: \(datagram)",
           sourceLocation: sourceLocation)
         #expect(
-          snapshot(server) == before, "a session changed: \(datagram)",
+          snapshot(copy) == before, "a session changed: \(datagram)",
           sourceLocation: sourceLocation)
         checked += 1
       }
@@ -91,24 +156,49 @@ struct EdgeSecurityTests {
     return checked
   }
 
-  /// Every client message type, under every kind of cookie, with good and bad tokens.
-  static func structuredDatagrams(_ world: World) throws -> [[UInt8]] {
-    let held = world.clients[0].cookie
-    let ended = world.clients[3].cookie
+  /// Every client message of both profiles, with good and bad tokens, under `cookies`;
+  /// server → client types; forged, foreign and cut admin requests.
+  static func structuredDatagrams(cookies: [UInt64], wallClock: UInt64) throws -> [[UInt8]] {
     let lobby = Fixture.channel
     let other = try ChannelName(validating: Array("other".utf8))
     let otherApp = try AppID(validating: Array("app-2".utf8))
     let otherAppSigner = TokenSigner(appID: otherApp, certificate: World.certificate)
-    let tokens: [Token] = [
-      .empty, Fixture.token, world.token(uid: 7), world.token(uid: 0),
-      world.token(uid: 8), world.token(channel: "other", uid: 7),
-      World.token(uid: 7, expiresAt: world.wallClock - 1),
-      try Token(validating: otherAppSigner.sign(.channel(lobby, uid: 7), expiresAt: 0)),
+    let later = wallClock + 3600
+    let anyToken: [Token] = [
+      .empty, Fixture.token,
       try Token(validating: [UInt8](repeating: 0x41, count: Token.maximumLength)),
     ]
-    var messages: [Message] = [.heartbeat(sequence: 1), .heartbeat(sequence: .max), .leave]
-    for token in tokens {
-      messages.append(.renewToken(token))
+    let joinTokens: [Token] =
+      anyToken + [
+        World.token(uid: 7, expiresAt: later), World.token(uid: 0, expiresAt: later),
+        World.token(uid: 8, expiresAt: later),
+        World.token(channel: "other", uid: 7, expiresAt: later),
+        World.token(uid: 7, expiresAt: wallClock - 1),
+        try Token(validating: otherAppSigner.sign(.channel(lobby, uid: 7), expiresAt: 0)),
+      ]
+    let loginTokens: [Token] =
+      anyToken + [
+        Bench.token("alice"), Bench.token("bob"), Bench.token("carol"),
+        Bench.token("alice", expiresAt: wallClock - 1), Bench.token("alice", appID: otherApp),
+        World.token(uid: 0, expiresAt: 0),
+      ]
+    let reserved = try ChannelName(validating: Array("$sys".utf8))
+    var messages: [Message] = [
+      .heartbeat(sequence: 1), .heartbeat(sequence: .max), .leave,
+      .loginHeartbeat(sequence: 1, eventsReceived: 0),
+      .loginHeartbeat(sequence: .max, eventsReceived: .max), .logout,
+      Bench.join("room", sequence: 2), Bench.join("other", sequence: 2),
+      Bench.leave("room", sequence: 2), Bench.join("room", sequence: 1),
+      .join(
+        JoinRequest(uid: 0, appID: Fixture.appID, channel: reserved, token: .empty, isRejoin: false)
+      ),
+    ]
+    for token in Set(joinTokens.map(\.bytes) + loginTokens.map(\.bytes)).sorted(by: {
+      $0.lexicographicallyPrecedes($1)
+    }) {
+      messages.append(.renewToken(try Token(validating: token)))
+    }
+    for token in joinTokens {
       for (app, channel) in [(Fixture.appID, lobby), (Fixture.appID, other), (otherApp, lobby)] {
         for uid: UInt32 in [0, 7, 8] {
           for rejoin in [false, true] {
@@ -120,64 +210,99 @@ struct EdgeSecurityTests {
         }
       }
     }
-    let reserved = try ChannelName(validating: Array("$sys".utf8))
-    messages.append(
-      .join(
-        JoinRequest(
-          uid: 0, appID: Fixture.appID, channel: reserved, token: .empty, isRejoin: false)))
+    for token in loginTokens {
+      for user in ["alice", "bob", "carol", "dave", "eve"] {
+        for app in [Fixture.appID, otherApp] {
+          for relogin in [false, true] {
+            messages.append(
+              .login(
+                LoginRequest(appID: app, userID: Bench.user(user), token: token, isRelogin: relogin)
+              ))
+          }
+        }
+      }
+    }
     var datagrams: [[UInt8]] = []
-    for cookie in [held, ended, held ^ 1, 0, .max] {
+    for cookie in cookies {
       datagrams += messages.map { Packet(cookie: cookie, message: $0).encoded }
     }
     // Server → client types, which the server must not answer at all.
-    datagrams.append(Packet(cookie: held, message: .sessionUnknown).encoded)
-    datagrams.append(Packet(cookie: held, message: .tokenExpired).encoded)
-    // Admin: a forged MAC, another certificate, stale, and cut short.
-    let kick = AdminKick(
-      channel: lobby, uid: 7, banSeconds: 60, unixTime: world.wallClock, nonce: 9)
-    var forged = kick.sealed(appID: Fixture.appID, certificate: World.certificate)
-    forged[forged.count - 1] ^= 1
-    datagrams.append(forged)
-    datagrams.append(kick.sealed(appID: Fixture.appID, certificate: Array("cert-2".utf8)))
-    datagrams.append(Array(forged.prefix(20)))
+    let accept = LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: true)
+    for message: Message in [
+      .sessionUnknown, .tokenExpired, .loginRefuse(code: 7), .channelAck(sequence: 1),
+      .loginAccept(accept),
+    ] {
+      datagrams.append(Packet(cookie: cookies[0], message: message).encoded)
+    }
+    // Admin KICK and KICK_USER: a forged MAC, another certificate, cut short.
+    let kick = AdminKick(channel: lobby, uid: 7, banSeconds: 60, unixTime: wallClock, nonce: 9)
+    let kickUser = AdminKickUser(
+      userID: Bench.user("alice"), banSeconds: 60, unixTime: wallClock, nonce: 9)
+    for sealed in [kick.sealed, kickUser.sealed] {
+      var forged = sealed(Fixture.appID, World.certificate)
+      forged[forged.count - 1] ^= 1
+      datagrams += [forged, sealed(Fixture.appID, Array("cert-2".utf8)), Array(forged.prefix(20))]
+    }
     datagrams.append([0x54, 0x41])
     return datagrams
   }
 
-  // MARK: - No amplification
-
-  @Test func noDatagramThatDoesNotAuthenticate_getsMoreBytesBack_orChangesASession() throws {
-    let world = try Self.channelWithMembers()
+  /// Both profiles on one server, and the datagrams to try on it: under the cookies of
+  /// channel and login sessions held and ended, near misses, 0 and the largest.
+  static func bothProfiles() throws -> (
+    bench: Bench, datagrams: [[UInt8]], addresses: [PeerAddress]
+  ) {
+    let world = try channelWithMembers()
     #expect(world.server.sessionCount == 3)
     #expect(world.clients[3].lastState == .connectionStateChanged(.failed, .tokenExpired))
-    let datagrams = try Self.structuredDatagrams(world)
-    // From an address nobody uses, and from another member's address (a session under
-    // client 0's cookie must not answer at client 1's).
+    let bench = logins(on: world.server, at: world.now)
+    #expect(bench.server.loginSessionCount == 3)
+    #expect(bench.messages(to: carol).last == .tokenExpired)
+    #expect(bench.messages(to: dave).last == .kick(.remoteLogin))
+    let held = world.clients[0].cookie
+    let cookies = [
+      held, world.clients[3].cookie, held ^ 1, alice, bob, carol, dave, alice ^ 1, 0, .max,
+    ]
+    let datagrams = try structuredDatagrams(cookies: cookies, wallClock: bench.wallClock)
+    // From an address nobody uses, and from other sessions' addresses (a session under
+    // client 0's or Alice's cookie must not answer at client 1's or Bob's).
+    return (bench, datagrams, [attacker, world.addresses[1], bobAt])
+  }
+
+  // MARK: - No amplification, no change
+
+  @Test func noDatagramThatDoesNotAuthenticate_getsMoreBytesBack_orChangesASession() throws {
+    let (bench, datagrams, addresses) = try Self.bothProfiles()
     let checked = Self.expectNoAmplification(
-      datagrams, from: [Self.attacker, world.addresses[1]], world: world)
-    #expect(checked > 600)
+      datagrams, from: addresses, server: bench.server, now: bench.now,
+      wallClock: bench.wallClock)
+    #expect(checked > 7000)
   }
 
   @Test func randomAndMutatedDatagrams_neverGetMoreBytesBack() throws {
-    let world = try Self.channelWithMembers()
+    let (bench, valid, addresses) = try Self.bothProfiles()
     var random = SeededRandom(seed: 21)
-    let valid = try Self.structuredDatagrams(world)
     var datagrams: [[UInt8]] = []
-    for _ in 0..<3000 {
+    for round in 0..<6000 {
       var bytes = valid[Int(random.next() % UInt64(valid.count))]
       for _ in 0..<(1 + random.next() % 4) {
         bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
       }
       datagrams.append(bytes)
+      // Noise after a valid header: any type, or a client type of either profile.
       let length = Int(random.next() % 200)
       var noise = (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
       if length >= 3 { noise[0...2] = [0x54, 0x48, 0x01] }
+      if length >= 4, round % 2 == 1 { noise[3] = UInt8(1 + random.next() % 8) }
       datagrams.append(noise)
     }
     let checked = Self.expectNoAmplification(
-      datagrams, from: [Self.attacker, world.addresses[2]], world: world)
-    #expect(checked > 10_000)
+      datagrams, from: addresses, server: bench.server, now: bench.now,
+      wallClock: bench.wallClock)
+    #expect(checked > 30_000)
   }
+
+  // MARK: - Spoofed and replayed datagrams: channel sessions
 
   @Test func heartbeat_underAHeldCookie_fromAnotherAddress_getsSessionUnknown_andMovesNothing()
     throws
@@ -242,135 +367,130 @@ struct EdgeSecurityTests {
     #expect(world.clients[1].mainNotifications.count == before)
   }
 
-  // MARK: - Join limit
+  // MARK: - Spoofed and replayed datagrams: login sessions
 
-  static func sockaddrIn(host: UInt8, port: UInt16) -> PeerAddress {
-    PeerAddress(
-      bytes: [2, 0, UInt8(port >> 8), UInt8(port & 0xFF), 10, 0, 0, host]
-        + [UInt8](repeating: 0, count: 8))!
+  @Test func heartbeat_fromAnotherAddress_getsSessionUnknown_noEvents_andMovesNothing() {
+    var bench = Self.logins()
+    let lastHeard = bench.server.table[Self.bob]?.lastHeard
+    let out = bench.send(
+      .loginHeartbeat(sequence: 3, eventsReceived: 0), cookie: Self.bob, from: Self.attacker)
+    #expect(out.map(\.message) == [.sessionUnknown])
+    #expect(out.first?.to == Self.attacker)
+    #expect(bench.server.table[Self.bob]?.lastHeard == lastHeard)
+    #expect(bench.server.table[Self.bob]?.address == Self.bobAt)
+    #expect(bench.server.counters.wrongAddress == 1)
+    // Nor can it acknowledge Bob's events for him.
+    bench.send(
+      .loginHeartbeat(sequence: 4, eventsReceived: 1), cookie: Self.bob, from: Self.attacker)
+    #expect(bench.server.table[Self.bob]?.login?.events.pending.count == 1)
   }
 
-  static func join(cookie: UInt64, token: Token = Fixture.token) -> [UInt8] {
-    Packet(
-      cookie: cookie,
-      message: .join(
-        JoinRequest(
-          uid: 0, appID: Fixture.appID, channel: Fixture.channel, token: token, isRejoin: false))
-    ).encoded
+  @Test func operation_logout_andRenew_fromAnotherAddress_changeNothing() {
+    var bench = Self.logins()
+    let before = Self.snapshot(bench.server)
+    let op = bench.send(Bench.leave("room", sequence: 2), cookie: Self.alice, from: Self.attacker)
+    #expect(op.map(\.message) == [.sessionUnknown])
+    #expect(bench.send(.logout, cookie: Self.alice, from: Self.attacker).isEmpty)
+    let renew = bench.send(
+      .renewToken(Bench.token("alice", expiresAt: World.wallBase + 5)), cookie: Self.alice,
+      from: Self.attacker)
+    #expect(renew.map(\.message) == [.sessionUnknown])
+    #expect(Self.snapshot(bench.server) == before)
+    #expect(bench.server.counters.wrongAddress == 3)
+    #expect(bench.server.counters.unknownSession == 3)
   }
 
-  static func limited(burst: Int, refill: Interval, sources: Int = 4096) -> EdgeServer {
-    var config = World.config()
-    config.joinLimit = JoinLimit(burst: burst, refill: refill, maxSources: sources)
-    return EdgeServer(config: config)
+  @Test func login_withABadToken_underAHeldCookie_fromAnotherAddress_isRefused_andMovesNothing() {
+    var bench = Self.logins()
+    let before = Self.snapshot(bench.server)
+    let out = bench.send(
+      Bench.login("alice", token: Bench.token("mallory"), relogin: true), cookie: Self.alice,
+      from: Self.attacker)
+    #expect(out.map(\.message) == [.loginRefuse(code: 5)])
+    #expect(Self.snapshot(bench.server) == before)
+    // Nor from Alice's own address: a LOGIN whose token fails changes nothing.
+    bench.send(
+      Bench.login("alice", token: Bench.token("alice", expiresAt: 1), relogin: true),
+      cookie: Self.alice, from: Self.aliceAt)
+    #expect(Self.snapshot(bench.server) == before)
   }
 
-  @Test func joinLimit_defaults_areGenerous_andScaleWithTime() throws {
-    let config = try EdgeConfig(appID: Fixture.appID, appCertificate: [1])
-    #expect(config.joinLimit == JoinLimit(burst: 1024, refill: .ms(4), maxSources: 4096))
-    let scaled = try EdgeConfig(appID: Fixture.appID, appCertificate: [1], timeScale: 0.01)
-    #expect(scaled.joinLimit.refill == Interval(nanoseconds: 40_000))
+  /// The limit of version 1, as for JOIN: a sender that holds a valid LOGIN (it saw one on
+  /// the path) can move the session by replaying it. The session's own client moves it back
+  /// with its next LOGIN, and nobody else notices.
+  @Test func aReplayedValidLogin_movesTheSession_asAJoinWould() {
+    var bench = Self.logins()
+    let login = Bench.datagram(Bench.login("alice", relogin: true), cookie: Self.alice)
+    bench.sendRaw(login, from: Self.attacker)
+    #expect(bench.server.table[Self.alice]?.address == Self.attacker)
+    let bobEvents = bench.events(to: Self.bob)
+    bench.sendRaw(login, from: Self.aliceAt)
+    #expect(bench.server.table[Self.alice]?.address == Self.aliceAt)
+    #expect(bench.events(to: Self.bob) == bobEvents)
   }
 
-  @Test func joinsPastTheBurst_getNoAnswer_areCounted_andTheBucketRefills() {
-    var server = Self.limited(burst: 4, refill: .seconds(1))
-    let source = Self.sockaddrIn(host: 1, port: 4000)
-    for i in 0..<6 {
-      let out = server.receive(
-        Self.join(cookie: UInt64(i + 1))[...], from: source, now: .ms(10), wallClock: World.wallBase
-      )
-      #expect(out.count == (i < 4 ? 1 : 0), "join \(i)")
-    }
-    #expect(server.counters.joinsLimited == 2)
-    #expect(server.counters.refusedJoins == 4)
-    // One more a second later; not two.
-    var answered = 0
-    for i in 0..<2 {
-      answered +=
-        server.receive(
-          Self.join(cookie: UInt64(10 + i))[...], from: source, now: .ms(1010),
-          wallClock: World.wallBase
-        ).count
-    }
-    #expect(answered == 1)
+  // MARK: - One cookie, one session
+
+  /// A datagram of one profile's types under the cookie of the other's session finds no
+  /// session: it is answered as for an unknown cookie, and the session is not heard.
+  @Test func aDatagramOfTheOtherProfile_findsNoSession() throws {
+    var bench = Self.logins()
+    let join = JoinRequest(
+      uid: 5, appID: Fixture.appID, channel: Fixture.channel,
+      token: World.token(uid: 5, expiresAt: 0), isRejoin: false)
+    let channelAt = World.address(9)
+    bench.send(.join(join), cookie: 50, from: channelAt)
+    bench.run(for: .seconds(1))
+    let before = Self.snapshot(bench.server)
+    let heartbeat = bench.send(.heartbeat(sequence: 1), cookie: Self.alice, from: Self.aliceAt)
+    #expect(heartbeat.map(\.message) == [.sessionUnknown])
+    #expect(bench.send(.leave, cookie: Self.alice, from: Self.aliceAt).isEmpty)
+    let loginBeat = bench.send(
+      .loginHeartbeat(sequence: 1, eventsReceived: 0), cookie: 50, from: channelAt)
+    #expect(loginBeat.map(\.message) == [.sessionUnknown])
+    #expect(bench.send(.logout, cookie: 50, from: channelAt).isEmpty)
+    #expect(Self.snapshot(bench.server) == before)
+    #expect(bench.server.counters.unknownSession == 4)
+    #expect(bench.server.counters.wrongAddress == 0)
   }
 
-  @Test func joinLimit_isPerHost_otherPortsShareIt_otherHostsDoNot() {
-    var server = Self.limited(burst: 2, refill: .seconds(100))
-    var answers: [Int] = []
-    for (host, port) in [(1, 1000), (1, 1001), (1, 1002), (2, 1000), (2, 1000), (2, 1003)] {
-      answers.append(
-        server.receive(
-          Self.join(cookie: 1)[...], from: Self.sockaddrIn(host: UInt8(host), port: UInt16(port)),
-          now: .zero, wallClock: World.wallBase
-        ).count)
-    }
-    #expect(answers == [1, 1, 0, 1, 1, 0])
+  /// A JOIN whose token passes, under a login session's cookie, replaces that session, as a
+  /// JOIN for another channel or a LOGIN for another user under a held cookie does: one
+  /// cookie names one session.
+  @Test func aJoinUnderALoginSessionsCookie_replacesIt() throws {
+    var bench = Self.logins()
+    let join = JoinRequest(
+      uid: 5, appID: Fixture.appID, channel: Fixture.channel,
+      token: World.token(uid: 5, expiresAt: 0), isRejoin: false)
+    let out = bench.send(.join(join), cookie: Self.alice, from: Self.aliceAt)
+    #expect(
+      out.first?.message
+        == .accept(JoinAccept(uid: 5, serverTimeMs: 2000, tokenTimeLeftMs: 0, resumed: false)))
+    #expect(bench.server.session(cookie: Self.alice)?.uid == 5)
+    #expect(bench.server.loginSession(cookie: Self.alice) == nil)
+    #expect(bench.events(to: Self.bob).suffix(1) == ["2 left room alice"])
   }
 
-  @Test func resumeFromTheSessionsOwnAddress_isNeverLimited() throws {
-    var config = World.config()
-    config.joinLimit = JoinLimit(burst: 1, refill: .seconds(1000))
-    var world = World(config: config)
-    world.addClient()
-    try world.join(0)
-    for _ in 0..<5 {
-      world.act(0) { s, now, out in s.endpointChanged(now: now, into: &out) }
-      #expect(world.clients[0].lastState == .connectionStateChanged(.connected, .rejoinSuccess))
-    }
-    #expect(world.server.counters.joinsLimited == 0)
-    #expect(world.accepts(to: 0).count == 6)
-  }
-
-  @Test func defaultLimit_takesEveryDeviceBehindOneNAT_andManyClientsAtOnce() throws {
-    var server = EdgeServer(config: World.config())
-    var accepted = 0
-    // 300 devices behind one address, each joining and then joining again (a new cookie),
-    // at the same instant; and 400 clients at their own addresses.
-    for round in 0..<2 {
-      for device in 0..<300 {
-        let out = server.receive(
-          Self.join(cookie: UInt64(round * 1000 + device + 1), token: World.token(expiresAt: 0))[
-            ...],
-          from: Self.sockaddrIn(host: 1, port: UInt16(2000 + device)), now: .ms(UInt64(round)),
-          wallClock: World.wallBase)
-        accepted += out.contains { (try? Packet.decode($0.bytes[...]))?.isAccept ?? false } ? 1 : 0
-      }
-    }
-    for client in 0..<400 {
-      let out = server.receive(
-        Self.join(cookie: UInt64(10_000 + client), token: World.token(expiresAt: 0))[...],
-        from: World.address(client), now: .ms(2), wallClock: World.wallBase)
-      accepted += out.contains { (try? Packet.decode($0.bytes[...]))?.isAccept ?? false } ? 1 : 0
-    }
-    #expect(accepted == 1000)
-    #expect(server.counters.joinsLimited == 0)
-  }
-
-  @Test func joinSources_stayBounded_underJoinsFromEverywhere() {
-    var server = Self.limited(burst: 2, refill: .seconds(10), sources: 64)
-    for i in 0..<10_000 {
-      _ = server.receive(
-        Self.join(cookie: 1)[...], from: World.address(i % 65_536), now: .ms(UInt64(i)),
-        wallClock: World.wallBase)
-      #expect(server.tableCounts.joinSources <= 64)
-    }
-    #expect(server.tableCounts.sessions == 0)
-  }
-
-  @Test func peerAddressHost_dropsThePort_ofIPv4AndIPv6_andKeepsOthers() {
-    #expect(Self.sockaddrIn(host: 1, port: 5).host == Self.sockaddrIn(host: 1, port: 9).host)
-    #expect(Self.sockaddrIn(host: 1, port: 5).host != Self.sockaddrIn(host: 2, port: 5).host)
-    #expect(Self.sockaddrIn(host: 1, port: 5).host != Self.sockaddrIn(host: 1, port: 5))
-    var v6 = [UInt8](repeating: 0, count: 28)
-    v6[0] = 10
-    v6[23] = 1
-    var v6b = v6
-    v6b[3] = 77
-    v6b[7] = 1  // flow info
-    #expect(PeerAddress(bytes: v6)!.host == PeerAddress(bytes: v6b)!.host)
-    #expect(World.address(1).host == World.address(1))
-    #expect(World.address(1).host != World.address(2).host)
+  /// A JOIN refused for a ban changes nothing, as a refused LOGIN: the session under its
+  /// cookie (for another channel) stays.
+  @Test func aJoinRefusedForABan_endsNotTheSessionUnderItsCookie() throws {
+    var world = try Self.channelWithMembers()
+    let admin = AdminKick(
+      channel: try ChannelName(validating: Array("other".utf8)), uid: 7, banSeconds: 60,
+      unixTime: world.wallClock, nonce: 1)
+    _ = world.server.admin(
+      admin.sealed(appID: Fixture.appID, certificate: World.certificate)[...],
+      from: Self.attacker, now: world.now, wallClock: world.wallClock)
+    let cookie = world.clients[0].cookie
+    let request = JoinRequest(
+      uid: 7, appID: Fixture.appID, channel: try ChannelName(validating: Array("other".utf8)),
+      token: world.token(channel: "other", uid: 7), isRejoin: false)
+    let out = world.server.receive(
+      Packet(cookie: cookie, message: .join(request)).encoded[...], from: world.addresses[0],
+      now: world.now, wallClock: world.wallClock)
+    #expect(out.map(\.bytes) == [Packet(cookie: cookie, message: .kick(.banned)).encoded])
+    #expect(world.server.session(cookie: cookie)?.uid == 7)
+    #expect(world.server.sessionCount == 3)
   }
 
   // MARK: - Tokens at the server (the signer's own tests are in TokenSignerTests)
@@ -456,8 +576,4 @@ struct EdgeSecurityTests {
     #expect(server.counters.malformed == UInt64(cases.count))
     #expect(server.sessionCount == 0)
   }
-}
-
-extension Packet {
-  fileprivate var isAccept: Bool { if case .accept = message { true } else { false } }
 }

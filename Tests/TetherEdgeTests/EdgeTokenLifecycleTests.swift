@@ -6,13 +6,19 @@ import TetherSim
 
 /// Tokens while joined: expiry, renewal accepted and refused.
 struct EdgeTokenLifecycleTests {
-  @Test func tokenExpiry_whileJoined_clientFailsTokenExpired_andMembersSeeQuit() throws {
+  /// Two members; the first one's token expires 10 s after it joined, 2 s ago.
+  static func expiredWhileJoined() throws -> World {
     var world = World()
     world.addClient()
     world.addClient()
     try world.join(0, token: world.token(expiresIn: 10))
     try world.join(1)
     world.run(for: .seconds(12))
+    return world
+  }
+
+  @Test func tokenExpiry_whileJoined_clientFailsTokenExpired_andMembersSeeQuit() throws {
+    let world = try Self.expiredWhileJoined()
     #expect(world.clients[0].lastState == .connectionStateChanged(.failed, .tokenExpired))
     #expect(world.clients[1].notifications.contains(.userOffline(uid: 1_000_000, reason: .quit)))
     #expect(world.server.sessionCount == 1)
@@ -37,6 +43,30 @@ struct EdgeTokenLifecycleTests {
           address: World.address(0), bytes: Packet(cookie: 77, message: .tokenExpired).encoded)
       ])
     #expect(server.sessionCount == 0)
+  }
+
+  /// docs/BEHAVIOUR.md: `tether_renew_token` after FAILED/TOKEN_EXPIRED rejoins with the new
+  /// token, under the session's cookie (PROTOCOL.md §2.1). The server ended that cookie with
+  /// TOKEN_EXPIRED a moment before; the JOIN is judged by its own token (as a LOGIN is), not
+  /// answered TOKEN_EXPIRED again for forget-after.
+  @Test func renew_afterTokenExpired_rejoinsUnderTheEndedCookie() throws {
+    var world = try Self.expiredWhileJoined()
+    #expect(world.clients[0].lastState == .connectionStateChanged(.failed, .tokenExpired))
+    #expect(world.messages(to: 0).last == .tokenExpired)
+    #expect(world.server.sessionCount == 1)
+    let cookie = world.clients[0].cookie
+    try world.renew(0, world.token(expiresIn: 3600))
+    world.run(for: .seconds(2))
+    #expect(
+      world.clients[0].stateChanges.suffix(2) == [
+        .connectionStateChanged(.reconnecting, .renewToken),
+        .connectionStateChanged(.connected, .rejoinSuccess),
+      ])
+    #expect(world.server.session(cookie: cookie)?.uid == 1_000_000)
+    // The cookie is live again: once its new session has left, it is unknown, not expired.
+    world.leave(0)
+    world.sendRaw(Packet(cookie: cookie, message: .heartbeat(sequence: 9)).encoded, from: 0)
+    #expect(world.messages(to: 0).last == .sessionUnknown)
   }
 
   @Test func renew_accepted_movesTheClientsTokenClock() throws {

@@ -29,7 +29,7 @@ public struct AdminKick: Equatable, Sendable {
   /// Tells two requests apart, so the server can refuse a replayed one.
   public var nonce: UInt64
 
-  static let kickCommand: UInt8 = 1
+  static let command: UInt8 = 1
 
   public init(
     channel: ChannelName, uid: UInt32, banSeconds: UInt32, unixTime: UInt64, nonce: UInt64
@@ -48,14 +48,7 @@ public struct AdminKick: Equatable, Sendable {
 
   /// The signed datagram.
   public func sealed(appID: AppID, certificate: [UInt8]) -> [UInt8] {
-    var bytes = AdminFrame.header(command: Self.kickCommand, appID: appID)
-    bytes.append(UInt8(truncatingIfNeeded: channel.bytes.count))
-    bytes.append(contentsOf: channel.bytes)
-    bytes.appendBigEndian(uid)
-    AdminFrame.appendTail(
-      to: &bytes, banSeconds: banSeconds, unixTime: unixTime, nonce: nonce,
-      certificate: certificate)
-    return bytes
+    AdminFrame.seal(self, appID: appID, certificate: certificate)
   }
 
   /// Parses `datagram` and checks that it is for `appID` and signed with `certificate`.
@@ -63,16 +56,22 @@ public struct AdminKick: Equatable, Sendable {
   public static func open(_ datagram: ArraySlice<UInt8>, appID: AppID, certificate: [UInt8])
     throws(AdminError) -> AdminKick
   {
-    var reader = try AdminFrame.reader(datagram, command: kickCommand)
-    guard let app = try? reader.prefixed(lengthWidth: 1),
-      let channelBytes = try? reader.prefixed(lengthWidth: 1),
-      let channel = try? ChannelName(validating: channelBytes), let uid = try? reader.u32()
-    else { throw .malformed }
-    let tail = try AdminFrame.tail(
-      datagram, reader: &reader, app: app, appID: appID, certificate: certificate)
-    return AdminKick(
-      channel: channel, uid: uid, banSeconds: tail.banSeconds, unixTime: tail.unixTime,
-      nonce: tail.nonce)
+    try AdminFrame.open(datagram, appID: appID, certificate: certificate)
+  }
+}
+
+extension AdminKick: AdminCommand {
+  var target: [UInt8] {
+    var bytes = [UInt8(truncatingIfNeeded: channel.bytes.count)] + channel.bytes
+    bytes.appendBigEndian(uid)
+    return bytes
+  }
+
+  init?(target reader: inout ByteReader) {
+    guard let bytes = try? reader.prefixed(lengthWidth: 1),
+      let channel = try? ChannelName(validating: bytes), let uid = try? reader.u32()
+    else { return nil }
+    self.init(channel: channel, uid: uid, banSeconds: 0, unixTime: 0, nonce: 0)
   }
 }
 
@@ -110,28 +109,25 @@ public struct AdminKickUser: Equatable, Sendable {
 
   /// The signed datagram.
   public func sealed(appID: AppID, certificate: [UInt8]) -> [UInt8] {
-    var bytes = AdminFrame.header(command: Self.command, appID: appID)
-    bytes.append(UInt8(truncatingIfNeeded: userID.bytes.count))
-    bytes.append(contentsOf: userID.bytes)
-    AdminFrame.appendTail(
-      to: &bytes, banSeconds: banSeconds, unixTime: unixTime, nonce: nonce,
-      certificate: certificate)
-    return bytes
+    AdminFrame.seal(self, appID: appID, certificate: certificate)
   }
 
   /// Parses `datagram` and checks that it is for `appID` and signed with `certificate`.
   public static func open(_ datagram: ArraySlice<UInt8>, appID: AppID, certificate: [UInt8])
     throws(AdminError) -> AdminKickUser
   {
-    var reader = try AdminFrame.reader(datagram, command: command)
-    guard let app = try? reader.prefixed(lengthWidth: 1),
-      let userBytes = try? reader.prefixed(lengthWidth: 1),
-      let userID = try? UserID(validating: userBytes)
-    else { throw .malformed }
-    let tail = try AdminFrame.tail(
-      datagram, reader: &reader, app: app, appID: appID, certificate: certificate)
-    return AdminKickUser(
-      userID: userID, banSeconds: tail.banSeconds, unixTime: tail.unixTime, nonce: tail.nonce)
+    try AdminFrame.open(datagram, appID: appID, certificate: certificate)
+  }
+}
+
+extension AdminKickUser: AdminCommand {
+  var target: [UInt8] { [UInt8(truncatingIfNeeded: userID.bytes.count)] + userID.bytes }
+
+  init?(target reader: inout ByteReader) {
+    guard let bytes = try? reader.prefixed(lengthWidth: 1),
+      let userID = try? UserID(validating: bytes)
+    else { return nil }
+    self.init(userID: userID, banSeconds: 0, unixTime: 0, nonce: 0)
   }
 }
 
@@ -168,6 +164,18 @@ public enum AdminRequest: Equatable, Sendable {
   }
 }
 
+/// An admin command: what it acts on (its target, between the app id and the ban seconds)
+/// and the fields of the tail, in the frame every command shares (``AdminFrame``).
+protocol AdminCommand {
+  static var command: UInt8 { get }
+  var target: [UInt8] { get }
+  var banSeconds: UInt32 { get set }
+  var unixTime: UInt64 { get set }
+  var nonce: UInt64 { get set }
+  /// Reads the target (the tail's fields are set once they are read); nil if it is not one.
+  init?(target reader: inout ByteReader)
+}
+
 /// What every admin datagram shares: the header (magic, version, command, app id) and the
 /// tail (ban seconds, unix time, nonce, MAC over everything before it).
 enum AdminFrame {
@@ -180,48 +188,39 @@ enum AdminFrame {
       && datagram[datagram.startIndex + 1] == magic.1
   }
 
-  /// Magic, version, `command`, then the app id with its length.
-  static func header(command: UInt8, appID: AppID) -> [UInt8] {
-    var bytes: [UInt8] = [magic.0, magic.1, version, command]
+  static func seal<Command: AdminCommand>(_ request: Command, appID: AppID, certificate: [UInt8])
+    -> [UInt8]
+  {
+    var bytes: [UInt8] = [magic.0, magic.1, version, Command.command]
     bytes.append(UInt8(truncatingIfNeeded: appID.bytes.count))
-    bytes.append(contentsOf: appID.bytes)
+    bytes.append(contentsOf: appID.bytes + request.target)
+    bytes.appendBigEndian(request.banSeconds)
+    bytes.appendBigEndian(request.unixTime)
+    bytes.appendBigEndian(request.nonce)
+    bytes.append(contentsOf: mac(bytes[...], certificate: certificate))
     return bytes
   }
 
-  static func appendTail(
-    to bytes: inout [UInt8], banSeconds: UInt32, unixTime: UInt64, nonce: UInt64,
-    certificate: [UInt8]
-  ) {
-    bytes.appendBigEndian(banSeconds)
-    bytes.appendBigEndian(unixTime)
-    bytes.appendBigEndian(nonce)
-    bytes.append(contentsOf: mac(bytes[...], certificate: certificate))
-  }
-
-  /// A reader past the 4 header bytes, which must be this version and `command`.
-  static func reader(_ datagram: ArraySlice<UInt8>, command: UInt8) throws(AdminError)
-    -> ByteReader
-  {
+  /// Parses a `Command` datagram of this version, then judges the app id and the MAC (in
+  /// that order: a malformed datagram is malformed whatever its app).
+  static func open<Command: AdminCommand>(
+    _ datagram: ArraySlice<UInt8>, appID: AppID, certificate: [UInt8]
+  ) throws(AdminError) -> Command {
     var reader = ByteReader(datagram)
     let header = try? (reader.u8(), reader.u8(), reader.u8(), reader.u8())
-    guard let header, header == (magic.0, magic.1, version, command) else { throw .malformed }
-    return reader
-  }
-
-  /// Reads the tail, then judges the app id and the MAC (in that order: a malformed
-  /// datagram is malformed whatever its app).
-  static func tail(
-    _ datagram: ArraySlice<UInt8>, reader: inout ByteReader, app: ArraySlice<UInt8>,
-    appID: AppID, certificate: [UInt8]
-  ) throws(AdminError) -> (banSeconds: UInt32, unixTime: UInt64, nonce: UInt64) {
-    guard let ban = try? reader.u32(), let time = try? reader.u64(),
-      let nonce = try? reader.u64(), reader.rest.count == macLength
+    guard let header, header == (magic.0, magic.1, version, Command.command),
+      let app = try? reader.prefixed(lengthWidth: 1), var request = Command(target: &reader),
+      let ban = try? reader.u32(), let time = try? reader.u64(), let nonce = try? reader.u64(),
+      reader.rest.count == macLength
     else { throw .malformed }
     guard app.elementsEqual(appID.bytes) else { throw .wrongApp }
     let signed = datagram.prefix(datagram.count - macLength)
     guard TokenSigner.constantTimeEqual(mac(signed, certificate: certificate), Array(reader.rest))
     else { throw .badMAC }
-    return (ban, time, nonce)
+    request.banSeconds = ban
+    request.unixTime = time
+    request.nonce = nonce
+    return request
   }
 
   private static func mac(_ bytes: ArraySlice<UInt8>, certificate: [UInt8]) -> [UInt8] {

@@ -31,7 +31,7 @@ public enum TokenError: Error, Equatable, Sendable {
 /// At most 87 bytes of printable ASCII, so every token is a valid `TetherCore.Token`.
 public struct TokenSigner: Sendable {
   public let appID: AppID
-  /// The certificate's bytes (a `SymmetricKey` is made per MAC: it is not `Sendable`).
+  /// The certificate's bytes: the key of every MAC.
   private let certificate: [UInt8]
 
   static let version: UInt8 = 0x31  // "1"

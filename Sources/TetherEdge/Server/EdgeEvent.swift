@@ -91,7 +91,7 @@ public struct EdgeCounters: Equatable, Sendable {
   /// one (a repeat, or one that overtook an earlier one).
   public var channelOperationsUnordered: UInt64 = 0
   /// JOIN operations acknowledged but not applied: the session was in
-  /// ``LoginTable/maximumChannels`` channels already.
+  /// ``SessionTable/maximumChannels`` channels already.
   public var channelOperationsOverLimit: UInt64 = 0
   /// MEMBER_EVENTS sent again in answer to a LOGIN_HEARTBEAT that had not taken them all.
   public var memberEventsResent: UInt64 = 0

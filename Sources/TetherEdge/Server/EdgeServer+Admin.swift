@@ -26,10 +26,7 @@ extension EdgeServer {
       let request = try AdminRequest.open(
         datagram, appID: config.appID, certificate: config.appCertificate)
       try take(request, wallClock: wallClock)
-      switch request {
-      case .kick(let kick): status = apply(kick, wallClock: wallClock)
-      case .kickUser(let kick): status = apply(kick, wallClock: wallClock)
-      }
+      status = apply(request, wallClock: wallClock)
     } catch .malformed {
       counters.malformed &+= 1
       return
@@ -55,35 +52,38 @@ extension EdgeServer {
     takenNonces[request.nonce] = request.unixTime &+ 2 * Self.adminTimeWindow
   }
 
-  /// Bans (if asked) and kicks.
-  private mutating func apply(_ request: AdminKick, wallClock: UInt64) -> AdminStatus {
-    let member = MemberKey(channel: request.channel, uid: request.uid)
-    if request.banSeconds > 0 {
-      if bans.count >= config.maxSessions { bans = bans.filter { $0.value > wallClock } }
-      guard bans.count < config.maxSessions || bans[member] != nil else { return .refused }
-      bans[member] = wallClock &+ UInt64(request.banSeconds)
+  /// Bans the member or user id (if asked for), and ends its session with KICK BANNED.
+  private mutating func apply(_ request: AdminRequest, wallClock: UInt64) -> AdminStatus {
+    let banned: Bool
+    let cookie: UInt64?
+    let event: EdgeEvent
+    switch request {
+    case .kick(let kick):
+      let member = MemberKey(channel: kick.channel, uid: kick.uid)
+      banned = ban(member, for: kick.banSeconds, in: &bans, wallClock: wallClock)
+      cookie = table.channels.members(of: kick.channel)[kick.uid]
+      event = .kicked(channel: kick.channel, uid: kick.uid, banSeconds: kick.banSeconds)
+    case .kickUser(let kick):
+      banned = ban(kick.userID, for: kick.banSeconds, in: &userBans, wallClock: wallClock)
+      cookie = table.users[kick.userID]
+      event = .userKicked(user: kick.userID, banSeconds: kick.banSeconds)
     }
-    guard let cookie = table.holder(of: request.uid, in: request.channel),
-      let session = table[cookie]
-    else { return .noSuchMember }
-    record(.kicked(channel: session.channel, uid: session.uid, banSeconds: request.banSeconds))
-    end(cookie, with: .kick(.banned), cause: nil, announce: true)
+    guard banned else { return .refused }
+    guard let cookie else { return .noSuchMember }
+    record(event)
+    end(cookie, notice: .kick(.banned), cause: nil)
     return .kicked
   }
 
-  /// Bans the user id (if asked) and ends its login session with KICK BANNED.
-  private mutating func apply(_ request: AdminKickUser, wallClock: UInt64) -> AdminStatus {
-    let user = request.userID
-    if request.banSeconds > 0 {
-      if userBans.count >= config.maxSessions {
-        userBans = userBans.filter { $0.value > wallClock }
-      }
-      guard userBans.count < config.maxSessions || userBans[user] != nil else { return .refused }
-      userBans[user] = wallClock &+ UInt64(request.banSeconds)
-    }
-    guard let cookie = logins.cookie(of: user) else { return .noSuchMember }
-    record(.userKicked(user: user, banSeconds: request.banSeconds))
-    endLogin(cookie, with: .kick(.banned), cause: nil)
-    return .kicked
+  /// Bans `key` for `seconds` more (0: no ban). False when `bans` holds `maxSessions` bans
+  /// in force already: past that a new one is refused.
+  private func ban<Key: Hashable>(
+    _ key: Key, for seconds: UInt32, in bans: inout [Key: UInt64], wallClock: UInt64
+  ) -> Bool {
+    guard seconds > 0 else { return true }
+    if bans.count >= config.maxSessions { bans = bans.filter { $0.value > wallClock } }
+    guard bans.count < config.maxSessions || bans[key] != nil else { return false }
+    bans[key] = wallClock &+ UInt64(seconds)
+    return true
   }
 }

@@ -3,8 +3,9 @@ import TetherCore
 // MARK: - Notices that survive one lost datagram
 
 /// A session the server ended with a notice to its client (KICK, TOKEN_EXPIRED): any later
-/// datagram under its cookie is answered with the notice again, until `until`. So a lost
-/// KICK becomes a KICK one heartbeat later, not SESSION_UNKNOWN and a rejoin.
+/// datagram under its cookie is answered with the notice again, until `until` (a JOIN or
+/// LOGIN only with a KICK: after TOKEN_EXPIRED its own token decides). So a lost KICK
+/// becomes a KICK one heartbeat later, not SESSION_UNKNOWN and a rejoin.
 struct EndedSession {
   let notice: Message
   let until: Instant
@@ -22,22 +23,9 @@ extension EdgeServer {
   /// How many digests after the first LEFT carry it again.
   static let departureRepeats: UInt64 = 3
 
-  /// Sends `notice` to the session under `cookie`, ends it, and remembers the notice for
-  /// forget-after (while fewer than `maxSessions` are remembered).
-  mutating func end(
-    _ cookie: UInt64, with notice: Message, cause: EdgeEvent.LeaveCause?, announce: Bool
-  ) {
-    guard let session = table[cookie] else { return }
-    outbox.send(notice, cookie: cookie, to: session.address)
-    if ended.count < config.maxSessions {
-      ended[cookie] = EndedSession(notice: notice, until: clock + config.forgetAfter)
-    }
-    removeSession(cookie, cause: cause, announce: announce)
-  }
-
   /// Answers a datagram under a cookie the server ended with its notice again; false when
   /// the cookie was not ended (or long ago). The notice is never larger than the datagram
-  /// that asks (a HEARTBEAT, RENEW_TOKEN or JOIN).
+  /// that asks (a HEARTBEAT, LOGIN_HEARTBEAT, CHANNEL_OPERATION, RENEW_TOKEN, JOIN or LOGIN).
   mutating func repeatNotice(_ cookie: UInt64, to address: PeerAddress) -> Bool {
     guard let session = ended[cookie], session.until > clock else { return false }
     counters.noticesRepeated &+= 1

@@ -7,20 +7,21 @@ import TetherCore
 /// Two clocks come in with every call: `now`, monotonic (presence ages, silence, the
 /// server's timers), and `wallClock`, unix seconds (token expiries, bans, admin requests).
 ///
-/// Sessions are keyed by the cookie in the packet header; a channel's members by uid. Login
-/// sessions (the messaging profile, EdgeServer+Login.swift) by cookie and by user id, their
-/// channels' members by user id. Nothing a datagram holds can make it trap, and what it
-/// keeps per peer is bounded: a fixed-size record per channel session, and per login session
-/// a record with at most 16 channels and 256 queued member events; at most
-/// ``EdgeConfig/maxSessions`` sessions of both kinds together.
+/// Sessions of both profiles are in one table, keyed by the cookie in the packet header
+/// (SessionTable.swift); what every session goes through (admission, being heard, token
+/// renewal and expiry, silence, its end) is written once (EdgeServer+Admission.swift,
+/// EdgeServer+Sessions.swift), and each profile adds its own: the channel profile's
+/// presence (EdgeServer+Presence.swift), the login profile's channels and member events
+/// (EdgeServer+Login.swift). Nothing a datagram holds can make it trap, and what it keeps
+/// per peer is bounded: a fixed-size record per channel session, and per login session a
+/// record with at most 16 channels and 256 queued member events; at most
+/// ``EdgeConfig/maxSessions`` sessions of both profiles together.
 public struct EdgeServer {
   public let config: EdgeConfig
   let signer: TokenSigner
   var table = SessionTable()
   /// (channel, uid) → banned until (unix seconds).
   var bans: [MemberKey: UInt64] = [:]
-  /// Login sessions and their channels (EdgeServer+Login.swift).
-  var logins = LoginTable()
   /// User id → banned until (unix seconds): its LOGINs get LOGIN_REFUSE 7.
   var userBans: [UserID: UInt64] = [:]
   /// Login sessions that got member events during the current input → the number of the
@@ -63,15 +64,15 @@ public struct EdgeServer {
 
   // MARK: - Queries
 
-  public var sessionCount: Int { table.count }
+  public var sessionCount: Int { table.count(of: .channel) }
 
   /// How many entries each of the server's tables holds: what its memory grows with.
   public var tableCounts: EdgeTableCounts {
     EdgeTableCounts(
-      sessions: table.count, endedSessions: ended.count, departures: departureCount,
+      sessions: sessionCount, endedSessions: ended.count, departures: departureCount,
       bans: bans.count, adminNonces: takenNonces.count, joinSources: joinLimiter.sourceCount,
-      logins: logins.count, loginChannels: logins.rosters.channels.count,
-      queuedEvents: logins.queuedEvents, userBans: userBans.count)
+      logins: loginSessionCount, loginChannels: table.loginChannels.channels.count,
+      queuedEvents: table.queuedEvents, userBans: userBans.count)
   }
 
   /// When ``tick(now:wallClock:)`` next has something to do; nil while no session is held.
@@ -81,24 +82,26 @@ public struct EdgeServer {
 
   /// The uids in `channel`, sorted.
   public func members(of channel: ChannelName) -> [UInt32] {
-    table.members(of: channel).keys.sorted()
+    table.channels.members(of: channel).keys.sorted()
   }
 
   /// The uid and channel of the session under `cookie`, if the server holds it.
   public func session(cookie: UInt64) -> (channel: ChannelName, uid: UInt32)? {
-    table[cookie].map { ($0.channel, $0.uid) }
+    table[cookie]?.member.map { ($0.channel, $0.uid) }
   }
 
-  public var loginSessionCount: Int { logins.count }
+  public var loginSessionCount: Int { table.count(of: .login) }
 
   /// The user ids in the login channel `channel`, sorted by their bytes.
   public func loginMembers(of channel: ChannelName) -> [UserID] {
-    logins.rosters.members(of: channel).keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+    table.loginChannels.members(of: channel).keys.sorted {
+      $0.bytes.lexicographicallyPrecedes($1.bytes)
+    }
   }
 
   /// The user id and channels of the login session under `cookie`, if the server holds it.
   public func loginSession(cookie: UInt64) -> (userID: UserID, channels: [ChannelName])? {
-    logins[cookie].map { ($0.userID, $0.channels) }
+    table[cookie]?.login.map { ($0.userID, $0.channels) }
   }
 
   /// The events recorded since the last call (only with ``EdgeConfig/recordsEvents``).
@@ -126,28 +129,27 @@ public struct EdgeServer {
     return takeOutput()
   }
 
-  /// Does what is due by `now`: presence digests, forgetting silent sessions and ending
-  /// login sessions past their grace every presence interval; token expiry (of both kinds
-  /// of session) every token-check interval.
+  /// Does what is due by `now`: presence digests, and ending the sessions silent past
+  /// their limit, every presence interval (login sessions also at the end of their grace);
+  /// token expiry every token-check interval.
   public mutating func tick(now: Instant, wallClock: UInt64) -> [Outgoing] {
     let now = advanceClock(now)
     if let due = nextPresenceAt, due <= now {
-      forgetSilentSessions(now: now)
-      endLapsedLogins(now: now)
+      endSilentSessions(now: now)
       pruneNotices(now: now)
       relayPresence(now: now)
       nextPresenceAt = Self.next(after: due, every: config.presenceInterval, now: now)
     }
     if let due = nextGraceEndAt, due <= now {
-      endLapsedLogins(now: now)
-      nextGraceEndAt = logins.sessions.values.map { $0.lastHeard + config.loginGrace }.min()
+      endSilentSessions(now: now, only: .login)
+      nextGraceEndAt = table.records.values.filter { $0.kind == .login }
+        .map { $0.lastHeard + config.loginGrace }.min()
     }
     if let due = nextTokenCheckAt, due <= now {
       expireTokens(wallClock: wallClock)
-      expireLoginTokens(wallClock: wallClock)
       nextTokenCheckAt = Self.next(after: due, every: config.tokenCheckInterval, now: now)
     }
-    if table.isEmpty && logins.isEmpty && ended.isEmpty {
+    if table.isEmpty && ended.isEmpty {
       nextPresenceAt = nil
       nextTokenCheckAt = nil
       nextGraceEndAt = nil
@@ -161,78 +163,34 @@ public struct EdgeServer {
     let cookie = packet.cookie
     switch packet.message {
     case .join(let request):
-      join(request, cookie: cookie, from: address, now: now, wallClock: wallClock)
+      admit(.join(request), cookie: cookie, from: address, now: now, wallClock: wallClock)
+    case .login(let request):
+      admit(.login(request), cookie: cookie, from: address, now: now, wallClock: wallClock)
     case .heartbeat(let sequence):
-      guard heardFromHolder(cookie, address: address, now: now) != nil else {
-        if repeatNotice(cookie, to: address) { return }
-        return sessionUnknown(cookie, to: address)
+      guard hear(cookie, .channel, from: address, now: now) != nil else {
+        return answerUnheard(cookie, to: address)
       }
       let ack = Message.heartbeatAck(sequence: sequence, serverTimeMs: Self.milliseconds(now))
       outbox.send(ack, cookie: cookie, to: address)
-    case .renewToken(let token) where table[cookie] == nil && logins[cookie] != nil:
-      renewLogin(token, cookie: cookie, from: address, now: now, wallClock: wallClock)
-    case .renewToken(let token):
-      guard let record = heardFromHolder(cookie, address: address, now: now) else {
-        if repeatNotice(cookie, to: address) { return }
-        return sessionUnknown(cookie, to: address)
-      }
-      renew(token, for: record, wallClock: wallClock)
-    case .leave:
-      guard table[cookie]?.address == address else {
-        if table[cookie] != nil { counters.wrongAddress &+= 1 }
-        counters.unknownSession &+= 1
-        return
-      }
-      removeSession(cookie, cause: .quit, announce: true)
-    case .accept, .refuse, .heartbeatAck, .presence, .kick, .tokenExpired, .sessionUnknown,
-      .tokenRenewed, .loginAccept, .loginRefuse, .memberEvents, .channelAck:
-      counters.unexpected &+= 1
-    case .login(let request):
-      login(request, cookie: cookie, from: address, now: now, wallClock: wallClock)
     case .loginHeartbeat(let sequence, let eventsReceived):
       loginHeartbeat(
         sequence: sequence, eventsReceived: eventsReceived, cookie: cookie, from: address,
         now: now)
-    case .logout:
-      logout(cookie: cookie, from: address, now: now)
     case .channelOperation(let operation):
       channelOperation(operation, cookie: cookie, from: address, now: now)
+    case .renewToken(let token):
+      guard let record = hear(cookie, nil, from: address, now: now) else {
+        return answerUnheard(cookie, to: address)
+      }
+      renew(token, for: record, wallClock: wallClock)
+    case .leave:
+      quit(cookie, .channel, from: address, now: now)
+    case .logout:
+      quit(cookie, .login, from: address, now: now)
+    case .accept, .refuse, .heartbeatAck, .presence, .kick, .tokenExpired, .sessionUnknown,
+      .tokenRenewed, .loginAccept, .loginRefuse, .memberEvents, .channelAck:
+      counters.unexpected &+= 1
     }
-  }
-
-  /// Records that the session under `cookie` was heard at `now` from `address`, if that is
-  /// where it is (SessionTable.hear); from anywhere else it is counted, and the datagram
-  /// gets no more than SESSION_UNKNOWN, which is smaller than it (docs/PROTOCOL.md,
-  /// "Security").
-  private mutating func heardFromHolder(_ cookie: UInt64, address: PeerAddress, now: Instant)
-    -> SessionRecord?
-  {
-    switch table.hear(cookie, from: address, at: now) {
-    case .heard(let record): return record
-    case .elsewhere:
-      counters.wrongAddress &+= 1
-      return nil
-    case .unknown: return nil
-    }
-  }
-
-  mutating func sessionUnknown(_ cookie: UInt64, to address: PeerAddress) {
-    counters.unknownSession &+= 1
-    outbox.send(.sessionUnknown, cookie: cookie, to: address)
-  }
-
-  private mutating func renew(_ token: Token, for record: SessionRecord, wallClock: UInt64) {
-    let renewal: TokenRenewal
-    do throws(TokenError) {
-      let grant = TokenGrant.channel(record.channel, uid: record.uid)
-      let expiry = try signer.verify(token.bytes, for: grant, wallClock: wallClock)
-      table.setTokenExpiry(expiry, of: record.cookie)
-      renewal = TokenRenewal(
-        refused: nil, tokenTimeLeftMs: Self.timeLeftMs(expiry: expiry, wallClock: wallClock))
-    } catch {
-      renewal = TokenRenewal(refused: Self.refuseReason(error), tokenTimeLeftMs: 0)
-    }
-    outbox.send(.tokenRenewed(renewal), cookie: record.cookie, to: record.address)
   }
 
   // MARK: - Shared steps
@@ -247,33 +205,9 @@ public struct EdgeServer {
     if nextPresenceAt == nil { nextPresenceAt = clock + config.presenceInterval }
     if nextTokenCheckAt == nil { nextTokenCheckAt = clock + config.tokenCheckInterval }
     // A login session just made or heard: its grace cannot end before clock + grace.
-    if !logins.isEmpty {
+    if table.count(of: .login) > 0 {
       let end = clock + config.loginGrace
       nextGraceEndAt = nextGraceEndAt.map { min($0, end) } ?? end
-    }
-  }
-
-  /// Removes a session; with `announce`, its channel's other members get a LEFT entry (and
-  /// the next digests repeat it). `cause` nil: the caller recorded the event itself.
-  mutating func removeSession(_ cookie: UInt64, cause: EdgeEvent.LeaveCause?, announce: Bool) {
-    guard let removed = table.remove(cookie) else { return }
-    if let cause { record(.left(channel: removed.channel, uid: removed.uid, cause: cause)) }
-    if announce {
-      let entry = PresenceEntry(uid: removed.uid, kind: .left, silentForMs: 0)
-      broadcast(entry, in: removed.channel, except: cookie)
-      recordDeparture(of: removed.uid, from: removed.channel)
-    }
-  }
-
-  /// Sends `entry` to every member of `channel` but `excluded`.
-  mutating func broadcast(_ entry: PresenceEntry, in channel: ChannelName, except excluded: UInt64)
-  {
-    let templates = Outbox.presenceTemplates([entry])
-    for (_, cookie) in table.members(of: channel) where cookie != excluded {
-      guard let member = table[cookie] else { continue }
-      for template in templates {
-        outbox.send(template: template, cookie: cookie, to: member.address)
-      }
     }
   }
 

@@ -23,6 +23,12 @@ struct LoginBench {
     server = EdgeServer(config: config)
   }
 
+  /// Goes on from `server` as it is at `now` (say, a ``World``'s, with channel sessions).
+  init(server: EdgeServer, now: Instant) {
+    self.server = server
+    self.now = now
+  }
+
   var wallClock: UInt64 { World.wallBase + now.nanoseconds / 1_000_000_000 }
 
   static func address(_ index: Int) -> PeerAddress { World.address(index) }
@@ -99,6 +105,14 @@ struct LoginBench {
     }
     sent += decoded
     return decoded
+  }
+
+  /// Whether `out` begins with an ACCEPT or a LOGIN_ACCEPT.
+  static func isAccepted(_ out: [Sent]) -> Bool {
+    switch out.first?.message {
+    case .accept?, .loginAccept?: true
+    default: false
+    }
   }
 
   /// The messages sent under `cookie`, in order.

@@ -1,0 +1,290 @@
+import TetherCore
+
+// MARK: - JOIN and LOGIN: one admission for both profiles
+
+/// What asks for a session: a JOIN (channel profile) or a LOGIN (login profile).
+enum SessionRequest {
+  case join(JoinRequest)
+  case login(LoginRequest)
+
+  var kind: SessionKind {
+    switch self {
+    case .join: .channel
+    case .login: .login
+    }
+  }
+
+  var appID: AppID {
+    switch self {
+    case .join(let request): request.appID
+    case .login(let request): request.appID
+    }
+  }
+
+  var token: Token {
+    switch self {
+    case .join(let request): request.token
+    case .login(let request): request.token
+    }
+  }
+
+  /// What its token must grant for a new session.
+  var grant: TokenGrant {
+    switch self {
+    case .join(let request): .channel(request.channel, uid: request.uid)
+    case .login(let request): .user(request.userID)
+    }
+  }
+}
+
+/// Why a JOIN or LOGIN was not admitted; each profile answers it its own way.
+enum Refusal {
+  /// The source address is past its ``JoinLimit``.
+  case limited
+  case invalidAppID, invalidChannelName, invalidToken, tokenExpired, banned
+  /// The server holds ``EdgeConfig/maxSessions`` sessions.
+  case full
+
+  init(_ error: TokenError) { self = error == .expired ? .tokenExpired : .invalidToken }
+
+  /// A JOIN's answer: REFUSE with its reason, or KICK BANNED. None past the source's limit:
+  /// silence has nothing to amplify, and the client's backoff retries it.
+  var joinAnswer: Message? {
+    switch self {
+    case .limited: nil
+    case .invalidAppID: .refuse(.invalidAppID)
+    case .invalidChannelName: .refuse(.invalidChannelName)
+    case .invalidToken: .refuse(.invalidToken)
+    case .tokenExpired: .refuse(.tokenExpired)
+    case .banned: .kick(.banned)
+    case .full: .refuse(.rejected)
+    }
+  }
+
+  /// A LOGIN's: LOGIN_REFUSE with the login error code of docs/BEHAVIOUR.md §2 (no channel
+  /// name is refused to a login).
+  var loginCode: UInt8 {
+    switch self {
+    case .limited, .full, .invalidChannelName: 2  // REJECTED
+    case .invalidAppID: 4
+    case .invalidToken: 5
+    case .tokenExpired: 6
+    case .banned: 7  // NOT_AUTHORIZED
+    }
+  }
+}
+
+extension EdgeServer {
+  /// A channel name starting with `$` is reserved for the server: a JOIN for one is
+  /// refused with INVALID_CHANNEL_NAME. (The client checks the character set itself, so
+  /// this is how a client can meet that refusal at all.)
+  static func isReserved(_ channel: ChannelName) -> Bool { channel.bytes.first == 0x24 }
+
+  /// Answers a JOIN or LOGIN, in this order (docs/PROTOCOL.md §5b lists it for LOGIN): the
+  /// source's join limit (unless it comes from the session it names, at that session's
+  /// address); app id; reserved channel; the KICK that ended a session under the cookie,
+  /// repeated; the session held under the cookie, resumed if the request is for it (a JOIN
+  /// for its channel and uid, a LOGIN of its user within the grace); token; ban; any other
+  /// session under the cookie removed; a RELOGIN while the user is logged in elsewhere;
+  /// server full; then a new session, taking the uid or user id over from its holder.
+  ///
+  /// A request whose token does not pass changes nothing the server holds: it gets one
+  /// refusal (13 bytes, less than any JOIN or LOGIN), however it names a held cookie. Only a
+  /// channel session's own address ends it, by rejoining with a token that no longer passes.
+  mutating func admit(
+    _ request: SessionRequest, cookie: UInt64, from address: PeerAddress, now: Instant,
+    wallClock: UInt64
+  ) {
+    let held = table[cookie]
+    guard held?.address == address || joinLimiter.take(from: address, now: now) else {
+      counters.joinsLimited &+= 1
+      return refuse(request.kind, .limited, cookie: cookie, to: address)
+    }
+    guard request.appID == config.appID else {
+      return refuse(request.kind, .invalidAppID, cookie: cookie, to: address)
+    }
+    if case .join(let join) = request, Self.isReserved(join.channel) {
+      return refuse(.channel, .invalidChannelName, cookie: cookie, to: address)
+    }
+    // A session ended by a KICK whose KICK was lost: its client is still rejoining under the
+    // cookie. After TOKEN_EXPIRED the request's own token decides: an old one is refused
+    // TOKEN_EXPIRED anyway, and a renewed one rejoins.
+    if held == nil, case .kick? = ended[cookie]?.notice, repeatNotice(cookie, to: address) {
+      return
+    }
+    if let held, resumes(held, request, now: now) {
+      return resume(held, token: request.token, from: address, now: now, wallClock: wallClock)
+    }
+    let expiry: UInt64
+    do throws(TokenError) {
+      expiry = try signer.verify(request.token.bytes, for: request.grant, wallClock: wallClock)
+    } catch {
+      return refuse(request.kind, Refusal(error), cookie: cookie, to: address)
+    }
+    guard !isBanned(request.grant, wallClock) else {
+      return refuse(request.kind, .banned, cookie: cookie, to: address)
+    }
+    if let held {
+      // Not resumed: a login session silent past its grace, or another channel, uid or user.
+      let lapsed = held.kind == .login && held.grant == request.grant
+      end(cookie, cause: lapsed ? .graceEnded : .rejoinedElsewhere)
+    }
+    admitNew(
+      request, cookie: cookie, from: address, tokenExpiry: expiry, now: now, wallClock: wallClock)
+  }
+
+  /// Whether `request` is for the session `held`: a JOIN for its channel, with its uid or
+  /// uid 0; a LOGIN of its user within the online grace.
+  private func resumes(_ held: SessionRecord, _ request: SessionRequest, now: Instant) -> Bool {
+    switch (held.profile, request) {
+    case (.channel(let member), .join(let join)):
+      join.channel == member.channel && (join.uid == 0 || join.uid == member.uid)
+    case (.login(let login), .login(let request)):
+      login.userID == request.userID && now.since(held.lastHeard) < config.loginGrace
+    default: false
+    }
+  }
+
+  /// A request for the session held under its cookie: its token is checked against the
+  /// session's grant (it may be a renewed one); if it passes, the session moves to the
+  /// sender's address and takes the token, and nobody else notices. A login session's
+  /// LOGIN_ACCEPT says RESUMED only once its client showed it had the first
+  /// (``LoginState/confirmed``).
+  private mutating func resume(
+    _ held: SessionRecord, token: Token, from address: PeerAddress, now: Instant,
+    wallClock: UInt64
+  ) {
+    let expiry: UInt64
+    do throws(TokenError) {
+      expiry = try signer.verify(token.bytes, for: held.grant, wallClock: wallClock)
+    } catch {
+      // REFUSE ends a channel session's client (§5.2), so from its own address it ends the
+      // session too; a LOGIN whose token fails changes nothing (§5b, rule 4).
+      if held.kind == .channel, held.address == address {
+        end(held.cookie, cause: error == .expired ? .tokenExpired : .tokenInvalid)
+      }
+      return refuse(held.kind, Refusal(error), cookie: held.cookie, to: address)
+    }
+    table.resume(held.cookie, at: address, now: now, tokenExpiry: expiry)
+    guard let session = table[held.cookie] else { return }
+    let resumed = session.login?.confirmed ?? true
+    sendAccept(session, resumed: resumed, now: now, wallClock: wallClock)
+    if let member = session.member {
+      sendSnapshot(of: member.channel, kind: .alive, to: session, now: now)
+    }
+    if resumed { record(session.joinedEvent(resumed: true)) }
+  }
+
+  /// Admits a new session once its request passed the token and ban checks, taking its
+  /// uid or user id over from the session holding it.
+  private mutating func admitNew(
+    _ request: SessionRequest, cookie: UInt64, from address: PeerAddress, tokenExpiry: UInt64,
+    now: Instant, wallClock: UInt64
+  ) {
+    let previous: UInt64?
+    switch request {
+    case .join(let join): previous = table.channels.members(of: join.channel)[join.uid]
+    case .login(let login):
+      previous = table.users[login.userID]
+      // A device that was away past the grace, while its user logged in elsewhere, does
+      // not take the user back from the newer login: its RELOGIN is answered as the
+      // takeover would have been (KICK REMOTE_LOGIN, 13 bytes), and it goes ABORTED.
+      if login.isRelogin, previous != nil {
+        counters.reloginsRefusedForNewerLogin &+= 1
+        return outbox.send(.kick(.remoteLogin), cookie: cookie, to: address)
+      }
+    }
+    guard previous != nil || table.count < config.maxSessions else {
+      return refuse(request.kind, .full, cookie: cookie, to: address)
+    }
+    if let previous, request.kind == .channel {
+      // The uid changes hands: the members keep seeing it present, with no LEFT.
+      end(previous, notice: .kick(.sameUID), cause: .replaced, announce: false)
+    } else if let previous {
+      end(previous, notice: .kick(.remoteLogin), cause: .remoteLogin)
+    }
+    let session = SessionRecord(
+      cookie: cookie, address: address, lastHeard: now, tokenExpiry: tokenExpiry,
+      profile: newProfile(request, now: now, wallClock: wallClock))
+    ended[cookie] = nil  // the cookie is live again: no stale notice for it
+    table.insert(session)
+    armTimers()
+    sendAccept(session, resumed: false, now: now, wallClock: wallClock)
+    if let member = session.member {
+      cancelDeparture(of: member.uid, from: member.channel)
+      sendSnapshot(of: member.channel, kind: .joined, to: session, now: now)
+      let joined = PresenceEntry(uid: member.uid, kind: .joined, silentForMs: 0)
+      broadcast(joined, in: member.channel, except: cookie)
+    }
+    record(session.joinedEvent(resumed: false))
+  }
+
+  /// The profile's part of a new session: its uid, given or assigned; or the next server
+  /// session's number.
+  private mutating func newProfile(_ request: SessionRequest, now: Instant, wallClock: UInt64)
+    -> SessionRecord.Profile
+  {
+    switch request {
+    case .join(let join):
+      // Not a banned uid: the device would ask for it again on every rejoin.
+      let uid =
+        join.uid != 0
+        ? join.uid
+        : table.freeUID(in: join.channel) { isBanned(.channel(join.channel, uid: $0), wallClock) }
+      return .channel(ChannelMember(channel: join.channel, uid: uid, joinedAt: now))
+    case .login(let login):
+      defer { nextLoginSession &+= 1 }
+      return .login(LoginState(userID: login.userID, session: nextLoginSession))
+    }
+  }
+
+  /// ACCEPT (with the uid) or LOGIN_ACCEPT (with the server session's number).
+  private mutating func sendAccept(
+    _ session: SessionRecord, resumed: Bool, now: Instant, wallClock: UInt64
+  ) {
+    let serverTimeMs = Self.milliseconds(now)
+    let timeLeft = Self.timeLeftMs(expiry: session.tokenExpiry, wallClock: wallClock)
+    let accept: Message
+    switch session.profile {
+    case .channel(let member):
+      accept = .accept(
+        JoinAccept(
+          uid: member.uid, serverTimeMs: serverTimeMs, tokenTimeLeftMs: timeLeft,
+          resumed: resumed))
+    case .login(let login):
+      accept = .loginAccept(
+        LoginAccept(
+          serverTimeMs: serverTimeMs, tokenTimeLeftMs: timeLeft, resumed: resumed,
+          session: login.session))
+    }
+    outbox.send(accept, cookie: session.cookie, to: session.address)
+  }
+
+  /// Answers a refused JOIN (counted in ``EdgeCounters/refusedJoins``) or LOGIN
+  /// (``EdgeCounters/refusedLogins``).
+  private mutating func refuse(
+    _ kind: SessionKind, _ refusal: Refusal, cookie: UInt64, to address: PeerAddress
+  ) {
+    switch kind {
+    case .channel:
+      guard let answer = refusal.joinAnswer else { return }
+      counters.refusedJoins &+= 1
+      outbox.send(answer, cookie: cookie, to: address)
+    case .login:
+      counters.refusedLogins &+= 1
+      outbox.send(.loginRefuse(code: refusal.loginCode), cookie: cookie, to: address)
+    }
+  }
+
+  /// A ban of this (channel, uid) or user id is in force. A JOIN with uid 0 is never
+  /// banned: it asks for a fresh uid, and is not given a banned one.
+  private func isBanned(_ grant: TokenGrant, _ wallClock: UInt64) -> Bool {
+    let until: UInt64?
+    switch grant {
+    case .channel(let channel, let uid):
+      until = uid == 0 ? nil : bans[MemberKey(channel: channel, uid: uid)]
+    case .user(let user): until = userBans[user]
+    }
+    return until.map { $0 > wallClock } ?? false
+  }
+}
