@@ -6,7 +6,7 @@ import TetherSim
 
 /// The channels of login sessions: CHANNEL_OPERATION applied once each and in order,
 /// member events pushed once and sent again only in answer to a heartbeat, the bounds of
-/// the event queue and of channels per session (docs/PROTOCOL.md §5b).
+/// the event queue and of channels per session (docs/PROTOCOL.md §6).
 struct EdgeLoginChannelTests {
   typealias Bench = LoginBench
   static let alice: UInt64 = 0xA11CE

@@ -4,7 +4,7 @@ import TetherSim
 
 @testable import TetherEdge
 
-/// Login sessions in the edge server (docs/PROTOCOL.md §5b): LOGIN and its refusals,
+/// Login sessions in the edge server (docs/PROTOCOL.md §6): LOGIN and its refusals,
 /// resume within the online grace and a new session past it, remote-login takeover,
 /// LOGOUT, and the token's expiry and renewal. Channel operations and member events are in
 /// EdgeLoginChannelTests.swift; the admin ban and the security rules in their own files.

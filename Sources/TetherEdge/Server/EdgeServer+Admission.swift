@@ -80,7 +80,7 @@ extension EdgeServer {
   /// this is how a client can meet that refusal at all.)
   static func isReserved(_ channel: ChannelName) -> Bool { channel.bytes.first == 0x24 }
 
-  /// Answers a JOIN or LOGIN, in this order (docs/PROTOCOL.md §5b lists it for LOGIN): the
+  /// Answers a JOIN or LOGIN, in this order (docs/PROTOCOL.md §6 lists it for LOGIN): the
   /// source's join limit (unless it comes from the session it names, at that session's
   /// address); app id; reserved channel; the KICK that ended a session under the cookie,
   /// repeated; the session held under the cookie, resumed if the request is for it (a JOIN
@@ -159,7 +159,7 @@ extension EdgeServer {
       expiry = try signer.verify(token.bytes, for: held.grant, wallClock: wallClock)
     } catch {
       // REFUSE ends a channel session's client (§5.2), so from its own address it ends the
-      // session too; a LOGIN whose token fails changes nothing (§5b, rule 4).
+      // session too; a LOGIN whose token fails changes nothing (§6, rule 4).
       if held.kind == .channel, held.address == address {
         end(held.cookie, cause: error == .expired ? .tokenExpired : .tokenInvalid)
       }

@@ -1,6 +1,6 @@
 import TetherCore
 
-// MARK: - The login profile's own: channels and member events (docs/PROTOCOL.md §5b)
+// MARK: - The login profile's own: channels and member events (docs/PROTOCOL.md §6)
 
 extension EdgeServer {
   /// HEARTBEAT_ACK, then the oldest member events the client has not taken (one datagram).

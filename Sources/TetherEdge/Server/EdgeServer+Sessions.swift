@@ -95,7 +95,7 @@ extension EdgeServer {
   /// cookie order. A channel session is forgotten silently after forget-after, on the
   /// presence grid: its members judged it from its age in the digests (DROPPED at 20 s)
   /// long before. A login session ends with its online grace, and the members of its
-  /// channels get *left* (docs/PROTOCOL.md §5b, "The online grace").
+  /// channels get *left* (docs/PROTOCOL.md §6, "The online grace").
   mutating func endSilentSessions(now: Instant, only kind: SessionKind? = nil) {
     let silent = table.records.values.filter {
       $0.kind == (kind ?? $0.kind) && now.since($0.lastHeard) >= silenceLimit(of: $0.kind)

@@ -5,7 +5,7 @@ import TetherCore
 /// many it has taken (``acknowledge(_:)``), and only those leave the queue.
 ///
 /// Bounded by ``capacity``: ``append(_:)`` refuses an event past it, and the server then ends
-/// the session (docs/PROTOCOL.md §5b, "Bounds"), since a client that misses an event cannot
+/// the session (docs/PROTOCOL.md §7, "Bounds of every variable field"), since a client that misses an event cannot
 /// be told which one.
 struct MemberEventQueue {
   /// The server session the events are numbered in (``LoginAccept/session``).
