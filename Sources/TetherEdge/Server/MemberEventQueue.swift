@@ -5,8 +5,8 @@ import TetherCore
 /// many it has taken (``acknowledge(_:)``), and only those leave the queue.
 ///
 /// Bounded by ``capacity``: ``append(_:)`` refuses an event past it, and the server then ends
-/// the session (docs/PROTOCOL.md §7, "Bounds of every variable field"), since a client that misses an event cannot
-/// be told which one.
+/// the session (docs/PROTOCOL.md §6.7, "The queue's bound"), since a client that misses an
+/// event cannot be told which one.
 struct MemberEventQueue {
   /// The server session the events are numbered in (``LoginAccept/session``).
   var session: UInt32 = 0
