@@ -16,6 +16,26 @@ func readSized<T>(_ given: UnsafePointer<T>, minimum: Int, defaults: T) -> T? {
   return value
 }
 
+/// Reads the app's handler (`given`: a `tether_engine_handler` or a `tether_rtm_handler`)
+/// into `handler`, that struct as a connection keeps it: read up to the size the app
+/// declared, every callback past that NULL, and `size` this build's; all NULL when `given`
+/// is NULL. False when the declared size is below `minimum` (the app did not call its
+/// `*_handler_init`: its callbacks would never be called). (On bytes, not generic: one
+/// copy for both profiles.)
+func readHandler(
+  _ given: UnsafeRawPointer?, minimum: Int, into handler: UnsafeMutableRawBufferPointer
+) -> Bool {
+  handler.initializeMemory(as: UInt8.self, repeating: 0)
+  if let given {
+    let declared = Int(given.load(as: UInt32.self))
+    guard declared >= minimum else { return false }
+    handler.copyMemory(
+      from: UnsafeRawBufferPointer(start: given, count: min(declared, handler.count)))
+  }
+  handler.storeBytes(of: UInt32(handler.count), as: UInt32.self)
+  return true
+}
+
 /// The size of the first published config of both profiles: `size`, `app_id`, `server`.
 let minimumConfigSize = MemoryLayout<(UInt32, UnsafePointer<CChar>?, UnsafePointer<CChar>?)>
   .size

@@ -1,0 +1,177 @@
+import CTetherABI
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
+// The functions of the channel profile (tether_engine_* and the channel calls of
+// Include/tether.h, documented there): what is the channel's own, the rest handed to the
+// halves both profiles share (Exports.swift).
+
+/// Runs `body` on the live engine behind `engine`, on its own thread.
+private func withEngine(
+  _ engine: OpaquePointer?, _ body: (Connection, ChannelProfile) -> Int32
+) -> Int32 {
+  withProfile(UnsafeRawPointer(engine), body)
+}
+
+func defaultEngineConfig() -> tether_engine_config {
+  typealias Defaults = ChannelConfig.Defaults
+  var config = tether_engine_config()
+  config.size = UInt32(MemoryLayout<tether_engine_config>.size)
+  config.interrupted_after_ms = Defaults.interruptedAfter.clampedMilliseconds
+  config.lost_after_ms = Defaults.lostAfter.clampedMilliseconds
+  config.remote_offline_after_ms = Defaults.remoteOfflineAfter.clampedMilliseconds
+  config.give_up_after_ms = Defaults.giveUpAfter.clampedMilliseconds
+  config.token_will_expire_before_ms = Defaults.tokenWillExpireBefore.clampedMilliseconds
+  config.heartbeat_interval_ms = Defaults.heartbeatInterval.clampedMilliseconds
+  config.retry_base_ms = RetryPolicy().base.clampedMilliseconds
+  config.retry_cap_ms = RetryPolicy().cap.clampedMilliseconds
+  return config
+}
+
+@_cdecl("tether_engine_config_init")
+public func exportedConfigInit(_ config: UnsafeMutablePointer<tether_engine_config>?) {
+  config?.pointee = defaultEngineConfig()
+}
+
+@_cdecl("tether_engine_handler_init")
+public func exportedHandlerInit(_ handler: UnsafeMutablePointer<tether_engine_handler>?) {
+  guard let handler else { return }
+  handler.pointee = tether_engine_handler()
+  handler.pointee.size = UInt32(MemoryLayout<tether_engine_handler>.size)
+}
+
+private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> ChannelConfig {
+  guard let appIDPointer = c.app_id else { throw .invalidAppID }
+  var config = ChannelConfig(
+    appID: try AppID(validating: cStringBytes(appIDPointer, limit: AppID.maximumLength)))
+  config.interruptedAfter = .milliseconds(UInt64(c.interrupted_after_ms))
+  config.lostAfter = .milliseconds(UInt64(c.lost_after_ms))
+  config.remoteOfflineAfter = .milliseconds(UInt64(c.remote_offline_after_ms))
+  config.giveUpAfter = .milliseconds(UInt64(c.give_up_after_ms))
+  config.tokenWillExpireBefore = .milliseconds(UInt64(c.token_will_expire_before_ms))
+  config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
+  config.retry = RetryPolicy(
+    base: .milliseconds(UInt64(c.retry_base_ms)), cap: .milliseconds(UInt64(c.retry_cap_ms)))
+  try config.validate()
+  return config
+}
+
+@_cdecl("tether_engine_create")
+public func exportedCreate(
+  _ loop: OpaquePointer?, _ config: UnsafePointer<tether_engine_config>?,
+  _ handler: UnsafePointer<tether_engine_handler>?, _ context: UnsafeMutableRawPointer?,
+  _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
+  guard let out else { return TetherError.invalidArgument.rawValue }
+  out.pointee = nil
+  guard let config,
+    let given = readSized(config, minimum: minimumConfigSize, defaults: defaultEngineConfig())
+  else { return TetherError.invalidArgument.rawValue }
+  let session: ChannelSession<BufferedRandom>
+  do {
+    session = try ChannelSession(config: channelConfig(given), random: BufferedRandom())
+  } catch {
+    return error.rawValue
+  }
+  guard let callbacks = ChannelCallbacks(handler, context: context) else {
+    return TetherError.invalidArgument.rawValue
+  }
+  return create(
+    ChannelProfile(session: consume session, callbacks: callbacks), logger: callbacks.logger,
+    loop: loop,
+    server: given.server, out: UnsafeMutableRawPointer(out))
+}
+
+@_cdecl("tether_engine_destroy")
+public func exportedDestroy(_ engine: OpaquePointer?) {
+  _ = Connection.destroy(handle: UnsafeRawPointer(engine))
+}
+
+@_cdecl("tether_join_channel")
+public func exportedJoin(
+  _ engine: OpaquePointer?, _ token: UnsafePointer<CChar>?, _ channel: UnsafePointer<CChar>?,
+  _ uid: UInt32
+) -> Int32 {
+  withEngine(engine) { connection, profile in
+    guard let channel else { return TetherError.invalidArgument.rawValue }
+    do throws(TetherError) {
+      let name = try ChannelName(
+        validating: cStringBytes(channel, limit: ChannelName.maximumLength))
+      let tokenBytes = token.map { cStringBytes($0, limit: Token.maximumLength) } ?? []
+      let token = try Token(validating: tokenBytes)
+      try profile.session.join(
+        token: token, channel: name, uid: uid, now: connection.now, into: &profile.output)
+    } catch {
+      return error.rawValue
+    }
+    connection.flush(rescheduling: true)
+    return 0
+  }
+}
+
+@_cdecl("tether_leave_channel")
+public func exportedLeave(_ engine: OpaquePointer?) -> Int32 {
+  withEngine(engine) { connection, profile in
+    connection.silenceUndelivered()
+    profile.session.leave(now: connection.now, into: &profile.output)
+    connection.flush(rescheduling: true)
+    return 0
+  }
+}
+
+@_cdecl("tether_renew_token")
+public func exportedRenewToken(_ engine: OpaquePointer?, _ token: UnsafePointer<CChar>?) -> Int32 {
+  renewToken(UnsafeRawPointer(engine), token)
+}
+
+@_cdecl("tether_get_connection_state")
+public func exportedState(_ engine: OpaquePointer?) -> tether_connection_state {
+  tether_connection_state(stateValue(UnsafeRawPointer(engine)))
+}
+
+@_cdecl("tether_network_changed")
+public func exportedNetworkChanged(_ engine: OpaquePointer?) -> Int32 {
+  networkChanged(UnsafeRawPointer(engine))
+}
+
+@_cdecl("tether_set_server")
+public func exportedSetServer(_ engine: OpaquePointer?, _ server: UnsafePointer<CChar>?) -> Int32 {
+  withEngine(engine) { connection, _ in
+    guard let endpoint = serverEndpoint(server) else {
+      return TetherError.invalidArgument.rawValue
+    }
+    guard connection.setServer(endpoint) else {
+      connection.logger.log(
+        .error, "tether_set_server: no socket or look-up thread, errno", Int64(System.errno))
+      return TetherError.failed.rawValue
+    }
+    return 0
+  }
+}
+
+@_cdecl("tether_engine_get_stats")
+public func exportedGetStats(
+  _ engine: OpaquePointer?, _ out: UnsafeMutablePointer<tether_engine_stats>?
+) -> Int32 {
+  copyStats(UnsafeRawPointer(engine), to: out)
+}
+
+// MARK: - Names
+
+@_cdecl("tether_connection_state_name")
+public func exportedStateName(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(ConnectionState(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@_cdecl("tether_connection_changed_reason_name")
+public func exportedReasonName(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(ConnectionChangedReason(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@_cdecl("tether_user_offline_reason_name")
+public func exportedOfflineReasonName(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(UserOfflineReason(rawValue: value)?.name ?? "UNKNOWN")
+}

@@ -1,0 +1,224 @@
+import CTetherABI
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
+// The functions of the login profile (tether_rtm_* of Include/tether.h, documented there):
+// what is the login's own, the rest handed to the halves both profiles share
+// (Exports.swift).
+
+/// Runs `body` on the live client behind `client`, on its own thread.
+private func withClient(
+  _ client: OpaquePointer?, _ body: (Connection, LoginProfile) -> Int32
+) -> Int32 {
+  withProfile(UnsafeRawPointer(client), body)
+}
+
+func defaultRtmConfig() -> tether_rtm_config {
+  typealias Defaults = LoginConfig.Defaults
+  var config = tether_rtm_config()
+  config.size = UInt32(MemoryLayout<tether_rtm_config>.size)
+  config.login_timeout_ms = Defaults.loginTimeout.clampedMilliseconds
+  config.interrupted_after_ms = Defaults.interruptedAfter.clampedMilliseconds
+  config.heartbeat_interval_ms = Defaults.heartbeatInterval.clampedMilliseconds
+  config.retry_base_ms = RetryPolicy().base.clampedMilliseconds
+  config.retry_cap_ms = RetryPolicy().cap.clampedMilliseconds
+  return config
+}
+
+@_cdecl("tether_rtm_config_init")
+public func exportedRtmConfigInit(_ config: UnsafeMutablePointer<tether_rtm_config>?) {
+  config?.pointee = defaultRtmConfig()
+}
+
+@_cdecl("tether_rtm_handler_init")
+public func exportedRtmHandlerInit(_ handler: UnsafeMutablePointer<tether_rtm_handler>?) {
+  guard let handler else { return }
+  handler.pointee = tether_rtm_handler()
+  handler.pointee.size = UInt32(MemoryLayout<tether_rtm_handler>.size)
+}
+
+private func loginConfig(_ c: tether_rtm_config) throws(TetherError) -> LoginConfig {
+  guard let appIDPointer = c.app_id else { throw .invalidAppID }
+  var config = LoginConfig(
+    appID: try AppID(validating: cStringBytes(appIDPointer, limit: AppID.maximumLength)))
+  config.loginTimeout = .milliseconds(UInt64(c.login_timeout_ms))
+  config.interruptedAfter = .milliseconds(UInt64(c.interrupted_after_ms))
+  config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
+  config.retry = RetryPolicy(
+    base: .milliseconds(UInt64(c.retry_base_ms)), cap: .milliseconds(UInt64(c.retry_cap_ms)))
+  try config.validate()
+  return config
+}
+
+@_cdecl("tether_rtm_client_create")
+public func exportedRtmCreate(
+  _ loop: OpaquePointer?, _ config: UnsafePointer<tether_rtm_config>?,
+  _ handler: UnsafePointer<tether_rtm_handler>?, _ context: UnsafeMutableRawPointer?,
+  _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
+  guard let out else { return TetherError.invalidArgument.rawValue }
+  out.pointee = nil
+  guard let config,
+    let given = readSized(config, minimum: minimumConfigSize, defaults: defaultRtmConfig())
+  else { return TetherError.invalidArgument.rawValue }
+  let session: LoginSession<BufferedRandom>
+  do {
+    session = try LoginSession(config: loginConfig(given), random: BufferedRandom())
+  } catch {
+    return error.rawValue
+  }
+  guard let callbacks = LoginCallbacks(handler, context: context) else {
+    return TetherError.invalidArgument.rawValue
+  }
+  return create(
+    LoginProfile(session: consume session, callbacks: callbacks), logger: callbacks.logger,
+    loop: loop,
+    server: given.server, out: UnsafeMutableRawPointer(out))
+}
+
+@_cdecl("tether_rtm_client_destroy")
+public func exportedRtmDestroy(_ client: OpaquePointer?) {
+  _ = Connection.destroy(handle: UnsafeRawPointer(client))
+}
+
+/// The login profile's own refusals, for a handle that is not a live client of this thread.
+private func loginRefusal(_ refusal: Int32, notInitialized: Int32, rejected: Int32) -> Int32 {
+  refusal == TetherError.wrongThread.rawValue ? -rejected : -notInitialized
+}
+
+@_cdecl("tether_rtm_login")
+public func exportedRtmLogin(
+  _ client: OpaquePointer?, _ token: UnsafePointer<CChar>?, _ userID: UnsafePointer<CChar>?
+) -> Int32 {
+  let (entered, refusal) = Connection.enter(handle: UnsafeRawPointer(client))
+  guard let connection = entered else {
+    return loginRefusal(
+      refusal, notInitialized: LoginError.notInitialized.rawValue,
+      rejected: LoginError.rejected.rawValue)
+  }
+  defer { connection.leave() }
+  let profile = unsafeDowncast(connection.profile, to: LoginProfile.self)
+  // Malformed arguments become nil: the session checks TOO_OFTEN before them.
+  let token = token.flatMap {
+    try? Token(validating: cStringBytes($0, limit: Token.maximumLength))
+  }
+  let userID = userID.flatMap {
+    try? UserID(validating: cStringBytes($0, limit: UserID.maximumLength))
+  }
+  do throws(LoginError) {
+    try profile.session.login(
+      token: token, userID: userID, now: connection.now, into: &profile.output)
+  } catch {
+    return -error.rawValue
+  }
+  connection.flush(rescheduling: true)
+  return 0
+}
+
+@_cdecl("tether_rtm_logout")
+public func exportedRtmLogout(_ client: OpaquePointer?) -> Int32 {
+  let (entered, refusal) = Connection.enter(handle: UnsafeRawPointer(client))
+  guard let connection = entered else {
+    return loginRefusal(
+      refusal, notInitialized: LogoutError.notInitialized.rawValue,
+      rejected: LogoutError.rejected.rawValue)
+  }
+  defer { connection.leave() }
+  let profile = unsafeDowncast(connection.profile, to: LoginProfile.self)
+  // Only a logout that happens silences what was queued: a refused one changes nothing.
+  let queued = profile.output.actions.count
+  do throws(LogoutError) {
+    try profile.session.logout(now: connection.now, into: &profile.output)
+  } catch {
+    return -error.rawValue
+  }
+  connection.silenceUndelivered(before: queued)
+  connection.flush(rescheduling: true)
+  return 0
+}
+
+/// join or leave: the channel's name checked, then the session's rules.
+@inline(never)  // one copy for both
+private func changeChannel(
+  _ client: OpaquePointer?, _ channel: UnsafePointer<CChar>?, join: Bool
+) -> Int32 {
+  withClient(client) { connection, profile in
+    guard let channel else { return TetherError.invalidArgument.rawValue }
+    do throws(TetherError) {
+      let name = try ChannelName(
+        validating: cStringBytes(channel, limit: ChannelName.maximumLength))
+      if join {
+        try profile.session.joinChannel(name, now: connection.now, into: &profile.output)
+      } else {
+        try profile.session.leaveChannel(name, now: connection.now, into: &profile.output)
+      }
+    } catch {
+      return error.rawValue
+    }
+    connection.flush(rescheduling: true)
+    return 0
+  }
+}
+
+@_cdecl("tether_rtm_join_channel")
+public func exportedRtmJoinChannel(_ client: OpaquePointer?, _ channel: UnsafePointer<CChar>?)
+  -> Int32
+{
+  changeChannel(client, channel, join: true)
+}
+
+@_cdecl("tether_rtm_leave_channel")
+public func exportedRtmLeaveChannel(_ client: OpaquePointer?, _ channel: UnsafePointer<CChar>?)
+  -> Int32
+{
+  changeChannel(client, channel, join: false)
+}
+
+@_cdecl("tether_rtm_renew_token")
+public func exportedRtmRenewToken(_ client: OpaquePointer?, _ token: UnsafePointer<CChar>?)
+  -> Int32
+{
+  renewToken(UnsafeRawPointer(client), token)
+}
+
+@_cdecl("tether_rtm_network_changed")
+public func exportedRtmNetworkChanged(_ client: OpaquePointer?) -> Int32 {
+  networkChanged(UnsafeRawPointer(client))
+}
+
+@_cdecl("tether_rtm_get_connection_state")
+public func exportedRtmState(_ client: OpaquePointer?) -> tether_rtm_connection_state {
+  tether_rtm_connection_state(stateValue(UnsafeRawPointer(client)))
+}
+
+@_cdecl("tether_rtm_client_get_stats")
+public func exportedRtmGetStats(
+  _ client: OpaquePointer?, _ out: UnsafeMutablePointer<tether_engine_stats>?
+) -> Int32 {
+  copyStats(UnsafeRawPointer(client), to: out)
+}
+
+// MARK: - Names
+
+@_cdecl("tether_rtm_connection_state_name")
+public func exportedRtmStateName(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(LoginState(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@_cdecl("tether_rtm_connection_change_reason_name")
+public func exportedRtmReasonName(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(LoginChangeReason(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@_cdecl("tether_rtm_login_error_name")
+public func exportedRtmLoginErrorName(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(LoginError(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@_cdecl("tether_rtm_logout_error_name")
+public func exportedRtmLogoutErrorName(_ value: Int32) -> UnsafePointer<CChar> {
+  cString(LogoutError(rawValue: value)?.name ?? "UNKNOWN")
+}
