@@ -91,19 +91,26 @@ typedef enum tether_user_offline_reason {
   TETHER_USER_OFFLINE_BECOME_AUDIENCE = 2 /* reserved; never produced */
 } tether_user_offline_reason;
 
-/* Return codes: 0 for success, a negative code for an error. New codes may be added. */
+/* Return codes of every function of both profiles: 0 for success, or one negative code.
+   One space: a value means one condition whichever function returns it, and
+   tether_error_name and tether_error_message know every value a function returns. (The
+   login profile's TETHER_RTM_LOGIN_ERR_* and TETHER_RTM_LOGOUT_ERR_* are another thing:
+   what its result callbacks report, never returned.) New codes may be added. */
 #define TETHER_OK 0
 #define TETHER_ERR_FAILED -1                /* a failure with no more specific code */
 #define TETHER_ERR_INVALID_ARGUMENT -2      /* NULL or out-of-range argument or config field */
 #define TETHER_ERR_NOT_READY -3             /* the call does not apply in the current state */
-#define TETHER_ERR_NOT_INITIALIZED -7       /* the handle is not a live engine */
+#define TETHER_ERR_NOT_INITIALIZED -7       /* the handle is NULL or not a live engine/client */
 #define TETHER_ERR_JOIN_CHANNEL_REJECTED -17 /* join_channel while not DISCONNECTED */
 #define TETHER_ERR_INVALID_APP_ID -101      /* empty, over 64 bytes, or not printable ASCII */
 #define TETHER_ERR_INVALID_CHANNEL_NAME -102 /* empty, over 63 bytes, or a byte outside the set */
-#define TETHER_ERR_TOKEN_EXPIRED -109
+#define TETHER_ERR_TOKEN_EXPIRED -109       /* reserved: no function of this version returns it */
 #define TETHER_ERR_INVALID_TOKEN -110       /* over 512 bytes, or not printable ASCII */
-#define TETHER_ERR_INVALID_USER_ID -121
-#define TETHER_ERR_WRONG_THREAD -1000     /* called from a thread other than the loop's */
+#define TETHER_ERR_INVALID_USER_ID -121     /* reserved: no function of this version returns it */
+#define TETHER_ERR_ALREADY_LOGGED_IN -208   /* login profile: login while not DISCONNECTED */
+#define TETHER_ERR_TOO_OFTEN -210           /* login profile: a third login call within 1 s */
+#define TETHER_ERR_NOT_LOGGED_IN -302       /* login profile: logout while DISCONNECTED */
+#define TETHER_ERR_WRONG_THREAD -1000       /* called from a thread other than the loop's */
 
 /* Log levels of the handler's optional on_log callback. Tether prints nothing itself. */
 typedef enum tether_log_level {
@@ -509,27 +516,29 @@ typedef enum tether_rtm_connection_change_reason {
                                                                a live session for its token */
 } tether_rtm_connection_change_reason;
 
-/* Login error codes (docs/BEHAVIOUR.md section 2): tether_rtm_login returns one negated when it
-   refuses on the spot; on_login_result reports one for a started attempt. */
+/* Login results (docs/BEHAVIOUR.md section 2): what on_login_result reports, once, for a
+   login call that returned 0, in the vendor's numbering. Positive, an enum of their own:
+   no function returns them (a login refused on the spot returns a TETHER_ERR_* code).
+   Values marked "not reported" are the vendor's, kept so that its numbers read the same. */
 #define TETHER_RTM_LOGIN_ERR_OK 0
 #define TETHER_RTM_LOGIN_ERR_UNKNOWN 1          /* ended without a verdict (logout, takeover)
                                                    or a code this build does not know */
 #define TETHER_RTM_LOGIN_ERR_REJECTED 2         /* the server refused (e.g. login rate) */
-#define TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT 3 /* token or user id NULL or malformed */
+#define TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT 3 /* not reported: TETHER_ERR_INVALID_ARGUMENT */
 #define TETHER_RTM_LOGIN_ERR_INVALID_APP_ID 4   /* the server does not know the app id */
 #define TETHER_RTM_LOGIN_ERR_INVALID_TOKEN 5    /* the token does not verify for the user */
-#define TETHER_RTM_LOGIN_ERR_TOKEN_EXPIRED 6
+#define TETHER_RTM_LOGIN_ERR_TOKEN_EXPIRED 6    /* the token has expired */
 #define TETHER_RTM_LOGIN_ERR_NOT_AUTHORIZED 7   /* the user id is banned */
-#define TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN 8    /* not DISCONNECTED (ABORTED: logout first) */
+#define TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN 8    /* not reported: TETHER_ERR_ALREADY_LOGGED_IN */
 #define TETHER_RTM_LOGIN_ERR_TIMEOUT 9          /* no answer within login_timeout_ms */
-#define TETHER_RTM_LOGIN_ERR_TOO_OFTEN 10       /* a third login call within one second */
-#define TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED 101 /* client NULL or destroyed */
-/* Logout error codes: tether_rtm_logout returns one negated when it refuses;
-   on_logout_result reports TETHER_RTM_LOGOUT_ERR_OK. */
+#define TETHER_RTM_LOGIN_ERR_TOO_OFTEN 10       /* not reported: TETHER_ERR_TOO_OFTEN */
+#define TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED 101 /* not reported: TETHER_ERR_NOT_INITIALIZED */
+/* Logout results: what on_logout_result reports (TETHER_RTM_LOGOUT_ERR_OK, after
+   DISCONNECTED/LOGOUT); never returned, as the login results. */
 #define TETHER_RTM_LOGOUT_ERR_OK 0
-#define TETHER_RTM_LOGOUT_ERR_REJECTED 1        /* called from another thread than the loop's */
-#define TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED 101
-#define TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN 102 /* already DISCONNECTED */
+#define TETHER_RTM_LOGOUT_ERR_REJECTED 1        /* not reported: TETHER_ERR_WRONG_THREAD */
+#define TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED 101 /* not reported: TETHER_ERR_NOT_INITIALIZED */
+#define TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN 102 /* not reported: TETHER_ERR_NOT_LOGGED_IN */
 
 typedef struct tether_rtm_client tether_rtm_client; /* opaque */
 
@@ -639,18 +648,18 @@ void tether_rtm_client_destroy(tether_rtm_client *client);
    tether_rtm_logout; success is CONNECTED/LOGIN_SUCCESS again, without on_login_result.
    The channels the client was in are kept by the server for its online grace (30 s), and
    joined again by the client after it.
-   @param client   a live client; NULL or destroyed: -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED.
+   @param client   a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param token    copied; 0..512 bytes of printable ASCII, no space. "" goes to the server
                    as it is (a server that asks for a token answers INVALID_TOKEN). Not
                    NULL.
    @param user_id  copied; 1..64 bytes of printable ASCII, no space. Not NULL.
-   @return 0, or a negated login error, checked in this order (nothing changes then):
-     -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED  client NULL or destroyed (-101)
-     -TETHER_RTM_LOGIN_ERR_REJECTED         not the client's thread (-2)
-     -TETHER_RTM_LOGIN_ERR_TOO_OFTEN        two calls already within the last second (-10;
-                                            every call but these counts)
-     -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT token or user_id NULL or malformed (-3)
-     -TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN    not DISCONNECTED; ABORTED included (-8)
+   @return 0 when the attempt starts, or, checked in this order (nothing changes then):
+     TETHER_ERR_NOT_INITIALIZED    client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD       not the client's thread
+     TETHER_ERR_TOO_OFTEN          two calls already within the last second (every call
+                                   but these counts)
+     TETHER_ERR_INVALID_ARGUMENT   token or user_id NULL or malformed
+     TETHER_ERR_ALREADY_LOGGED_IN  not DISCONNECTED; ABORTED included
    Thread: the client's.
 
      if (tether_rtm_login(client, token, "alice") != 0) ... */
@@ -661,11 +670,11 @@ int tether_rtm_login(tether_rtm_client *client, const char *token, const char *u
    on_logout_result(TETHER_RTM_LOGOUT_ERR_OK), and nothing after it until the next login.
    A LOGOUT goes to the server (twice; the others get member-left at once) unless the
    session was ABORTED. The client forgets its channels.
-   @param client  a live client; NULL or destroyed: -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED.
-   @return 0, or a negated logout error (nothing changes then):
-     -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED  client NULL or destroyed (-101)
-     -TETHER_RTM_LOGOUT_ERR_REJECTED         not the client's thread (-1)
-     -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN    already DISCONNECTED (-102)
+   @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   @return 0, or (nothing changes then):
+     TETHER_ERR_NOT_INITIALIZED  client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD     not the client's thread
+     TETHER_ERR_NOT_LOGGED_IN    already DISCONNECTED
    Thread: the client's. */
 int tether_rtm_logout(tether_rtm_client *client);
 
@@ -748,17 +757,17 @@ const char *tether_rtm_connection_state_name(int state);
    Thread: any. */
 const char *tether_rtm_connection_change_reason_name(int reason);
 
-/* tether_rtm_login_error_name: the name of a login error code without its "TETHER_RTM_"
-   prefix ("LOGIN_ERR_TOO_OFTEN").
-   @param code  a login error as on_login_result reports it, or as tether_rtm_login returns
-                it negated (pass -rc); one out of range gives "UNKNOWN".
+/* tether_rtm_login_error_name: the name of a login result without its "TETHER_RTM_" prefix
+   ("LOGIN_ERR_TIMEOUT"). For what a function returns, tether_error_name.
+   @param code  a login result as on_login_result reports it; one out of range gives
+                "UNKNOWN".
    @return a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_rtm_login_error_name(int code);
 
-/* tether_rtm_logout_error_name: the name of a logout error code without its "TETHER_RTM_"
-   prefix ("LOGOUT_ERR_NOT_LOGGED_IN").
-   @param code  a logout error (pass -rc of tether_rtm_logout); one out of range gives
+/* tether_rtm_logout_error_name: the name of a logout result without its "TETHER_RTM_"
+   prefix ("LOGOUT_ERR_OK"). For what a function returns, tether_error_name.
+   @param code  a logout result as on_logout_result reports it; one out of range gives
                 "UNKNOWN".
    @return a static string, never NULL; do not free it.
    Thread: any. */

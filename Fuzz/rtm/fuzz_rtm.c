@@ -441,9 +441,8 @@ static void call_login(struct context *c, tether_rtm_client *client) {
   if (tracing) fprintf(stderr, "login on client %d (state %d, in callback %d): %d\n", c ? (int)(c - contexts) : -1, before, in_callback, rc);
   free(token);
   free(user);
-  CHECK_CODE(rc, "login", 0, -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED,
-             -TETHER_RTM_LOGIN_ERR_TOO_OFTEN, -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT,
-             -TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN);
+  CHECK_CODE(rc, "login", 0, TETHER_ERR_NOT_INITIALIZED, TETHER_ERR_TOO_OFTEN,
+             TETHER_ERR_INVALID_ARGUMENT, TETHER_ERR_ALREADY_LOGGED_IN);
   if (rc == 0 && before != TETHER_RTM_CONNECTION_STATE_DISCONNECTED) fail("login while in", before);
   if (rc == 0 && !c) fail("login on no client returned 0", 0);
   if (c && rc != 0) {
@@ -462,10 +461,9 @@ static void call_logout(struct context *c, tether_rtm_client *client) {
   if (c) c->login_since_logout = 0;
   rc = tether_rtm_logout(client);
   if (tracing) fprintf(stderr, "logout on client %d (state %d, in callback %d): %d\n", c ? (int)(c - contexts) : -1, before, in_callback, rc);
-  CHECK_CODE(rc, "logout", 0, -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED,
-             -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN);
+  CHECK_CODE(rc, "logout", 0, TETHER_ERR_NOT_INITIALIZED, TETHER_ERR_NOT_LOGGED_IN);
   if (rc == 0 && before == TETHER_RTM_CONNECTION_STATE_DISCONNECTED) fail("logout when out", 0);
-  if (rc == -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN && before != 1) fail("NOT_LOGGED_IN", before);
+  if (rc == TETHER_ERR_NOT_LOGGED_IN && before != 1) fail("NOT_LOGGED_IN", before);
   if (rc == 0 && !c) fail("logout on no client returned 0", 0);
   if (rc != 0 && c) {
     if (c->has_logout_result) c->pending_logouts--;
@@ -526,10 +524,10 @@ static void destroy(struct context *c) {
   tether_rtm_client_destroy(client);
   if (in_callback) {
     /* Until the callback returns, the handle answers NOT_INITIALIZED. */
-    if (tether_rtm_login(client, "t", "alice") != -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED) {
+    if (tether_rtm_login(client, "t", "alice") != TETHER_ERR_NOT_INITIALIZED) {
       fail("login after destroy", 0);
     }
-    if (tether_rtm_logout(client) != -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED) {
+    if (tether_rtm_logout(client) != TETHER_ERR_NOT_INITIALIZED) {
       fail("logout after destroy", 0);
     }
     if (tether_rtm_join_channel(client, "lobby") != TETHER_ERR_NOT_INITIALIZED) {

@@ -40,6 +40,9 @@ extension TetherError {
     case .tokenExpired: "The token has expired."
     case .invalidToken: "Malformed token."
     case .invalidUserID: "Invalid user id."
+    case .alreadyLoggedIn: "Already logged in, or logging in."
+    case .tooOften: "Too many calls within one second."
+    case .notLoggedIn: "Not logged in."
     case .wrongThread: "Not the loop's thread."
     }
   }

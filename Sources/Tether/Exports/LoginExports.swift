@@ -84,60 +84,58 @@ public func exportedRtmDestroy(_ client: OpaquePointer?) {
   _ = Connection.destroy(handle: UnsafeRawPointer(client))
 }
 
-/// The login profile's own refusals, for a handle that is not a live client of this thread.
-private func loginRefusal(_ refusal: Int32, notInitialized: Int32, rejected: Int32) -> Int32 {
-  refusal == TetherError.wrongThread.rawValue ? -rejected : -notInitialized
-}
-
 @_cdecl("tether_rtm_login")
 public func exportedRtmLogin(
   _ client: OpaquePointer?, _ token: UnsafePointer<CChar>?, _ userID: UnsafePointer<CChar>?
 ) -> Int32 {
-  let (entered, refusal) = Connection.enter(handle: UnsafeRawPointer(client))
-  guard let connection = entered else {
-    return loginRefusal(
-      refusal, notInitialized: LoginError.notInitialized.rawValue,
-      rejected: LoginError.rejected.rawValue)
+  withClient(client) { connection, profile in
+    // Malformed arguments become nil: the session checks TOO_OFTEN before them.
+    let token = token.flatMap {
+      try? Token(validating: cStringBytes($0, limit: Token.maximumLength))
+    }
+    let userID = userID.flatMap {
+      try? UserID(validating: cStringBytes($0, limit: UserID.maximumLength))
+    }
+    do throws(LoginError) {
+      try profile.session.login(
+        token: token, userID: userID, now: connection.now, into: &profile.output)
+    } catch {
+      return TetherError(refusing: error).rawValue
+    }
+    connection.flush(rescheduling: true)
+    return 0
   }
-  defer { connection.leave() }
-  let profile = unsafeDowncast(connection.profile, to: LoginProfile.self)
-  // Malformed arguments become nil: the session checks TOO_OFTEN before them.
-  let token = token.flatMap {
-    try? Token(validating: cStringBytes($0, limit: Token.maximumLength))
-  }
-  let userID = userID.flatMap {
-    try? UserID(validating: cStringBytes($0, limit: UserID.maximumLength))
-  }
-  do throws(LoginError) {
-    try profile.session.login(
-      token: token, userID: userID, now: connection.now, into: &profile.output)
-  } catch {
-    return -error.rawValue
-  }
-  connection.flush(rescheduling: true)
-  return 0
 }
 
 @_cdecl("tether_rtm_logout")
 public func exportedRtmLogout(_ client: OpaquePointer?) -> Int32 {
-  let (entered, refusal) = Connection.enter(handle: UnsafeRawPointer(client))
-  guard let connection = entered else {
-    return loginRefusal(
-      refusal, notInitialized: LogoutError.notInitialized.rawValue,
-      rejected: LogoutError.rejected.rawValue)
+  withClient(client) { connection, profile in
+    // Only a logout that happens silences what was queued: a refused one changes nothing.
+    let queued = profile.output.actions.count
+    do throws(LogoutError) {
+      try profile.session.logout(now: connection.now, into: &profile.output)
+    } catch {
+      // The session refuses a logout for one reason only: DISCONNECTED.
+      return TetherError.notLoggedIn.rawValue
+    }
+    connection.silenceUndelivered(before: queued)
+    connection.flush(rescheduling: true)
+    return 0
   }
-  defer { connection.leave() }
-  let profile = unsafeDowncast(connection.profile, to: LoginProfile.self)
-  // Only a logout that happens silences what was queued: a refused one changes nothing.
-  let queued = profile.output.actions.count
-  do throws(LogoutError) {
-    try profile.session.logout(now: connection.now, into: &profile.output)
-  } catch {
-    return -error.rawValue
+}
+
+extension TetherError {
+  /// The return code of a login the session refused on the spot. The session names its
+  /// refusals with the login result numbers (what on_login_result reports); a function
+  /// returns the one error space of tether.h, where no value means two things.
+  init(refusing refusal: LoginError) {
+    switch refusal {
+    case .tooOften: self = .tooOften
+    case .invalidArgument: self = .invalidArgument
+    case .alreadyLogin: self = .alreadyLoggedIn
+    default: self = .failed  // the session refuses with no other
+    }
   }
-  connection.silenceUndelivered(before: queued)
-  connection.flush(rescheduling: true)
-  return 0
 }
 
 /// join or leave: the channel's name checked, then the session's rules.
