@@ -13,11 +13,12 @@
  * reason, threshold and callback means, and when it comes: docs/BEHAVIOUR.md (installed
  * with the library in share/doc/tether).
  *
- * Threads: an engine lives on the thread that runs its libev loop. Every function taking
- * an engine must be called from that thread (from inside a callback, or from code the
- * loop's thread runs between ev_run calls); a call from another thread is refused with
- * TETHER_ERR_WRONG_THREAD and changes nothing. Functions that take no engine may be
- * called from any thread.
+ * Threads: an engine (or a login client) lives on the thread that runs its libev loop.
+ * Every function taking one must be called from that thread (from inside a callback, or
+ * from code the loop's thread runs between ev_run calls); a call from another thread is
+ * refused with TETHER_ERR_WRONG_THREAD (destroy included) and changes nothing: it reads
+ * nothing of the handle but the thread recorded at create, and calls no callback.
+ * Functions that take no handle may be called from any thread.
  *
  * Strings passed in are copied before the call returns. Strings passed to callbacks are
  * valid only during the callback.
@@ -262,8 +263,8 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    - tether_engine_destroy inside a callback (of this engine or another on the same loop):
      no callback of that engine comes after it, queued ones included; the engine's
      memory is released when the callback returns. Until then every call on the handle
-     returns TETHER_ERR_NOT_INITIALIZED (tether_engine_destroy again is a no-op); after
-     it, the handle must not be used at all.
+     returns TETHER_ERR_NOT_INITIALIZED (tether_engine_destroy again returns 0 and does
+     nothing); after it, the handle must not be used at all.
    - ev_break, or starting and stopping other watchers, inside a callback is fine.
    Tests/c/test_reentry.c checks leave and destroy inside each callback. */
 
@@ -329,15 +330,17 @@ int tether_engine_create(struct ev_loop *loop, const tether_engine_config *confi
    clean goodbye: its LEAVE goes out even when destroy follows at once, in the same
    callback). Safe inside any callback of this engine or another on its loop: the engine
    is freed when the callback returns, no further callback comes, and other calls on it
-   until then return TETHER_ERR_NOT_INITIALIZED. From another thread it does nothing (it
-   cannot report TETHER_ERR_WRONG_THREAD, having no return value) and logs an error.
-   @param engine  the engine to destroy; NULL is a harmless no-op, and so is an engine
-                  already destroyed inside the current callback. After the call returns
-                  (outside a callback) the handle must not be used again. ctx is not
-                  touched: the app frees it afterwards if it owns it.
-   @return nothing.
+   until then return TETHER_ERR_NOT_INITIALIZED.
+   @param engine  the engine to destroy; NULL: returns 0 and does nothing, and so does an
+                  engine already destroyed inside the current callback. After the call
+                  returns 0 (outside a callback) the handle must not be used again. ctx
+                  is not touched: the app frees it afterwards if it owns it.
+   @return 0, or:
+     TETHER_ERR_WRONG_THREAD  not the engine's thread: nothing is done, nothing is called,
+                              and nothing of the engine is read but the thread it
+                              recorded at create (the engine lives on)
    Thread: the engine's. */
-void tether_engine_destroy(tether_engine *engine);
+int tether_engine_destroy(tether_engine *engine);
 
 /* tether_join_channel: starts joining `channel` as `uid`: the state goes
    CONNECTING/CONNECTING and a JOIN is sent at once; retries follow on their own
@@ -632,12 +635,16 @@ int tether_rtm_client_create(struct ev_loop *loop, const tether_rtm_config *conf
    goodbye: its LOGOUT goes out even when destroy follows in the same callback; otherwise
    the others see member-left only when the server's 30 s grace ends). Safe inside any
    callback, as tether_engine_destroy.
-   @param client  the client to destroy; NULL is a harmless no-op. After the call returns
-                  (outside a callback) the handle must not be used again. ctx is not
-                  touched.
-   @return nothing.
+   @param client  the client to destroy; NULL: returns 0 and does nothing, and so does a
+                  client already destroyed inside the current callback. After the call
+                  returns 0 (outside a callback) the handle must not be used again. ctx
+                  is not touched.
+   @return 0, or:
+     TETHER_ERR_WRONG_THREAD  not the client's thread: nothing is done, nothing is called,
+                              and nothing of the client is read but the thread it
+                              recorded at create (the client lives on)
    Thread: the client's. */
-void tether_rtm_client_destroy(tether_rtm_client *client);
+int tether_rtm_client_destroy(tether_rtm_client *client);
 
 /* tether_rtm_login: starts logging in: CONNECTING/LOGIN and a LOGIN at once, repeated
    with backoff (on_login_attempt) until the server answers or login_timeout_ms passes.

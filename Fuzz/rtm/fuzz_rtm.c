@@ -521,7 +521,7 @@ static void destroy(struct context *c) {
   c->client = NULL;
   c->destroyed = 1;
   if (slots[c->slot] == c) slots[c->slot] = NULL;
-  tether_rtm_client_destroy(client);
+  CHECK_CODE(tether_rtm_client_destroy(client), "destroy", 0);
   if (in_callback) {
     /* Until the callback returns, the handle answers NOT_INITIALIZED. */
     if (tether_rtm_login(client, "t", "alice") != TETHER_ERR_NOT_INITIALIZED) {
@@ -540,7 +540,7 @@ static void destroy(struct context *c) {
     if (tether_rtm_get_connection_state(client) != TETHER_RTM_CONNECTION_STATE_DISCONNECTED) {
       fail("state after destroy", 0);
     }
-    tether_rtm_client_destroy(client); /* a no-op */
+    CHECK_CODE(tether_rtm_client_destroy(client), "destroy again", 0); /* a no-op */
   }
 }
 
@@ -965,7 +965,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case OP_DESTROY:
       client = pick(&c);
       if (c) destroy(c);
-      else tether_rtm_client_destroy(NULL);
+      else CHECK_CODE(tether_rtm_client_destroy(NULL), "destroy NULL", 0);
       break;
     case OP_LOGIN: client = pick(&c); call_login(c, client); break;
     case OP_LOGOUT: client = pick(&c); call_logout(c, client); break;

@@ -150,8 +150,9 @@ static void on_state(void *ctx, tether_connection_state state, tether_connection
   }
   if (s->destroy_in == (int)state) {
     s->destroy_in = 0;
-    tether_engine_destroy(s->engine);
+    CHECK(tether_engine_destroy(s->engine) == TETHER_OK);
     s->call_after_destroy = tether_join_channel(s->engine, NULL, "x", 1);
+    CHECK(tether_engine_destroy(s->engine) == TETHER_OK); /* again: nothing */
     s->engine = NULL;
     ev_break(s->loop, EVBREAK_ONE);
   }
@@ -357,8 +358,8 @@ static void test_tether_engine_create_acceptsIPv6_andNullHandler(void) {
   tether_engine_config c = scaled_config("[::1]:9");
   CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_OK && e != NULL);
   CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_DISCONNECTED);
-  tether_engine_destroy(e);
-  tether_engine_destroy(NULL);
+  CHECK(tether_engine_destroy(e) == TETHER_OK);
+  CHECK(tether_engine_destroy(NULL) == TETHER_OK);
 }
 
 static void test_tether_calls_onNullHandle_returnNotInitialized(void) {
@@ -871,7 +872,7 @@ static void test_tether_engine_dataThatArrivedBeforeADeadline_countsThoughReadAf
   rig_stop(&r);
 }
 
-struct thread_call { tether_engine *engine; int join, leave, renew, net, server; int state; };
+struct thread_call { tether_engine *engine; int join, leave, renew, net, server, destroy; int state; };
 
 static void *call_from_thread(void *arg) {
   struct thread_call *t = (struct thread_call *)arg;
@@ -881,7 +882,7 @@ static void *call_from_thread(void *arg) {
   t->net = tether_network_changed(t->engine);
   t->server = tether_set_server(t->engine, "127.0.0.1:1");
   t->state = (int)tether_get_connection_state(t->engine);
-  tether_engine_destroy(t->engine); /* refused: nothing happens */
+  t->destroy = tether_engine_destroy(t->engine); /* refused: nothing happens */
   return NULL;
 }
 
@@ -897,7 +898,7 @@ static void test_tether_calls_fromAnotherThread_areRefused(void) {
   pthread_join(thread, NULL);
   CHECK(t.join == TETHER_ERR_WRONG_THREAD && t.leave == TETHER_ERR_WRONG_THREAD);
   CHECK(t.renew == TETHER_ERR_WRONG_THREAD && t.net == TETHER_ERR_WRONG_THREAD);
-  CHECK(t.server == TETHER_ERR_WRONG_THREAD);
+  CHECK(t.server == TETHER_ERR_WRONG_THREAD && t.destroy == TETHER_ERR_WRONG_THREAD);
   CHECK(t.state == TETHER_CONNECTION_STATE_DISCONNECTED);
   CHECK(tether_join_channel(e, NULL, "lobby", 1) == TETHER_OK); /* still alive here */
   tether_engine_destroy(e);

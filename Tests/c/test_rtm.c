@@ -65,8 +65,9 @@ static void on_state(void *ctx, tether_rtm_connection_state state,
   }
   s->changes++;
   if (s->destroy_in == (int)state) {
-    tether_rtm_client_destroy(s->client);
+    CHECK(tether_rtm_client_destroy(s->client) == 0);
     CHECK(tether_rtm_login(s->client, "t", "u") == TETHER_ERR_NOT_INITIALIZED);
+    CHECK(tether_rtm_client_destroy(s->client) == 0); /* again: nothing */
     s->client = NULL;
   }
   if (s->logout_in == (int)state) {
@@ -302,8 +303,8 @@ static void test_rtm_client_create_refusesBadArguments(void) {
   CHECK(client == NULL);
   CHECK(tether_rtm_client_create(loop, &c, NULL, NULL, &client) == 0);
   CHECK(client != NULL);
-  tether_rtm_client_destroy(client);
-  tether_rtm_client_destroy(NULL);
+  CHECK(tether_rtm_client_destroy(client) == 0);
+  CHECK(tether_rtm_client_destroy(NULL) == 0);
   ev_loop_destroy(loop);
 }
 
@@ -575,7 +576,7 @@ static void test_rtm_clientAndEngine_shareOneLoop(void) {
 #ifndef TETHER_TEST_UNDER_QEMU
 struct thread_calls {
   tether_rtm_client *client;
-  int login, logout, join, state;
+  int login, logout, join, destroy, state;
 };
 
 static void *call_from_another_thread(void *arg) {
@@ -584,6 +585,7 @@ static void *call_from_another_thread(void *arg) {
   t->logout = tether_rtm_logout(t->client);
   t->join = tether_rtm_join_channel(t->client, "lobby");
   t->state = (int)tether_rtm_get_connection_state(t->client);
+  t->destroy = tether_rtm_client_destroy(t->client); /* refused: nothing happens */
   return NULL;
 }
 
@@ -598,7 +600,7 @@ static void test_rtm_calls_fromAnotherThread_areRefused(void) {
   pthread_join(thread, NULL);
   CHECK(t.login == TETHER_ERR_WRONG_THREAD);
   CHECK(t.logout == TETHER_ERR_WRONG_THREAD);
-  CHECK(t.join == TETHER_ERR_WRONG_THREAD);
+  CHECK(t.join == TETHER_ERR_WRONG_THREAD && t.destroy == TETHER_ERR_WRONG_THREAD);
   CHECK(t.state == TETHER_RTM_CONNECTION_STATE_DISCONNECTED);
   CHECK(connected(&r.seen));
   rig_stop(&r);

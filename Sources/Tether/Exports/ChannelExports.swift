@@ -86,8 +86,8 @@ public func exportedCreate(
 }
 
 @_cdecl("tether_engine_destroy")
-public func exportedDestroy(_ engine: OpaquePointer?) {
-  _ = Connection.destroy(handle: UnsafeRawPointer(engine))
+public func exportedDestroy(_ engine: OpaquePointer?) -> Int32 {
+  Connection.destroy(handle: UnsafeRawPointer(engine))
 }
 
 @_cdecl("tether_join_channel")

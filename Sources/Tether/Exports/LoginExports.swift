@@ -80,8 +80,8 @@ public func exportedRtmCreate(
 }
 
 @_cdecl("tether_rtm_client_destroy")
-public func exportedRtmDestroy(_ client: OpaquePointer?) {
-  _ = Connection.destroy(handle: UnsafeRawPointer(client))
+public func exportedRtmDestroy(_ client: OpaquePointer?) -> Int32 {
+  Connection.destroy(handle: UnsafeRawPointer(client))
 }
 
 @_cdecl("tether_rtm_login")
