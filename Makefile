@@ -53,7 +53,7 @@ sim: deps
 	@swift build -q --product tether-sim
 	@swift run --skip-build tether-sim
 
-test: deps lint header-check embedded-check alloc-check c-test source-test profile-check swift-test \
+test: deps lint header-check abi-check embedded-check alloc-check c-test source-test profile-check swift-test \
 	bench-smoke sim-check fuzz-replay edge-check
 
 lint: docs-check
@@ -71,6 +71,13 @@ header-check:
 
 embedded-check:
 	@BUILD_DIR=$(BUILD_DIR) scripts/embedded-check.sh
+
+# The C contract against the code: every function of tether.h is a Swift `@c
+# @implementation` whose whole C signature the compiler matched with the header
+# (scripts/check-abi-signatures.sh).
+.PHONY: abi-check
+abi-check:
+	@scripts/check-abi-signatures.sh
 
 # No heap allocation per steady-state round (heartbeat out, ack and presence in): valgrind
 # counts the allocations of 1,000 and 11,000 rounds, which must be equal.

@@ -74,7 +74,7 @@ swiftc -enable-experimental-feature Embedded -wmo -parse-as-library "$optimize" 
 # aarch64).
 "$clang" -S -emit-llvm "${codegen[@]}" -Oz "$obj/tether-swift.ll" -o "$obj/tether.ll"
 # Internal, private and protected definitions become hidden globals (names are unique in
-# one module); the exports (tether_*, from @_cdecl) stay protected. No unwind tables (only the
+# one module); the exports (tether_*, from @c) stay protected. No unwind tables (only the
 # C shims of CTetherSystem had them; nothing unwinds through the library), so no
 # .eh_frame binds the members' functions together.
 sed -E -e 's/^define (internal|private) /define hidden /' \

@@ -11,9 +11,9 @@ import CTetherABI
 
 /// Runs `body` on the live engine behind `engine`, on its own thread.
 private func withEngine(
-  _ engine: OpaquePointer?, _ body: (Connection, ChannelProfile) -> Int32
+  _ engine: UnsafeRawPointer?, _ body: (Connection, ChannelProfile) -> Int32
 ) -> Int32 {
-  withProfile(UnsafeRawPointer(engine), body)
+  withProfile(engine, body)
 }
 
 func defaultEngineConfig() -> tether_engine_config {
@@ -31,13 +31,13 @@ func defaultEngineConfig() -> tether_engine_config {
   return config
 }
 
-@_cdecl("tether_engine_config_init")
-public func exportedConfigInit(_ config: UnsafeMutablePointer<tether_engine_config>?) {
+@c @implementation
+public func tether_engine_config_init(_ config: UnsafeMutablePointer<tether_engine_config>?) {
   config?.pointee = defaultEngineConfig()
 }
 
-@_cdecl("tether_engine_handler_init")
-public func exportedHandlerInit(_ handler: UnsafeMutablePointer<tether_engine_handler>?) {
+@c @implementation
+public func tether_engine_handler_init(_ handler: UnsafeMutablePointer<tether_engine_handler>?) {
   guard let handler else { return }
   handler.pointee = tether_engine_handler()
   handler.pointee.size = UInt32(MemoryLayout<tether_engine_handler>.size)
@@ -59,11 +59,11 @@ private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> Cha
   return config
 }
 
-@_cdecl("tether_engine_create")
-public func exportedCreate(
+@c @implementation
+public func tether_engine_create(
   _ loop: OpaquePointer?, _ config: UnsafePointer<tether_engine_config>?,
   _ handler: UnsafePointer<tether_engine_handler>?, _ context: UnsafeMutableRawPointer?,
-  _ out: UnsafeMutablePointer<OpaquePointer?>?
+  _ out: UnsafeMutablePointer<UnsafeMutablePointer<tether_engine>?>?
 ) -> Int32 {
   guard let out else { return TetherError.invalidArgument.rawValue }
   out.pointee = nil
@@ -85,14 +85,15 @@ public func exportedCreate(
     server: given.server, out: UnsafeMutableRawPointer(out))
 }
 
-@_cdecl("tether_engine_destroy")
-public func exportedDestroy(_ engine: OpaquePointer?) -> Int32 {
-  Connection.destroy(handle: UnsafeRawPointer(engine))
+@c @implementation
+public func tether_engine_destroy(_ engine: UnsafeMutablePointer<tether_engine>?) -> Int32 {
+  Connection.destroy(handle: engine)
 }
 
-@_cdecl("tether_join_channel")
-public func exportedJoin(
-  _ engine: OpaquePointer?, _ token: UnsafePointer<CChar>?, _ channel: UnsafePointer<CChar>?,
+@c @implementation
+public func tether_join_channel(
+  _ engine: UnsafeMutablePointer<tether_engine>?, _ token: UnsafePointer<CChar>?,
+  _ channel: UnsafePointer<CChar>?,
   _ uid: UInt32
 ) -> Int32 {
   withEngine(engine) { connection, profile in
@@ -112,8 +113,8 @@ public func exportedJoin(
   }
 }
 
-@_cdecl("tether_leave_channel")
-public func exportedLeave(_ engine: OpaquePointer?) -> Int32 {
+@c @implementation
+public func tether_leave_channel(_ engine: UnsafeMutablePointer<tether_engine>?) -> Int32 {
   withEngine(engine) { connection, profile in
     connection.silenceUndelivered()
     profile.session.leave(now: connection.now, into: &profile.output)
@@ -122,23 +123,29 @@ public func exportedLeave(_ engine: OpaquePointer?) -> Int32 {
   }
 }
 
-@_cdecl("tether_renew_token")
-public func exportedRenewToken(_ engine: OpaquePointer?, _ token: UnsafePointer<CChar>?) -> Int32 {
-  renewToken(UnsafeRawPointer(engine), token)
+@c @implementation
+public func tether_renew_token(
+  _ engine: UnsafeMutablePointer<tether_engine>?, _ token: UnsafePointer<CChar>?
+) -> Int32 {
+  renewToken(engine, token)
 }
 
-@_cdecl("tether_get_connection_state")
-public func exportedState(_ engine: OpaquePointer?) -> tether_connection_state {
-  tether_connection_state(stateValue(UnsafeRawPointer(engine)))
+@c @implementation
+public func tether_get_connection_state(_ engine: UnsafePointer<tether_engine>?)
+  -> tether_connection_state
+{
+  tether_connection_state(stateValue(engine))
 }
 
-@_cdecl("tether_network_changed")
-public func exportedNetworkChanged(_ engine: OpaquePointer?) -> Int32 {
-  networkChanged(UnsafeRawPointer(engine))
+@c @implementation
+public func tether_network_changed(_ engine: UnsafeMutablePointer<tether_engine>?) -> Int32 {
+  networkChanged(engine)
 }
 
-@_cdecl("tether_set_server")
-public func exportedSetServer(_ engine: OpaquePointer?, _ server: UnsafePointer<CChar>?) -> Int32 {
+@c @implementation
+public func tether_set_server(
+  _ engine: UnsafeMutablePointer<tether_engine>?, _ server: UnsafePointer<CChar>?
+) -> Int32 {
   withEngine(engine) { connection, _ in
     guard let endpoint = serverEndpoint(server) else {
       return TetherError.invalidArgument.rawValue
@@ -152,26 +159,26 @@ public func exportedSetServer(_ engine: OpaquePointer?, _ server: UnsafePointer<
   }
 }
 
-@_cdecl("tether_engine_get_stats")
-public func exportedGetStats(
-  _ engine: OpaquePointer?, _ out: UnsafeMutablePointer<tether_engine_stats>?
+@c @implementation
+public func tether_engine_get_stats(
+  _ engine: UnsafePointer<tether_engine>?, _ out: UnsafeMutablePointer<tether_engine_stats>?
 ) -> Int32 {
-  copyStats(UnsafeRawPointer(engine), to: out)
+  copyStats(engine, to: out)
 }
 
 // MARK: - Names
 
-@_cdecl("tether_connection_state_name")
-public func exportedStateName(_ value: Int32) -> UnsafePointer<CChar> {
+@c @implementation
+public func tether_connection_state_name(_ value: Int32) -> UnsafePointer<CChar>? {
   cString(ConnectionState(rawValue: value)?.name ?? "UNKNOWN")
 }
 
-@_cdecl("tether_connection_changed_reason_name")
-public func exportedReasonName(_ value: Int32) -> UnsafePointer<CChar> {
+@c @implementation
+public func tether_connection_changed_reason_name(_ value: Int32) -> UnsafePointer<CChar>? {
   cString(ConnectionChangedReason(rawValue: value)?.name ?? "UNKNOWN")
 }
 
-@_cdecl("tether_user_offline_reason_name")
-public func exportedOfflineReasonName(_ value: Int32) -> UnsafePointer<CChar> {
+@c @implementation
+public func tether_user_offline_reason_name(_ value: Int32) -> UnsafePointer<CChar>? {
   cString(UserOfflineReason(rawValue: value)?.name ?? "UNKNOWN")
 }

@@ -10,19 +10,24 @@ import CTetherABI
 // function checks its handle, thread and arguments, calls the core, delivers what the core
 // produced, and returns 0 or a negative TETHER_ERR_* code. None traps on bad input.
 
-@_cdecl("tether_version")
-public func exportedVersion() -> UInt32 {
+@c @implementation
+public func tether_version() -> UInt32 {
   UInt32(TETHER_VERSION_MAJOR) << 16 | UInt32(TETHER_VERSION_MINOR) << 8
     | UInt32(TETHER_VERSION_PATCH)
 }
 
-@_cdecl("tether_error_name")
-public func exportedErrorName(_ value: Int32) -> UnsafePointer<CChar> {
+@c @implementation
+public func tether_error_name(_ value: Int32) -> UnsafePointer<CChar>? { errorName(value) }
+
+/// The body of tether_error_name as a Swift function: inlined into it, TetherError.name's
+/// switch becomes a table of pointers; the `@c` function alone kept the getter out of line
+/// (190 bytes more on aarch64).
+func errorName(_ value: Int32) -> UnsafePointer<CChar> {
   value == 0 ? cString("OK") : cString(TetherError(rawValue: value)?.name ?? "UNKNOWN")
 }
 
-@_cdecl("tether_error_message")
-public func exportedErrorMessage(_ value: Int32) -> UnsafePointer<CChar> {
+@c @implementation
+public func tether_error_message(_ value: Int32) -> UnsafePointer<CChar>? {
   cString(value == 0 ? "No error." : TetherError(rawValue: value)?.message ?? "unknown error")
 }
 

@@ -11,9 +11,9 @@ import CTetherABI
 
 /// Runs `body` on the live client behind `client`, on its own thread.
 private func withClient(
-  _ client: OpaquePointer?, _ body: (Connection, LoginProfile) -> Int32
+  _ client: UnsafeRawPointer?, _ body: (Connection, LoginProfile) -> Int32
 ) -> Int32 {
-  withProfile(UnsafeRawPointer(client), body)
+  withProfile(client, body)
 }
 
 func defaultRtmConfig() -> tether_rtm_config {
@@ -28,13 +28,13 @@ func defaultRtmConfig() -> tether_rtm_config {
   return config
 }
 
-@_cdecl("tether_rtm_config_init")
-public func exportedRtmConfigInit(_ config: UnsafeMutablePointer<tether_rtm_config>?) {
+@c @implementation
+public func tether_rtm_config_init(_ config: UnsafeMutablePointer<tether_rtm_config>?) {
   config?.pointee = defaultRtmConfig()
 }
 
-@_cdecl("tether_rtm_handler_init")
-public func exportedRtmHandlerInit(_ handler: UnsafeMutablePointer<tether_rtm_handler>?) {
+@c @implementation
+public func tether_rtm_handler_init(_ handler: UnsafeMutablePointer<tether_rtm_handler>?) {
   guard let handler else { return }
   handler.pointee = tether_rtm_handler()
   handler.pointee.size = UInt32(MemoryLayout<tether_rtm_handler>.size)
@@ -53,11 +53,11 @@ private func loginConfig(_ c: tether_rtm_config) throws(TetherError) -> LoginCon
   return config
 }
 
-@_cdecl("tether_rtm_client_create")
-public func exportedRtmCreate(
+@c @implementation
+public func tether_rtm_client_create(
   _ loop: OpaquePointer?, _ config: UnsafePointer<tether_rtm_config>?,
   _ handler: UnsafePointer<tether_rtm_handler>?, _ context: UnsafeMutableRawPointer?,
-  _ out: UnsafeMutablePointer<OpaquePointer?>?
+  _ out: UnsafeMutablePointer<UnsafeMutablePointer<tether_rtm_client>?>?
 ) -> Int32 {
   guard let out else { return TetherError.invalidArgument.rawValue }
   out.pointee = nil
@@ -79,14 +79,15 @@ public func exportedRtmCreate(
     server: given.server, out: UnsafeMutableRawPointer(out))
 }
 
-@_cdecl("tether_rtm_client_destroy")
-public func exportedRtmDestroy(_ client: OpaquePointer?) -> Int32 {
-  Connection.destroy(handle: UnsafeRawPointer(client))
+@c @implementation
+public func tether_rtm_client_destroy(_ client: UnsafeMutablePointer<tether_rtm_client>?) -> Int32 {
+  Connection.destroy(handle: client)
 }
 
-@_cdecl("tether_rtm_login")
-public func exportedRtmLogin(
-  _ client: OpaquePointer?, _ token: UnsafePointer<CChar>?, _ userID: UnsafePointer<CChar>?
+@c @implementation
+public func tether_rtm_login(
+  _ client: UnsafeMutablePointer<tether_rtm_client>?, _ token: UnsafePointer<CChar>?,
+  _ userID: UnsafePointer<CChar>?
 ) -> Int32 {
   withClient(client) { connection, profile in
     // Malformed arguments become nil: the session checks TOO_OFTEN before them.
@@ -107,8 +108,8 @@ public func exportedRtmLogin(
   }
 }
 
-@_cdecl("tether_rtm_logout")
-public func exportedRtmLogout(_ client: OpaquePointer?) -> Int32 {
+@c @implementation
+public func tether_rtm_logout(_ client: UnsafeMutablePointer<tether_rtm_client>?) -> Int32 {
   withClient(client) { connection, profile in
     // Only a logout that happens silences what was queued: a refused one changes nothing.
     let queued = profile.output.actions.count
@@ -141,7 +142,7 @@ extension TetherError {
 /// join or leave: the channel's name checked, then the session's rules.
 @inline(never)  // one copy for both
 private func changeChannel(
-  _ client: OpaquePointer?, _ channel: UnsafePointer<CChar>?, join: Bool
+  _ client: UnsafeRawPointer?, _ channel: UnsafePointer<CChar>?, join: Bool
 ) -> Int32 {
   withClient(client) { connection, profile in
     guard let channel else { return TetherError.invalidArgument.rawValue }
@@ -161,62 +162,71 @@ private func changeChannel(
   }
 }
 
-@_cdecl("tether_rtm_join_channel")
-public func exportedRtmJoinChannel(_ client: OpaquePointer?, _ channel: UnsafePointer<CChar>?)
+@c @implementation
+public func tether_rtm_join_channel(
+  _ client: UnsafeMutablePointer<tether_rtm_client>?, _ channel: UnsafePointer<CChar>?
+)
   -> Int32
 {
   changeChannel(client, channel, join: true)
 }
 
-@_cdecl("tether_rtm_leave_channel")
-public func exportedRtmLeaveChannel(_ client: OpaquePointer?, _ channel: UnsafePointer<CChar>?)
+@c @implementation
+public func tether_rtm_leave_channel(
+  _ client: UnsafeMutablePointer<tether_rtm_client>?, _ channel: UnsafePointer<CChar>?
+)
   -> Int32
 {
   changeChannel(client, channel, join: false)
 }
 
-@_cdecl("tether_rtm_renew_token")
-public func exportedRtmRenewToken(_ client: OpaquePointer?, _ token: UnsafePointer<CChar>?)
+@c @implementation
+public func tether_rtm_renew_token(
+  _ client: UnsafeMutablePointer<tether_rtm_client>?, _ token: UnsafePointer<CChar>?
+)
   -> Int32
 {
-  renewToken(UnsafeRawPointer(client), token)
+  renewToken(client, token)
 }
 
-@_cdecl("tether_rtm_network_changed")
-public func exportedRtmNetworkChanged(_ client: OpaquePointer?) -> Int32 {
-  networkChanged(UnsafeRawPointer(client))
+@c @implementation
+public func tether_rtm_network_changed(_ client: UnsafeMutablePointer<tether_rtm_client>?) -> Int32
+{
+  networkChanged(client)
 }
 
-@_cdecl("tether_rtm_get_connection_state")
-public func exportedRtmState(_ client: OpaquePointer?) -> tether_rtm_connection_state {
-  tether_rtm_connection_state(stateValue(UnsafeRawPointer(client)))
+@c @implementation
+public func tether_rtm_get_connection_state(_ client: UnsafePointer<tether_rtm_client>?)
+  -> tether_rtm_connection_state
+{
+  tether_rtm_connection_state(stateValue(client))
 }
 
-@_cdecl("tether_rtm_client_get_stats")
-public func exportedRtmGetStats(
-  _ client: OpaquePointer?, _ out: UnsafeMutablePointer<tether_engine_stats>?
+@c @implementation
+public func tether_rtm_client_get_stats(
+  _ client: UnsafePointer<tether_rtm_client>?, _ out: UnsafeMutablePointer<tether_engine_stats>?
 ) -> Int32 {
-  copyStats(UnsafeRawPointer(client), to: out)
+  copyStats(client, to: out)
 }
 
 // MARK: - Names
 
-@_cdecl("tether_rtm_connection_state_name")
-public func exportedRtmStateName(_ value: Int32) -> UnsafePointer<CChar> {
+@c @implementation
+public func tether_rtm_connection_state_name(_ value: Int32) -> UnsafePointer<CChar>? {
   cString(LoginState(rawValue: value)?.name ?? "UNKNOWN")
 }
 
-@_cdecl("tether_rtm_connection_change_reason_name")
-public func exportedRtmReasonName(_ value: Int32) -> UnsafePointer<CChar> {
+@c @implementation
+public func tether_rtm_connection_change_reason_name(_ value: Int32) -> UnsafePointer<CChar>? {
   cString(LoginChangeReason(rawValue: value)?.name ?? "UNKNOWN")
 }
 
-@_cdecl("tether_rtm_login_error_name")
-public func exportedRtmLoginErrorName(_ value: Int32) -> UnsafePointer<CChar> {
+@c @implementation
+public func tether_rtm_login_error_name(_ value: Int32) -> UnsafePointer<CChar>? {
   cString(LoginError(rawValue: value)?.name ?? "UNKNOWN")
 }
 
-@_cdecl("tether_rtm_logout_error_name")
-public func exportedRtmLogoutErrorName(_ value: Int32) -> UnsafePointer<CChar> {
+@c @implementation
+public func tether_rtm_logout_error_name(_ value: Int32) -> UnsafePointer<CChar>? {
   cString(LogoutError(rawValue: value)?.name ?? "UNKNOWN")
 }
