@@ -175,31 +175,32 @@ typedef struct tether_engine_handler {
   /* more callbacks may follow */
 } tether_engine_handler;
 
-/* Which timer carries the deadlines of an engine's loop (tether_engine_stats). */
+/* Which timer carries the deadlines of a loop (tether_connection_stats). */
 typedef enum tether_deadline_source {
   /* One timerfd per loop (CLOCK_MONOTONIC, absolute), watched at the loop's highest
      priority: deadlines fire as exactly as the kernel wakes the thread. */
   TETHER_DEADLINE_SOURCE_TIMERFD = 1,
   /* One ev_timer per loop, where no timerfd could be made: libev's millisecond rounding
-     applies (about 1 ms late). on_log says so when the engine is created. */
+     applies (about 1 ms late). on_log says so when an engine or client is created. */
   TETHER_DEADLINE_SOURCE_EV_TIMER = 2
 } tether_deadline_source;
 
-/* What an engine counted since it was created, and what its loop's deadline source
-   counted since the first engine on that loop was created. Lateness is the time from a
-   deadline's due instant to the moment Tether ran it (before the callbacks it caused), in
-   microseconds rounded up, from a log-linear histogram whose buckets are at most 12.5 %
-   wide: a percentile is never below the true value and at most one bucket above it; the
-   maximum is exact. Fields are only ever added at the end. */
-typedef struct tether_engine_stats {
-  uint32_t size;                  /* set by the caller: sizeof(tether_engine_stats) */
+/* What a connection (an engine, or a login client) counted since it was created, and
+   what its loop's deadline source counted since the first connection on that loop was
+   created: what tether_engine_get_stats and tether_rtm_client_get_stats fill. Lateness is
+   the time from a deadline's due instant to the moment Tether ran it (before the callbacks
+   it caused), in microseconds rounded up, from a log-linear histogram whose buckets are at
+   most 12.5 % wide: a percentile is never below the true value and at most one bucket
+   above it; the maximum is exact. Fields are only ever added at the end. */
+typedef struct tether_connection_stats {
+  uint32_t size;                  /* set by the caller: sizeof(tether_connection_stats) */
   uint32_t deadline_source;       /* a tether_deadline_source */
-  uint64_t deadlines_fired;       /* this engine's deadlines that fell due and ran */
+  uint64_t deadlines_fired;       /* this connection's deadlines that fell due and ran */
   uint32_t lateness_p50_us;       /* how late they ran: median */
   uint32_t lateness_p99_us;       /* 99th percentile */
   uint32_t lateness_max_us;       /* the latest */
-  uint32_t loop_engines;          /* engines on this engine's loop, this one included */
-  uint64_t loop_deadlines_fired;  /* every engine's on the loop (engines since gone too) */
+  uint32_t loop_engines;          /* engines and clients on its loop, this one included */
+  uint64_t loop_deadlines_fired;  /* every one's on the loop (those since gone too) */
   uint32_t loop_lateness_p50_us;
   uint32_t loop_lateness_p99_us;
   uint32_t loop_lateness_p999_us; /* 99.9th percentile */
@@ -208,10 +209,15 @@ typedef struct tether_engine_stats {
   uint64_t datagrams_out;         /* datagrams the kernel took */
   uint64_t datagrams_malformed;   /* received but not a datagram of the protocol: dropped */
   uint64_t datagrams_foreign;     /* well-formed but not for this session (cookie): dropped */
-  uint64_t join_attempts;         /* JOINs sent: first joins, retries, rejoins */
+  uint64_t join_attempts;         /* JOINs sent: first joins, retries, rejoins (a client:
+                                     LOGINs) */
   uint64_t send_failures;         /* datagrams the kernel refused (lost, as UDP may be) */
   /* more fields may follow */
-} tether_engine_stats;
+} tether_connection_stats;
+
+/* The same struct under the name it had when only an engine filled it: code written with
+   it keeps compiling (only `struct tether_engine_stats`, the tag, is gone). */
+typedef tether_connection_stats tether_engine_stats;
 
 /* ---------------------------------------------------------------------------------------
  * Functions
@@ -430,7 +436,7 @@ int tether_network_changed(tether_engine *engine);
    Thread: the engine's. */
 int tether_set_server(tether_engine *engine, const char *server);
 
-/* tether_engine_get_stats: copies the engine's figures (tether_engine_stats) into *out.
+/* tether_engine_get_stats: copies the engine's figures (tether_connection_stats) into *out.
    Nothing is reset; the figures keep counting. Costs a walk of two 273-bucket
    histograms.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
@@ -443,12 +449,12 @@ int tether_set_server(tether_engine *engine, const char *server);
      TETHER_ERR_INVALID_ARGUMENT out NULL, or out->size below 8
    Thread: the engine's.
 
-     tether_engine_stats stats;
+     tether_connection_stats stats;
      stats.size = sizeof stats;
      if (tether_engine_get_stats(engine, &stats) == TETHER_OK)
        printf("p99 %u us over %llu deadlines\n", stats.lateness_p99_us,
               (unsigned long long)stats.deadlines_fired); */
-int tether_engine_get_stats(const tether_engine *engine, tether_engine_stats *out);
+int tether_engine_get_stats(const tether_engine *engine, tether_connection_stats *out);
 
 /* tether_connection_state_name: the name of a state without its prefix ("CONNECTED").
    @param state  any value; one out of range gives "UNKNOWN".
@@ -742,13 +748,14 @@ int tether_rtm_network_changed(tether_rtm_client *client);
    Thread: the client's. */
 tether_rtm_connection_state tether_rtm_get_connection_state(const tether_rtm_client *client);
 
-/* tether_rtm_client_get_stats: as tether_engine_get_stats, for a client; join_attempts
-   counts LOGINs.
+/* tether_rtm_client_get_stats: copies the client's figures (tether_connection_stats, the
+   struct tether_engine_get_stats fills) into *out, as tether_engine_get_stats does;
+   join_attempts counts LOGINs.
    @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param out     as tether_engine_get_stats's: set out->size first. Not NULL.
    @return 0, or the codes of tether_engine_get_stats.
    Thread: the client's. */
-int tether_rtm_client_get_stats(const tether_rtm_client *client, tether_engine_stats *out);
+int tether_rtm_client_get_stats(const tether_rtm_client *client, tether_connection_stats *out);
 
 /* tether_rtm_connection_state_name: the name of a login state without its prefix
    ("ABORTED").

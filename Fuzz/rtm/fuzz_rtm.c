@@ -769,8 +769,8 @@ static void create(void) {
 
 static void stats(tether_rtm_client *client) {
   union {
-    tether_engine_stats stats;
-    unsigned char bytes[sizeof(tether_engine_stats) + 64];
+    tether_connection_stats stats;
+    unsigned char bytes[sizeof(tether_connection_stats) + 64];
   } out;
   uint32_t size = u8() & 1 ? (uint32_t)sizeof out.stats : u8();
   size_t limit, i;

@@ -595,6 +595,16 @@ static void test_tether_engine_get_stats_writesOnlyUpToTheCallersSize_andRefuses
   rig_stop(&r);
 }
 
+/* tether_engine_stats, the struct's first name, is the very type both stats functions fill
+   now (tether_connection_stats): old code keeps compiling, with -Werror and no cast. */
+static void test_tether_engine_stats_isTetherConnectionStats_underItsOldName(void) {
+  tether_engine_stats old_name;
+  tether_connection_stats *same = &old_name;
+  same->size = sizeof old_name;
+  CHECK(sizeof(tether_engine_stats) == sizeof(tether_connection_stats));
+  CHECK(tether_engine_get_stats(NULL, same) == TETHER_ERR_NOT_INITIALIZED);
+}
+
 /* ---- Many engines on one loop --------------------------------------------------------- */
 
 #define FLEET_MAX 120
@@ -1146,6 +1156,7 @@ int main(void) {
   RUN(test_tether_engine_destroy_afterLeave_insideACallback_stillSendsTheLeave);
   RUN(test_tether_engine_get_stats_countsTrafficAndDeadlines);
   RUN(test_tether_engine_get_stats_writesOnlyUpToTheCallersSize_andRefusesBadArguments);
+  RUN(test_tether_engine_stats_isTetherConnectionStats_underItsOldName);
   RUN(test_tether_engines_onOneLoop_shareTwoDescriptors_thenCloseThemWithTheLast);
   RUN(test_tether_engines_dueTogether_runEveryCallbackBeforeAnyDatagram);
   RUN(test_tether_engines_aDeadlineThatFallsDueDuringABatch_firesInIt);

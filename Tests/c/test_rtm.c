@@ -309,7 +309,7 @@ static void test_rtm_client_create_refusesBadArguments(void) {
 }
 
 static void test_rtm_calls_onNullHandle_returnNotInitialized(void) {
-  tether_engine_stats stats;
+  tether_connection_stats stats;
   stats.size = sizeof stats;
   CHECK(tether_rtm_login(NULL, "t", "u") == TETHER_ERR_NOT_INITIALIZED);
   CHECK(tether_rtm_logout(NULL) == TETHER_ERR_NOT_INITIALIZED);
@@ -543,7 +543,7 @@ static void test_rtm_stats_countTraffic(void) {
   struct rig r;
   rig_connect(&r);
   run_until(r.loop, NULL, &r.seen, 50);
-  tether_engine_stats stats;
+  tether_connection_stats stats;
   stats.size = sizeof stats;
   CHECK(tether_rtm_client_get_stats(r.seen.client, &stats) == 0);
   CHECK(stats.datagrams_in >= 2 && stats.datagrams_out >= 2 && stats.join_attempts >= 1);

@@ -27,10 +27,10 @@ struct ConnectionCounters {
 extension Connection {
   /// The figures of `tether_engine_get_stats` and `tether_rtm_client_get_stats`, with the
   /// session's own counters. (In Connection, not per profile: both functions are one.)
-  var publicStats: tether_engine_stats {
+  var publicStats: tether_connection_stats {
     let (malformed, foreign, attempts) = profile.counters
-    var out = tether_engine_stats()
-    out.size = UInt32(MemoryLayout<tether_engine_stats>.size)
+    var out = tether_connection_stats()
+    out.size = UInt32(MemoryLayout<tether_connection_stats>.size)
     out.deadline_source = context.sourceKind.rawValue
     out.deadlines_fired = stats.deadlines.fired
     out.lateness_p50_us = microseconds(of: &stats.deadlines.lateness, permille: 500)

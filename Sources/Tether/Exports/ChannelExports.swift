@@ -161,7 +161,7 @@ public func tether_set_server(
 
 @c @implementation
 public func tether_engine_get_stats(
-  _ engine: UnsafePointer<tether_engine>?, _ out: UnsafeMutablePointer<tether_engine_stats>?
+  _ engine: UnsafePointer<tether_engine>?, _ out: UnsafeMutablePointer<tether_connection_stats>?
 ) -> Int32 {
   copyStats(engine, to: out)
 }

@@ -106,13 +106,13 @@ func stateValue(_ handle: UnsafeRawPointer?) -> UInt32 {
 /// tether_engine_get_stats and tether_rtm_client_get_stats: the figures copied into `out`
 /// up to the size it declares (at least 8: the oldest caller knows `size` and
 /// `deadline_source`), keeping that size.
-func copyStats(_ handle: UnsafeRawPointer?, to out: UnsafeMutablePointer<tether_engine_stats>?)
+func copyStats(_ handle: UnsafeRawPointer?, to out: UnsafeMutablePointer<tether_connection_stats>?)
   -> Int32
 {
   withProfile(handle) { (connection, _: Profile) in
     guard let out, out.pointee.size >= 8 else { return TetherError.invalidArgument.rawValue }
     var stats = connection.publicStats
-    let count = min(Int(out.pointee.size), MemoryLayout<tether_engine_stats>.size)
+    let count = min(Int(out.pointee.size), MemoryLayout<tether_connection_stats>.size)
     stats.size = out.pointee.size
     withUnsafeBytes(of: &stats) { source in
       if let start = source.baseAddress {

@@ -204,7 +204,7 @@ public func tether_rtm_get_connection_state(_ client: UnsafePointer<tether_rtm_c
 
 @c @implementation
 public func tether_rtm_client_get_stats(
-  _ client: UnsafePointer<tether_rtm_client>?, _ out: UnsafeMutablePointer<tether_engine_stats>?
+  _ client: UnsafePointer<tether_rtm_client>?, _ out: UnsafeMutablePointer<tether_connection_stats>?
 ) -> Int32 {
   copyStats(client, to: out)
 }
