@@ -74,10 +74,13 @@ embedded-check:
 
 # The C contract against the code: every function of tether.h is a Swift `@c
 # @implementation` whose whole C signature the compiler matched with the header
-# (scripts/check-abi-signatures.sh).
+# (scripts/check-abi-signatures.sh); the return codes are one space, each value one
+# macro, and the library names every code a function documents
+# (scripts/check-error-codes.py).
 .PHONY: abi-check
-abi-check:
+abi-check: lib
 	@scripts/check-abi-signatures.sh
+	@python3 scripts/check-error-codes.py $(LIB_DIR)/libtether.so.0
 
 # No heap allocation per steady-state round (heartbeat out, ack and presence in): valgrind
 # counts the allocations of 1,000 and 11,000 rounds, which must be equal.

@@ -223,14 +223,17 @@ typedef tether_connection_stats tether_engine_stats;
  * Functions
  *
  * Every function is documented in the same order: what it does; @param, one line per
- * parameter (ownership, lifetime, NULL); @return, with each error code and its cause;
- * Thread, from which thread it may be called; an example for the entry points.
+ * parameter (ownership, lifetime, NULL); what it returns: for a function that returns
+ * int, "Returns 0 or:" and one line per negative code with its cause (the codes of the
+ * one space above: tether_error_name names each); from which thread it may be called
+ * (Thread:); an example for the entry points. scripts/check-header-docs.py checks the
+ * layout, scripts/check-error-codes.py the codes.
  * ------------------------------------------------------------------------------------ */
 
 /* tether_version: the version of the linked library, packed as TETHER_VERSION_HEX packs
    the header's (0x00MMmmpp), so a host can check that the library it loaded is not older
    than the header it was compiled with.
-   @return (major << 16) | (minor << 8) | patch of the library.
+   Returns (major << 16) | (minor << 8) | patch of the library.
    Thread: any.
 
      if (tether_version() < TETHER_VERSION_HEX) fprintf(stderr, "libtether too old\n"); */
@@ -239,7 +242,7 @@ uint32_t tether_version(void);
 /* tether_engine_config_init: sets config->size to sizeof(tether_engine_config) and every
    field to its default (app_id and server NULL, thresholds as commented in the struct).
    @param config  the caller's struct, written in full; NULL is a harmless no-op.
-   @return nothing.
+   Returns nothing.
    Thread: any.
 
      tether_engine_config config;
@@ -252,7 +255,7 @@ void tether_engine_config_init(tether_engine_config *config);
    every callback to NULL, so a host sets only the callbacks it wants (and stays correct
    when callbacks are added at the end).
    @param handler  the caller's struct, written in full; NULL is a harmless no-op.
-   @return nothing.
+   Returns nothing.
    Thread: any. */
 void tether_engine_handler_init(tether_engine_handler *handler);
 
@@ -307,8 +310,9 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    @param ctx         the app's pointer, passed back untouched as the first argument of
                       every callback; never read or freed by Tether. May be NULL; must
                       stay valid until tether_engine_destroy.
-   @param out_engine  where the new handle goes; set to NULL on failure. Not NULL.
-   @return 0 and *out_engine set, or:
+   @param out_engine  where the new handle goes: set on success, NULL on failure. Not
+                      NULL.
+   Returns 0 or:
      TETHER_ERR_INVALID_ARGUMENT  out_engine or config NULL; config->size too small; a
                                   threshold of 0 (token_will_expire_before_ms included);
                                   heartbeat not below interrupted_after; lost_after below
@@ -316,10 +320,11 @@ void tether_engine_handler_init(tether_engine_handler *handler);
                                   remote_offline_after below interrupted_after;
                                   retry_cap_ms below retry_base_ms; a handler whose size
                                   is below the first published handler's (size 0: the app
-                                  did not call tether_engine_handler_init);
-                                  server NULL or malformed (no port, a port over 65535,
-                                  a host neither numeric nor a well-formed name)
-     TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable ASCII
+                                  did not call tether_engine_handler_init); server NULL or
+                                  malformed (no port, a port over 65535, a host neither
+                                  numeric nor a well-formed name)
+     TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable
+                                  ASCII
      TETHER_ERR_FAILED            no socket, or no thread for a name's look-up, could be
                                   made (the log callback says why)
    Thread: the thread that runs `loop`.
@@ -341,16 +346,17 @@ int tether_engine_create(struct ev_loop *loop, const tether_engine_config *confi
                   engine already destroyed inside the current callback. After the call
                   returns 0 (outside a callback) the handle must not be used again. ctx
                   is not touched: the app frees it afterwards if it owns it.
-   @return 0, or:
+   Returns 0 or:
      TETHER_ERR_WRONG_THREAD  not the engine's thread: nothing is done, nothing is called,
-                              and nothing of the engine is read but the thread it
-                              recorded at create (the engine lives on)
+                              and nothing of the engine is read but the thread it recorded
+                              at create (the engine lives on)
    Thread: the engine's. */
 int tether_engine_destroy(tether_engine *engine);
 
 /* tether_join_channel: starts joining `channel` as `uid`: the state goes
    CONNECTING/CONNECTING and a JOIN is sent at once; retries follow on their own
    (on_join_attempt) until the server answers or give_up_after_ms passes.
+   When it returns an error, nothing has changed.
    @param engine   a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param token    copied; NULL or "" for a server that asks for none; up to 512 bytes of
                    printable ASCII.
@@ -358,7 +364,7 @@ int tether_engine_destroy(tether_engine *engine);
                    Not NULL.
    @param uid      1..2^32-1, or 0 to have the server assign one (reported in
                    on_join_channel_success).
-   @return 0, or (nothing changes then):
+   Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED        engine NULL, or destroyed inside a callback
      TETHER_ERR_WRONG_THREAD           not the engine's thread
      TETHER_ERR_INVALID_ARGUMENT       channel NULL
@@ -377,7 +383,7 @@ int tether_join_channel(tether_engine *engine, const char *token, const char *ch
    LEAVE goes to the server (so the others see QUIT) unless the session had FAILED.
    Idempotent: returns 0 and does nothing when already DISCONNECTED.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
-   @return 0, or:
+   Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the engine's thread
    Thread: the engine's. */
@@ -389,21 +395,22 @@ int tether_leave_channel(tether_engine *engine);
    on_request_token (no state change: the new token may still be good, and the rejoin
    goes on with it). FAILED with TOKEN_EXPIRED: RECONNECTING/RENEW_TOKEN and a rejoin at
    once.
+   When it returns an error, nothing has changed.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param token   copied; up to 512 bytes of printable ASCII. Not NULL.
-   @return 0, or (nothing changes then):
-     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
-     TETHER_ERR_WRONG_THREAD     not the engine's thread
-     TETHER_ERR_INVALID_ARGUMENT token NULL
-     TETHER_ERR_INVALID_TOKEN    over 512 bytes, or a byte outside printable ASCII
-     TETHER_ERR_NOT_READY        DISCONNECTED, or FAILED for another reason
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the engine's thread
+     TETHER_ERR_INVALID_ARGUMENT  token NULL
+     TETHER_ERR_INVALID_TOKEN     over 512 bytes, or a byte outside printable ASCII
+     TETHER_ERR_NOT_READY         DISCONNECTED, or FAILED for another reason
    Thread: the engine's. */
 int tether_renew_token(tether_engine *engine, const char *token);
 
 /* tether_get_connection_state: the session's current state.
    @param engine  an engine; NULL, a destroyed engine or a call from another thread gives
                   TETHER_CONNECTION_STATE_DISCONNECTED.
-   @return the state (tether_connection_state).
+   Returns the state (tether_connection_state).
    Thread: the engine's. */
 tether_connection_state tether_get_connection_state(const tether_engine *engine);
 
@@ -414,7 +421,7 @@ tether_connection_state tether_get_connection_state(const tether_engine *engine)
    otherwise nothing more. The engine does the same by itself, with
    CLIENT_IP_ADDRESS_CHANGED, when netlink reports that its route changed.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
-   @return 0, or:
+   Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the engine's thread
    Thread: the engine's. */
@@ -425,28 +432,30 @@ int tether_network_changed(tether_engine *engine);
    its address); while CONNECTED or RECONNECTING the session goes
    RECONNECTING/SETTING_PROXY_SERVER and rejoins through it at once; CONNECTING sends a
    JOIN there at once; otherwise it is kept for the next join.
+   When it returns an error, nothing has changed.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param server  copied; "host:port" as in the config. Not NULL.
-   @return 0, or (nothing changes then):
-     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
-     TETHER_ERR_WRONG_THREAD     not the engine's thread
-     TETHER_ERR_INVALID_ARGUMENT server NULL or malformed
-     TETHER_ERR_FAILED           no socket could be made for the new address, or no
-                                 thread for the look-up of a name
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the engine's thread
+     TETHER_ERR_INVALID_ARGUMENT  server NULL or malformed
+     TETHER_ERR_FAILED            no socket could be made for the new address, or no
+                                  thread for the look-up of a name
    Thread: the engine's. */
 int tether_set_server(tether_engine *engine, const char *server);
 
 /* tether_engine_get_stats: copies the engine's figures (tether_connection_stats) into *out.
    Nothing is reset; the figures keep counting. Costs a walk of two 273-bucket
    histograms.
+   When it returns an error, nothing is written.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param out     the caller's struct; set out->size first. Written up to out->size bytes:
                   a caller compiled against an older, shorter struct gets the fields it
                   knows, and bytes past its size are not touched. Not NULL.
-   @return 0, or (nothing written then):
-     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
-     TETHER_ERR_WRONG_THREAD     not the engine's thread
-     TETHER_ERR_INVALID_ARGUMENT out NULL, or out->size below 8
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the engine's thread
+     TETHER_ERR_INVALID_ARGUMENT  out NULL, or out->size below 8
    Thread: the engine's.
 
      tether_connection_stats stats;
@@ -458,28 +467,28 @@ int tether_engine_get_stats(const tether_engine *engine, tether_connection_stats
 
 /* tether_connection_state_name: the name of a state without its prefix ("CONNECTED").
    @param state  any value; one out of range gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_connection_state_name(int state);
 
 /* tether_connection_changed_reason_name: the name of a reason without its prefix
    ("JOIN_SUCCESS").
    @param reason  any value; one out of range (17 and 20-24 included) gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_connection_changed_reason_name(int reason);
 
 /* tether_user_offline_reason_name: the name of a user-offline reason without its prefix
    ("DROPPED").
    @param reason  any value; one out of range gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_user_offline_reason_name(int reason);
 
 /* tether_error_name: the name of a return code without its "TETHER_" prefix
    ("ERR_INVALID_CHANNEL_NAME"; "OK" for 0).
    @param code  any value; a code this library does not know gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_error_name(int code);
 
@@ -487,7 +496,7 @@ const char *tether_error_name(int code);
    user ("The token has expired."; "No error." for 0). The sentences may be reworded in
    a later release: compare codes, not messages.
    @param code  any value; a code this library does not know gives "unknown error".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any.
 
      int rc = tether_join_channel(engine, token, "lobby", 0);
@@ -596,14 +605,14 @@ typedef struct tether_rtm_handler {
 /* tether_rtm_config_init: sets config->size to sizeof(tether_rtm_config) and every field
    to its default (app_id and server NULL, thresholds as commented in the struct).
    @param config  the caller's struct, written in full; NULL is a harmless no-op.
-   @return nothing.
+   Returns nothing.
    Thread: any. */
 void tether_rtm_config_init(tether_rtm_config *config);
 
 /* tether_rtm_handler_init: sets handler->size to sizeof(tether_rtm_handler) and every
    callback to NULL.
    @param handler  the caller's struct, written in full; NULL is a harmless no-op.
-   @return nothing.
+   Returns nothing.
    Thread: any. */
 void tether_rtm_handler_init(tether_rtm_handler *handler);
 
@@ -618,15 +627,17 @@ void tether_rtm_handler_init(tether_rtm_handler *handler);
    @param ctx         the app's pointer, passed back untouched as the first argument of
                       every callback; never read or freed by Tether. May be NULL; must
                       stay valid until tether_rtm_client_destroy.
-   @param out_client  where the new handle goes; set to NULL on failure. Not NULL.
-   @return 0 and *out_client set, or:
+   @param out_client  where the new handle goes: set on success, NULL on failure. Not
+                      NULL.
+   Returns 0 or:
      TETHER_ERR_INVALID_ARGUMENT  out_client or config NULL; config->size too small; a
                                   threshold or retry base of 0; heartbeat not below
                                   interrupted_after; retry cap below its base; a handler
                                   whose size is below the first published one (size 0:
-                                  tether_rtm_handler_init was not called); server NULL
-                                  or malformed
-     TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable ASCII
+                                  tether_rtm_handler_init was not called); server NULL or
+                                  malformed
+     TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable
+                                  ASCII
      TETHER_ERR_FAILED            no socket, or no look-up thread, could be made
    Thread: the thread that runs `loop`.
 
@@ -645,10 +656,10 @@ int tether_rtm_client_create(struct ev_loop *loop, const tether_rtm_config *conf
                   client already destroyed inside the current callback. After the call
                   returns 0 (outside a callback) the handle must not be used again. ctx
                   is not touched.
-   @return 0, or:
+   Returns 0 or:
      TETHER_ERR_WRONG_THREAD  not the client's thread: nothing is done, nothing is called,
-                              and nothing of the client is read but the thread it
-                              recorded at create (the client lives on)
+                              and nothing of the client is read but the thread it recorded
+                              at create (the client lives on)
    Thread: the client's. */
 int tether_rtm_client_destroy(tether_rtm_client *client);
 
@@ -660,13 +671,14 @@ int tether_rtm_client_destroy(tether_rtm_client *client);
    RECONNECTING/INTERRUPTED, and the client logs back in on its own for ever, until
    tether_rtm_logout; success is CONNECTED/LOGIN_SUCCESS again, without on_login_result.
    The channels the client was in are kept by the server for its online grace (30 s), and
-   joined again by the client after it.
+   joined again by the client after it. The refusals are checked in the order listed;
+   when it returns one, nothing has changed.
    @param client   a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param token    copied; 0..512 bytes of printable ASCII, no space. "" goes to the server
                    as it is (a server that asks for a token answers INVALID_TOKEN). Not
                    NULL.
    @param user_id  copied; 1..64 bytes of printable ASCII, no space. Not NULL.
-   @return 0 when the attempt starts, or, checked in this order (nothing changes then):
+   Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED    client NULL or destroyed
      TETHER_ERR_WRONG_THREAD       not the client's thread
      TETHER_ERR_TOO_OFTEN          two calls already within the last second (every call
@@ -683,8 +695,9 @@ int tether_rtm_login(tether_rtm_client *client, const char *token, const char *u
    on_logout_result(TETHER_RTM_LOGOUT_ERR_OK), and nothing after it until the next login.
    A LOGOUT goes to the server (twice; the others get member-left at once) unless the
    session was ABORTED. The client forgets its channels.
+   When it returns an error, nothing has changed.
    @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
-   @return 0, or (nothing changes then):
+   Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED  client NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the client's thread
      TETHER_ERR_NOT_LOGGED_IN    already DISCONNECTED
@@ -695,38 +708,47 @@ int tether_rtm_logout(tether_rtm_client *client);
    RECONNECTING: the client keeps its channels, tells the server as soon as it is
    connected (retransmitting until acknowledged), and joins them again by itself on a new
    server session. The other members get on_member_joined.
+   When it returns an error, nothing has changed.
    @param client   a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param channel  copied; the channel-name rule of tether_join_channel. Not NULL.
-   @return 0, or (nothing changes then):
-     TETHER_ERR_NOT_INITIALIZED       client NULL or destroyed
-     TETHER_ERR_WRONG_THREAD          not the client's thread
-     TETHER_ERR_INVALID_ARGUMENT      channel NULL
-     TETHER_ERR_INVALID_CHANNEL_NAME  empty, over 63 bytes, or a byte outside the set
-     TETHER_ERR_NOT_READY             DISCONNECTED or ABORTED; or 32 channel operations are
-                                      still unacknowledged by the server
-     TETHER_ERR_JOIN_CHANNEL_REJECTED already in `channel`, or already in 16 channels
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED        client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD           not the client's thread
+     TETHER_ERR_INVALID_ARGUMENT       channel NULL
+     TETHER_ERR_INVALID_CHANNEL_NAME   empty, over 63 bytes, or a byte outside the set
+     TETHER_ERR_NOT_READY              DISCONNECTED or ABORTED; or 32 channel operations
+                                       are still unacknowledged by the server
+     TETHER_ERR_JOIN_CHANNEL_REJECTED  already in `channel`, or already in 16 channels
    Thread: the client's. */
 int tether_rtm_join_channel(tether_rtm_client *client, const char *channel);
 
 /* tether_rtm_leave_channel: leaves `channel`; the other members get on_member_left.
+   When it returns an error, nothing has changed.
    @param client   a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
-   @param channel  read during the call only. Not NULL.
-   @return 0, or the codes of tether_rtm_join_channel but TETHER_ERR_JOIN_CHANNEL_REJECTED;
-     TETHER_ERR_NOT_READY also when the client is not in `channel`.
+   @param channel  read during the call only; the channel-name rule of tether_join_channel.
+                   Not NULL.
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED       client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD          not the client's thread
+     TETHER_ERR_INVALID_ARGUMENT      channel NULL
+     TETHER_ERR_INVALID_CHANNEL_NAME  empty, over 63 bytes, or a byte outside the set
+     TETHER_ERR_NOT_READY             not in `channel`; DISCONNECTED or ABORTED; or 32
+                                      channel operations are still unacknowledged
    Thread: the client's. */
 int tether_rtm_leave_channel(tether_rtm_client *client, const char *channel);
 
 /* tether_rtm_renew_token: hands the session a new token. CONNECTED: sent to the server at
    once (and with each heartbeat until answered); a refusal keeps the old token and calls
    on_token_expired. CONNECTING or RECONNECTING: the next LOGIN carries it.
+   When it returns an error, nothing has changed.
    @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param token   copied; the token rule of tether_rtm_login. Not NULL.
-   @return 0, or (nothing changes then):
-     TETHER_ERR_NOT_INITIALIZED  client NULL or destroyed
-     TETHER_ERR_WRONG_THREAD     not the client's thread
-     TETHER_ERR_INVALID_ARGUMENT token NULL
-     TETHER_ERR_INVALID_TOKEN    malformed
-     TETHER_ERR_NOT_READY        DISCONNECTED or ABORTED
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the client's thread
+     TETHER_ERR_INVALID_ARGUMENT  token NULL
+     TETHER_ERR_INVALID_TOKEN     malformed
+     TETHER_ERR_NOT_READY         DISCONNECTED or ABORTED
    Thread: the client's. */
 int tether_rtm_renew_token(tether_rtm_client *client, const char *token);
 
@@ -735,7 +757,7 @@ int tether_rtm_renew_token(tether_rtm_client *client, const char *token);
    address without a state change; CONNECTING or RECONNECTING: a LOGIN at once. The client
    does the same by itself when netlink reports that the route to its server changed.
    @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
-   @return 0, or:
+   Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED  client NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the client's thread
    Thread: the client's. */
@@ -744,30 +766,35 @@ int tether_rtm_network_changed(tether_rtm_client *client);
 /* tether_rtm_get_connection_state: the session's current state.
    @param client  a client; NULL, a destroyed client or a call from another thread gives
                   TETHER_RTM_CONNECTION_STATE_DISCONNECTED.
-   @return the state (tether_rtm_connection_state).
+   Returns the state (tether_rtm_connection_state).
    Thread: the client's. */
 tether_rtm_connection_state tether_rtm_get_connection_state(const tether_rtm_client *client);
 
 /* tether_rtm_client_get_stats: copies the client's figures (tether_connection_stats, the
    struct tether_engine_get_stats fills) into *out, as tether_engine_get_stats does;
    join_attempts counts LOGINs.
+   When it returns an error, nothing is written.
    @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param out     as tether_engine_get_stats's: set out->size first. Not NULL.
-   @return 0, or the codes of tether_engine_get_stats.
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the client's thread
+     TETHER_ERR_INVALID_ARGUMENT  out NULL, or out->size below 8
    Thread: the client's. */
-int tether_rtm_client_get_stats(const tether_rtm_client *client, tether_connection_stats *out);
+int tether_rtm_client_get_stats(const tether_rtm_client *client,
+                                tether_connection_stats *out);
 
 /* tether_rtm_connection_state_name: the name of a login state without its prefix
    ("ABORTED").
    @param state  any value; one out of range gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_rtm_connection_state_name(int state);
 
 /* tether_rtm_connection_change_reason_name: the name of a login reason without its
    prefix ("REMOTE_LOGIN").
    @param reason  any value; one out of range gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_rtm_connection_change_reason_name(int reason);
 
@@ -775,7 +802,7 @@ const char *tether_rtm_connection_change_reason_name(int reason);
    ("LOGIN_ERR_TIMEOUT"). For what a function returns, tether_error_name.
    @param code  a login result as on_login_result reports it; one out of range gives
                 "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_rtm_login_error_name(int code);
 
@@ -783,7 +810,7 @@ const char *tether_rtm_login_error_name(int code);
    prefix ("LOGOUT_ERR_OK"). For what a function returns, tether_error_name.
    @param code  a logout result as on_logout_result reports it; one out of range gives
                 "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_rtm_logout_error_name(int code);
 
