@@ -53,7 +53,7 @@ sim: deps
 	@swift build -q --product tether-sim
 	@swift run --skip-build tether-sim
 
-test: deps lint header-check abi-check embedded-check alloc-check c-test source-test profile-check swift-test \
+test: deps lint header-check abi-check embedded-check alloc-check c-test thread-test source-test profile-check swift-test \
 	bench-smoke sim-check fuzz-replay edge-check
 
 lint: docs-check
@@ -233,6 +233,9 @@ c-test: lib
 	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
 		$(BUILD_DIR)/test_rtm > /dev/null
 	@echo "c-rtm: clean under valgrind"
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_threads.c -o $(BUILD_DIR)/test_threads \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
+	@$(BUILD_DIR)/test_threads
 	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_cycles.c -o $(BUILD_DIR)/test_cycles \
 		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
 	@valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
@@ -314,6 +317,12 @@ check-valgrind: device
 		$(MESSAGING)
 check-c-sanitizers: deps
 	@BUILD_DIR=$(BUILD_DIR) scripts/check-c-sanitizers.sh
+
+# In make test: every Thread: rule of tether.h from a second thread (Tests/c/test_threads.c)
+# under ThreadSanitizer, against the Embedded library built with -sanitize=thread.
+.PHONY: thread-test
+thread-test: deps
+	@BUILD_DIR=$(BUILD_DIR) scripts/check-c-sanitizers.sh thread test_threads
 check-asan: device cross-test
 	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh asan
 check-tsan: device cross-test
