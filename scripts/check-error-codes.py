@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when the return codes of Include/tether.h are not one space that the library names.
 
-ABI.md: every function of both profiles returns 0 or a negative TETHER_ERR_* code whose
+tether.h: every function of both profiles returns 0 or a negative TETHER_ERR_* code whose
 value means one condition wherever it appears, and tether_error_name and
 tether_error_message know every value any function returns. So this fails when
 - two return-code macros of the header (TETHER_OK and the TETHER_ERR_* ones) share a value,
