@@ -26,8 +26,7 @@ func defaultEngineConfig() -> tether_engine_config {
   config.give_up_after_ms = Defaults.giveUpAfter.clampedMilliseconds
   config.token_will_expire_before_ms = Defaults.tokenWillExpireBefore.clampedMilliseconds
   config.heartbeat_interval_ms = Defaults.heartbeatInterval.clampedMilliseconds
-  config.retry_base_ms = RetryPolicy().base.clampedMilliseconds
-  config.retry_cap_ms = RetryPolicy().cap.clampedMilliseconds
+  (config.retry_base_ms, config.retry_cap_ms) = RetryPolicy().milliseconds
   return config
 }
 
@@ -53,8 +52,7 @@ private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> Cha
   config.giveUpAfter = .milliseconds(UInt64(c.give_up_after_ms))
   config.tokenWillExpireBefore = .milliseconds(UInt64(c.token_will_expire_before_ms))
   config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
-  config.retry = RetryPolicy(
-    base: .milliseconds(UInt64(c.retry_base_ms)), cap: .milliseconds(UInt64(c.retry_cap_ms)))
+  config.retry = RetryPolicy(milliseconds: c.retry_base_ms, c.retry_cap_ms)
   try config.validate()
   return config
 }
@@ -65,24 +63,15 @@ public func tether_engine_create(
   _ handler: UnsafePointer<tether_engine_handler>?, _ context: UnsafeMutableRawPointer?,
   _ out: UnsafeMutablePointer<UnsafeMutablePointer<tether_engine>?>?
 ) -> Int32 {
-  guard let out else { return TetherError.invalidArgument.rawValue }
-  out.pointee = nil
-  guard let config,
-    let given = readSized(config, minimum: minimumConfigSize, defaults: defaultEngineConfig())
-  else { return TetherError.invalidArgument.rawValue }
-  let session: ChannelSession<BufferedRandom>
-  do {
-    session = try ChannelSession(config: channelConfig(given), random: BufferedRandom())
-  } catch {
-    return error.rawValue
+  create(loop: loop, config: config, defaults: defaultEngineConfig(), out: out) {
+    given throws(TetherError) in
+    let session = try ChannelSession(config: channelConfig(given), random: BufferedRandom())
+    guard let callbacks = ChannelCallbacks(handler, context: context) else {
+      throw .invalidArgument
+    }
+    let profile = ChannelProfile(session: consume session, callbacks: callbacks)
+    return (profile, callbacks.logger, given.server)
   }
-  guard let callbacks = ChannelCallbacks(handler, context: context) else {
-    return TetherError.invalidArgument.rawValue
-  }
-  return create(
-    ChannelProfile(session: consume session, callbacks: callbacks), logger: callbacks.logger,
-    loop: loop,
-    server: given.server, out: UnsafeMutableRawPointer(out))
 }
 
 @c @implementation

@@ -6,12 +6,32 @@ import CTetherABI
   import TetherCore
 #endif
 
-/// What tether_engine_create and tether_rtm_client_create share, once each has read its
-/// config and made its profile (its session and the app's callbacks): the server's
-/// endpoint, the loop, the socket, and the connection started and handed to the app
-/// through `out` (a `tether_engine **` or a `tether_rtm_client **`, set to NULL first by
-/// the caller). Returns 0, or the code tether.h lists for create.
-func create(
+/// tether_engine_create and tether_rtm_client_create: `out` (a `tether_engine **` or a
+/// `tether_rtm_client **`) set to NULL first; the config read up to the size it declares
+/// (the rest from `defaults`); then `make` makes the profile from it (its session and the
+/// app's callbacks, with their logger and the config's server), throwing the code to
+/// return; then the connection is started (``start(_:logger:loop:server:out:)``). Returns
+/// 0, or the code tether.h lists for create.
+func create<Config>(
+  loop: OpaquePointer?, config: UnsafePointer<Config>?, defaults: Config,
+  out: UnsafeMutableRawPointer?,
+  make: (Config) throws(TetherError) -> (Profile, Logger, UnsafePointer<CChar>?)
+) -> Int32 {
+  guard let out else { return TetherError.invalidArgument.rawValue }
+  out.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+  guard let config, let given = readSized(config, minimum: minimumConfigSize, defaults: defaults)
+  else { return TetherError.invalidArgument.rawValue }
+  do throws(TetherError) {
+    let (profile, logger, server) = try make(given)
+    return start(profile, logger: logger, loop: loop, server: server, out: out)
+  } catch {
+    return error.rawValue
+  }
+}
+
+/// The second half of create: the server's endpoint, the loop, the socket, and the
+/// connection started and handed to the app through `out`.
+private func start(
   _ profile: Profile, logger: Logger, loop: OpaquePointer?, server: UnsafePointer<CChar>?,
   out: UnsafeMutableRawPointer
 ) -> Int32 {

@@ -23,8 +23,7 @@ func defaultRtmConfig() -> tether_rtm_config {
   config.login_timeout_ms = Defaults.loginTimeout.clampedMilliseconds
   config.interrupted_after_ms = Defaults.interruptedAfter.clampedMilliseconds
   config.heartbeat_interval_ms = Defaults.heartbeatInterval.clampedMilliseconds
-  config.retry_base_ms = RetryPolicy().base.clampedMilliseconds
-  config.retry_cap_ms = RetryPolicy().cap.clampedMilliseconds
+  (config.retry_base_ms, config.retry_cap_ms) = RetryPolicy().milliseconds
   return config
 }
 
@@ -47,8 +46,7 @@ private func loginConfig(_ c: tether_rtm_config) throws(TetherError) -> LoginCon
   config.loginTimeout = .milliseconds(UInt64(c.login_timeout_ms))
   config.interruptedAfter = .milliseconds(UInt64(c.interrupted_after_ms))
   config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
-  config.retry = RetryPolicy(
-    base: .milliseconds(UInt64(c.retry_base_ms)), cap: .milliseconds(UInt64(c.retry_cap_ms)))
+  config.retry = RetryPolicy(milliseconds: c.retry_base_ms, c.retry_cap_ms)
   try config.validate()
   return config
 }
@@ -59,24 +57,15 @@ public func tether_rtm_client_create(
   _ handler: UnsafePointer<tether_rtm_handler>?, _ context: UnsafeMutableRawPointer?,
   _ out: UnsafeMutablePointer<UnsafeMutablePointer<tether_rtm_client>?>?
 ) -> Int32 {
-  guard let out else { return TetherError.invalidArgument.rawValue }
-  out.pointee = nil
-  guard let config,
-    let given = readSized(config, minimum: minimumConfigSize, defaults: defaultRtmConfig())
-  else { return TetherError.invalidArgument.rawValue }
-  let session: LoginSession<BufferedRandom>
-  do {
-    session = try LoginSession(config: loginConfig(given), random: BufferedRandom())
-  } catch {
-    return error.rawValue
+  create(loop: loop, config: config, defaults: defaultRtmConfig(), out: out) {
+    given throws(TetherError) in
+    let session = try LoginSession(config: loginConfig(given), random: BufferedRandom())
+    guard let callbacks = LoginCallbacks(handler, context: context) else {
+      throw .invalidArgument
+    }
+    let profile = LoginProfile(session: consume session, callbacks: callbacks)
+    return (profile, callbacks.logger, given.server)
   }
-  guard let callbacks = LoginCallbacks(handler, context: context) else {
-    return TetherError.invalidArgument.rawValue
-  }
-  return create(
-    LoginProfile(session: consume session, callbacks: callbacks), logger: callbacks.logger,
-    loop: loop,
-    server: given.server, out: UnsafeMutableRawPointer(out))
 }
 
 @c @implementation

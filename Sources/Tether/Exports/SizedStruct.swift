@@ -1,3 +1,8 @@
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
 /// The convention of every struct tether.h takes in (configs, handlers): its first field is
 /// `uint32_t size`, and a caller compiled against an older, shorter struct is read up to
 /// the size it declares, the rest taken from `defaults`.
@@ -39,3 +44,15 @@ func readHandler(
 /// The size of the first published config of both profiles: `size`, `app_id`, `server`.
 let minimumConfigSize = MemoryLayout<(UInt32, UnsafePointer<CChar>?, UnsafePointer<CChar>?)>
   .size
+
+extension RetryPolicy {
+  /// The backoff of both configs' last two fields, `retry_base_ms` and `retry_cap_ms`.
+  init(milliseconds base: UInt32, _ cap: UInt32) {
+    self.init(base: .milliseconds(UInt64(base)), cap: .milliseconds(UInt64(cap)))
+  }
+
+  /// `retry_base_ms` and `retry_cap_ms` of this policy.
+  var milliseconds: (base: UInt32, cap: UInt32) {
+    (base.clampedMilliseconds, cap.clampedMilliseconds)
+  }
+}
