@@ -3,9 +3,9 @@
   import TetherCore
 #endif
 
-/// A core session a ``SessionConnection`` drives: the channel session and the login
-/// session both are. Each says how it takes a change of network or server, and what it
-/// counted.
+/// A core session a ``Connection`` drives through its ``SessionProfile``: the channel
+/// session and the login session both are. Each says how it takes a change of network or
+/// server, and what it counted.
 protocol DrivenSession {
   associatedtype Notification
   var nextDeadlineWindow: DeadlineWindow? { get }
