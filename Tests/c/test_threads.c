@@ -29,13 +29,13 @@
 #include "fake_login_server.h"
 
 static int failures;
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      failures++;                                                          \
-      printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);               \
-    }                                                                      \
-  } while (0)
+
+static void check(int holds, const char *what, int line) {
+  if (holds) return;
+  failures++;
+  printf("FAIL test_threads.c:%d: %s\n", line, what);
+}
+#define CHECK(cond) check((cond) != 0, #cond, __LINE__)
 
 /* The app's state of one connection, as an app keeps it: plain fields, which its
    callbacks write on the loop's thread, and the thread they must come on. */
@@ -86,48 +86,30 @@ static void on_login_attempt(void *ctx, uint32_t a, uint32_t n) {
   came((struct owner *)ctx);
 }
 
-static tether_engine_config engine_config(const char *server) {
-  tether_engine_config c;
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = server;
-  c.heartbeat_interval_ms = 5; /* the loop's thread writes the engine's state all the time */
-  c.interrupted_after_ms = 400;
-  c.lost_after_ms = 1000;
-  c.remote_offline_after_ms = 1000;
-  return c;
-}
-
-static tether_rtm_config client_config(const char *server) {
-  tether_rtm_config c;
-  tether_rtm_config_init(&c);
-  c.app_id = "app-1";
-  c.server = server;
-  c.heartbeat_interval_ms = 5;
-  c.interrupted_after_ms = 400;
-  return c;
-}
-
+/* An engine and a login client with thresholds scaled down and a heartbeat every 5 ms (the
+   loop's thread writes their state all the time), every callback noted in `o`. */
 static int make_engine(struct ev_loop *loop, const char *server, struct owner *o,
                        tether_engine **out) {
-  tether_engine_config c = engine_config(server);
+  tether_engine_config c;
   tether_engine_handler h;
+  tether_engine_config_init(&c);
   tether_engine_handler_init(&h);
-  h.on_connection_state_changed = on_state;
-  h.on_log = on_log;
-  h.on_join_attempt = on_attempt;
+  c.app_id = "app-1", c.server = server, c.heartbeat_interval_ms = 5;
+  c.interrupted_after_ms = 400, c.lost_after_ms = c.remote_offline_after_ms = 1000;
+  h.on_connection_state_changed = on_state, h.on_log = on_log, h.on_join_attempt = on_attempt;
   return tether_engine_create(loop, &c, &h, o, out);
 }
 
 static int make_client(struct ev_loop *loop, const char *server, struct owner *o,
                        tether_rtm_client **out) {
-  tether_rtm_config c = client_config(server);
+  tether_rtm_config c;
   tether_rtm_handler h;
+  tether_rtm_config_init(&c);
   tether_rtm_handler_init(&h);
-  h.on_connection_state_changed = on_rtm_state;
-  h.on_login_result = on_login_result;
-  h.on_log = on_log;
-  h.on_login_attempt = on_login_attempt;
+  c.app_id = "app-1", c.server = server, c.heartbeat_interval_ms = 5;
+  c.interrupted_after_ms = 400;
+  h.on_connection_state_changed = on_rtm_state, h.on_login_result = on_login_result;
+  h.on_log = on_log, h.on_login_attempt = on_login_attempt;
   return tether_rtm_client_create(loop, &c, &h, o, out);
 }
 
