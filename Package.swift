@@ -29,7 +29,7 @@ let package = Package(
     // The driver's system calls, as prefixed inline C (no Glibc module: Embedded has none);
     // its module map also holds CTetherClock, the monotonic clock, for the edge and the lab.
     .systemLibrary(name: "CTetherSystem", path: "Sources/CTetherSystem"),
-    // The libev driver and the @_cdecl functions of Include/tether.h.
+    // The libev driver and the @c functions of Include/tether.h.
     .target(
       name: "Tether", dependencies: ["TetherCore", "CLibev", "CTetherABI", "CTetherSystem"],
       linkerSettings: [.linkedLibrary("ev")]),
