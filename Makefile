@@ -58,7 +58,7 @@ sim: deps
 	@swift build -q --product tether-sim
 	@swift run --skip-build tether-sim
 
-test: deps lint header-check embedded-check alloc-check c-test source-test profile-check swift-test \
+test: deps lint header-check abi-check embedded-check alloc-check c-test thread-test source-test profile-check swift-test \
 	bench-smoke sim-check fuzz-replay edge-check
 
 lint: docs-check
@@ -76,6 +76,16 @@ header-check:
 
 embedded-check:
 	@BUILD_DIR=$(BUILD_DIR) scripts/embedded-check.sh
+
+# The C contract against the code: every function of tether.h is a Swift `@c
+# @implementation` whose whole C signature the compiler matched with the header
+# (scripts/check-abi-signatures.sh); the return codes are one space, each value one
+# macro, and the library names every code a function documents
+# (scripts/check-error-codes.py).
+.PHONY: abi-check
+abi-check: lib
+	@scripts/check-abi-signatures.sh
+	@python3 scripts/check-error-codes.py $(LIB_DIR)/libtether.so.0
 
 # No heap allocation per steady-state round (heartbeat out, ack and presence in): valgrind
 # counts the allocations of 1,000 and 11,000 rounds, which must be equal.
@@ -228,6 +238,9 @@ c-test: lib
 	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
 		$(BUILD_DIR)/test_rtm > /dev/null
 	@echo "c-rtm: clean under valgrind"
+	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_threads.c -o $(BUILD_DIR)/test_threads \
+		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
+	@$(BUILD_DIR)/test_threads
 	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_cycles.c -o $(BUILD_DIR)/test_cycles \
 		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
 	@valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
@@ -309,6 +322,12 @@ check-valgrind: device
 		$(MESSAGING)
 check-c-sanitizers: deps
 	@BUILD_DIR=$(BUILD_DIR) scripts/check-c-sanitizers.sh
+
+# In make test: every Thread: rule of tether.h from a second thread (Tests/c/test_threads.c)
+# under ThreadSanitizer, against the Embedded library built with -sanitize=thread.
+.PHONY: thread-test
+thread-test: deps
+	@BUILD_DIR=$(BUILD_DIR) scripts/check-c-sanitizers.sh thread test_threads
 check-asan: device cross-test
 	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh asan
 check-tsan: device cross-test

@@ -31,7 +31,7 @@ let package = Package(
     .target(
       name: "CTetherSystem",
       cSettings: [.unsafeFlags(["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror"])]),
-    // The libev driver and the @_cdecl functions of Include/tether.h.
+    // The libev driver and the @c functions of Include/tether.h.
     .target(
       name: "Tether", dependencies: ["TetherCore", "CLibev", "CTetherABI", "CTetherSystem"],
       linkerSettings: [.linkedLibrary("ev")]),

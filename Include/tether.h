@@ -13,11 +13,12 @@
  * reason, threshold and callback means, and when it comes: docs/BEHAVIOUR.md (installed
  * with the library in share/doc/tether).
  *
- * Threads: an engine lives on the thread that runs its libev loop. Every function taking
- * an engine must be called from that thread (from inside a callback, or from code the
- * loop's thread runs between ev_run calls); a call from another thread is refused with
- * TETHER_ERR_WRONG_THREAD and changes nothing. Functions that take no engine may be
- * called from any thread.
+ * Threads: an engine (or a login client) lives on the thread that runs its libev loop.
+ * Every function taking one must be called from that thread (from inside a callback, or
+ * from code the loop's thread runs between ev_run calls); a call from another thread is
+ * refused with TETHER_ERR_WRONG_THREAD (destroy included) and changes nothing: it reads
+ * nothing of the handle but the thread recorded at create, and calls no callback.
+ * Functions that take no handle may be called from any thread.
  *
  * Strings passed in are copied before the call returns. Strings passed to callbacks are
  * valid only during the callback.
@@ -91,19 +92,26 @@ typedef enum tether_user_offline_reason {
   TETHER_USER_OFFLINE_BECOME_AUDIENCE = 2 /* reserved; never produced */
 } tether_user_offline_reason;
 
-/* Return codes: 0 for success, a negative code for an error. New codes may be added. */
+/* Return codes of every function of both profiles: 0 for success, or one negative code.
+   One space: a value means one condition whichever function returns it, and
+   tether_error_name and tether_error_message know every value a function returns. (The
+   login profile's TETHER_RTM_LOGIN_ERR_* and TETHER_RTM_LOGOUT_ERR_* are another thing:
+   what its result callbacks report, never returned.) New codes may be added. */
 #define TETHER_OK 0
 #define TETHER_ERR_FAILED -1                /* a failure with no more specific code */
 #define TETHER_ERR_INVALID_ARGUMENT -2      /* NULL or out-of-range argument or config field */
 #define TETHER_ERR_NOT_READY -3             /* the call does not apply in the current state */
-#define TETHER_ERR_NOT_INITIALIZED -7       /* the handle is not a live engine */
+#define TETHER_ERR_NOT_INITIALIZED -7       /* the handle is NULL or not a live engine/client */
 #define TETHER_ERR_JOIN_CHANNEL_REJECTED -17 /* join_channel while not DISCONNECTED */
 #define TETHER_ERR_INVALID_APP_ID -101      /* empty, over 64 bytes, or not printable ASCII */
 #define TETHER_ERR_INVALID_CHANNEL_NAME -102 /* empty, over 63 bytes, or a byte outside the set */
-#define TETHER_ERR_TOKEN_EXPIRED -109
+#define TETHER_ERR_TOKEN_EXPIRED -109       /* reserved: no function of this version returns it */
 #define TETHER_ERR_INVALID_TOKEN -110       /* over 512 bytes, or not printable ASCII */
-#define TETHER_ERR_INVALID_USER_ID -121
-#define TETHER_ERR_WRONG_THREAD -1000     /* called from a thread other than the loop's */
+#define TETHER_ERR_INVALID_USER_ID -121     /* reserved: no function of this version returns it */
+#define TETHER_ERR_ALREADY_LOGGED_IN -208   /* login profile: login while not DISCONNECTED */
+#define TETHER_ERR_TOO_OFTEN -210           /* login profile: a third login call within 1 s */
+#define TETHER_ERR_NOT_LOGGED_IN -302       /* login profile: logout while DISCONNECTED */
+#define TETHER_ERR_WRONG_THREAD -1000       /* called from a thread other than the loop's */
 
 /* Log levels of the handler's optional on_log callback. Tether prints nothing itself. */
 typedef enum tether_log_level {
@@ -167,31 +175,32 @@ typedef struct tether_engine_handler {
   /* more callbacks may follow */
 } tether_engine_handler;
 
-/* Which timer carries the deadlines of an engine's loop (tether_engine_stats). */
+/* Which timer carries the deadlines of a loop (tether_connection_stats). */
 typedef enum tether_deadline_source {
   /* One timerfd per loop (CLOCK_MONOTONIC, absolute), watched at the loop's highest
      priority: deadlines fire as exactly as the kernel wakes the thread. */
   TETHER_DEADLINE_SOURCE_TIMERFD = 1,
   /* One ev_timer per loop, where no timerfd could be made: libev's millisecond rounding
-     applies (about 1 ms late). on_log says so when the engine is created. */
+     applies (about 1 ms late). on_log says so when an engine or client is created. */
   TETHER_DEADLINE_SOURCE_EV_TIMER = 2
 } tether_deadline_source;
 
-/* What an engine counted since it was created, and what its loop's deadline source
-   counted since the first engine on that loop was created. Lateness is the time from a
-   deadline's due instant to the moment Tether ran it (before the callbacks it caused), in
-   microseconds rounded up, from a log-linear histogram whose buckets are at most 12.5 %
-   wide: a percentile is never below the true value and at most one bucket above it; the
-   maximum is exact. Fields are only ever added at the end. */
-typedef struct tether_engine_stats {
-  uint32_t size;                  /* set by the caller: sizeof(tether_engine_stats) */
+/* What a connection (an engine, or a login client) counted since it was created, and
+   what its loop's deadline source counted since the first connection on that loop was
+   created: what tether_engine_get_stats and tether_rtm_client_get_stats fill. Lateness is
+   the time from a deadline's due instant to the moment Tether ran it (before the callbacks
+   it caused), in microseconds rounded up, from a log-linear histogram whose buckets are at
+   most 12.5 % wide: a percentile is never below the true value and at most one bucket
+   above it; the maximum is exact. Fields are only ever added at the end. */
+typedef struct tether_connection_stats {
+  uint32_t size;                  /* set by the caller: sizeof(tether_connection_stats) */
   uint32_t deadline_source;       /* a tether_deadline_source */
-  uint64_t deadlines_fired;       /* this engine's deadlines that fell due and ran */
+  uint64_t deadlines_fired;       /* this connection's deadlines that fell due and ran */
   uint32_t lateness_p50_us;       /* how late they ran: median */
   uint32_t lateness_p99_us;       /* 99th percentile */
   uint32_t lateness_max_us;       /* the latest */
-  uint32_t loop_engines;          /* engines on this engine's loop, this one included */
-  uint64_t loop_deadlines_fired;  /* every engine's on the loop (engines since gone too) */
+  uint32_t loop_engines;          /* engines and clients on its loop, this one included */
+  uint64_t loop_deadlines_fired;  /* every one's on the loop (those since gone too) */
   uint32_t loop_lateness_p50_us;
   uint32_t loop_lateness_p99_us;
   uint32_t loop_lateness_p999_us; /* 99.9th percentile */
@@ -200,23 +209,31 @@ typedef struct tether_engine_stats {
   uint64_t datagrams_out;         /* datagrams the kernel took */
   uint64_t datagrams_malformed;   /* received but not a datagram of the protocol: dropped */
   uint64_t datagrams_foreign;     /* well-formed but not for this session (cookie): dropped */
-  uint64_t join_attempts;         /* JOINs sent: first joins, retries, rejoins */
+  uint64_t join_attempts;         /* JOINs sent: first joins, retries, rejoins (a client:
+                                     LOGINs) */
   uint64_t send_failures;         /* datagrams the kernel refused (lost, as UDP may be) */
   /* more fields may follow */
-} tether_engine_stats;
+} tether_connection_stats;
+
+/* The same struct under the name it had when only an engine filled it: code written with
+   it keeps compiling (only `struct tether_engine_stats`, the tag, is gone). */
+typedef tether_connection_stats tether_engine_stats;
 
 /* ---------------------------------------------------------------------------------------
  * Functions
  *
  * Every function is documented in the same order: what it does; @param, one line per
- * parameter (ownership, lifetime, NULL); @return, with each error code and its cause;
- * Thread, from which thread it may be called; an example for the entry points.
+ * parameter (ownership, lifetime, NULL); what it returns: for a function that returns
+ * int, "Returns 0 or:" and one line per negative code with its cause (the codes of the
+ * one space above: tether_error_name names each); from which thread it may be called
+ * (Thread:); an example for the entry points. scripts/check-header-docs.py checks the
+ * layout, scripts/check-error-codes.py the codes.
  * ------------------------------------------------------------------------------------ */
 
 /* tether_version: the version of the linked library, packed as TETHER_VERSION_HEX packs
    the header's (0x00MMmmpp), so a host can check that the library it loaded is not older
    than the header it was compiled with.
-   @return (major << 16) | (minor << 8) | patch of the library.
+   Returns (major << 16) | (minor << 8) | patch of the library.
    Thread: any.
 
      if (tether_version() < TETHER_VERSION_HEX) fprintf(stderr, "libtether too old\n"); */
@@ -225,7 +242,7 @@ uint32_t tether_version(void);
 /* tether_engine_config_init: sets config->size to sizeof(tether_engine_config) and every
    field to its default (app_id and server NULL, thresholds as commented in the struct).
    @param config  the caller's struct, written in full; NULL is a harmless no-op.
-   @return nothing.
+   Returns nothing.
    Thread: any.
 
      tether_engine_config config;
@@ -238,7 +255,7 @@ void tether_engine_config_init(tether_engine_config *config);
    every callback to NULL, so a host sets only the callbacks it wants (and stays correct
    when callbacks are added at the end).
    @param handler  the caller's struct, written in full; NULL is a harmless no-op.
-   @return nothing.
+   Returns nothing.
    Thread: any. */
 void tether_engine_handler_init(tether_engine_handler *handler);
 
@@ -255,8 +272,8 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    - tether_engine_destroy inside a callback (of this engine or another on the same loop):
      no callback of that engine comes after it, queued ones included; the engine's
      memory is released when the callback returns. Until then every call on the handle
-     returns TETHER_ERR_NOT_INITIALIZED (tether_engine_destroy again is a no-op); after
-     it, the handle must not be used at all.
+     returns TETHER_ERR_NOT_INITIALIZED (tether_engine_destroy again returns 0 and does
+     nothing); after it, the handle must not be used at all.
    - ev_break, or starting and stopping other watchers, inside a callback is fine.
    Tests/c/test_reentry.c checks leave and destroy inside each callback. */
 
@@ -293,8 +310,9 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    @param ctx         the app's pointer, passed back untouched as the first argument of
                       every callback; never read or freed by Tether. May be NULL; must
                       stay valid until tether_engine_destroy.
-   @param out_engine  where the new handle goes; set to NULL on failure. Not NULL.
-   @return 0 and *out_engine set, or:
+   @param out_engine  where the new handle goes: set on success, NULL on failure. Not
+                      NULL.
+   Returns 0 or:
      TETHER_ERR_INVALID_ARGUMENT  out_engine or config NULL; config->size too small; a
                                   threshold of 0 (token_will_expire_before_ms included);
                                   heartbeat not below interrupted_after; lost_after below
@@ -302,10 +320,11 @@ void tether_engine_handler_init(tether_engine_handler *handler);
                                   remote_offline_after below interrupted_after;
                                   retry_cap_ms below retry_base_ms; a handler whose size
                                   is below the first published handler's (size 0: the app
-                                  did not call tether_engine_handler_init);
-                                  server NULL or malformed (no port, a port over 65535,
-                                  a host neither numeric nor a well-formed name)
-     TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable ASCII
+                                  did not call tether_engine_handler_init); server NULL or
+                                  malformed (no port, a port over 65535, a host neither
+                                  numeric nor a well-formed name)
+     TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable
+                                  ASCII
      TETHER_ERR_FAILED            no socket, or no thread for a name's look-up, could be
                                   made (the log callback says why)
    Thread: the thread that runs `loop`.
@@ -322,19 +341,22 @@ int tether_engine_create(struct ev_loop *loop, const tether_engine_config *confi
    clean goodbye: its LEAVE goes out even when destroy follows at once, in the same
    callback). Safe inside any callback of this engine or another on its loop: the engine
    is freed when the callback returns, no further callback comes, and other calls on it
-   until then return TETHER_ERR_NOT_INITIALIZED. From another thread it does nothing (it
-   cannot report TETHER_ERR_WRONG_THREAD, having no return value) and logs an error.
-   @param engine  the engine to destroy; NULL is a harmless no-op, and so is an engine
-                  already destroyed inside the current callback. After the call returns
-                  (outside a callback) the handle must not be used again. ctx is not
-                  touched: the app frees it afterwards if it owns it.
-   @return nothing.
+   until then return TETHER_ERR_NOT_INITIALIZED.
+   @param engine  the engine to destroy; NULL: returns 0 and does nothing, and so does an
+                  engine already destroyed inside the current callback. After the call
+                  returns 0 (outside a callback) the handle must not be used again. ctx
+                  is not touched: the app frees it afterwards if it owns it.
+   Returns 0 or:
+     TETHER_ERR_WRONG_THREAD  not the engine's thread: nothing is done, nothing is called,
+                              and nothing of the engine is read but the thread it recorded
+                              at create (the engine lives on)
    Thread: the engine's. */
-void tether_engine_destroy(tether_engine *engine);
+int tether_engine_destroy(tether_engine *engine);
 
 /* tether_join_channel: starts joining `channel` as `uid`: the state goes
    CONNECTING/CONNECTING and a JOIN is sent at once; retries follow on their own
    (on_join_attempt) until the server answers or give_up_after_ms passes.
+   When it returns an error, nothing has changed.
    @param engine   a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param token    copied; NULL or "" for a server that asks for none; up to 512 bytes of
                    printable ASCII.
@@ -342,7 +364,7 @@ void tether_engine_destroy(tether_engine *engine);
                    Not NULL.
    @param uid      1..2^32-1, or 0 to have the server assign one (reported in
                    on_join_channel_success).
-   @return 0, or (nothing changes then):
+   Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED        engine NULL, or destroyed inside a callback
      TETHER_ERR_WRONG_THREAD           not the engine's thread
      TETHER_ERR_INVALID_ARGUMENT       channel NULL
@@ -361,7 +383,7 @@ int tether_join_channel(tether_engine *engine, const char *token, const char *ch
    LEAVE goes to the server (so the others see QUIT) unless the session had FAILED.
    Idempotent: returns 0 and does nothing when already DISCONNECTED.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
-   @return 0, or:
+   Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the engine's thread
    Thread: the engine's. */
@@ -373,21 +395,22 @@ int tether_leave_channel(tether_engine *engine);
    on_request_token (no state change: the new token may still be good, and the rejoin
    goes on with it). FAILED with TOKEN_EXPIRED: RECONNECTING/RENEW_TOKEN and a rejoin at
    once.
+   When it returns an error, nothing has changed.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param token   copied; up to 512 bytes of printable ASCII. Not NULL.
-   @return 0, or (nothing changes then):
-     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
-     TETHER_ERR_WRONG_THREAD     not the engine's thread
-     TETHER_ERR_INVALID_ARGUMENT token NULL
-     TETHER_ERR_INVALID_TOKEN    over 512 bytes, or a byte outside printable ASCII
-     TETHER_ERR_NOT_READY        DISCONNECTED, or FAILED for another reason
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the engine's thread
+     TETHER_ERR_INVALID_ARGUMENT  token NULL
+     TETHER_ERR_INVALID_TOKEN     over 512 bytes, or a byte outside printable ASCII
+     TETHER_ERR_NOT_READY         DISCONNECTED, or FAILED for another reason
    Thread: the engine's. */
 int tether_renew_token(tether_engine *engine, const char *token);
 
 /* tether_get_connection_state: the session's current state.
    @param engine  an engine; NULL, a destroyed engine or a call from another thread gives
                   TETHER_CONNECTION_STATE_DISCONNECTED.
-   @return the state (tether_connection_state).
+   Returns the state (tether_connection_state).
    Thread: the engine's. */
 tether_connection_state tether_get_connection_state(const tether_engine *engine);
 
@@ -398,7 +421,7 @@ tether_connection_state tether_get_connection_state(const tether_engine *engine)
    otherwise nothing more. The engine does the same by itself, with
    CLIENT_IP_ADDRESS_CHANGED, when netlink reports that its route changed.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
-   @return 0, or:
+   Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the engine's thread
    Thread: the engine's. */
@@ -409,61 +432,63 @@ int tether_network_changed(tether_engine *engine);
    its address); while CONNECTED or RECONNECTING the session goes
    RECONNECTING/SETTING_PROXY_SERVER and rejoins through it at once; CONNECTING sends a
    JOIN there at once; otherwise it is kept for the next join.
+   When it returns an error, nothing has changed.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param server  copied; "host:port" as in the config. Not NULL.
-   @return 0, or (nothing changes then):
-     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
-     TETHER_ERR_WRONG_THREAD     not the engine's thread
-     TETHER_ERR_INVALID_ARGUMENT server NULL or malformed
-     TETHER_ERR_FAILED           no socket could be made for the new address, or no
-                                 thread for the look-up of a name
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the engine's thread
+     TETHER_ERR_INVALID_ARGUMENT  server NULL or malformed
+     TETHER_ERR_FAILED            no socket could be made for the new address, or no
+                                  thread for the look-up of a name
    Thread: the engine's. */
 int tether_set_server(tether_engine *engine, const char *server);
 
-/* tether_engine_get_stats: copies the engine's figures (tether_engine_stats) into *out.
+/* tether_engine_get_stats: copies the engine's figures (tether_connection_stats) into *out.
    Nothing is reset; the figures keep counting. Costs a walk of two 273-bucket
    histograms.
+   When it returns an error, nothing is written.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param out     the caller's struct; set out->size first. Written up to out->size bytes:
                   a caller compiled against an older, shorter struct gets the fields it
                   knows, and bytes past its size are not touched. Not NULL.
-   @return 0, or (nothing written then):
-     TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
-     TETHER_ERR_WRONG_THREAD     not the engine's thread
-     TETHER_ERR_INVALID_ARGUMENT out NULL, or out->size below 8
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the engine's thread
+     TETHER_ERR_INVALID_ARGUMENT  out NULL, or out->size below 8
    Thread: the engine's.
 
-     tether_engine_stats stats;
+     tether_connection_stats stats;
      stats.size = sizeof stats;
      if (tether_engine_get_stats(engine, &stats) == TETHER_OK)
        printf("p99 %u us over %llu deadlines\n", stats.lateness_p99_us,
               (unsigned long long)stats.deadlines_fired); */
-int tether_engine_get_stats(const tether_engine *engine, tether_engine_stats *out);
+int tether_engine_get_stats(const tether_engine *engine, tether_connection_stats *out);
 
 /* tether_connection_state_name: the name of a state without its prefix ("CONNECTED").
    @param state  any value; one out of range gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_connection_state_name(int state);
 
 /* tether_connection_changed_reason_name: the name of a reason without its prefix
    ("JOIN_SUCCESS").
    @param reason  any value; one out of range (17 and 20-24 included) gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_connection_changed_reason_name(int reason);
 
 /* tether_user_offline_reason_name: the name of a user-offline reason without its prefix
    ("DROPPED").
    @param reason  any value; one out of range gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_user_offline_reason_name(int reason);
 
 /* tether_error_name: the name of a return code without its "TETHER_" prefix
    ("ERR_INVALID_CHANNEL_NAME"; "OK" for 0).
    @param code  any value; a code this library does not know gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_error_name(int code);
 
@@ -471,7 +496,7 @@ const char *tether_error_name(int code);
    user ("The token has expired."; "No error." for 0). The sentences may be reworded in
    a later release: compare codes, not messages.
    @param code  any value; a code this library does not know gives "unknown error".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any.
 
      int rc = tether_join_channel(engine, token, "lobby", 0);
@@ -509,27 +534,29 @@ typedef enum tether_rtm_connection_change_reason {
                                                                a live session for its token */
 } tether_rtm_connection_change_reason;
 
-/* Login error codes (docs/BEHAVIOUR.md section 2): tether_rtm_login returns one negated when it
-   refuses on the spot; on_login_result reports one for a started attempt. */
+/* Login results (docs/BEHAVIOUR.md section 2): what on_login_result reports, once, for a
+   login call that returned 0, in the vendor's numbering. Positive, an enum of their own:
+   no function returns them (a login refused on the spot returns a TETHER_ERR_* code).
+   Values marked "not reported" are the vendor's, kept so that its numbers read the same. */
 #define TETHER_RTM_LOGIN_ERR_OK 0
 #define TETHER_RTM_LOGIN_ERR_UNKNOWN 1          /* ended without a verdict (logout, takeover)
                                                    or a code this build does not know */
 #define TETHER_RTM_LOGIN_ERR_REJECTED 2         /* the server refused (e.g. login rate) */
-#define TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT 3 /* token or user id NULL or malformed */
+#define TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT 3 /* not reported: TETHER_ERR_INVALID_ARGUMENT */
 #define TETHER_RTM_LOGIN_ERR_INVALID_APP_ID 4   /* the server does not know the app id */
 #define TETHER_RTM_LOGIN_ERR_INVALID_TOKEN 5    /* the token does not verify for the user */
-#define TETHER_RTM_LOGIN_ERR_TOKEN_EXPIRED 6
+#define TETHER_RTM_LOGIN_ERR_TOKEN_EXPIRED 6    /* the token has expired */
 #define TETHER_RTM_LOGIN_ERR_NOT_AUTHORIZED 7   /* the user id is banned */
-#define TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN 8    /* not DISCONNECTED (ABORTED: logout first) */
+#define TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN 8    /* not reported: TETHER_ERR_ALREADY_LOGGED_IN */
 #define TETHER_RTM_LOGIN_ERR_TIMEOUT 9          /* no answer within login_timeout_ms */
-#define TETHER_RTM_LOGIN_ERR_TOO_OFTEN 10       /* a third login call within one second */
-#define TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED 101 /* client NULL or destroyed */
-/* Logout error codes: tether_rtm_logout returns one negated when it refuses;
-   on_logout_result reports TETHER_RTM_LOGOUT_ERR_OK. */
+#define TETHER_RTM_LOGIN_ERR_TOO_OFTEN 10       /* not reported: TETHER_ERR_TOO_OFTEN */
+#define TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED 101 /* not reported: TETHER_ERR_NOT_INITIALIZED */
+/* Logout results: what on_logout_result reports (TETHER_RTM_LOGOUT_ERR_OK, after
+   DISCONNECTED/LOGOUT); never returned, as the login results. */
 #define TETHER_RTM_LOGOUT_ERR_OK 0
-#define TETHER_RTM_LOGOUT_ERR_REJECTED 1        /* called from another thread than the loop's */
-#define TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED 101
-#define TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN 102 /* already DISCONNECTED */
+#define TETHER_RTM_LOGOUT_ERR_REJECTED 1        /* not reported: TETHER_ERR_WRONG_THREAD */
+#define TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED 101 /* not reported: TETHER_ERR_NOT_INITIALIZED */
+#define TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN 102 /* not reported: TETHER_ERR_NOT_LOGGED_IN */
 
 typedef struct tether_rtm_client tether_rtm_client; /* opaque */
 
@@ -578,14 +605,14 @@ typedef struct tether_rtm_handler {
 /* tether_rtm_config_init: sets config->size to sizeof(tether_rtm_config) and every field
    to its default (app_id and server NULL, thresholds as commented in the struct).
    @param config  the caller's struct, written in full; NULL is a harmless no-op.
-   @return nothing.
+   Returns nothing.
    Thread: any. */
 void tether_rtm_config_init(tether_rtm_config *config);
 
 /* tether_rtm_handler_init: sets handler->size to sizeof(tether_rtm_handler) and every
    callback to NULL.
    @param handler  the caller's struct, written in full; NULL is a harmless no-op.
-   @return nothing.
+   Returns nothing.
    Thread: any. */
 void tether_rtm_handler_init(tether_rtm_handler *handler);
 
@@ -600,15 +627,17 @@ void tether_rtm_handler_init(tether_rtm_handler *handler);
    @param ctx         the app's pointer, passed back untouched as the first argument of
                       every callback; never read or freed by Tether. May be NULL; must
                       stay valid until tether_rtm_client_destroy.
-   @param out_client  where the new handle goes; set to NULL on failure. Not NULL.
-   @return 0 and *out_client set, or:
+   @param out_client  where the new handle goes: set on success, NULL on failure. Not
+                      NULL.
+   Returns 0 or:
      TETHER_ERR_INVALID_ARGUMENT  out_client or config NULL; config->size too small; a
                                   threshold or retry base of 0; heartbeat not below
                                   interrupted_after; retry cap below its base; a handler
                                   whose size is below the first published one (size 0:
-                                  tether_rtm_handler_init was not called); server NULL
-                                  or malformed
-     TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable ASCII
+                                  tether_rtm_handler_init was not called); server NULL or
+                                  malformed
+     TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable
+                                  ASCII
      TETHER_ERR_FAILED            no socket, or no look-up thread, could be made
    Thread: the thread that runs `loop`.
 
@@ -623,12 +652,16 @@ int tether_rtm_client_create(struct ev_loop *loop, const tether_rtm_config *conf
    goodbye: its LOGOUT goes out even when destroy follows in the same callback; otherwise
    the others see member-left only when the server's 30 s grace ends). Safe inside any
    callback, as tether_engine_destroy.
-   @param client  the client to destroy; NULL is a harmless no-op. After the call returns
-                  (outside a callback) the handle must not be used again. ctx is not
-                  touched.
-   @return nothing.
+   @param client  the client to destroy; NULL: returns 0 and does nothing, and so does a
+                  client already destroyed inside the current callback. After the call
+                  returns 0 (outside a callback) the handle must not be used again. ctx
+                  is not touched.
+   Returns 0 or:
+     TETHER_ERR_WRONG_THREAD  not the client's thread: nothing is done, nothing is called,
+                              and nothing of the client is read but the thread it recorded
+                              at create (the client lives on)
    Thread: the client's. */
-void tether_rtm_client_destroy(tether_rtm_client *client);
+int tether_rtm_client_destroy(tether_rtm_client *client);
 
 /* tether_rtm_login: starts logging in: CONNECTING/LOGIN and a LOGIN at once, repeated
    with backoff (on_login_attempt) until the server answers or login_timeout_ms passes.
@@ -638,19 +671,20 @@ void tether_rtm_client_destroy(tether_rtm_client *client);
    RECONNECTING/INTERRUPTED, and the client logs back in on its own for ever, until
    tether_rtm_logout; success is CONNECTED/LOGIN_SUCCESS again, without on_login_result.
    The channels the client was in are kept by the server for its online grace (30 s), and
-   joined again by the client after it.
-   @param client   a live client; NULL or destroyed: -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED.
+   joined again by the client after it. The refusals are checked in the order listed;
+   when it returns one, nothing has changed.
+   @param client   a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param token    copied; 0..512 bytes of printable ASCII, no space. "" goes to the server
                    as it is (a server that asks for a token answers INVALID_TOKEN). Not
                    NULL.
    @param user_id  copied; 1..64 bytes of printable ASCII, no space. Not NULL.
-   @return 0, or a negated login error, checked in this order (nothing changes then):
-     -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED  client NULL or destroyed (-101)
-     -TETHER_RTM_LOGIN_ERR_REJECTED         not the client's thread (-2)
-     -TETHER_RTM_LOGIN_ERR_TOO_OFTEN        two calls already within the last second (-10;
-                                            every call but these counts)
-     -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT token or user_id NULL or malformed (-3)
-     -TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN    not DISCONNECTED; ABORTED included (-8)
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED    client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD       not the client's thread
+     TETHER_ERR_TOO_OFTEN          two calls already within the last second (every call
+                                   but these counts)
+     TETHER_ERR_INVALID_ARGUMENT   token or user_id NULL or malformed
+     TETHER_ERR_ALREADY_LOGGED_IN  not DISCONNECTED; ABORTED included
    Thread: the client's.
 
      if (tether_rtm_login(client, token, "alice") != 0) ... */
@@ -661,11 +695,12 @@ int tether_rtm_login(tether_rtm_client *client, const char *token, const char *u
    on_logout_result(TETHER_RTM_LOGOUT_ERR_OK), and nothing after it until the next login.
    A LOGOUT goes to the server (twice; the others get member-left at once) unless the
    session was ABORTED. The client forgets its channels.
-   @param client  a live client; NULL or destroyed: -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED.
-   @return 0, or a negated logout error (nothing changes then):
-     -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED  client NULL or destroyed (-101)
-     -TETHER_RTM_LOGOUT_ERR_REJECTED         not the client's thread (-1)
-     -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN    already DISCONNECTED (-102)
+   When it returns an error, nothing has changed.
+   @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED  client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD     not the client's thread
+     TETHER_ERR_NOT_LOGGED_IN    already DISCONNECTED
    Thread: the client's. */
 int tether_rtm_logout(tether_rtm_client *client);
 
@@ -673,38 +708,47 @@ int tether_rtm_logout(tether_rtm_client *client);
    RECONNECTING: the client keeps its channels, tells the server as soon as it is
    connected (retransmitting until acknowledged), and joins them again by itself on a new
    server session. The other members get on_member_joined.
+   When it returns an error, nothing has changed.
    @param client   a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param channel  copied; the channel-name rule of tether_join_channel. Not NULL.
-   @return 0, or (nothing changes then):
-     TETHER_ERR_NOT_INITIALIZED       client NULL or destroyed
-     TETHER_ERR_WRONG_THREAD          not the client's thread
-     TETHER_ERR_INVALID_ARGUMENT      channel NULL
-     TETHER_ERR_INVALID_CHANNEL_NAME  empty, over 63 bytes, or a byte outside the set
-     TETHER_ERR_NOT_READY             DISCONNECTED or ABORTED; or 32 channel operations are
-                                      still unacknowledged by the server
-     TETHER_ERR_JOIN_CHANNEL_REJECTED already in `channel`, or already in 16 channels
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED        client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD           not the client's thread
+     TETHER_ERR_INVALID_ARGUMENT       channel NULL
+     TETHER_ERR_INVALID_CHANNEL_NAME   empty, over 63 bytes, or a byte outside the set
+     TETHER_ERR_NOT_READY              DISCONNECTED or ABORTED; or 32 channel operations
+                                       are still unacknowledged by the server
+     TETHER_ERR_JOIN_CHANNEL_REJECTED  already in `channel`, or already in 16 channels
    Thread: the client's. */
 int tether_rtm_join_channel(tether_rtm_client *client, const char *channel);
 
 /* tether_rtm_leave_channel: leaves `channel`; the other members get on_member_left.
+   When it returns an error, nothing has changed.
    @param client   a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
-   @param channel  read during the call only. Not NULL.
-   @return 0, or the codes of tether_rtm_join_channel but TETHER_ERR_JOIN_CHANNEL_REJECTED;
-     TETHER_ERR_NOT_READY also when the client is not in `channel`.
+   @param channel  read during the call only; the channel-name rule of tether_join_channel.
+                   Not NULL.
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED       client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD          not the client's thread
+     TETHER_ERR_INVALID_ARGUMENT      channel NULL
+     TETHER_ERR_INVALID_CHANNEL_NAME  empty, over 63 bytes, or a byte outside the set
+     TETHER_ERR_NOT_READY             not in `channel`; DISCONNECTED or ABORTED; or 32
+                                      channel operations are still unacknowledged
    Thread: the client's. */
 int tether_rtm_leave_channel(tether_rtm_client *client, const char *channel);
 
 /* tether_rtm_renew_token: hands the session a new token. CONNECTED: sent to the server at
    once (and with each heartbeat until answered); a refusal keeps the old token and calls
    on_token_expired. CONNECTING or RECONNECTING: the next LOGIN carries it.
+   When it returns an error, nothing has changed.
    @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param token   copied; the token rule of tether_rtm_login. Not NULL.
-   @return 0, or (nothing changes then):
-     TETHER_ERR_NOT_INITIALIZED  client NULL or destroyed
-     TETHER_ERR_WRONG_THREAD     not the client's thread
-     TETHER_ERR_INVALID_ARGUMENT token NULL
-     TETHER_ERR_INVALID_TOKEN    malformed
-     TETHER_ERR_NOT_READY        DISCONNECTED or ABORTED
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the client's thread
+     TETHER_ERR_INVALID_ARGUMENT  token NULL
+     TETHER_ERR_INVALID_TOKEN     malformed
+     TETHER_ERR_NOT_READY         DISCONNECTED or ABORTED
    Thread: the client's. */
 int tether_rtm_renew_token(tether_rtm_client *client, const char *token);
 
@@ -713,7 +757,7 @@ int tether_rtm_renew_token(tether_rtm_client *client, const char *token);
    address without a state change; CONNECTING or RECONNECTING: a LOGIN at once. The client
    does the same by itself when netlink reports that the route to its server changed.
    @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
-   @return 0, or:
+   Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED  client NULL or destroyed
      TETHER_ERR_WRONG_THREAD     not the client's thread
    Thread: the client's. */
@@ -722,45 +766,51 @@ int tether_rtm_network_changed(tether_rtm_client *client);
 /* tether_rtm_get_connection_state: the session's current state.
    @param client  a client; NULL, a destroyed client or a call from another thread gives
                   TETHER_RTM_CONNECTION_STATE_DISCONNECTED.
-   @return the state (tether_rtm_connection_state).
+   Returns the state (tether_rtm_connection_state).
    Thread: the client's. */
 tether_rtm_connection_state tether_rtm_get_connection_state(const tether_rtm_client *client);
 
-/* tether_rtm_client_get_stats: as tether_engine_get_stats, for a client; join_attempts
-   counts LOGINs.
+/* tether_rtm_client_get_stats: copies the client's figures (tether_connection_stats, the
+   struct tether_engine_get_stats fills) into *out, as tether_engine_get_stats does;
+   join_attempts counts LOGINs.
+   When it returns an error, nothing is written.
    @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param out     as tether_engine_get_stats's: set out->size first. Not NULL.
-   @return 0, or the codes of tether_engine_get_stats.
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the client's thread
+     TETHER_ERR_INVALID_ARGUMENT  out NULL, or out->size below 8
    Thread: the client's. */
-int tether_rtm_client_get_stats(const tether_rtm_client *client, tether_engine_stats *out);
+int tether_rtm_client_get_stats(const tether_rtm_client *client,
+                                tether_connection_stats *out);
 
 /* tether_rtm_connection_state_name: the name of a login state without its prefix
    ("ABORTED").
    @param state  any value; one out of range gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_rtm_connection_state_name(int state);
 
 /* tether_rtm_connection_change_reason_name: the name of a login reason without its
    prefix ("REMOTE_LOGIN").
    @param reason  any value; one out of range gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_rtm_connection_change_reason_name(int reason);
 
-/* tether_rtm_login_error_name: the name of a login error code without its "TETHER_RTM_"
-   prefix ("LOGIN_ERR_TOO_OFTEN").
-   @param code  a login error as on_login_result reports it, or as tether_rtm_login returns
-                it negated (pass -rc); one out of range gives "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+/* tether_rtm_login_error_name: the name of a login result without its "TETHER_RTM_" prefix
+   ("LOGIN_ERR_TIMEOUT"). For what a function returns, tether_error_name.
+   @param code  a login result as on_login_result reports it; one out of range gives
+                "UNKNOWN".
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_rtm_login_error_name(int code);
 
-/* tether_rtm_logout_error_name: the name of a logout error code without its "TETHER_RTM_"
-   prefix ("LOGOUT_ERR_NOT_LOGGED_IN").
-   @param code  a logout error (pass -rc of tether_rtm_logout); one out of range gives
+/* tether_rtm_logout_error_name: the name of a logout result without its "TETHER_RTM_"
+   prefix ("LOGOUT_ERR_OK"). For what a function returns, tether_error_name.
+   @param code  a logout result as on_logout_result reports it; one out of range gives
                 "UNKNOWN".
-   @return a static string, never NULL; do not free it.
+   Returns a static string, never NULL; do not free it.
    Thread: any. */
 const char *tether_rtm_logout_error_name(int code);
 

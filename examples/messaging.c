@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
     ev_signal_start(m.loop, &signals[i]);
   }
   rc = tether_rtm_login(m.client, token, user);
-  say("login rc=%d%s%s", rc, rc ? " " : "", rc ? tether_rtm_login_error_name(-rc) : "");
+  say("login rc=%d%s%s", rc, rc ? " " : "", rc ? tether_error_name(rc) : "");
   if (rc == 0) ev_run(m.loop, 0);
   tether_rtm_client_destroy(m.client);
   return rc == 0 ? 0 : 1;

@@ -94,7 +94,7 @@ sed -i -E '/^define internal /!s/^define ([^@]*@tether_sys_[a-z0-9_]+\()/define 
 # left (-400 bytes on aarch64).
 "$clang" -S -emit-llvm "${codegen[@]}" -Oz "$obj/tether-linked.ll" -o "$obj/tether.ll"
 # Internal, private and protected definitions become hidden globals (names are unique in
-# one module); the exports (tether_*, from @_cdecl) stay protected. No unwind tables (only the
+# one module); the exports (tether_*, from @c) stay protected. No unwind tables (only the
 # C of CTetherSystem has them; nothing unwinds through the library), so no
 # .eh_frame binds the members' functions together.
 sed -E -e 's/^define (internal|private) /define hidden /' \

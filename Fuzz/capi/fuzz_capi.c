@@ -287,7 +287,7 @@ static void destroy(struct context *c) {
   c->engine = NULL;
   c->destroyed = 1;
   if (slots[c->slot] == c) slots[c->slot] = NULL;
-  tether_engine_destroy(engine);
+  CHECK_CODE(tether_engine_destroy(engine), "destroy", 0);
   if (in_callback) {
     /* Until the callback returns, the handle answers NOT_INITIALIZED. */
     if (tether_leave_channel(engine) != TETHER_ERR_NOT_INITIALIZED) fail("leave after destroy", 0);
@@ -297,7 +297,7 @@ static void destroy(struct context *c) {
     if (tether_get_connection_state(engine) != TETHER_CONNECTION_STATE_DISCONNECTED) {
       fail("state after destroy", 0);
     }
-    tether_engine_destroy(engine); /* a no-op */
+    CHECK_CODE(tether_engine_destroy(engine), "destroy again", 0); /* a no-op */
   }
 }
 
@@ -632,7 +632,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 1:
       engine = pick_engine(&c);
       if (c) destroy(c);
-      else tether_engine_destroy(NULL);
+      else CHECK_CODE(tether_engine_destroy(NULL), "destroy NULL", 0);
       break;
     case 2: engine = pick_engine(&c); call_join(c, engine); break;
     case 3: engine = pick_engine(&c); call_leave(c, engine); break;

@@ -441,9 +441,8 @@ static void call_login(struct context *c, tether_rtm_client *client) {
   if (tracing) fprintf(stderr, "login on client %d (state %d, in callback %d): %d\n", c ? (int)(c - contexts) : -1, before, in_callback, rc);
   free(token);
   free(user);
-  CHECK_CODE(rc, "login", 0, -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED,
-             -TETHER_RTM_LOGIN_ERR_TOO_OFTEN, -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT,
-             -TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN);
+  CHECK_CODE(rc, "login", 0, TETHER_ERR_NOT_INITIALIZED, TETHER_ERR_TOO_OFTEN,
+             TETHER_ERR_INVALID_ARGUMENT, TETHER_ERR_ALREADY_LOGGED_IN);
   if (rc == 0 && before != TETHER_RTM_CONNECTION_STATE_DISCONNECTED) fail("login while in", before);
   if (rc == 0 && !c) fail("login on no client returned 0", 0);
   if (c && rc != 0) {
@@ -462,10 +461,9 @@ static void call_logout(struct context *c, tether_rtm_client *client) {
   if (c) c->login_since_logout = 0;
   rc = tether_rtm_logout(client);
   if (tracing) fprintf(stderr, "logout on client %d (state %d, in callback %d): %d\n", c ? (int)(c - contexts) : -1, before, in_callback, rc);
-  CHECK_CODE(rc, "logout", 0, -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED,
-             -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN);
+  CHECK_CODE(rc, "logout", 0, TETHER_ERR_NOT_INITIALIZED, TETHER_ERR_NOT_LOGGED_IN);
   if (rc == 0 && before == TETHER_RTM_CONNECTION_STATE_DISCONNECTED) fail("logout when out", 0);
-  if (rc == -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN && before != 1) fail("NOT_LOGGED_IN", before);
+  if (rc == TETHER_ERR_NOT_LOGGED_IN && before != 1) fail("NOT_LOGGED_IN", before);
   if (rc == 0 && !c) fail("logout on no client returned 0", 0);
   if (rc != 0 && c) {
     if (c->has_logout_result) c->pending_logouts--;
@@ -523,13 +521,13 @@ static void destroy(struct context *c) {
   c->client = NULL;
   c->destroyed = 1;
   if (slots[c->slot] == c) slots[c->slot] = NULL;
-  tether_rtm_client_destroy(client);
+  CHECK_CODE(tether_rtm_client_destroy(client), "destroy", 0);
   if (in_callback) {
     /* Until the callback returns, the handle answers NOT_INITIALIZED. */
-    if (tether_rtm_login(client, "t", "alice") != -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED) {
+    if (tether_rtm_login(client, "t", "alice") != TETHER_ERR_NOT_INITIALIZED) {
       fail("login after destroy", 0);
     }
-    if (tether_rtm_logout(client) != -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED) {
+    if (tether_rtm_logout(client) != TETHER_ERR_NOT_INITIALIZED) {
       fail("logout after destroy", 0);
     }
     if (tether_rtm_join_channel(client, "lobby") != TETHER_ERR_NOT_INITIALIZED) {
@@ -542,7 +540,7 @@ static void destroy(struct context *c) {
     if (tether_rtm_get_connection_state(client) != TETHER_RTM_CONNECTION_STATE_DISCONNECTED) {
       fail("state after destroy", 0);
     }
-    tether_rtm_client_destroy(client); /* a no-op */
+    CHECK_CODE(tether_rtm_client_destroy(client), "destroy again", 0); /* a no-op */
   }
 }
 
@@ -771,8 +769,8 @@ static void create(void) {
 
 static void stats(tether_rtm_client *client) {
   union {
-    tether_engine_stats stats;
-    unsigned char bytes[sizeof(tether_engine_stats) + 64];
+    tether_connection_stats stats;
+    unsigned char bytes[sizeof(tether_connection_stats) + 64];
   } out;
   uint32_t size = u8() & 1 ? (uint32_t)sizeof out.stats : u8();
   size_t limit, i;
@@ -967,7 +965,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case OP_DESTROY:
       client = pick(&c);
       if (c) destroy(c);
-      else tether_rtm_client_destroy(NULL);
+      else CHECK_CODE(tether_rtm_client_destroy(NULL), "destroy NULL", 0);
       break;
     case OP_LOGIN: client = pick(&c); call_login(c, client); break;
     case OP_LOGOUT: client = pick(&c); call_logout(c, client); break;

@@ -1,5 +1,7 @@
-/// The negative return codes of the public calls (docs/BEHAVIOUR.md §4.3), with the values
-/// of `tether.h`'s `TETHER_ERR_*`. New codes may be added; existing ones never change.
+/// The negative return codes of the public calls of both profiles (docs/BEHAVIOUR.md
+/// §4.3), with the values of `tether.h`'s `TETHER_ERR_*`: one space, where a value means
+/// one condition whichever function returns it. New codes may be added; existing ones
+/// never change.
 public enum TetherError: Int32, Error, CaseIterable, Sendable {
   /// `TETHER_ERR_FAILED`: a general failure with no more specific code.
   case failed = -1
@@ -7,7 +9,7 @@ public enum TetherError: Int32, Error, CaseIterable, Sendable {
   case invalidArgument = -2
   /// `TETHER_ERR_NOT_READY`: the call does not apply in the current state.
   case notReady = -3
-  /// `TETHER_ERR_NOT_INITIALIZED`: the handle is not (or no longer) a live engine.
+  /// `TETHER_ERR_NOT_INITIALIZED`: the handle is not (or no longer) a live engine or client.
   case notInitialized = -7
   /// `TETHER_ERR_JOIN_CHANNEL_REJECTED`: join while not DISCONNECTED.
   case joinChannelRejected = -17
@@ -21,7 +23,13 @@ public enum TetherError: Int32, Error, CaseIterable, Sendable {
   case invalidToken = -110
   /// `TETHER_ERR_INVALID_USER_ID`.
   case invalidUserID = -121
-  /// `TETHER_ERR_WRONG_THREAD`: an engine call from a thread other than its loop's.
+  /// `TETHER_ERR_ALREADY_LOGGED_IN`: a login while not DISCONNECTED (ABORTED included).
+  case alreadyLoggedIn = -208
+  /// `TETHER_ERR_TOO_OFTEN`: a third login call within one second.
+  case tooOften = -210
+  /// `TETHER_ERR_NOT_LOGGED_IN`: a logout while DISCONNECTED.
+  case notLoggedIn = -302
+  /// `TETHER_ERR_WRONG_THREAD`: a call from a thread other than its loop's.
   case wrongThread = -1000
 
   /// The C spelling without its `TETHER_` prefix, as `tether_error_name` returns it.
@@ -37,6 +45,9 @@ public enum TetherError: Int32, Error, CaseIterable, Sendable {
     case .tokenExpired: "ERR_TOKEN_EXPIRED"
     case .invalidToken: "ERR_INVALID_TOKEN"
     case .invalidUserID: "ERR_INVALID_USER_ID"
+    case .alreadyLoggedIn: "ERR_ALREADY_LOGGED_IN"
+    case .tooOften: "ERR_TOO_OFTEN"
+    case .notLoggedIn: "ERR_NOT_LOGGED_IN"
     case .wrongThread: "ERR_WRONG_THREAD"
     }
   }

@@ -12,18 +12,18 @@
 #include "fake_server.h"
 
 static tether_engine *first, *second;
-static int acted, failures, rc_leave, rc_join, rc_renew, state_after;
+static int acted, failures, rc_leave, rc_join, rc_renew, state_after, rc_destroy, rc_again;
 
 static void on_attempt(void *ctx, uint32_t attempt, uint32_t next_ms, uint32_t give_up_ms) {
   (void)ctx; (void)attempt; (void)next_ms; (void)give_up_ms;
   if (acted || !second) return;
   acted = 1;
-  tether_engine_destroy(second); /* another engine than the one calling back */
+  rc_destroy = tether_engine_destroy(second); /* another engine than the one calling back */
   rc_leave = tether_leave_channel(second);
   rc_join = tether_join_channel(second, "", "lobby", 0);
   rc_renew = tether_renew_token(second, "t");
   state_after = (int)tether_get_connection_state(second);
-  tether_engine_destroy(second); /* a no-op */
+  rc_again = tether_engine_destroy(second); /* a no-op */
   second = NULL;
 }
 
@@ -63,6 +63,7 @@ int main(void) {
   CHECK(rc_join == TETHER_ERR_NOT_INITIALIZED);
   CHECK(rc_renew == TETHER_ERR_NOT_INITIALIZED);
   CHECK(state_after == TETHER_CONNECTION_STATE_DISCONNECTED);
+  CHECK(rc_destroy == TETHER_OK && rc_again == TETHER_OK);
   CHECK(tether_get_connection_state(first) == TETHER_CONNECTION_STATE_CONNECTING);
   tether_engine_destroy(first);
   fake_stop(loop, &srv);

@@ -3,7 +3,7 @@
  * nothing, and a logout that returned 0 is followed by DISCONNECTED/LOGOUT and
  * on_logout_result. Here the host logs out while CONNECTING; the login result still owed
  * (UNKNOWN) comes first, inside that logout; the host calls logout again inside
- * on_login_result, already DISCONNECTED (-102). The outer logout's DISCONNECTED/LOGOUT and
+ * on_login_result, already DISCONNECTED (TETHER_ERR_NOT_LOGGED_IN). The outer logout's DISCONNECTED/LOGOUT and
  * on_logout_result never came: the refused inner call had silenced them. Run under
  * valgrind by make fuzz-replay (make test). */
 #include <ev.h>
@@ -67,7 +67,7 @@ int main(void) {
 
   CHECK(tether_rtm_logout(client) == 0);
   CHECK(results == 1 && result_code == TETHER_RTM_LOGIN_ERR_UNKNOWN);
-  CHECK(inner_logout == -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN);
+  CHECK(inner_logout == TETHER_ERR_NOT_LOGGED_IN);
   /* CONNECTING/LOGIN, then the outer logout's DISCONNECTED/LOGOUT and its result. */
   CHECK(changes == 2);
   CHECK(states[1] == TETHER_RTM_CONNECTION_STATE_DISCONNECTED &&

@@ -43,6 +43,7 @@ struct probe {
   int after;                     /* any other callback after acting: a broken rule */
   int seen[K_COUNT];
   int rc;                        /* what the call inside the callback returned */
+  int destroy_rc, again_rc;      /* destroy inside it, and again on the same handle */
 };
 
 /* Every callback comes here first. Returns 0 when the callback must do nothing more. */
@@ -63,8 +64,9 @@ static int hit(struct probe *p, enum kind k, int state, int reason) {
   if (p->action == A_LEAVE) {
     p->rc = tether_leave_channel(p->engine);
   } else {
-    tether_engine_destroy(p->engine);
+    p->destroy_rc = tether_engine_destroy(p->engine);
     p->rc = tether_leave_channel(p->engine); /* refused: the handle is no longer live */
+    p->again_rc = tether_engine_destroy(p->engine); /* destroyed already: 0, nothing */
     p->engine = NULL;
   }
   return 0;
@@ -207,6 +209,7 @@ static void story(enum kind kind, enum action action) {
     CHECK(p.seen[K_JOIN] == 1);
   } else {
     CHECK(p.rc == TETHER_ERR_NOT_INITIALIZED);
+    CHECK(p.destroy_rc == TETHER_OK && p.again_rc == TETHER_OK);
     CHECK(p.engine == NULL);
   }
   tether_engine_destroy(p.engine);

@@ -65,8 +65,9 @@ static void on_state(void *ctx, tether_rtm_connection_state state,
   }
   s->changes++;
   if (s->destroy_in == (int)state) {
-    tether_rtm_client_destroy(s->client);
-    CHECK(tether_rtm_login(s->client, "t", "u") == -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED);
+    CHECK(tether_rtm_client_destroy(s->client) == 0);
+    CHECK(tether_rtm_login(s->client, "t", "u") == TETHER_ERR_NOT_INITIALIZED);
+    CHECK(tether_rtm_client_destroy(s->client) == 0); /* again: nothing */
     s->client = NULL;
   }
   if (s->logout_in == (int)state) {
@@ -242,6 +243,10 @@ static void test_rtm_names_coverEveryValue_andUnknown(void) {
   CHECK(strcmp(tether_rtm_login_error_name(11), "UNKNOWN") == 0);
   CHECK(strcmp(tether_rtm_logout_error_name(102), "LOGOUT_ERR_NOT_LOGGED_IN") == 0);
   CHECK(strcmp(tether_rtm_logout_error_name(2), "UNKNOWN") == 0);
+  /* What the login calls return is in the one error space: tether_error_name knows it. */
+  CHECK(strcmp(tether_error_name(TETHER_ERR_ALREADY_LOGGED_IN), "ERR_ALREADY_LOGGED_IN") == 0);
+  CHECK(strcmp(tether_error_name(TETHER_ERR_TOO_OFTEN), "ERR_TOO_OFTEN") == 0);
+  CHECK(strcmp(tether_error_name(TETHER_ERR_NOT_LOGGED_IN), "ERR_NOT_LOGGED_IN") == 0);
   for (int state = 1; state <= 5; state++)
     CHECK(strcmp(tether_rtm_connection_state_name(state), "UNKNOWN") != 0);
   for (int reason = 1; reason <= 9; reason++)
@@ -298,16 +303,16 @@ static void test_rtm_client_create_refusesBadArguments(void) {
   CHECK(client == NULL);
   CHECK(tether_rtm_client_create(loop, &c, NULL, NULL, &client) == 0);
   CHECK(client != NULL);
-  tether_rtm_client_destroy(client);
-  tether_rtm_client_destroy(NULL);
+  CHECK(tether_rtm_client_destroy(client) == 0);
+  CHECK(tether_rtm_client_destroy(NULL) == 0);
   ev_loop_destroy(loop);
 }
 
 static void test_rtm_calls_onNullHandle_returnNotInitialized(void) {
-  tether_engine_stats stats;
+  tether_connection_stats stats;
   stats.size = sizeof stats;
-  CHECK(tether_rtm_login(NULL, "t", "u") == -TETHER_RTM_LOGIN_ERR_NOT_INITIALIZED);
-  CHECK(tether_rtm_logout(NULL) == -TETHER_RTM_LOGOUT_ERR_NOT_INITIALIZED);
+  CHECK(tether_rtm_login(NULL, "t", "u") == TETHER_ERR_NOT_INITIALIZED);
+  CHECK(tether_rtm_logout(NULL) == TETHER_ERR_NOT_INITIALIZED);
   CHECK(tether_rtm_join_channel(NULL, "c") == TETHER_ERR_NOT_INITIALIZED);
   CHECK(tether_rtm_leave_channel(NULL, "c") == TETHER_ERR_NOT_INITIALIZED);
   CHECK(tether_rtm_renew_token(NULL, "t") == TETHER_ERR_NOT_INITIALIZED);
@@ -323,25 +328,25 @@ static void test_rtm_login_refusesOnTheSpot_everyCode(void) {
   rig_init(&r);
   CHECK(rig_create(&r) == 0);
   tether_rtm_client *c = r.seen.client;
-  CHECK(tether_rtm_login(c, NULL, "alice") == -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT);
-  CHECK(tether_rtm_login(c, "t", NULL) == -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT);
+  CHECK(tether_rtm_login(c, NULL, "alice") == TETHER_ERR_INVALID_ARGUMENT);
+  CHECK(tether_rtm_login(c, "t", NULL) == TETHER_ERR_INVALID_ARGUMENT);
   /* A third call within a second, whatever the arguments. */
-  CHECK(tether_rtm_login(c, "t", "has space") == -TETHER_RTM_LOGIN_ERR_TOO_OFTEN);
+  CHECK(tether_rtm_login(c, "t", "has space") == TETHER_ERR_TOO_OFTEN);
   CHECK(r.seen.changes == 0 && r.server.logins == 0);
   ev_sleep(1.05);
   ev_now_update(r.loop);
-  CHECK(tether_rtm_login(c, "t", "has space") == -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT);
+  CHECK(tether_rtm_login(c, "t", "has space") == TETHER_ERR_INVALID_ARGUMENT);
   char long_id[70];
   memset(long_id, 'x', 65);
   long_id[65] = 0;
-  CHECK(tether_rtm_login(c, "t", long_id) == -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT);
+  CHECK(tether_rtm_login(c, "t", long_id) == TETHER_ERR_INVALID_ARGUMENT);
   ev_sleep(1.05);
   ev_now_update(r.loop);
-  CHECK(tether_rtm_login(c, "tok en", "alice") == -TETHER_RTM_LOGIN_ERR_INVALID_ARGUMENT);
+  CHECK(tether_rtm_login(c, "tok en", "alice") == TETHER_ERR_INVALID_ARGUMENT);
   CHECK(tether_rtm_login(c, "token-A", "alice") == 0);
   ev_sleep(1.05);
   ev_now_update(r.loop);
-  CHECK(tether_rtm_login(c, "token-A", "alice") == -TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN);
+  CHECK(tether_rtm_login(c, "token-A", "alice") == TETHER_ERR_ALREADY_LOGGED_IN);
   CHECK(r.seen.changes == 1);
   rig_stop(&r);
 }
@@ -350,7 +355,7 @@ static void test_rtm_logout_whenDisconnected_isNotLoggedIn(void) {
   struct rig r;
   rig_init(&r);
   CHECK(rig_create(&r) == 0);
-  CHECK(tether_rtm_logout(r.seen.client) == -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN);
+  CHECK(tether_rtm_logout(r.seen.client) == TETHER_ERR_NOT_LOGGED_IN);
   CHECK(r.seen.changes == 0 && r.seen.logout_result_count == 0);
   rig_stop(&r);
 }
@@ -444,14 +449,14 @@ static void test_rtm_remoteLogin_aborts_thenOnlyLogoutThenLogin(void) {
   fake_login_kick(&r.server, 3);
   run_until(r.loop, aborted, &r.seen, 2000);
   CHECK(last_reason_is(&r.seen, TETHER_RTM_CONNECTION_CHANGE_REASON_REMOTE_LOGIN));
-  CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == -TETHER_RTM_LOGIN_ERR_ALREADY_LOGIN);
+  CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == TETHER_ERR_ALREADY_LOGGED_IN);
   CHECK(tether_rtm_join_channel(r.seen.client, "lobby") == TETHER_ERR_NOT_READY);
   CHECK(tether_rtm_logout(r.seen.client) == 0);
   CHECK(last_reason_is(&r.seen, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGOUT));
   CHECK(r.seen.logout_result_count == 1 && r.seen.logout_results[0] == TETHER_RTM_LOGOUT_ERR_OK);
   run_until(r.loop, NULL, &r.seen, 30);
   CHECK(r.server.logouts == 0); /* the server had ended it already */
-  CHECK(tether_rtm_logout(r.seen.client) == -TETHER_RTM_LOGOUT_ERR_NOT_LOGGED_IN);
+  CHECK(tether_rtm_logout(r.seen.client) == TETHER_ERR_NOT_LOGGED_IN);
   ev_sleep(1.05); /* TOO_OFTEN counts the first login's call too */
   ev_now_update(r.loop);
   CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
@@ -538,7 +543,7 @@ static void test_rtm_stats_countTraffic(void) {
   struct rig r;
   rig_connect(&r);
   run_until(r.loop, NULL, &r.seen, 50);
-  tether_engine_stats stats;
+  tether_connection_stats stats;
   stats.size = sizeof stats;
   CHECK(tether_rtm_client_get_stats(r.seen.client, &stats) == 0);
   CHECK(stats.datagrams_in >= 2 && stats.datagrams_out >= 2 && stats.join_attempts >= 1);
@@ -571,7 +576,7 @@ static void test_rtm_clientAndEngine_shareOneLoop(void) {
 #ifndef TETHER_TEST_UNDER_QEMU
 struct thread_calls {
   tether_rtm_client *client;
-  int login, logout, join, state;
+  int login, logout, join, destroy, state;
 };
 
 static void *call_from_another_thread(void *arg) {
@@ -580,6 +585,7 @@ static void *call_from_another_thread(void *arg) {
   t->logout = tether_rtm_logout(t->client);
   t->join = tether_rtm_join_channel(t->client, "lobby");
   t->state = (int)tether_rtm_get_connection_state(t->client);
+  t->destroy = tether_rtm_client_destroy(t->client); /* refused: nothing happens */
   return NULL;
 }
 
@@ -592,9 +598,9 @@ static void test_rtm_calls_fromAnotherThread_areRefused(void) {
   pthread_t thread;
   CHECK(pthread_create(&thread, NULL, call_from_another_thread, &t) == 0);
   pthread_join(thread, NULL);
-  CHECK(t.login == -TETHER_RTM_LOGIN_ERR_REJECTED);
-  CHECK(t.logout == -TETHER_RTM_LOGOUT_ERR_REJECTED);
-  CHECK(t.join == TETHER_ERR_WRONG_THREAD);
+  CHECK(t.login == TETHER_ERR_WRONG_THREAD);
+  CHECK(t.logout == TETHER_ERR_WRONG_THREAD);
+  CHECK(t.join == TETHER_ERR_WRONG_THREAD && t.destroy == TETHER_ERR_WRONG_THREAD);
   CHECK(t.state == TETHER_RTM_CONNECTION_STATE_DISCONNECTED);
   CHECK(connected(&r.seen));
   rig_stop(&r);

@@ -64,7 +64,7 @@ extension Connection {
       }
       logger.log(.info, server == nil ? "server name: resolved" : "server name: moved")
       useSocket(fresh, server: address)
-      sessionEndpointResolved()
+      profile.endpointResolved(now: now)
       flush(rescheduling: true)
     }
   }
@@ -88,7 +88,7 @@ extension Connection {
     lookup = started
     endpoint = replacement
     useSocket(fresh, server: replacement.address)
-    sessionEndpointChanged()
+    profile.endpointChanged(now: now)
     flush(rescheduling: true)
     return true
   }

@@ -6,20 +6,25 @@ import CTetherSystem
   import TetherCore
 #endif
 
-/// What a channel engine and a login client share on a libev loop: the UDP socket (an
-/// `ev_io`), the server's address or name (Connection+Server.swift), a slot in the loop's
-/// deadline queue behind its one timer (``LoopContext``), the lifetime rules under
-/// re-entrant calls (Connection+Lifetime.swift), and the figures. The session itself, its
-/// output and the app's callbacks are the profile's: ``SessionConnection`` and its
-/// subclasses ``Engine`` and ``RtmClient`` supply them through the hooks at the end.
+/// A channel engine or a login client on a libev loop: one type for both profiles. It owns
+/// the UDP socket (an `ev_io`), the server's address or name (Connection+Server.swift), a
+/// slot in the loop's deadline queue behind its one timer (``LoopContext``), the figures,
+/// and its place in its life (``Lifecycle``: what may happen in which state, in one file).
+/// Its session, the session's output and the app's callbacks are its ``Profile``'s; it
+/// performs what the session produced (Connection+Delivery.swift).
 ///
 /// A packet only writes a time in the core; after each read wake-up the connection tells
 /// the loop its next deadline, and the loop's queue moves only if that instant changed.
-class Connection {
+final class Connection {
   let context: LoopContext
   var loop: OpaquePointer { context.loop }
+  /// The thread of its loop, fixed at create: the one field another thread reads.
   let owner: UInt
   let logger: Logger
+  /// The session and the app's callbacks.
+  let profile: Profile
+  /// Where it is in its life (Lifecycle.swift).
+  var lifecycle = Lifecycle.created
   /// Connected to ``server``; nil until the server's name has resolved.
   var socket: ConnectedUDPSocket?
   /// The address the socket is connected to.
@@ -32,31 +37,18 @@ class Connection {
   let io: UnsafeMutablePointer<ev_io>
   /// This connection's key in its loop's deadline queue.
   private(set) var slot: Int32 = -1
-  var stats = EngineStats()
-
-  // Delivery (SessionConnection.swift).
-  /// The next action of the session's output to perform.
-  var cursor = 0
-  /// Datagrams before `cursor` were set aside while deadlines fired together.
-  var sendsSetAside = false
-  /// True while actions are being delivered: a call made from a callback appends its
-  /// actions to the same queue, and they are delivered after those already queued.
-  var dispatching = false
-  /// Notifications queued before this index are not delivered: the app left (or logged
-  /// out) from a callback after they were queued.
-  var silencedBefore = 0
-
-  // Lifetime (Connection+Lifetime.swift).
-  /// How deeply calls into this connection are nested right now.
-  var depth = 0
-  /// Set by destroy: the connection is never entered again.
-  var destroyed = false
+  var stats = ConnectionCounters()
+  /// How far the session's output has been performed (Connection+Delivery.swift).
+  var delivery = Delivery()
   /// In its loop's batch of fired deadlines, with datagrams not sent yet.
   var awaitingSends = false
 
-  init(context: LoopContext, logger: Logger, endpoint: ServerEndpoint, socket: ConnectedUDPSocket?)
-  {
+  init(
+    context: LoopContext, profile: Profile, logger: Logger, endpoint: ServerEndpoint,
+    socket: ConnectedUDPSocket?
+  ) {
     self.context = context
+    self.profile = profile
     self.logger = logger
     self.endpoint = endpoint
     server = endpoint.address
@@ -75,8 +67,9 @@ class Connection {
   var handle: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
   /// Joins the loop's deadline queue and starts the socket's watcher (or, for a name, its
-  /// look-up); false (errno set) if the look-up could not start.
+  /// look-up): `created` to `live`; false (errno set) if the look-up could not start.
   func start() -> Bool {
+    lifecycle = .live
     slot = context.add(self)
     if let socket { watch(socket) }
     if context.sourceKind == .evTimer {
@@ -96,7 +89,7 @@ class Connection {
     receivePending(settingSendsAside: false)
     // The deadline is looked at once per wake-up, not per datagram: nothing waits on it
     // until this callback returns to the loop.
-    if !destroyed && !dispatching { reschedule() }
+    if lifecycle == .live { reschedule() }
   }
 
   /// Takes what waits on the socket, each datagram at the time it arrived: so a threshold
@@ -105,12 +98,12 @@ class Connection {
   /// that is not full means the socket is drained.
   func receivePending(settingSendsAside: Bool) {
     for _ in 0..<8 {
-      guard !destroyed, let socket else { return }
+      guard !isDestroyed, let socket else { return }
       let count = context.receiveBatch(from: socket) { datagram, arrival in
-        guard !destroyed else { return }
+        guard !isDestroyed else { return }
         stats.datagramsIn &+= 1
         runDeadlinesDue(before: arrival)
-        if let error = receiveDatagram(datagram, at: arrival) {
+        if let error = profile.receive(datagram, at: arrival) {
           let (reason, detail) = describe(error)
           logger.log(.debug, reason, detail)
         }
@@ -125,11 +118,11 @@ class Connection {
   /// threshold erase the silence before it (no INTERRUPTED). Data that arrived in time is
   /// taken before the deadline, as always.
   private func runDeadlinesDue(before arrival: Instant) {
-    guard let window = sessionDeadlineWindow, window.end < arrival else { return }
+    guard let window = profile.deadlineWindow, window.end < arrival else { return }
     let now = self.now
     stats.deadlines.record(due: window.end, firedAt: now)
     context.recordFired(due: window.end, at: now)
-    advanceSession(to: arrival)
+    profile.advance(to: arrival)
   }
 
   /// The loop's timer found this connection's deadline window started: the session does
@@ -145,15 +138,15 @@ class Connection {
     Connection.enter(self) { connection in
       let now = connection.now
       if now >= window.end { connection.receivePending(settingSendsAside: true) }
-      if let due = connection.sessionDeadlineWindow, due.start <= now {
+      if let due = connection.profile.deadlineWindow, due.start <= now {
         if now >= due.end {
           connection.stats.deadlines.record(due: due.end, firedAt: now)
           connection.context.recordFired(due: due.end, at: now)
         }
-        connection.advanceSession(to: now)
+        connection.profile.advance(to: now)
         connection.deliverNotifications()
       }
-      if !connection.destroyed { connection.reschedule() }
+      if !connection.isDestroyed { connection.reschedule() }
     }
   }
 
@@ -190,7 +183,7 @@ class Connection {
       }
     }
     lookUpName()
-    sessionNetworkChanged(byUser: byUser)
+    profile.networkChanged(byUser: byUser, now: now)
     flush(rescheduling: true)
   }
 
@@ -216,13 +209,13 @@ class Connection {
 
   /// Tells the loop when this connection next has something to do.
   func reschedule() {
-    context.schedule(slot: slot, window: sessionDeadlineWindow)
+    context.schedule(slot: slot, window: profile.deadlineWindow)
   }
 
   /// Stops the watcher, sends what was already decided, leaves the loop and closes the
-  /// socket; no callback comes after this.
+  /// socket; no callback comes after this (`destroyed`).
   func shutDown() {
-    destroyed = true
+    lifecycle = .destroyed
     ev_io_stop(loop, io)
     sendUndelivered()
     context.remove(slot: slot)
@@ -237,112 +230,16 @@ class Connection {
     // No log from inside destroy, which promises no callback (sendUndelivered).
     guard let socket else {
       stats.sendFailures &+= 1
-      if !destroyed { logger.log(.debug, "not sent: the server's name has no address yet") }
+      if !isDestroyed { logger.log(.debug, "not sent: the server's name has no address yet") }
       return
     }
     if socket.send(bytes) {
       stats.datagramsOut &+= 1
     } else {
       stats.sendFailures &+= 1
-      if !destroyed { logger.log(.debug, "send failed, errno", Int64(System.errno)) }
+      if !isDestroyed { logger.log(.debug, "send failed, errno", Int64(System.errno)) }
     }
   }
-
-  // MARK: - Delivery, for both profiles
-
-  // The session's output is generic over its notifications; the loops over it are not: they
-  // reach its actions by index through the hooks below, so they exist once in the library
-  // rather than once per profile.
-
-  /// Performs every queued action in order (datagrams set aside first), then, unless told
-  /// not to, tells the loop the next deadline. A call made from a callback lands here too
-  /// and returns at once: the outer loop performs its actions.
-  final func flush(rescheduling: Bool) {
-    guard !dispatching else { return }
-    dispatching = true
-    sendSetAside()
-    while cursor < actionCount && !destroyed {
-      let index = cursor
-      cursor += 1
-      if let datagram = action(at: index, delivering: index >= silencedBefore) { send(datagram) }
-    }
-    if !destroyed { clearOutput() }
-    dispatching = false
-    if rescheduling && !destroyed { reschedule() }
-  }
-
-  /// Delivers the queued notifications and sets the datagrams aside.
-  final func deliverNotifications() {
-    guard !dispatching else { return }
-    dispatching = true
-    while cursor < actionCount && !destroyed {
-      let index = cursor
-      cursor += 1
-      if action(at: index, delivering: index >= silencedBefore) != nil { sendsSetAside = true }
-    }
-    dispatching = false
-  }
-
-  /// At destroy: the datagrams the session had already produced still go out (a LEAVE
-  /// or LOGOUT from a call just before, in the same callback); the notifications not yet
-  /// delivered never are.
-  final func sendUndelivered() {
-    sendSetAside()
-    while cursor < actionCount {
-      if let datagram = action(at: cursor, delivering: false) { send(datagram) }
-      cursor += 1
-    }
-    clearOutput()
-  }
-
-  /// The app left (or logged out) from inside a callback: what was queued before and is
-  /// not delivered yet never is (tether.h: nothing after leave or logout until the next
-  /// join or login but their own callbacks). Its datagrams still go out. `end`: how many
-  /// actions were queued before the call, when the call has already added its own.
-  final func silenceUndelivered(before end: Int? = nil) {
-    if dispatching { silencedBefore = end ?? actionCount }
-  }
-
-  private func sendSetAside() {
-    guard sendsSetAside else { return }
-    sendsSetAside = false
-    for index in 0..<cursor {
-      if let datagram = action(at: index, delivering: false) { send(datagram) }
-    }
-  }
-
-  private func clearOutput() {
-    removeActions()
-    cursor = 0
-    sendsSetAside = false
-    silencedBefore = 0
-  }
-
-  // MARK: - Hooks: each profile's session (overridden)
-
-  /// Hands one datagram to the session; its decoding error, if any.
-  func receiveDatagram(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> WireError? { nil }
-  /// The session's next deadline window.
-  var sessionDeadlineWindow: DeadlineWindow? { nil }
-  /// Runs what is due in the session by `now`.
-  func advanceSession(to now: Instant) {}
-  /// Datagrams that did not decode, datagrams of another session, and attempts sent.
-  var sessionCounters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) { (0, 0, 0) }
-  /// How many actions the session's output holds.
-  var actionCount: Int { 0 }
-  /// Action `index` of the session's output: the bytes to send if it is a datagram; nil
-  /// for a notification, which is delivered (the app's callback called) if `delivering`.
-  /// (The loops above pass false for a notification queued before the app left since:
-  /// ``silencedBefore``.)
-  func action(at index: Int, delivering: Bool) -> ArraySlice<UInt8>? { nil }
-  /// Empties the session's output, keeping its storage.
-  func removeActions() {}
-  /// The device's network changed (after the fresh socket).
-  func sessionNetworkChanged(byUser: Bool) {}
-  /// The app switched to another endpoint (after the new socket or look-up).
-  func sessionEndpointChanged() {}
-  /// A looked-up name gave a new address (after the new socket).
-  func sessionEndpointResolved() {}
 }
 
 /// What to log for a datagram that did not decode: a fixed text and, for some errors, the

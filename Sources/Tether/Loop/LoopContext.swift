@@ -5,41 +5,44 @@ import CTetherSystem
   import TetherCore
 #endif
 
-/// What every engine and login client (each a ``Connection``) on one libev loop shares: one timer for all their deadlines (the
-/// ``DeadlineSource``), one netlink watcher, the queue of their next deadlines, and the
-/// loop-wide lateness figures. Made when the first engine joins a loop and torn down when
-/// the last one leaves (``LoopRegistry``); in between, used only from the loop's thread.
+/// What every connection (channel engine or login client) on one libev loop shares: one
+/// timer for all their deadlines (the ``DeadlineSource``), one netlink watcher, the queue
+/// of their next deadlines, the loop-wide lateness figures, and the count of entries into
+/// them under way (Lifecycle.swift). Made when the first connection joins a loop and torn
+/// down when the last one leaves (``LoopRegistry``); in between, used only from the loop's
+/// thread.
 ///
-/// So a loop holds two descriptors whatever its number of engines (the timerfd and the
-/// netlink socket), and each engine one (its UDP socket).
+/// So a loop holds two descriptors whatever its number of connections (the timerfd and the
+/// netlink socket), and each connection one (its UDP socket).
 final class LoopContext {
   let loop: OpaquePointer
-  /// The engines by slot; a slot is also the engine's key in `queue`.
-  private var engines: [Connection?] = []
+  /// The connections by slot; a slot is also the connection's key in `queue`.
+  private var connections: [Connection?] = []
   private var freeSlots: [Int32] = []
-  private(set) var engineCount = 0
+  private(set) var connectionCount = 0
   private var queue = DeadlineQueue()
   /// Every deadline of the loop that fired, and how late.
   var deadlines = DeadlineStats()
   private var source: DeadlineSource?
   private var netlink: NetlinkWatcher?
   /// The connections of the batch being fired (kept, so firing allocates nothing).
-  /// Optional only to share the array type of `engines` (one set of array code).
+  /// Optional only to share the array type of `connections` (one set of array code).
   private var batch: [Connection?] = []
   private var firing = false
-  /// Engines taken early in the current wake-up (see ``earlyPerWakeUp``).
+  /// Connections taken early in the current wake-up (see ``earlyPerWakeUp``).
   private var earlyTaken = 0
-  /// Where the engines receive: room for one batch of datagrams. Shared, since the loop's
-  /// thread reads one socket at a time.
+  /// Where the connections receive: room for one batch of datagrams. Shared, since the
+  /// loop's thread reads one socket at a time.
   private var received = [UInt8](repeating: 0, count: Int(TETHER_SYS_BATCH) * datagramRoom)
   private let receivedHeaders = UnsafeMutablePointer<tether_sys_batch>.allocate(capacity: 1)
   private var receiving = false
   /// The next context of ``LoopRegistry``'s list (under the registry's lock).
   var nextInRegistry: LoopContext?
-  /// Entries into this loop's connections under way (Connection+Lifetime.swift).
+  /// Entries into this loop's connections under way (Lifecycle.swift).
   var entries = 0
-  /// Connections destroyed while an entry was under way: their handles are released when
-  /// the outermost entry returns. (Optional, as `batch`, for the array type of `engines`.)
+  /// Connections destroyed while an entry was under way: the app's references are given
+  /// back when the outermost entry returns. (Optional, as `batch`, for the array type of
+  /// `connections`.)
   var destroyedConnections: [Connection?] = []
   /// Room for one datagram: one byte more than the largest, so a longer one is seen as such.
   static let datagramRoom = Packet.maximumSize + 1
@@ -75,43 +78,43 @@ final class LoopContext {
   var timerfdErrno: Int32 { source?.timerfdErrno ?? 0 }
 
   /// Runs `body` on the context behind a watcher's data pointer, keeping it alive until
-  /// `body` returns even if the last engine leaves (and the registry lets go) inside it.
+  /// `body` returns even if the last connection leaves (and the registry lets go) inside it.
   static func enter(_ data: UnsafeMutableRawPointer?, _ body: (LoopContext) -> Void) {
     guard let data else { return }
     let context = Unmanaged<LoopContext>.fromOpaque(data).takeUnretainedValue()
     withExtendedLifetime(context) { body(context) }
   }
 
-  // MARK: - Engines
+  // MARK: - Connections
 
-  /// Takes `engine` in; its slot is its key in the deadline queue.
-  func add(_ engine: Connection) -> Int32 {
-    engineCount += 1
+  /// Takes `connection` in; its slot is its key in the deadline queue.
+  func add(_ connection: Connection) -> Int32 {
+    connectionCount += 1
     if let slot = freeSlots.popLast() {
-      engines[Int(slot)] = engine
+      connections[Int(slot)] = connection
       return slot
     }
-    engines.append(engine)
-    queue.reserve(slots: engines.count)
-    // Firing allocates nothing: the batch has room for every engine (an engine is in it at
+    connections.append(connection)
+    queue.reserve(slots: connections.count)
+    // Firing allocates nothing: the batch has room for every connection (a connection is in it at
     // most once while its datagrams wait; only one that fires again after they went, in a
     // batch longer than its next deadline, can need more).
-    let room = engines.count + 64
+    let room = connections.count + 64
     if batch.capacity < room { batch.reserveCapacity(max(room, 2 * batch.capacity)) }
-    return Int32(truncatingIfNeeded: engines.count - 1)
+    return Int32(truncatingIfNeeded: connections.count - 1)
   }
 
-  /// Lets the engine in `slot` go, with its deadline.
+  /// Lets the connection in `slot` go, with its deadline.
   func remove(slot: Int32) {
-    guard slot >= 0, Int(slot) < engines.count, engines[Int(slot)] != nil else { return }
+    guard slot >= 0, Int(slot) < connections.count, connections[Int(slot)] != nil else { return }
     queue.schedule(slot, nil)
-    engines[Int(slot)] = nil
+    connections[Int(slot)] = nil
     freeSlots.append(slot)
-    engineCount -= 1
+    connectionCount -= 1
     rearm()
   }
 
-  /// The engine in `slot` next has something to do within `window` (nil: nothing).
+  /// The connection in `slot` next has something to do within `window` (nil: nothing).
   func schedule(slot: Int32, window: DeadlineWindow?) {
     queue.schedule(slot, window)
     if !firing { rearm() }
@@ -148,10 +151,10 @@ final class LoopContext {
     return count
   }
 
-  /// The timer went off. Every engine whose deadline is due runs it, earliest first: its
+  /// The timer went off. Every connection whose deadline is due runs it, earliest first: its
   /// state changes and callbacks. Only then do their datagrams go out, so when many
   /// deadlines fall due together (a gateway whose uplink died cuts every session at once)
-  /// the last callback does not wait for the earlier engines' sends. Between two engines'
+  /// the last callback does not wait for the earlier connections' sends. Between two connections'
   /// sends, a deadline that fell due meanwhile runs its callbacks first. Then the timer is
   /// armed once.
   func deadlinesDue() {
@@ -167,7 +170,7 @@ final class LoopContext {
       fireEveryDue(until: budget)
     }
     // Emptied one at a time, keeping the storage (removeAll(keepingCapacity:) would add a
-    // generic specialization to the Embedded library; releasing each engine is the work).
+    // generic specialization to the Embedded library; releasing each connection is the work).
     while batch.popLast() != nil {}
     firing = false
     rearm()
@@ -178,16 +181,16 @@ final class LoopContext {
   /// loop overloaded for good still returns to its sockets.
   static let batchBudget = Interval.seconds(1)
 
-  /// How many engines whose window has started but not ended (heartbeats that may go a
+  /// How many connections whose window has started but not ended (heartbeats that may go a
   /// little late) one wake-up takes along. Coalescing saves wake-ups, but a wake-up that
   /// sends hundreds of heartbeats is one long slice of work, and on a busy machine the
   /// loop is preempted in the middle of it, with any threshold due meanwhile: 64 sends
   /// stay well under a millisecond.
   static let earlyPerWakeUp = 64
 
-  /// Runs the callbacks of every engine whose window has ended, and of up to
+  /// Runs the callbacks of every connection whose window has ended, and of up to
   /// ``earlyPerWakeUp`` whose window has started, in order of their windows' ends, looking
-  /// at the clock again when the queue seems done (callbacks take time too). An engine joins
+  /// at the clock again when the queue seems done (callbacks take time too). A connection joins
   /// the batch unless its datagrams already wait in it.
   private func fireEveryDue(until budget: Instant) {
     var now = System.monotonicNow()
@@ -195,12 +198,12 @@ final class LoopContext {
       let early = earlyTaken < Self.earlyPerWakeUp
       if let (slot, window) = queue.popStarted(by: now, early: early) {
         if window.end > now { earlyTaken += 1 }
-        guard let engine = engines[Int(slot)] else { continue }
-        if !engine.awaitingSends {
-          engine.awaitingSends = true
-          batch.append(engine)
+        guard let connection = connections[Int(slot)] else { continue }
+        if !connection.awaitingSends {
+          connection.awaitingSends = true
+          batch.append(connection)
         }
-        engine.deadlineFired(window: window)
+        connection.deadlineFired(window: window)
         continue
       }
       let later = System.monotonicNow()
@@ -220,11 +223,11 @@ final class LoopContext {
   /// The netlink socket is readable.
   func netlinkReadable() { netlink?.drain(loop: loop) }
 
-  /// A burst of address or route changes has settled: every engine of the loop looks at
+  /// A burst of address or route changes has settled: every connection of the loop looks at
   /// the route to its server. (Over a copy of the list: a callback may create or destroy
-  /// engines; the copy keeps every engine of the list alive until it was asked.)
+  /// connections; the copy keeps every connection of the list alive until it was asked.)
   func routesMayHaveChanged() {
-    let listed = engines
-    for engine in listed { engine?.routeMayHaveChanged() }
+    let listed = connections
+    for connection in listed { connection?.routeMayHaveChanged() }
   }
 }

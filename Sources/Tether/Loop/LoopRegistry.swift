@@ -1,15 +1,15 @@
 import CTetherSystem
 
-/// Which ``LoopContext`` serves which libev loop. Engines on several loops on several
+/// Which ``LoopContext`` serves which libev loop. Connections on several loops on several
 /// threads may be created and destroyed at the same time: this table is all they share,
 /// and it is touched only at create and destroy, under a mutex. (Everything else of a
-/// context belongs to its loop's thread, which is also the thread of every engine on it.)
+/// context belongs to its loop's thread, which is also the thread of every connection on it.)
 enum LoopRegistry {
   /// The contexts, linked through ``LoopContext/nextInRegistry`` (a list of a few, and no
   /// array type of its own in the Embedded library).
   nonisolated(unsafe) private static var first: LoopContext?
 
-  /// The context of `loop`, made and started if no engine is on it yet.
+  /// The context of `loop`, made and started if no connection is on it yet.
   static func context(of loop: OpaquePointer) -> LoopContext {
     tether_sys_registry_lock()
     defer { tether_sys_registry_unlock() }
@@ -25,9 +25,9 @@ enum LoopRegistry {
     return context
   }
 
-  /// Tears `context` down if no engine is left on it.
+  /// Tears `context` down if no connection is left on it.
   static func release(_ context: LoopContext) {
-    guard context.engineCount == 0 else { return }
+    guard context.connectionCount == 0 else { return }
     tether_sys_registry_lock()
     if first === context {
       first = context.nextInRegistry

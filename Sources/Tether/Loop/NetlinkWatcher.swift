@@ -4,7 +4,7 @@ import CTetherSystem
 /// Watches the device's IP addresses and routes with one netlink route socket per loop.
 /// A burst of changes (an interface coming up brings several addresses and routes) is let
 /// settle for ``settleSeconds``, then the loop asks each engine whether the route to its
-/// server now leaves from another source address (``Engine/routeMayHaveChanged()``): a VPN
+/// server now leaves from another source address (``Connection/routeMayHaveChanged()``): a VPN
 /// coming up, an IPv6 temporary address rotating or a container bridge appearing rejoins
 /// nothing that does not use them. Linux only; where the socket cannot be opened the
 /// engines run without it (the app can still report changes with tether_network_changed).

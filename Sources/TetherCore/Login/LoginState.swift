@@ -62,8 +62,8 @@ public enum LoginChangeReason: Int32, CaseIterable, Sendable {
 }
 
 /// The login error codes of docs/BEHAVIOUR.md §2.4 (`TETHER_RTM_LOGIN_ERR_*`): a `login` refused on
-/// the spot throws one (the C call returns it negated); a started attempt reports one
-/// through ``LoginNotification/loginResult(_:)``.
+/// the spot throws one (the C call returns the matching `TETHER_ERR_*` code instead: one
+/// error space); a started attempt reports one through ``LoginNotification/loginResult(_:)``.
 public enum LoginError: Int32, Error, CaseIterable, Sendable {
   case ok = 0
   /// The attempt ended without the server's verdict (the app logged out first, the session

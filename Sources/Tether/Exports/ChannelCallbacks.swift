@@ -5,10 +5,11 @@ import CTetherABI
   import TetherCore
 #endif
 
-/// The app's handler, copied at create (up to the size the app declared; the rest NULL),
-/// and its context pointer. Each method calls one C callback if the app set it.
-struct Callbacks: NotificationSink {
-  var handler = tether_engine_handler()
+/// The app's channel handler (`tether_engine_handler`), copied at create (up to the size the
+/// app declared; the rest NULL), and its context pointer: each notification of the channel
+/// session becomes one C callback, if the app set it.
+struct ChannelCallbacks: NotificationSink {
+  let handler: tether_engine_handler
   let context: UnsafeMutableRawPointer?
 
   /// The size of the first published handler: `size` and the nine callbacks of the
@@ -24,14 +25,13 @@ struct Callbacks: NotificationSink {
   /// Nil when `given` declares a size below ``minimumSize`` (the app forgot
   /// `tether_engine_handler_init`): its callbacks would never be called.
   init?(_ given: UnsafePointer<tether_engine_handler>?, context: UnsafeMutableRawPointer?) {
-    self.context = context
-    handler.size = UInt32(MemoryLayout<tether_engine_handler>.size)
-    guard let given else { return }
-    guard let read = readSized(given, minimum: Self.minimumSize, defaults: handler) else {
-      return nil
+    var handler = tether_engine_handler()
+    let read = withUnsafeMutableBytes(of: &handler) {
+      readHandler(given, minimum: Self.minimumSize, into: $0)
     }
-    handler = read
-    handler.size = UInt32(MemoryLayout<tether_engine_handler>.size)
+    guard read else { return nil }
+    self.handler = handler
+    self.context = context
   }
 
   func deliver(_ notification: ChannelNotification, from connection: Connection) {
@@ -67,7 +67,7 @@ struct Callbacks: NotificationSink {
       joinSuccess(channel, uid, elapsed, callback: handler.on_rejoin_channel_success)
     case .joinAttempt(let status):
       connection.attempted(status.attempt)
-      guard !connection.destroyed else { return }
+      guard !connection.isDestroyed else { return }
       let now = connection.now
       handler.on_join_attempt?(
         context, status.attempt, status.nextAttemptAt.since(now).clampedMilliseconds,

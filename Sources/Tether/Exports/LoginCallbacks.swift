@@ -5,10 +5,11 @@ import CTetherABI
   import TetherCore
 #endif
 
-/// The app's login handler, copied at create (up to the size the app declared; the rest
-/// NULL), and its context pointer. Each method calls one C callback if the app set it.
-struct RtmCallbacks: NotificationSink {
-  var handler = tether_rtm_handler()
+/// The app's login handler (`tether_rtm_handler`), copied at create (up to the size the app
+/// declared; the rest NULL), and its context pointer: each notification of the login
+/// session becomes one C callback, if the app set it.
+struct LoginCallbacks: NotificationSink {
+  let handler: tether_rtm_handler
   let context: UnsafeMutableRawPointer?
 
   /// The size of the first published handler: `size` and the six callbacks of the
@@ -23,14 +24,13 @@ struct RtmCallbacks: NotificationSink {
   /// Nil when `given` declares a size below ``minimumSize`` (the app forgot
   /// `tether_rtm_handler_init`).
   init?(_ given: UnsafePointer<tether_rtm_handler>?, context: UnsafeMutableRawPointer?) {
-    self.context = context
-    handler.size = UInt32(MemoryLayout<tether_rtm_handler>.size)
-    guard let given else { return }
-    guard let read = readSized(given, minimum: Self.minimumSize, defaults: handler) else {
-      return nil
+    var handler = tether_rtm_handler()
+    let read = withUnsafeMutableBytes(of: &handler) {
+      readHandler(given, minimum: Self.minimumSize, into: $0)
     }
-    handler = read
-    handler.size = UInt32(MemoryLayout<tether_rtm_handler>.size)
+    guard read else { return nil }
+    self.handler = handler
+    self.context = context
   }
 
   /// The app's on_log.
@@ -54,7 +54,7 @@ struct RtmCallbacks: NotificationSink {
       member(channel, user, handler.on_member_left)
     case .loginAttempt(let attempt, let nextAttemptAt):
       connection.attempted(attempt)
-      guard !connection.destroyed else { return }
+      guard !connection.isDestroyed else { return }
       let inMs = nextAttemptAt.since(connection.now).clampedMilliseconds
       handler.on_login_attempt?(context, attempt, inMs)
     }

@@ -5,7 +5,7 @@ import CTetherABI
   import TetherCore
 #endif
 
-/// Deadlines that fired and how late (fired minus due): an engine's own, or its loop's.
+/// Deadlines that fired and how late (fired minus due): a connection's own, or its loop's.
 struct DeadlineStats {
   var fired: UInt64 = 0
   var lateness = LatencyHistogram()
@@ -16,8 +16,8 @@ struct DeadlineStats {
   }
 }
 
-/// What an engine counts beside its session's counters.
-struct EngineStats {
+/// What a connection counts beside its session's counters.
+struct ConnectionCounters {
   var deadlines = DeadlineStats()
   var datagramsIn: UInt64 = 0
   var datagramsOut: UInt64 = 0
@@ -27,16 +27,16 @@ struct EngineStats {
 extension Connection {
   /// The figures of `tether_engine_get_stats` and `tether_rtm_client_get_stats`, with the
   /// session's own counters. (In Connection, not per profile: both functions are one.)
-  final var publicStats: tether_engine_stats {
-    let (malformed, foreign, attempts) = sessionCounters
-    var out = tether_engine_stats()
-    out.size = UInt32(MemoryLayout<tether_engine_stats>.size)
+  var publicStats: tether_connection_stats {
+    let (malformed, foreign, attempts) = profile.counters
+    var out = tether_connection_stats()
+    out.size = UInt32(MemoryLayout<tether_connection_stats>.size)
     out.deadline_source = context.sourceKind.rawValue
     out.deadlines_fired = stats.deadlines.fired
     out.lateness_p50_us = microseconds(of: &stats.deadlines.lateness, permille: 500)
     out.lateness_p99_us = microseconds(of: &stats.deadlines.lateness, permille: 990)
     out.lateness_max_us = microseconds(of: &stats.deadlines.lateness, permille: nil)
-    out.loop_engines = UInt32(clamping: context.engineCount)
+    out.loop_engines = UInt32(clamping: context.connectionCount)
     out.loop_deadlines_fired = context.deadlines.fired
     out.loop_lateness_p50_us = context.latenessMicroseconds(permille: 500)
     out.loop_lateness_p99_us = context.latenessMicroseconds(permille: 990)

@@ -1,0 +1,137 @@
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
+/// The profile's half of a connection: its core session, the session's output and the
+/// app's callbacks, behind the few calls a ``Connection`` makes. A connection holds one and
+/// never knows which: the channel profile's (``ChannelProfile``) or the login profile's
+/// (``LoginProfile``).
+///
+/// A class each profile overrides, because that is the dispatch Embedded Swift gives at no
+/// cost: it has no existential to spare (a class-bound `any` costs about 2 KB of text), and
+/// a connection generic over its session would be one copy per profile. This way the
+/// connection's code (lifecycle, socket, deadlines, delivery) exists once, and each
+/// profile's code only in the member of libtether.a that the profile's functions reach.
+class Profile {
+  /// Hands one datagram to the session; its decoding error, if any.
+  func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> WireError? { nil }
+  /// The session's next deadline window.
+  var deadlineWindow: DeadlineWindow? { nil }
+  /// Runs what is due in the session by `now`.
+  func advance(to now: Instant) {}
+  /// The device's network changed (after the connection made a fresh socket).
+  func networkChanged(byUser: Bool, now: Instant) {}
+  /// The app switched to another endpoint (after the new socket or look-up).
+  func endpointChanged(now: Instant) {}
+  /// A looked-up name gave a new address (after the new socket).
+  func endpointResolved(now: Instant) {}
+  /// Datagrams that did not decode, datagrams of another session, and attempts sent.
+  var counters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) { (0, 0, 0) }
+  /// How many actions the session's output holds.
+  var actionCount: Int { 0 }
+  /// Action `index` of the session's output: the bytes to send if it is a datagram; nil
+  /// for a notification, which is delivered (the app's callback called) if `delivering`.
+  func action(at index: Int, delivering: Bool, for connection: Connection) -> ArraySlice<UInt8>? {
+    nil
+  }
+  /// Empties the session's output, keeping its storage.
+  func removeActions() {}
+  /// Hands the session a new token (`tether_renew_token`, `tether_rtm_renew_token`).
+  func renewToken(_ token: Token, now: Instant) throws(TetherError) {}
+  /// The raw value of the session's state: the C enum's.
+  var stateValue: Int32 { 1 }
+}
+
+/// What the functions both profiles share ask of either session, beside what the
+/// connection asks (``DrivenSession``).
+protocol CallableSession: DrivenSession {
+  associatedtype State: RawRepresentable where State.RawValue == Int32
+  var state: State { get }
+  mutating func renewToken(
+    _ token: Token, now: Instant, into output: inout SessionOutput<Notification>
+  ) throws(TetherError)
+}
+
+extension ChannelSession: CallableSession {}
+extension LoginSession: CallableSession {}
+
+/// The app's callbacks of one profile: what turns each notification into a C call.
+protocol NotificationSink {
+  associatedtype Notification
+  /// Calls the app's callback for `notification`, coming from `connection`.
+  func deliver(_ notification: Notification, from connection: Connection)
+}
+
+/// A profile made of a core session and the app's callbacks (`Sink`): one class per
+/// profile, and no code but the session's calls.
+final class SessionProfile<Session: CallableSession, Sink: NotificationSink>: Profile
+where Sink.Notification == Session.Notification {
+  var session: Session
+  var output = SessionOutput<Session.Notification>()
+  let callbacks: Sink
+
+  init(session: consuming Session, callbacks: Sink) {
+    self.session = consume session
+    self.callbacks = callbacks
+  }
+
+  override func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> WireError? {
+    session.receive(datagram: datagram, now: arrival, into: &output)
+  }
+
+  // Through an inout parameter: a getter called on the stored property copied the whole
+  // session first (hundreds of bytes, and a retain of each of its arrays).
+  override var deadlineWindow: DeadlineWindow? { Self.window(of: &session) }
+
+  private static func window(of session: inout Session) -> DeadlineWindow? {
+    session.nextDeadlineWindow
+  }
+
+  override func advance(to now: Instant) { session.advance(to: now, into: &output) }
+
+  override func networkChanged(byUser: Bool, now: Instant) {
+    session.networkChanged(byUser: byUser, now: now, into: &output)
+  }
+
+  override func endpointChanged(now: Instant) { session.endpointChanged(now: now, into: &output) }
+
+  override func endpointResolved(now: Instant) { session.endpointResolved(now: now, into: &output) }
+
+  override var counters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) {
+    Self.counters(of: &session)
+  }
+
+  private static func counters(of session: inout Session) -> (
+    malformed: UInt64, foreign: UInt64, attempts: UInt64
+  ) { session.trafficCounters }
+
+  override var actionCount: Int { output.actions.count }
+
+  override func action(at index: Int, delivering: Bool, for connection: Connection)
+    -> ArraySlice<UInt8>?
+  {
+    switch output.actions[index] {
+    case .send(let datagram): return output.bytes(of: datagram)
+    case .notify(let notification):
+      if delivering { callbacks.deliver(notification, from: connection) }
+      return nil
+    }
+  }
+
+  override func removeActions() { output.removeAll() }
+
+  override func renewToken(_ token: Token, now: Instant) throws(TetherError) {
+    try session.renewToken(token, now: now, into: &output)
+  }
+
+  override var stateValue: Int32 { Self.state(of: &session) }
+
+  private static func state(of session: inout Session) -> Int32 { session.state.rawValue }
+}
+
+/// The channel profile: the core's channel session and the app's `tether_engine_handler`.
+typealias ChannelProfile = SessionProfile<ChannelSession<BufferedRandom>, ChannelCallbacks>
+
+/// The login profile: the core's login session and the app's `tether_rtm_handler`.
+typealias LoginProfile = SessionProfile<LoginSession<BufferedRandom>, LoginCallbacks>

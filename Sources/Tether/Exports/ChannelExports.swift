@@ -1,0 +1,173 @@
+import CTetherABI
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
+// The functions of the channel profile (tether_engine_* and the channel calls of
+// Include/tether.h, documented there): what is the channel's own, the rest handed to the
+// halves both profiles share (Exports.swift).
+
+/// Runs `body` on the live engine behind `engine`, on its own thread.
+private func withEngine(
+  _ engine: UnsafeRawPointer?, _ body: (Connection, ChannelProfile) -> Int32
+) -> Int32 {
+  withProfile(engine, body)
+}
+
+func defaultEngineConfig() -> tether_engine_config {
+  typealias Defaults = ChannelConfig.Defaults
+  var config = tether_engine_config()
+  config.size = UInt32(MemoryLayout<tether_engine_config>.size)
+  config.interrupted_after_ms = Defaults.interruptedAfter.clampedMilliseconds
+  config.lost_after_ms = Defaults.lostAfter.clampedMilliseconds
+  config.remote_offline_after_ms = Defaults.remoteOfflineAfter.clampedMilliseconds
+  config.give_up_after_ms = Defaults.giveUpAfter.clampedMilliseconds
+  config.token_will_expire_before_ms = Defaults.tokenWillExpireBefore.clampedMilliseconds
+  config.heartbeat_interval_ms = Defaults.heartbeatInterval.clampedMilliseconds
+  (config.retry_base_ms, config.retry_cap_ms) = RetryPolicy().milliseconds
+  return config
+}
+
+@c @implementation
+public func tether_engine_config_init(_ config: UnsafeMutablePointer<tether_engine_config>?) {
+  config?.pointee = defaultEngineConfig()
+}
+
+@c @implementation
+public func tether_engine_handler_init(_ handler: UnsafeMutablePointer<tether_engine_handler>?) {
+  guard let handler else { return }
+  handler.pointee = tether_engine_handler()
+  handler.pointee.size = UInt32(MemoryLayout<tether_engine_handler>.size)
+}
+
+private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> ChannelConfig {
+  guard let appIDPointer = c.app_id else { throw .invalidAppID }
+  var config = ChannelConfig(
+    appID: try AppID(validating: cStringBytes(appIDPointer, limit: AppID.maximumLength)))
+  config.interruptedAfter = .milliseconds(UInt64(c.interrupted_after_ms))
+  config.lostAfter = .milliseconds(UInt64(c.lost_after_ms))
+  config.remoteOfflineAfter = .milliseconds(UInt64(c.remote_offline_after_ms))
+  config.giveUpAfter = .milliseconds(UInt64(c.give_up_after_ms))
+  config.tokenWillExpireBefore = .milliseconds(UInt64(c.token_will_expire_before_ms))
+  config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
+  config.retry = RetryPolicy(milliseconds: c.retry_base_ms, c.retry_cap_ms)
+  try config.validate()
+  return config
+}
+
+@c @implementation
+public func tether_engine_create(
+  _ loop: OpaquePointer?, _ config: UnsafePointer<tether_engine_config>?,
+  _ handler: UnsafePointer<tether_engine_handler>?, _ context: UnsafeMutableRawPointer?,
+  _ out: UnsafeMutablePointer<UnsafeMutablePointer<tether_engine>?>?
+) -> Int32 {
+  create(loop: loop, config: config, defaults: defaultEngineConfig(), out: out) {
+    given throws(TetherError) in
+    let session = try ChannelSession(config: channelConfig(given), random: BufferedRandom())
+    guard let callbacks = ChannelCallbacks(handler, context: context) else {
+      throw .invalidArgument
+    }
+    let profile = ChannelProfile(session: consume session, callbacks: callbacks)
+    return (profile, callbacks.logger, given.server)
+  }
+}
+
+@c @implementation
+public func tether_engine_destroy(_ engine: UnsafeMutablePointer<tether_engine>?) -> Int32 {
+  Connection.destroy(handle: engine)
+}
+
+@c @implementation
+public func tether_join_channel(
+  _ engine: UnsafeMutablePointer<tether_engine>?, _ token: UnsafePointer<CChar>?,
+  _ channel: UnsafePointer<CChar>?,
+  _ uid: UInt32
+) -> Int32 {
+  withEngine(engine) { connection, profile in
+    guard let channel else { return TetherError.invalidArgument.rawValue }
+    do throws(TetherError) {
+      let name = try ChannelName(
+        validating: cStringBytes(channel, limit: ChannelName.maximumLength))
+      let tokenBytes = token.map { cStringBytes($0, limit: Token.maximumLength) } ?? []
+      let token = try Token(validating: tokenBytes)
+      try profile.session.join(
+        token: token, channel: name, uid: uid, now: connection.now, into: &profile.output)
+    } catch {
+      return error.rawValue
+    }
+    connection.flush(rescheduling: true)
+    return 0
+  }
+}
+
+@c @implementation
+public func tether_leave_channel(_ engine: UnsafeMutablePointer<tether_engine>?) -> Int32 {
+  withEngine(engine) { connection, profile in
+    connection.silenceUndelivered()
+    profile.session.leave(now: connection.now, into: &profile.output)
+    connection.flush(rescheduling: true)
+    return 0
+  }
+}
+
+@c @implementation
+public func tether_renew_token(
+  _ engine: UnsafeMutablePointer<tether_engine>?, _ token: UnsafePointer<CChar>?
+) -> Int32 {
+  renewToken(engine, token)
+}
+
+@c @implementation
+public func tether_get_connection_state(_ engine: UnsafePointer<tether_engine>?)
+  -> tether_connection_state
+{
+  tether_connection_state(stateValue(engine))
+}
+
+@c @implementation
+public func tether_network_changed(_ engine: UnsafeMutablePointer<tether_engine>?) -> Int32 {
+  networkChanged(engine)
+}
+
+@c @implementation
+public func tether_set_server(
+  _ engine: UnsafeMutablePointer<tether_engine>?, _ server: UnsafePointer<CChar>?
+) -> Int32 {
+  withEngine(engine) { connection, _ in
+    guard let endpoint = serverEndpoint(server) else {
+      return TetherError.invalidArgument.rawValue
+    }
+    guard connection.setServer(endpoint) else {
+      connection.logger.log(
+        .error, "tether_set_server: no socket or look-up thread, errno", Int64(System.errno))
+      return TetherError.failed.rawValue
+    }
+    return 0
+  }
+}
+
+@c @implementation
+public func tether_engine_get_stats(
+  _ engine: UnsafePointer<tether_engine>?, _ out: UnsafeMutablePointer<tether_connection_stats>?
+) -> Int32 {
+  copyStats(engine, to: out)
+}
+
+// MARK: - Names
+
+@c @implementation
+public func tether_connection_state_name(_ value: Int32) -> UnsafePointer<CChar>? {
+  cString(ConnectionState(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@c @implementation
+public func tether_connection_changed_reason_name(_ value: Int32) -> UnsafePointer<CChar>? {
+  cString(ConnectionChangedReason(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@c @implementation
+public func tether_user_offline_reason_name(_ value: Int32) -> UnsafePointer<CChar>? {
+  cString(UserOfflineReason(rawValue: value)?.name ?? "UNKNOWN")
+}

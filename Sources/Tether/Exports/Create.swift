@@ -1,0 +1,68 @@
+import CLibev
+import CTetherABI
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
+/// tether_engine_create and tether_rtm_client_create: `out` (a `tether_engine **` or a
+/// `tether_rtm_client **`) set to NULL first; the config read up to the size it declares
+/// (the rest from `defaults`); then `make` makes the profile from it (its session and the
+/// app's callbacks, with their logger and the config's server), throwing the code to
+/// return; then the connection is started (``start(_:logger:loop:server:out:)``). Returns
+/// 0, or the code tether.h lists for create.
+func create<Config>(
+  loop: OpaquePointer?, config: UnsafePointer<Config>?, defaults: Config,
+  out: UnsafeMutableRawPointer?,
+  make: (Config) throws(TetherError) -> (Profile, Logger, UnsafePointer<CChar>?)
+) -> Int32 {
+  guard let out else { return TetherError.invalidArgument.rawValue }
+  out.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+  guard let config, let given = readSized(config, minimum: minimumConfigSize, defaults: defaults)
+  else { return TetherError.invalidArgument.rawValue }
+  do throws(TetherError) {
+    let (profile, logger, server) = try make(given)
+    return start(profile, logger: logger, loop: loop, server: server, out: out)
+  } catch {
+    return error.rawValue
+  }
+}
+
+/// The second half of create: the server's endpoint, the loop, the socket, and the
+/// connection started and handed to the app through `out`.
+private func start(
+  _ profile: Profile, logger: Logger, loop: OpaquePointer?, server: UnsafePointer<CChar>?,
+  out: UnsafeMutableRawPointer
+) -> Int32 {
+  guard let endpoint = serverEndpoint(server) else { return TetherError.invalidArgument.rawValue }
+  guard let loop = loop ?? tether_ev_default_loop() else { return TetherError.failed.rawValue }
+  var socket: ConnectedUDPSocket?
+  if let address = endpoint.address {
+    // A name has no socket until its look-up answers.
+    socket = ConnectedUDPSocket(connectedTo: address)
+    guard socket != nil else {
+      logger.log(.error, "create: no UDP socket, errno", Int64(System.errno))
+      return TetherError.failed.rawValue
+    }
+  }
+  let connection = Connection(
+    context: LoopRegistry.context(of: loop), profile: profile, logger: logger,
+    endpoint: endpoint, socket: socket)
+  let handle = Unmanaged.passRetained(connection)
+  guard connection.start() else {
+    // The look-up could not start (logged): nothing is left behind.
+    connection.shutDown()
+    connection.lifecycle = .released
+    handle.release()
+    return TetherError.failed.rawValue
+  }
+  out.storeBytes(of: handle.toOpaque(), as: UnsafeMutableRawPointer.self)
+  return 0
+}
+
+/// The server's "host:port" as the app gave it; nil when NULL or malformed.
+func serverEndpoint(_ text: UnsafePointer<CChar>?) -> ServerEndpoint? {
+  guard let text else { return nil }
+  return ServerEndpoint(cStringBytes(text, limit: 300))
+}

@@ -1,0 +1,221 @@
+import CTetherABI
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
+// The functions of the login profile (tether_rtm_* of Include/tether.h, documented there):
+// what is the login's own, the rest handed to the halves both profiles share
+// (Exports.swift).
+
+/// Runs `body` on the live client behind `client`, on its own thread.
+private func withClient(
+  _ client: UnsafeRawPointer?, _ body: (Connection, LoginProfile) -> Int32
+) -> Int32 {
+  withProfile(client, body)
+}
+
+func defaultRtmConfig() -> tether_rtm_config {
+  typealias Defaults = LoginConfig.Defaults
+  var config = tether_rtm_config()
+  config.size = UInt32(MemoryLayout<tether_rtm_config>.size)
+  config.login_timeout_ms = Defaults.loginTimeout.clampedMilliseconds
+  config.interrupted_after_ms = Defaults.interruptedAfter.clampedMilliseconds
+  config.heartbeat_interval_ms = Defaults.heartbeatInterval.clampedMilliseconds
+  (config.retry_base_ms, config.retry_cap_ms) = RetryPolicy().milliseconds
+  return config
+}
+
+@c @implementation
+public func tether_rtm_config_init(_ config: UnsafeMutablePointer<tether_rtm_config>?) {
+  config?.pointee = defaultRtmConfig()
+}
+
+@c @implementation
+public func tether_rtm_handler_init(_ handler: UnsafeMutablePointer<tether_rtm_handler>?) {
+  guard let handler else { return }
+  handler.pointee = tether_rtm_handler()
+  handler.pointee.size = UInt32(MemoryLayout<tether_rtm_handler>.size)
+}
+
+private func loginConfig(_ c: tether_rtm_config) throws(TetherError) -> LoginConfig {
+  guard let appIDPointer = c.app_id else { throw .invalidAppID }
+  var config = LoginConfig(
+    appID: try AppID(validating: cStringBytes(appIDPointer, limit: AppID.maximumLength)))
+  config.loginTimeout = .milliseconds(UInt64(c.login_timeout_ms))
+  config.interruptedAfter = .milliseconds(UInt64(c.interrupted_after_ms))
+  config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
+  config.retry = RetryPolicy(milliseconds: c.retry_base_ms, c.retry_cap_ms)
+  try config.validate()
+  return config
+}
+
+@c @implementation
+public func tether_rtm_client_create(
+  _ loop: OpaquePointer?, _ config: UnsafePointer<tether_rtm_config>?,
+  _ handler: UnsafePointer<tether_rtm_handler>?, _ context: UnsafeMutableRawPointer?,
+  _ out: UnsafeMutablePointer<UnsafeMutablePointer<tether_rtm_client>?>?
+) -> Int32 {
+  create(loop: loop, config: config, defaults: defaultRtmConfig(), out: out) {
+    given throws(TetherError) in
+    let session = try LoginSession(config: loginConfig(given), random: BufferedRandom())
+    guard let callbacks = LoginCallbacks(handler, context: context) else {
+      throw .invalidArgument
+    }
+    let profile = LoginProfile(session: consume session, callbacks: callbacks)
+    return (profile, callbacks.logger, given.server)
+  }
+}
+
+@c @implementation
+public func tether_rtm_client_destroy(_ client: UnsafeMutablePointer<tether_rtm_client>?) -> Int32 {
+  Connection.destroy(handle: client)
+}
+
+@c @implementation
+public func tether_rtm_login(
+  _ client: UnsafeMutablePointer<tether_rtm_client>?, _ token: UnsafePointer<CChar>?,
+  _ userID: UnsafePointer<CChar>?
+) -> Int32 {
+  withClient(client) { connection, profile in
+    // Malformed arguments become nil: the session checks TOO_OFTEN before them.
+    let token = token.flatMap {
+      try? Token(validating: cStringBytes($0, limit: Token.maximumLength))
+    }
+    let userID = userID.flatMap {
+      try? UserID(validating: cStringBytes($0, limit: UserID.maximumLength))
+    }
+    do throws(LoginError) {
+      try profile.session.login(
+        token: token, userID: userID, now: connection.now, into: &profile.output)
+    } catch {
+      return TetherError(refusing: error).rawValue
+    }
+    connection.flush(rescheduling: true)
+    return 0
+  }
+}
+
+@c @implementation
+public func tether_rtm_logout(_ client: UnsafeMutablePointer<tether_rtm_client>?) -> Int32 {
+  withClient(client) { connection, profile in
+    // Only a logout that happens silences what was queued: a refused one changes nothing.
+    let queued = profile.output.actions.count
+    do throws(LogoutError) {
+      try profile.session.logout(now: connection.now, into: &profile.output)
+    } catch {
+      // The session refuses a logout for one reason only: DISCONNECTED.
+      return TetherError.notLoggedIn.rawValue
+    }
+    connection.silenceUndelivered(before: queued)
+    connection.flush(rescheduling: true)
+    return 0
+  }
+}
+
+extension TetherError {
+  /// The return code of a login the session refused on the spot. The session names its
+  /// refusals with the login result numbers (what on_login_result reports); a function
+  /// returns the one error space of tether.h, where no value means two things.
+  init(refusing refusal: LoginError) {
+    switch refusal {
+    case .tooOften: self = .tooOften
+    case .invalidArgument: self = .invalidArgument
+    case .alreadyLogin: self = .alreadyLoggedIn
+    default: self = .failed  // the session refuses with no other
+    }
+  }
+}
+
+/// join or leave: the channel's name checked, then the session's rules.
+@inline(never)  // one copy for both
+private func changeChannel(
+  _ client: UnsafeRawPointer?, _ channel: UnsafePointer<CChar>?, join: Bool
+) -> Int32 {
+  withClient(client) { connection, profile in
+    guard let channel else { return TetherError.invalidArgument.rawValue }
+    do throws(TetherError) {
+      let name = try ChannelName(
+        validating: cStringBytes(channel, limit: ChannelName.maximumLength))
+      if join {
+        try profile.session.joinChannel(name, now: connection.now, into: &profile.output)
+      } else {
+        try profile.session.leaveChannel(name, now: connection.now, into: &profile.output)
+      }
+    } catch {
+      return error.rawValue
+    }
+    connection.flush(rescheduling: true)
+    return 0
+  }
+}
+
+@c @implementation
+public func tether_rtm_join_channel(
+  _ client: UnsafeMutablePointer<tether_rtm_client>?, _ channel: UnsafePointer<CChar>?
+)
+  -> Int32
+{
+  changeChannel(client, channel, join: true)
+}
+
+@c @implementation
+public func tether_rtm_leave_channel(
+  _ client: UnsafeMutablePointer<tether_rtm_client>?, _ channel: UnsafePointer<CChar>?
+)
+  -> Int32
+{
+  changeChannel(client, channel, join: false)
+}
+
+@c @implementation
+public func tether_rtm_renew_token(
+  _ client: UnsafeMutablePointer<tether_rtm_client>?, _ token: UnsafePointer<CChar>?
+)
+  -> Int32
+{
+  renewToken(client, token)
+}
+
+@c @implementation
+public func tether_rtm_network_changed(_ client: UnsafeMutablePointer<tether_rtm_client>?) -> Int32
+{
+  networkChanged(client)
+}
+
+@c @implementation
+public func tether_rtm_get_connection_state(_ client: UnsafePointer<tether_rtm_client>?)
+  -> tether_rtm_connection_state
+{
+  tether_rtm_connection_state(stateValue(client))
+}
+
+@c @implementation
+public func tether_rtm_client_get_stats(
+  _ client: UnsafePointer<tether_rtm_client>?, _ out: UnsafeMutablePointer<tether_connection_stats>?
+) -> Int32 {
+  copyStats(client, to: out)
+}
+
+// MARK: - Names
+
+@c @implementation
+public func tether_rtm_connection_state_name(_ value: Int32) -> UnsafePointer<CChar>? {
+  cString(LoginState(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@c @implementation
+public func tether_rtm_connection_change_reason_name(_ value: Int32) -> UnsafePointer<CChar>? {
+  cString(LoginChangeReason(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@c @implementation
+public func tether_rtm_login_error_name(_ value: Int32) -> UnsafePointer<CChar>? {
+  cString(LoginError(rawValue: value)?.name ?? "UNKNOWN")
+}
+
+@c @implementation
+public func tether_rtm_logout_error_name(_ value: Int32) -> UnsafePointer<CChar>? {
+  cString(LogoutError(rawValue: value)?.name ?? "UNKNOWN")
+}
