@@ -1,8 +1,56 @@
 import TetherCore
 import TetherEdge
 
-/// The real ``EdgeServer`` (sans-IO) and real `ChannelSession` clients (each a
-/// ``Harness``) on one virtual clock, joined by a simulated network.
+/// A client the world drives: one profile's session on the world's clock (``Harness`` for
+/// the channel profile, ``LoginClient`` for the login profile).
+public protocol SimClient {
+  associatedtype Config
+  associatedtype State
+  /// A client of its own, with `seed` for its cookies and jitter.
+  init(config: Config, seed: UInt64)
+  var state: State { get }
+  /// Its state, as far as the world cares: an accept that reaches it while it is not idle
+  /// is taken.
+  var phase: ClientPhase { get }
+  var nextDeadline: Instant? { get }
+  /// Runs what is due by `now`; returns what it sent.
+  mutating func advance(to now: Instant) -> [Sent]
+  /// A datagram from the server reaches it at `now`; `generation` is the server session of
+  /// this client it was sent in (``World/ServerSide/generation``). Returns what it sent.
+  mutating func receive(_ bytes: [UInt8], _ packet: Packet?, generation: UInt64, now: Instant)
+    -> [Sent]
+}
+
+/// DISCONNECTED, FAILED or ABORTED (nothing sent, nothing taken); CONNECTING or
+/// RECONNECTING; CONNECTED.
+public enum ClientPhase { case idle, attempting, connected }
+
+extension SimClient where State: RawRepresentable, State.RawValue == Int32 {
+  /// Both profiles number their states alike (docs/BEHAVIOUR.md §1, §2): 2 CONNECTING,
+  /// 3 CONNECTED, 4 RECONNECTING; the others are idle.
+  public var phase: ClientPhase {
+    switch state.rawValue {
+    case 3: .connected
+    case 2, 4: .attempting
+    default: .idle
+    }
+  }
+}
+
+/// A datagram a client sent, and what it decodes to.
+public typealias Sent = (bytes: [UInt8], packet: Packet?)
+
+/// The channel profile's world: real `ChannelSession` clients (each a ``Harness``).
+public typealias SimWorld = World<Harness>
+/// The login profile's world: real `LoginSession` clients (each a ``LoginClient``).
+public typealias LoginWorld = World<LoginClient>
+
+/// The app certificate of every simulated server, and its token signer.
+let simCertificate = Array("cert-1".utf8)
+let simSigner = TokenSigner(appID: Fixture.appID, certificate: simCertificate)
+
+/// The real ``EdgeServer`` (sans-IO) and real clients of one profile on one virtual clock,
+/// joined by a simulated network.
 ///
 /// No sockets: client datagrams go to ``EdgeServer/receive(_:from:now:wallClock:)`` and the
 /// server's go to the client whose ``PeerAddress`` they name. Each direction of each
@@ -10,13 +58,19 @@ import TetherEdge
 /// ``LinkConditions``: latency, jitter, spikes, loss and duplication, drawn from a seeded
 /// generator, so a run is a pure function of its seed. By default every link is perfect
 /// and instant: a datagram is handled at the instant it is sent.
-public struct SimWorld {
-  public static let certificate = Array("cert-1".utf8)
+///
+/// With ``watchesServer`` the world also follows the server's side of every client after
+/// each input (``ServerSide``, World+Watch.swift) and checks the rules only the server's side
+/// shows (``violations``).
+public struct World<Client: SimClient> {
+  public static var certificate: [UInt8] { simCertificate }
+  public static var signer: TokenSigner { simSigner }
   /// The wall clock (unix seconds) at virtual time zero.
-  public static let wallBase: UInt64 = 1_700_000_000
+  public static var wallBase: UInt64 { 1_700_000_000 }
+  public static var adminAddress: PeerAddress { PeerAddress(bytes: [0xAD, 0x01])! }
 
   public var server: EdgeServer
-  public var clients: [Harness] = []
+  public var clients: [Client] = []
   public var addresses: [PeerAddress] = []
   /// Client to server, per client.
   public var uplinkUp: [Bool] = []
@@ -47,7 +101,7 @@ public struct SimWorld {
   public var loses: (_ toServer: Bool, _ client: Int, _ packet: Packet?) -> Bool = { _, _, _ in
     false
   }
-  public private(set) var counters = NetworkCounters()
+  public internal(set) var counters = NetworkCounters()
   /// Server restarts so far.
   public private(set) var restarts = 0
   /// The network's seed: each client's link draws its faults from its own generator, per
@@ -63,6 +117,21 @@ public struct SimWorld {
   /// and how many datagrams were sent (the tie-break between datagrams due together).
   private var latestScheduled: [[Instant]] = []
   private var linkSent: [[UInt64]] = []
+  private var adminNonce: UInt64 = 1
+
+  /// Follow the server's side of each client (``sides``) and check its rules.
+  public let watchesServer: Bool
+  /// Per client, the server's side of it (kept while ``watchesServer``).
+  public internal(set) var sides: [ServerSide] = []
+  /// Rules broken on the server's side, found while handling an input.
+  public internal(set) var violations: [Violation] = []
+  /// Server-side rules evaluated.
+  public internal(set) var serverChecks: UInt64 = 0
+  /// Set aside, and count, the late datagrams of another login server session (the known
+  /// issue: no session epoch on the wire yet), as runs did before the server-session number
+  /// existed; false (the default) delivers them, and the client tells them apart by that
+  /// number.
+  public var setsAsideLate = false
 
   /// One datagram as it arrived. `state` is the client's state just before a downlink
   /// datagram reached it (for an uplink one, its state when the server got it).
@@ -72,38 +141,28 @@ public struct SimWorld {
     public var toServer: Bool
     public var client: Int
     public var packet: Packet?
-    public var state: ConnectionState
+    public var state: Client.State
   }
 
-  public init(config: EdgeConfig = SimWorld.config(), networkSeed: UInt64 = 1) {
+  public init(
+    config: EdgeConfig = World.config(), networkSeed: UInt64 = 1, watchesServer: Bool = false
+  ) {
+    var config = config
+    if watchesServer { config.recordsEvents = true }
     server = EdgeServer(config: config)
     self.networkSeed = networkSeed
+    self.watchesServer = watchesServer
   }
 
   public static func config(maxSessions: Int = 10_000) -> EdgeConfig {
     // The fixture's values are valid: these cannot throw.
     var config = try! EdgeConfig(
-      appID: Fixture.appID, appCertificate: certificate, maxSessions: maxSessions)
+      appID: Fixture.appID, appCertificate: simCertificate, maxSessions: maxSessions)
     config.firstLoginSession = 0  // deterministic runs
     return config
   }
 
-  public static let signer = TokenSigner(appID: Fixture.appID, certificate: certificate)
-
   public var wallClock: UInt64 { Self.wallBase + now.nanoseconds / 1_000_000_000 }
-
-  /// A token for `channel` and `uid`, expiring `seconds` after the current wall clock.
-  public func token(channel: String = "lobby", uid: UInt32 = 0, expiresIn seconds: UInt64 = 3600)
-    -> Token
-  {
-    Self.token(channel: channel, uid: uid, expiresAt: wallClock + seconds)
-  }
-
-  /// A token for `channel` and `uid` expiring at `expiresAt` (unix seconds; 0: never).
-  public static func token(channel: String = "lobby", uid: UInt32 = 0, expiresAt: UInt64) -> Token {
-    let grant = TokenGrant.channel(try! ChannelName(validating: Array(channel.utf8)), uid: uid)
-    return try! Token(validating: signer.sign(grant, expiresAt: expiresAt))
-  }
 
   public static func address(_ index: Int) -> PeerAddress {
     PeerAddress(bytes: [
@@ -113,14 +172,9 @@ public struct SimWorld {
 
   // MARK: - Clients
 
-  /// Adds a client whose link is up and perfect; `seed` feeds its cookies and jitter.
-  @discardableResult
-  public mutating func addClient(config: ChannelConfig = Fixture.config, seed: UInt64? = nil)
-    -> Int
-  {
+  /// Adds `client` on a link that is up and perfect; returns its index.
+  public mutating func add(_ client: Client) -> Int {
     let index = clients.count
-    var client = Harness(config: config, seed: seed ?? UInt64(index) &+ 11)
-    client.now = now
     clients.append(client)
     addresses.append(Self.address(index))
     uplinkUp.append(true)
@@ -131,64 +185,48 @@ public struct SimWorld {
     linkSent.append([0, 0])
     let base = networkSeed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index) &* 2
     linkRandom.append([SeededRandom(seed: base), SeededRandom(seed: base &+ 1)])
+    sides.append(ServerSide())
     return index
   }
 
-  /// Client `i` calls `join_channel`; what it sends goes out at once.
-  public mutating func join(
-    _ i: Int, channel: String = "lobby", uid: UInt32 = 0, token: Token? = nil
-  ) throws {
-    let name = try ChannelName(validating: Array(channel.utf8))
-    let token = token ?? self.token(channel: channel, uid: uid)
-    try act(i) { s, now, out throws(TetherError) in
-      try s.join(token: token, channel: name, uid: uid, now: now, into: &out)
-    }
-  }
-
-  public mutating func leave(_ i: Int) { act(i) { s, now, out in s.leave(now: now, into: &out) } }
-
-  public mutating func renew(_ i: Int, _ token: Token) throws {
-    try act(i) { s, now, out throws(TetherError) in try s.renewToken(token, now: now, into: &out) }
-  }
-
-  /// Runs `body` on client `i` now, then sends what it sent.
-  public mutating func act<E: Error>(
-    _ i: Int,
-    _ body: (inout ChannelSession<SeededRandom>, Instant, inout ChannelOutput) throws(E) -> Void
+  /// Runs `body` on client `i` now (a call of the app's), then sends what it sent.
+  public mutating func perform<E: Error>(
+    _ i: Int, _ body: (inout Client, Instant) throws(E) -> [Sent]
   ) throws(E) {
-    clients[i].now = now
-    let mark = clients[i].mark
-    try clients[i].step(body)
-    for (_, packet) in clients[i].sent[mark.sent...] {
-      send(toServer: true, client: i, bytes: packet.encoded, packet: packet)
-    }
+    let sent = try body(&clients[i], now)
+    send(sent, from: i)
     flush()
   }
 
-  /// Delivers raw bytes to the server as if client `i` sent them (over its uplink).
-  public mutating func sendRaw(_ bytes: [UInt8], from i: Int) {
-    send(toServer: true, client: i, bytes: bytes, packet: try? Packet.decode(bytes[...]))
+  /// The operator kicks `user`'s login session (and bans it for `banSeconds`) through the
+  /// admin entry point.
+  public mutating func kickUser(_ user: UserID, banSeconds: UInt32) {
+    adminNonce &+= 1
+    let request = AdminKickUser(
+      userID: user, banSeconds: banSeconds, unixTime: wallClock, nonce: adminNonce
+    ).sealed(appID: Fixture.appID, certificate: simCertificate)
+    ship(
+      server.receive(request[...], from: Self.adminAddress, now: now, wallClock: wallClock),
+      input: nil)
     flush()
   }
 
   /// Replaces the server with a fresh one (a restart: every session forgotten). Datagrams
   /// in flight reach the new one.
   public mutating func restartServer() {
-    server = EdgeServer(config: server.config)
     restarts += 1
+    // A restarted server numbers its login sessions from elsewhere (a real one from a
+    // random start), so its sessions are not taken for the previous run's.
+    var config = server.config
+    config.firstLoginSession &+= UInt32(restarts) &* 1_000_003
+    server = EdgeServer(config: config)
+    for i in sides.indices {
+      sides[i].held = false
+      sides[i].channels = []
+    }
   }
 
   // MARK: - Time
-
-  /// When the next thing happens: a server or client deadline, or a delivery.
-  public var nextEvent: Instant? {
-    var next = server.nextDeadline
-    for client in clients {
-      if let due = client.session.nextDeadline, next.map({ due < $0 }) ?? true { next = due }
-    }
-    if let due = inflight.next, next.map({ due < $0 }) ?? true { next = due }
-    return next
-  }
 
   /// Moves the clock to `time`, running everything due on the way at its exact instant:
   /// on a tie the server's deadline first, then deliveries, then the clients' deadlines.
@@ -209,7 +247,7 @@ public struct SimWorld {
     // One pass over the clients: the earliest deadline, the lowest index on a tie.
     var client: (index: Int, due: Instant)?
     for i in clients.indices {
-      if let due = clients[i].session.nextDeadline, client.map({ due < $0.due }) ?? true {
+      if let due = clients[i].nextDeadline, client.map({ due < $0.due }) ?? true {
         client = (i, due)
       }
     }
@@ -219,11 +257,11 @@ public struct SimWorld {
     guard let next = candidates.compactMap({ $0 }).min(), next <= time else { return false }
     now = max(now, next)
     if let due = serverDue, due <= now {
-      ship(server.tick(now: now, wallClock: wallClock))
+      ship(server.tick(now: now, wallClock: wallClock), input: nil)
     } else if let due = flightDue, due <= now, let flight = inflight.pop() {
       deliver(flight)
     } else if let (i, _) = client {
-      act(i) { s, now, out in s.advance(to: now, into: &out) }
+      perform(i) { client, now in client.advance(to: now) }
     }
     flush()
     return true
@@ -231,10 +269,21 @@ public struct SimWorld {
 
   // MARK: - Network
 
-  private mutating func send(toServer: Bool, client: Int, bytes: [UInt8], packet: Packet?) {
-    counters.sent += 1
+  private mutating func send(_ sent: [Sent], from i: Int) {
+    for (bytes, packet) in sent {
+      if watchesServer, let packet { noteSent(packet, by: i) }
+      send(
+        toServer: true, client: i, bytes: bytes, packet: packet,
+        generation: sides[i].acceptedGeneration)
+    }
+  }
+
+  private mutating func send(
+    toServer: Bool, client: Int, bytes: [UInt8], packet: Packet?, generation: UInt64 = 0
+  ) {
+    counters[.sent] += 1
     guard toServer ? uplinkUp[client] : downlinkUp[client] else {
-      counters.cut += 1
+      counters[.cut] += 1
       return
     }
     let conditions = toServer ? uplink[client] : downlink[client]
@@ -242,15 +291,15 @@ public struct SimWorld {
     var random = linkRandom[client][direction]
     defer { linkRandom[client][direction] = random }
     if random.chance(conditions.loss) {
-      counters.lost += 1
+      counters[.lost] += 1
       return
     }
     let copies = random.chance(conditions.duplicate) ? 2 : 1
-    if copies == 2 { counters.duplicated += 1 }
+    if copies == 2 { counters[.duplicated] += 1 }
     for _ in 0..<copies {
       var delay = conditions.latency + random.upTo(conditions.jitter)
       if random.chance(conditions.spikeChance) {
-        counters.spiked += 1
+        counters[.spiked] += 1
         delay = delay + conditions.spike
       }
       linkSent[client][direction] += 1
@@ -260,9 +309,9 @@ public struct SimWorld {
         | (linkSent[client][direction] & (1 << 40 - 1))
       let flight = Flight(
         sentAt: now, at: now + delay, order: order, toServer: toServer, client: client,
-        bytes: bytes, packet: packet)
+        bytes: bytes, packet: packet, generation: generation)
       if flight.at < latestScheduled[client][direction] {
-        counters.reordered += 1
+        counters[.reordered] += 1
       } else {
         latestScheduled[client][direction] = flight.at
       }
@@ -281,47 +330,57 @@ public struct SimWorld {
   }
 
   private mutating func deliver(_ flight: Flight) {
-    let client = flight.client
-    guard flight.toServer ? uplinkUp[client] : downlinkUp[client] else {
-      counters.cut += 1
+    let i = flight.client
+    guard flight.toServer ? uplinkUp[i] : downlinkUp[i] else {
+      counters[.cut] += 1
       return
     }
-    if loses(flight.toServer, client, flight.packet) { return }
-    counters.delivered += 1
+    if loses(flight.toServer, i, flight.packet) { return }
+    if setsAsideLate, setsAside(flight) { return }
+    counters[.delivered] += 1
     if recordsDeliveries {
       deliveries.append(
         Delivery(
-          sentAt: flight.sentAt, at: now, toServer: flight.toServer, client: client,
-          packet: flight.packet,
-          state: clients[client].state))
+          sentAt: flight.sentAt, at: now, toServer: flight.toServer, client: i,
+          packet: flight.packet, state: clients[i].state))
     }
     if flight.toServer {
-      ship(
-        server.receive(flight.bytes[...], from: addresses[client], now: now, wallClock: wallClock)
-      )
-    } else {
-      let bytes = flight.bytes
-      clients[client].now = now
-      let mark = clients[client].mark
-      clients[client].step { s, now, out in
-        _ = s.receive(datagram: bytes[...], now: now, into: &out)
-      }
-      for (_, packet) in clients[client].sent[mark.sent...] {
-        send(toServer: true, client: client, bytes: packet.encoded, packet: packet)
-      }
+      let out = server.receive(
+        flight.bytes[...], from: addresses[i], now: now, wallClock: wallClock)
+      ship(out, input: (i, flight.bytes.count, flight.packet))
+      return
+    }
+    let active = clients[i].phase != .idle
+    let sent = clients[i].receive(
+      flight.bytes, flight.packet, generation: flight.generation, now: now)
+    // What it sent in answer still goes out under the server session it had taken before.
+    send(sent, from: i)
+    if watchesServer, active, let packet = flight.packet, packet.cookie == sides[i].cookie,
+      packet.message.isAccept
+    {
+      sides[i].acceptedGeneration = flight.generation
     }
   }
 
-  private mutating func ship(_ outgoing: [Outgoing]) {
+  /// Everything the server sent in answer to one input (`input`: from which client, its
+  /// size and packet; nil for a tick or an admin request): the server's side is watched,
+  /// then the datagrams go out.
+  private mutating func ship(
+    _ outgoing: [Outgoing], input: (client: Int, size: Int, packet: Packet?)?
+  ) {
+    if watchesServer { watch(outgoing, input: input) }
     for datagram in outgoing {
       let packet = try? Packet.decode(datagram.bytes[...])
       if recordsServerSent {
         serverSent.append((now, datagram.address, packet, datagram.bytes))
       }
-      if let client = addresses.firstIndex(of: datagram.address) {
-        send(toServer: false, client: client, bytes: datagram.bytes, packet: packet)
-      }
+      guard let i = addresses.firstIndex(of: datagram.address) else { continue }
+      if watchesServer, let packet { noteReceived(packet, by: i) }
+      send(
+        toServer: false, client: i, bytes: datagram.bytes, packet: packet,
+        generation: sides[i].generation)
     }
+    if watchesServer { noteChannels() }
   }
 
   // MARK: - Looking at what happened
@@ -340,9 +399,4 @@ public struct SimWorld {
       if case .presence(let digest) = message { Array(digest) } else { [] }
     }
   }
-}
-
-extension Harness {
-  /// The latest state change.
-  public var lastState: ChannelNotification? { stateChanges.last }
 }
