@@ -4,13 +4,16 @@ import TetherEdge
 /// The login profile's checker, after every step:
 /// 1. every client step keeps ``LoginInvariants`` (valid (state, reason) pairs, results
 ///    owed and reported once, nothing after logout or while ABORTED, deadlines, cookies);
-///    a login is refused exactly when not DISCONNECTED (or too often);
-/// 2. two clients of one user id are never both CONNECTED for longer than
+///    a login is refused exactly when not DISCONNECTED (or too often); join_channel,
+///    leave_channel and renew_token exactly when their rules say;
+/// 2. INTERRUPTED comes at exactly last data + interrupted_after (or on SESSION_UNKNOWN),
+///    LOGIN_TIMEOUT at exactly the login + login_timeout; neither is ever overdue;
+/// 3. two clients of one user id are never both CONNECTED for longer than
 ///    interrupted_after and the longest delay (the older one is kicked, or interrupted);
-/// 3. the member events each client takes for one (channel, user) alternate, joined and
+/// 4. the member events each client takes for one (channel, user) alternate, joined and
 ///    left, within one membership of the client in that channel at the server; none is
 ///    about its own user; every LOGIN_HEARTBEAT counts exactly the events it took;
-/// 4. in the closing phase: every client logged in is CONNECTED at a session the server
+/// 5. in the closing phase: every client logged in is CONNECTED at a session the server
 ///    holds, in the channels the server has for it with nothing pending; what it last
 ///    heard of each member agrees with the server's rosters.
 public struct LoginProfile: SimProfile {
@@ -24,6 +27,19 @@ public struct LoginProfile: SimProfile {
   var lastEvent: [[MemberKey: (joined: Bool, sequence: UInt32)]]
   /// Since when two clients of one user id have both been CONNECTED.
   var bothConnectedSince: [Int: Instant] = [:]
+  var models: [Model]
+
+  /// What the checker knows of one client's login, from its calls and what reached it.
+  struct Model {
+    /// The login call, and the last answer that proves the server heard the session (an
+    /// accept, a heartbeat or channel ack of its server session, an awaited renewal).
+    var loginAt: Instant = .zero
+    var lastData: Instant = .zero
+    /// A renew_token call while CONNECTED is not answered yet.
+    var renewalPending = false
+    /// The channels the app joined (and did not leave) since its login.
+    var channels: Set<Int> = []
+  }
 
   struct MemberKey: Hashable {
     var channel: [UInt8]
@@ -36,6 +52,7 @@ public struct LoginProfile: SimProfile {
     taken = Array(repeating: 0, count: n)
     acceptedSession = Array(repeating: nil, count: n)
     lastEvent = Array(repeating: [:], count: n)
+    models = Array(repeating: Model(), count: n)
   }
 
   // MARK: - The app's calls
@@ -60,26 +77,43 @@ public struct LoginProfile: SimProfile {
       if failure == nil {
         taken[c] = 0
         lastEvent[c] = [:]
+        models[c] = Model(loginAt: stage.now, lastData: stage.now)
       }
     case .logout(let c):
       stage.stats[.logouts] += 1
       _ = stage.world.logout(c)
-    case .join(let c, let ch):
+    case .join(let c, let ch), .leave(let c, let ch):
       stage.stats[.channelCalls] += 1
-      _ = stage.world.call(c) { s, now, out throws(TetherError) in
-        try s.joinChannel(Self.channels[ch], now: now, into: &out)
+      let joins = { if case .join = call { true } else { false } }()
+      let client = stage.world.clients[c]
+      // Refused unless logging in or in, with fewer than 32 operations unacknowledged;
+      // a join into a channel it is in, a leave from one it is not in.
+      let expected: TetherError? =
+        client.phase == .idle || client.session.pendingChannelOperations >= 32
+        ? .notReady
+        : models[c].channels.contains(ch) != joins ? nil : joins ? .joinChannelRejected : .notReady
+      let failure = stage.world.call(c) { s, now, out throws(TetherError) in
+        if joins {
+          try s.joinChannel(Self.channels[ch], now: now, into: &out)
+        } else {
+          try s.leaveChannel(Self.channels[ch], now: now, into: &out)
+        }
       }
-    case .leave(let c, let ch):
-      stage.stats[.channelCalls] += 1
-      _ = stage.world.call(c) { s, now, out throws(TetherError) in
-        try s.leaveChannel(Self.channels[ch], now: now, into: &out)
-      }
+      try stage.expect(
+        failure == expected, "call rules", c, "\(call): \(String(describing: failure))")
+      if failure == nil && joins { models[c].channels.insert(ch) }
+      if failure == nil && !joins { models[c].channels.remove(ch) }
     case .renew(let c):
       stage.stats[.renewals] += 1
       let token = stage.world.token(for: scenario.user(of: c), expiresIn: 3600)
-      _ = stage.world.call(c) { s, now, out throws(TetherError) in
+      let before = stage.world.clients[c].phase
+      let failure = stage.world.call(c) { s, now, out throws(TetherError) in
         try s.renewToken(token, now: now, into: &out)
       }
+      try stage.expect(
+        (failure == nil) == (before != .idle), "call rules", c,
+        "renew_token: \(String(describing: failure))")
+      if failure == nil { models[c].renewalPending = before == .connected }
     case .networkChanged(let c):
       stage.stats[.networkChanges] += 1
       _ = stage.world.call(c) { s, now, out in s.networkChanged(now: now, into: &out) }
@@ -108,6 +142,7 @@ public struct LoginProfile: SimProfile {
       stage.world.clients[c].steps.removeAll(keepingCapacity: true)
       for step in steps { try check(step, of: c, &stage) }
     }
+    for c in 0..<scenario.clientCount { try checkDeadlines(c, &stage) }
     // Two CONNECTED clients of one user id.
     let bound = scenario.config.interruptedAfter + Stage<LoginProfile>.settle + .milliseconds(100)
     for u in Self.users.indices {
@@ -154,6 +189,7 @@ public struct LoginProfile: SimProfile {
         acceptedSession[c] = accept.session
       }
     }
+    if case .datagram(let message?) = step.step { heard(message, in: step, of: c) }
     for notification in step.notifications {
       try check(notification, in: step, of: c, &stage)
     }
@@ -164,6 +200,37 @@ public struct LoginProfile: SimProfile {
           received == taken[c], "event count", c,
           "heartbeat says \(received) taken, took \(taken[c])")
       }
+    }
+  }
+
+  /// The model's last data: what proves to the session that the server heard it.
+  mutating func heard(_ message: Message, in step: LoginClient.Step, of c: Int) {
+    switch (message, step.before) {
+    case (.loginAccept, .connecting), (.loginAccept, .connected), (.loginAccept, .reconnecting),
+      (.heartbeatAck, .connected):
+      models[c].lastData = step.at
+    case (.channelAck(let session, _), .connected) where session == acceptedSession[c]:
+      models[c].lastData = step.at
+    case (.tokenRenewed, .connected) where models[c].renewalPending:
+      models[c].lastData = step.at
+      models[c].renewalPending = false
+    default: break
+    }
+  }
+
+  /// Neither INTERRUPTED nor LOGIN_TIMEOUT is overdue.
+  mutating func checkDeadlines(_ c: Int, _ stage: inout Stage<LoginProfile>) throws(Violation) {
+    let m = models[c]
+    switch stage.world.clients[c].state {
+    case .connected:
+      try stage.expect(
+        stage.now <= m.lastData + scenario.config.interruptedAfter, "deadline at its instant", c,
+        "still CONNECTED, last data at \(SimClock.text(m.lastData))")
+    case .connecting:
+      try stage.expect(
+        stage.now <= m.loginAt + scenario.config.loginTimeout, "deadline at its instant", c,
+        "still CONNECTING, login at \(SimClock.text(m.loginAt))")
+    default: break
     }
   }
 
@@ -185,6 +252,19 @@ public struct LoginProfile: SimProfile {
     switch notification {
     case .connectionStateChanged(let state, let reason):
       stage.note("client \(c): \(state.name)/\(reason.name)")
+      let m = models[c]
+      let sessionUnknown = {
+        if case .datagram(.sessionUnknown) = step.step { true } else { false }
+      }()
+      if reason == .interrupted && !sessionUnknown {
+        try stage.expect(
+          step.at == m.lastData + scenario.config.interruptedAfter, "deadline at its instant", c,
+          "INTERRUPTED, last data at \(SimClock.text(m.lastData))")
+      } else if reason == .loginTimeout {
+        try stage.expect(
+          step.at == m.loginAt + scenario.config.loginTimeout, "deadline at its instant", c,
+          "LOGIN_TIMEOUT, login at \(SimClock.text(m.loginAt))")
+      }
       if state == .connected { stage.stats[.connected] += 1 }
       if reason == .remoteLogin { stage.stats[.remoteLogins] += 1 }
       if reason == .bannedByServer { stage.stats[.banned] += 1 }

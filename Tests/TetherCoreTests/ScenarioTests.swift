@@ -63,17 +63,23 @@ import TetherSim
 
   /// The first seed whose run breaks an invariant when the clients do not follow the
   /// thresholds the checker assumes; nil if none of `seeds` does.
-  static func firstViolation(_ seeds: Range<UInt64>, _ change: (inout ChannelConfig) -> Void)
-    -> Violation?
-  {
+  static func firstViolation<P: SimProfile>(
+    _: P.Type, _ seeds: Range<UInt64>, _ change: (inout P.Config) -> Void
+  ) -> Violation? {
     for seed in seeds {
-      let scenario = Scenario<ChannelProfile>.generate(seed: seed)
+      let scenario = Scenario<P>.generate(seed: seed)
       var config = scenario.config
       change(&config)
       var run = ScenarioRun(scenario, clientConfig: config)
       do throws(Violation) { try run.run() } catch { return error }
     }
     return nil
+  }
+
+  static func firstViolation(_ seeds: Range<UInt64>, _ change: (inout ChannelConfig) -> Void)
+    -> Violation?
+  {
+    firstViolation(ChannelProfile.self, seeds, change)
   }
 
   @Test func interruptedLate_isCaught() {
@@ -94,5 +100,20 @@ import TetherSim
   @Test func giveUpLate_isCaught() {
     let v = Self.firstViolation(1..<40) { $0.giveUpAfter = $0.giveUpAfter + .ms(500) }
     #expect(v?.invariant == "nothing stuck past give-up", "\(v.map(\.description) ?? "none")")
+  }
+
+  @Test func loginInterruptedLate_isCaught() {
+    let v = Self.firstViolation(LoginProfile.self, 1..<20) { $0.interruptedAfter = .ms(450) }
+    #expect(v?.invariant == "deadline at its instant", "\(v.map(\.description) ?? "none")")
+  }
+
+  @Test func loginInterruptedEarly_isCaught() {
+    let v = Self.firstViolation(LoginProfile.self, 1..<20) { $0.interruptedAfter = .ms(350) }
+    #expect(v?.invariant == "deadline at its instant", "\(v.map(\.description) ?? "none")")
+  }
+
+  @Test func loginTimeoutLate_isCaught() {
+    let v = Self.firstViolation(LoginProfile.self, 1..<40) { $0.loginTimeout = .ms(1200) }
+    #expect(v?.invariant == "deadline at its instant", "\(v.map(\.description) ?? "none")")
   }
 }
