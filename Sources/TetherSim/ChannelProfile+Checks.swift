@@ -183,6 +183,15 @@ public struct ChannelProfile: SimProfile {
     try stage.expect(
       m.state != .disconnected && m.state != .failed, "idle sessions are silent", i,
       "sent \(packet.message) while \(m.state)")
+    // A channel client's message, that fits a datagram, under its join's cookie.
+    let size = packet.encoded.count
+    switch packet.message {
+    case .join, .heartbeat, .leave, .renewToken:
+      try stage.expect(
+        size <= Packet.maximumSize && (packet.message.opensSession || packet.cookie == cookies[i]),
+        "datagrams", i, "sent \(size) bytes under cookie \(packet.cookie): \(packet.message)")
+    default: throw stage.violation("datagrams", i, "sent \(packet.message)")
+    }
     switch packet.message {
     case .join:
       try stage.expect(m.attempting, "JOINs only while (re)joining", i, "JOIN while \(m.state)")
@@ -388,7 +397,9 @@ public struct ChannelProfile: SimProfile {
             + "\(SimClock.text(start)), bound \(SimClock.text(.zero + bound))")
       }
     case .disconnected, .failed:
-      break
+      try stage.expect(
+        stage.world.clients[i].nextDeadline == nil, "idle sessions schedule nothing", i,
+        "\(m.state) with a deadline")
     }
   }
 
