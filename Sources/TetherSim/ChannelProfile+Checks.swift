@@ -30,6 +30,7 @@ import TetherEdge
 ///    session the server holds, and sees exactly the server's other members of its
 ///    channel, none interrupted.
 public struct ChannelProfile: SimProfile {
+  public typealias Stage = TetherSim.Stage<ChannelProfile>
   public typealias Client = Harness
   var models: [ClientModel]
   var cookies: [UInt64?]
@@ -68,16 +69,9 @@ public struct ChannelProfile: SimProfile {
     demanded = Array(repeating: Array(repeating: nil, count: n), count: n)
   }
 
-  func clientOf(uid: UInt32) -> Int? {
-    let i = Int(uid) - 1
-    return i >= 0 && i < scenario.clientCount ? i : nil
-  }
-
   // MARK: - The app's calls
 
-  public mutating func perform(_ call: Call, on stage: inout Stage<ChannelProfile>)
-    throws(Violation)
-  {
+  public mutating func perform(_ call: Call, on stage: inout Stage) throws(Violation) {
     switch call {
     case .join(let c, let expiresIn):
       stage.stats[.joins] += 1
@@ -112,17 +106,17 @@ public struct ChannelProfile: SimProfile {
       && (models[i].state != .failed || models[i].reason == .tokenExpired)
   }
 
-  public func freshTokens(_ stage: Stage<ChannelProfile>) -> [Call] {
+  public func freshTokens(_ stage: Stage) -> [Call] {
     models.indices.filter(mayRenew).map { .renew(client: $0) }
   }
 
-  public func goodbyes(_ stage: Stage<ChannelProfile>) -> [Call] {
+  public func goodbyes(_ stage: Stage) -> [Call] {
     models.indices.filter { models[$0].state != .disconnected }.map { .leave(client: $0) }
   }
 
   // MARK: - After every step
 
-  public mutating func observe(_ stage: inout Stage<ChannelProfile>) throws(Violation) {
+  public mutating func observe(_ stage: inout Stage) throws(Violation) {
     for d in stage.world.deliveries { try received(d, &stage) }
     for i in 0..<scenario.clientCount {
       let items = stage.world.clients[i].trace
@@ -140,9 +134,7 @@ public struct ChannelProfile: SimProfile {
     if !pendingAgreements.isEmpty { try checkPendingAgreements(&stage) }
   }
 
-  mutating func received(_ d: SimWorld.Delivery, _ stage: inout Stage<ChannelProfile>)
-    throws(Violation)
-  {
+  mutating func received(_ d: SimWorld.Delivery, _ stage: inout Stage) throws(Violation) {
     let i = d.client
     if d.toServer {
       serverHeard[i] = d.at
@@ -174,9 +166,7 @@ public struct ChannelProfile: SimProfile {
     }
   }
 
-  mutating func sent(_ packet: Packet, by i: Int, _ stage: inout Stage<ChannelProfile>)
-    throws(Violation)
-  {
+  mutating func sent(_ packet: Packet, by i: Int, _ stage: inout Stage) throws(Violation) {
     let m = models[i]
     try stage.expect(
       !m.left, "nothing after leave", i, "sent \(packet.message) after on_leave_channel")
@@ -207,7 +197,7 @@ public struct ChannelProfile: SimProfile {
   }
 
   mutating func notified(
-    _ n: ChannelNotification, to i: Int, _ stage: inout Stage<ChannelProfile>
+    _ n: ChannelNotification, to i: Int, _ stage: inout Stage
   ) throws(Violation) {
     var m = models[i]
     defer { models[i] = m }
@@ -275,8 +265,9 @@ public struct ChannelProfile: SimProfile {
         evidence.map { now.since($0) >= config.remoteOfflineAfter } ?? false,
         "DROPPED never for a shorter silence", i,
         "DROPPED \(uid); last heard (relayed) at \(evidence.map(SimClock.text) ?? "never")")
-      if let first = m.droppedAt[uid], let peer = clientOf(uid: uid) {
-        let heard = serverHeard[peer]
+      // A member's uid is its client's index + 1.
+      if let first = m.droppedAt[uid], serverHeard.indices.contains(Int(uid) - 1) {
+        let heard = serverHeard[Int(uid) - 1]
         try stage.expect(
           heard.map { $0 > first - config.remoteOfflineAfter } ?? false,
           "DROPPED once per silence", i,
@@ -313,7 +304,7 @@ public struct ChannelProfile: SimProfile {
   /// The model follows a state change the client reported.
   mutating func changeState(
     _ m: inout ClientModel, to s: ConnectionState, _ r: ConnectionChangedReason, client i: Int,
-    _ stage: inout Stage<ChannelProfile>
+    _ stage: inout Stage
   ) {
     let now = stage.now
     let previous = m.state
@@ -363,7 +354,7 @@ public struct ChannelProfile: SimProfile {
   }
 
   /// Nothing overdue, and a clean link rejoins within the backoff bound.
-  mutating func checkDeadlines(_ i: Int, _ stage: inout Stage<ChannelProfile>) throws(Violation) {
+  mutating func checkDeadlines(_ i: Int, _ stage: inout Stage) throws(Violation) {
     let m = models[i]
     let now = stage.now
     let state = stage.world.clients[i].state
@@ -407,9 +398,7 @@ public struct ChannelProfile: SimProfile {
   /// a clean downlink (so its last data is that answer: the uplink is what failed), every
   /// peer CONNECTED on a clean link since before that hearing, and seeing it present, must
   /// report it interrupted within one heartbeat of now.
-  mutating func expectPeersToAgree(
-    interrupted a: Int, lastData: Instant, _ stage: Stage<ChannelProfile>
-  ) {
+  mutating func expectPeersToAgree(interrupted a: Int, lastData: Instant, _ stage: Stage) {
     guard let heard = serverHeard[a], lastData >= heard, let down = stage.downCleanSince[a],
       down <= heard
     else { return }
@@ -422,7 +411,7 @@ public struct ChannelProfile: SimProfile {
     }
   }
 
-  mutating func checkPendingAgreements(_ stage: inout Stage<ChannelProfile>) throws(Violation) {
+  mutating func checkPendingAgreements(_ stage: inout Stage) throws(Violation) {
     let hb = config.heartbeatInterval
     var kept: [Agreement] = []
     for p in pendingAgreements {
@@ -449,7 +438,7 @@ public struct ChannelProfile: SimProfile {
   }
 
   /// Since when `i` has been CONNECTED on a clean link, if it is now.
-  func cleanConnected(_ i: Int, _ stage: Stage<ChannelProfile>) -> Instant? {
+  func cleanConnected(_ i: Int, _ stage: Stage) -> Instant? {
     guard let connected = models[i].connectedSince, let clean = stage.cleanSince[i],
       clean <= stage.now
     else { return nil }
@@ -457,7 +446,7 @@ public struct ChannelProfile: SimProfile {
   }
 
   /// DROPPED when it must be, and peers that see a connected device.
-  mutating func checkPeers(_ stage: inout Stage<ChannelProfile>) throws(Violation) {
+  mutating func checkPeers(_ stage: inout Stage) throws(Violation) {
     let n = scenario.clientCount
     let now = stage.now
     for b in 0..<n {
@@ -502,25 +491,14 @@ public struct ChannelProfile: SimProfile {
 
   // MARK: - The closing phase
 
-  public mutating func agree(_ stage: inout Stage<ChannelProfile>) throws(Violation) {
-    for i in 0..<scenario.clientCount {
-      switch models[i].state {
-      case .disconnected, .failed: continue
-      case .connecting, .reconnecting:
-        throw stage.violation("healthy network", i, "still \(models[i].state.name)")
-      case .connected: break
-      }
-      let held = cookies[i].flatMap { stage.world.server.session(cookie: $0) }
-      try stage.expect(held != nil, "healthy network", i, "CONNECTED, the server holds no session")
-      stage.stats[.endAgreements] += 1
-      let own = Self.uid(of: i)
-      let roster = stage.world.server.members(
-        of: try! ChannelName(validating: Array(scenario.channel(of: i).utf8)))
-      let present = Set(models[i].view.keys)
-      try stage.expect(
-        present == Set(roster.filter { $0 != own }) && !models[i].view.values.contains(true),
-        "member view", i, "sees \(models[i].view), server has \(roster)")
-    }
+  /// Client `i` sees exactly the server's other members of its channel, none interrupted.
+  public mutating func agree(_ i: Int, _ stage: inout Stage) throws(Violation) {
+    let own = Self.uid(of: i)
+    let roster = stage.world.sides[i].channels.flatMap { stage.world.server.members(of: $0) }
+    try stage.expect(
+      Set(models[i].view.keys) == Set(roster.filter { $0 != own })
+        && !models[i].view.values.contains(true), "member view", i,
+      "sees \(models[i].view), server has \(roster)")
   }
 }
 

@@ -131,8 +131,7 @@ extension ChannelProfile {
     config.lostAfter = .milliseconds(1000)
     config.remoteOfflineAfter = .milliseconds(2000)
     config.giveUpAfter =
-      [.milliseconds(3000), .milliseconds(5000), .milliseconds(8000)][
-        Int(r.next() % 3)]
+      [.milliseconds(3000), .milliseconds(5000), .milliseconds(8000)][Int(r.next() % 3)]
     config.tokenWillExpireBefore = .milliseconds(3000)
     config.retry = RetryPolicy(base: .milliseconds(50), cap: .milliseconds(800))
     return config

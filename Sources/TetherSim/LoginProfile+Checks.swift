@@ -17,6 +17,7 @@ import TetherEdge
 ///    holds, in the channels the server has for it with nothing pending; what it last
 ///    heard of each member agrees with the server's rosters.
 public struct LoginProfile: SimProfile {
+  public typealias Stage = TetherSim.Stage<LoginProfile>
   public typealias Client = LoginClient
   let scenario: Scenario<LoginProfile>
   /// The events each client took from its current server session (LOGIN_HEARTBEAT's count).
@@ -57,9 +58,7 @@ public struct LoginProfile: SimProfile {
 
   // MARK: - The app's calls
 
-  public mutating func perform(_ call: Call, on stage: inout Stage<LoginProfile>)
-    throws(Violation)
-  {
+  public mutating func perform(_ call: Call, on stage: inout Stage) throws(Violation) {
     switch call {
     case .login(let c, let expiresIn):
       stage.stats[.logins] += 1
@@ -67,13 +66,10 @@ public struct LoginProfile: SimProfile {
       let before = stage.world.clients[c].state
       let token = stage.world.token(for: user, expiresIn: expiresIn)
       let failure = stage.world.login(c, token: token, user: user)
-      stage.stats.checks += 1
-      switch failure {
-      case nil where before != .disconnected, .alreadyLogin? where before == .disconnected:
-        throw stage.violation(
-          "call rules", c, "login in \(before.name): \(String(describing: failure))")
-      default: break
-      }
+      try stage.expect(
+        failure == nil
+          ? before == .disconnected : failure != .alreadyLogin || before != .disconnected,
+        "call rules", c, "login in \(before.name): \(String(describing: failure))")
       if failure == nil {
         taken[c] = 0
         lastEvent[c] = [:]
@@ -124,19 +120,19 @@ public struct LoginProfile: SimProfile {
   }
 
   /// Every client logging in or logged in.
-  public func freshTokens(_ stage: Stage<LoginProfile>) -> [Call] {
+  public func freshTokens(_ stage: Stage) -> [Call] {
     stage.world.clients.indices.filter { stage.world.clients[$0].phase != .idle }
       .map { .renew(client: $0) }
   }
 
-  public func goodbyes(_ stage: Stage<LoginProfile>) -> [Call] {
+  public func goodbyes(_ stage: Stage) -> [Call] {
     stage.world.clients.indices.filter { stage.world.clients[$0].state != .disconnected }
       .map { .logout(client: $0) }
   }
 
   // MARK: - After every step
 
-  public mutating func observe(_ stage: inout Stage<LoginProfile>) throws(Violation) {
+  public mutating func observe(_ stage: inout Stage) throws(Violation) {
     for c in stage.world.clients.indices where !stage.world.clients[c].steps.isEmpty {
       let steps = stage.world.clients[c].steps
       stage.world.clients[c].steps.removeAll(keepingCapacity: true)
@@ -144,7 +140,7 @@ public struct LoginProfile: SimProfile {
     }
     for c in 0..<scenario.clientCount { try checkDeadlines(c, &stage) }
     // Two CONNECTED clients of one user id.
-    let bound = scenario.config.interruptedAfter + Stage<LoginProfile>.settle + .milliseconds(100)
+    let bound = scenario.config.interruptedAfter + Stage.settle + .milliseconds(100)
     for u in Self.users.indices {
       let connected = (0..<scenario.clientCount).filter {
         scenario.role[$0] == u && stage.world.clients[$0].state == .connected
@@ -164,9 +160,7 @@ public struct LoginProfile: SimProfile {
     }
   }
 
-  mutating func check(_ step: LoginClient.Step, of c: Int, _ stage: inout Stage<LoginProfile>)
-    throws(Violation)
-  {
+  mutating func check(_ step: LoginClient.Step, of c: Int, _ stage: inout Stage) throws(Violation) {
     stage.stats.checks += 1
     if stage.tracing { trace(step, of: c, &stage) }
     if let first = step.violations.first {
@@ -219,7 +213,7 @@ public struct LoginProfile: SimProfile {
   }
 
   /// Neither INTERRUPTED nor LOGIN_TIMEOUT is overdue.
-  mutating func checkDeadlines(_ c: Int, _ stage: inout Stage<LoginProfile>) throws(Violation) {
+  mutating func checkDeadlines(_ c: Int, _ stage: inout Stage) throws(Violation) {
     let m = models[c]
     switch stage.world.clients[c].state {
     case .connected:
@@ -234,7 +228,7 @@ public struct LoginProfile: SimProfile {
     }
   }
 
-  func trace(_ step: LoginClient.Step, of c: Int, _ stage: inout Stage<LoginProfile>) {
+  func trace(_ step: LoginClient.Step, of c: Int, _ stage: inout Stage) {
     switch step.step {
     case .datagram(let m?):
       let current = stage.world.sides[c].generation
@@ -247,7 +241,7 @@ public struct LoginProfile: SimProfile {
 
   mutating func check(
     _ notification: LoginNotification, in step: LoginClient.Step, of c: Int,
-    _ stage: inout Stage<LoginProfile>
+    _ stage: inout Stage
   ) throws(Violation) {
     switch notification {
     case .connectionStateChanged(let state, let reason):
@@ -296,7 +290,7 @@ public struct LoginProfile: SimProfile {
   /// joined and left alternate within one membership of the client.
   mutating func memberEvent(
     joined: Bool, _ channel: ArraySlice<UInt8>, _ user: ArraySlice<UInt8>,
-    in step: LoginClient.Step, of c: Int, _ stage: inout Stage<LoginProfile>
+    in step: LoginClient.Step, of c: Int, _ stage: inout Stage
   ) throws(Violation) {
     stage.stats[.memberEvents] += 1
     taken[c] &+= 1
@@ -333,39 +327,28 @@ public struct LoginProfile: SimProfile {
 
   // MARK: - The closing phase
 
-  public mutating func agree(_ stage: inout Stage<LoginProfile>) throws(Violation) {
-    for c in 0..<scenario.clientCount {
-      let session = stage.world.clients[c].session
-      stage.stats.checks += 1
-      switch session.state {
-      case .connecting, .reconnecting:
-        throw stage.violation("healthy network", c, "still \(session.state.name)")
-      case .disconnected, .aborted: continue
-      case .connected: break
-      }
-      let side = stage.world.sides[c]
-      guard let cookie = stage.world.clients[c].cookie,
-        let held = stage.world.server.loginSession(cookie: cookie)
-      else { throw stage.violation("healthy network", c, "CONNECTED, the server holds no session") }
-      stage.stats[.endAgreements] += 1
-      if side.acceptedGeneration == side.generation, taken[c] != side.eventsSent {
-        throw stage.violation(
-          "member events", c, "took \(taken[c]) events, the server sent \(side.eventsSent)")
-      }
-      if Set(held.channels) != Set(session.joinedChannels) || session.pendingChannelOperations != 0
-      {
-        throw stage.violation(
-          "channels", c,
-          "client in \(session.joinedChannels.map(\.bytes)) (\(session.pendingChannelOperations) pending), "
-            + "server \(held.channels.map(\.bytes))")
-      }
-      for channel in held.channels { try agree(c, in: channel, since: side, &stage) }
+  /// Client `c` took every event the server sent it in this server session, is in the
+  /// channels the server has for it with nothing pending, and its view of their members is
+  /// the server's.
+  public mutating func agree(_ c: Int, _ stage: inout Stage) throws(Violation) {
+    let session = stage.world.clients[c].session
+    let side = stage.world.sides[c]
+    if side.acceptedGeneration == side.generation, taken[c] != side.eventsSent {
+      throw stage.violation(
+        "member events", c, "took \(taken[c]) events, the server sent \(side.eventsSent)")
     }
+    if Set(side.channels) != Set(session.joinedChannels) || session.pendingChannelOperations != 0 {
+      throw stage.violation(
+        "channels", c,
+        "client in \(session.joinedChannels.map(\.bytes)) (\(session.pendingChannelOperations) pending), "
+          + "server \(side.channels.map(\.bytes))")
+    }
+    for channel in side.channels { try agree(c, in: channel, since: side, &stage) }
   }
 
   /// What client `c` last heard of each member of `channel` agrees with the server's roster.
   func agree(
-    _ c: Int, in channel: ChannelName, since side: ServerSide, _ stage: inout Stage<LoginProfile>
+    _ c: Int, in channel: ChannelName, since side: ServerSide, _ stage: inout Stage
   )
     throws(Violation)
   {

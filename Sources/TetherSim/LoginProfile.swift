@@ -30,8 +30,6 @@ public struct LoginClient: SimClient {
 
   public var state: LoginState { session.state }
   public var nextDeadline: Instant? { session.nextDeadline }
-  /// The cookie of its current login (from its first LOGIN).
-  public var cookie: UInt64? { invariants.cookie }
 
   public mutating func advance(to now: Instant) -> [Sent] {
     run(at: now) { s, now, out in
@@ -43,8 +41,8 @@ public struct LoginClient: SimClient {
   public mutating func receive(
     _ bytes: [UInt8], _ packet: Packet?, generation: UInt64, now: Instant
   ) -> [Sent] {
-    let cookie = invariants.cookie
-    let mine = packet.flatMap { $0.cookie == cookie ? $0.message : nil }
+    // Its message if it came under the login's cookie (from its first LOGIN).
+    let mine = packet.flatMap { $0.cookie == invariants.cookie ? $0.message : nil }
     return run(at: now, generation: generation) { s, now, out in
       _ = s.receive(datagram: bytes[...], now: now, into: &out)
       return .datagram(mine)

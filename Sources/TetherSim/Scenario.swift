@@ -28,7 +28,6 @@ public enum ScenarioAction<Call: Sendable>: Sendable {
 public struct Scenario<P: SimProfile>: Sendable {
   public var seed: UInt64
   public var config: P.Config
-  public var edgeScale: Double
   public var clientCount: Int
   /// Which of the profile's names each client goes by: its channel
   /// (``ChannelProfile/channels``) or its user id (``LoginProfile/users``).
@@ -83,7 +82,7 @@ public struct Scenario<P: SimProfile>: Sendable {
     }
     plan.sort { $0.at < $1.at }
     return Scenario(
-      seed: seed, config: config, edgeScale: scale, clientCount: count, role: role, clean: clean,
+      seed: seed, config: config, clientCount: count, role: role, clean: clean,
       duration: duration, plan: plan)
   }
 }

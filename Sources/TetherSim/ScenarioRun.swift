@@ -18,8 +18,6 @@ public struct ScenarioRun<P: SimProfile> {
   /// The profile's checker: what it knows of the clients.
   var profile: P
 
-  public var scenario: Scenario<P> { stage.scenario }
-  public var world: World<P.Client> { stage.world }
   public var stats: ScenarioStats { stage.stats }
   /// The trace, when asked for (``init(_:tracing:clientConfig:setsAsideLate:)``).
   public var trace: [String] { stage.trace }
@@ -47,7 +45,9 @@ public struct ScenarioRun<P: SimProfile> {
     for call in profile.freshTokens(stage) { try performAndObserve(.call(call)) }
     let silence = stage.silenceLimit
     try play(until: stage.now + Stage<P>.settle + silence + .milliseconds(1500))
-    try profile.agree(&stage)
+    for c in 0..<stage.scenario.clientCount where try stage.expectSettled(c) {
+      try profile.agree(c, &stage)
+    }
     for call in profile.goodbyes(stage) { try performAndObserve(.call(call)) }
     try play(until: stage.now + Stage<P>.settle + silence + .milliseconds(200))
     try stage.expectEmptyTables()
@@ -140,7 +140,7 @@ public struct Stage<P: SimProfile> {
     self.tracing = tracing
     // The scale is in range: this cannot throw.
     var edge = try! EdgeConfig(
-      appID: Fixture.appID, appCertificate: simCertificate, timeScale: scenario.edgeScale)
+      appID: Fixture.appID, appCertificate: simCertificate, timeScale: Scenario<P>.scale)
     edge.firstLoginSession = 0  // a function of the seed (restarts start elsewhere)
     world = World(config: edge, networkSeed: scenario.seed, watchesServer: true)
     world.recordsServerSent = false
@@ -205,24 +205,24 @@ public struct Stage<P: SimProfile> {
       stats[.faultPhases] += 1
       for k in Self.directions(d) {
         faultCount[c][k] += 1
-        if k == 0 { world.uplink[c] = conditions } else { world.downlink[c] = conditions }
+        set(c, k, conditions)
       }
       schedule(.clean(client: c, d), after: length)
     case .clean(let c, let d):
       for k in Self.directions(d) {
         faultCount[c][k] -= 1
-        guard faultCount[c][k] == 0 else { continue }
-        if k == 0 {
-          world.uplink[c] = scenario.clean[c]
-        } else {
-          world.downlink[c] = scenario.clean[c]
-        }
+        if faultCount[c][k] == 0 { set(c, k, scenario.clean[c]) }
       }
     case .restartServer:
       stats[.restarts] += 1
       world.restartServer()
       for i in cleanSince.indices where cleanSince[i] != nil { cleanSince[i] = now }
     }
+  }
+
+  /// Client `c`'s uplink (`k` 0) or downlink takes `conditions`.
+  mutating func set(_ c: Int, _ k: Int, _ conditions: LinkConditions) {
+    if k == 0 { world.uplink[c] = conditions } else { world.downlink[c] = conditions }
   }
 
   /// The directions' indices (uplink 0, downlink 1).
@@ -279,6 +279,18 @@ public struct Stage<P: SimProfile> {
       try expect(
         now.since(heard) <= limit, "silence limit", i, "held, last heard \(SimClock.text(heard))")
     }
+  }
+
+  /// Client `c`, once the network has been healthy past the edge's silence limit: not
+  /// still trying; if on, at a session the server holds. Whether it is on.
+  mutating func expectSettled(_ c: Int) throws(Violation) -> Bool {
+    let phase = world.clients[c].phase
+    let state = world.clients[c].state
+    try expect(phase != .attempting, "healthy network", c, "still \(state)")
+    guard phase == .connected else { return false }
+    try expect(world.sides[c].held, "healthy network", c, "CONNECTED, the server holds no session")
+    stats[.endAgreements] += 1
+    return true
   }
 
   mutating func expectEmptyTables() throws(Violation) {

@@ -28,19 +28,14 @@ public struct ScenarioStats: Sendable {
     tallies.merge(other.tallies, uniquingKeysWith: +)
   }
 
-  /// One line, the figures to quote (`noun`: what one scenario is called); the tallies
+  /// One line, the figures to quote (`noun`: what one scenario is called): the counts
   /// that are not zero.
   public func summary(_ noun: String) -> String {
-    let n = network
+    let tallies = Tally.allCases.filter { self[$0] > 0 }.map { "\(self[$0]) \($0.rawValue)" }
+    let datagrams = NetworkCounters.Kind.allCases.filter { network[$0] > 0 }
     return "\(scenarios) \(noun)s, \(steps) steps, \(checks) invariant checks; "
-      + Tally.allCases.filter { self[$0] > 0 }.map { "\(self[$0]) \($0.rawValue)" }.joined(
-        separator: ", ")
-      + "; network: \(n[.lost]) datagrams lost, \(n[.cut]) dropped by cuts, \(n[.duplicated]) "
-      + "duplicated, \(n[.reordered]) reordered, \(n[.spiked]) delay spikes (of \(n[.sent]) sent)"
-      + (n[.lateDownlink] + n[.lateUplink] + n[.lateAccepts] == 0
-        ? ""
-        : "; set aside: \(n[.lateDownlink]) late MEMBER_EVENTS/CHANNEL_ACK, \(n[.lateUplink]) late "
-          + "LOGIN_HEARTBEAT/CHANNEL_OPERATION, \(n[.lateAccepts]) late LOGIN_ACCEPTs")
+      + tallies.joined(separator: ", ") + "; datagrams: "
+      + datagrams.map { "\(network[$0]) \($0.rawValue)" }.joined(separator: ", ")
   }
 }
 

@@ -22,49 +22,48 @@ public struct LinkConditions: Equatable, Sendable {
     self.latency = latency
     self.jitter = jitter
   }
-
-  /// The longest delay a datagram can take (a spike included).
-  public var maximumDelay: Interval { latency + jitter + (spikeChance > 0 ? spike : .zero) }
-
-  /// No loss, no duplicates and no spike: only the latency and its jitter.
-  public var isClean: Bool { loss == 0 && duplicate == 0 && spikeChance == 0 }
 }
 
 /// What the network did to datagrams, by kind: the simulator's fault counters.
 public struct NetworkCounters: Equatable, Sendable {
-  public enum Kind: Int, CaseIterable, Sendable {
+  /// The raw value labels it.
+  public enum Kind: String, CaseIterable, Sendable {
     /// Handed to the network (copies from duplication not included), and delivered.
     case sent, delivered
     /// Lost to a random loss; lost because their direction was cut (when sent, or while
     /// in flight).
-    case lost, cut
+    case lost
+    case cut = "dropped by cuts"
     /// Sent twice; given a delay spike; arrived before a datagram sent earlier on the same
     /// link and direction.
-    case duplicated, spiked, reordered
+    case duplicated
+    case spiked = "delay spikes"
+    case reordered
     /// Set aside (``World/setsAsideLate``): MEMBER_EVENTS and CHANNEL_ACK of an earlier
     /// login server session after the client took a newer one's LOGIN_ACCEPT; LOGIN_HEARTBEAT
     /// and CHANNEL_OPERATION sent in an earlier one that reach a newer one; LOGIN_ACCEPTs
     /// (not RESUMED) of the server session a CONNECTED client already holds.
-    case lateDownlink, lateUplink, lateAccepts
+    case lateDownlink = "late MEMBER_EVENTS/CHANNEL_ACK set aside"
+    case lateUplink = "late LOGIN_HEARTBEAT/CHANNEL_OPERATION set aside"
+    case lateAccepts = "late LOGIN_ACCEPTs set aside"
   }
 
-  private var counts = [UInt64](repeating: 0, count: Kind.allCases.count)
+  private var counts: [Kind: UInt64] = [:]
 
   public init() {}
 
   public subscript(_ kind: Kind) -> UInt64 {
-    get { counts[kind.rawValue] }
-    set { counts[kind.rawValue] = newValue }
+    get { counts[kind, default: 0] }
+    set { counts[kind] = newValue }
   }
 
   public static func += (lhs: inout NetworkCounters, rhs: NetworkCounters) {
-    for kind in Kind.allCases { lhs[kind] += rhs[kind] }
+    lhs.counts.merge(rhs.counts, uniquingKeysWith: +)
   }
 }
 
 /// A datagram in flight.
 struct Flight {
-  var sentAt: Instant
   var at: Instant
   /// Breaks ties between datagrams due at the same instant: the order they were sent.
   var order: UInt64
@@ -81,7 +80,6 @@ struct Flight {
 struct FlightQueue {
   private var heap: [Flight] = []
 
-  var isEmpty: Bool { heap.isEmpty }
   var next: Instant? { heap.first?.at }
 
   private static func before(_ a: Flight, _ b: Flight) -> Bool {

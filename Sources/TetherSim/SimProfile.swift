@@ -12,7 +12,7 @@ public protocol SimProfile: SendableMetatype {
   /// The app's calls a plan makes (join, leave, login, ...).
   associatedtype Call: Sendable, CustomStringConvertible
 
-  /// "scenario", "login scenario": what a run is called in reports.
+  /// What a run is called in reports ("login scenario").
   static var noun: String { get }
 
   // MARK: The plan (Scenario.generate)
@@ -38,12 +38,10 @@ public protocol SimProfile: SendableMetatype {
   mutating func perform(_ call: Call, on stage: inout Stage<Self>) throws(Violation)
   /// Checks everything that happened in the step just taken.
   mutating func observe(_ stage: inout Stage<Self>) throws(Violation)
-  /// The network has healed for good: the calls that hand every client that can take one
-  /// a fresh token.
+  /// The closing phase (``ScenarioRun/run()``): the calls that hand every client that can
+  /// take one a fresh token once the network healed for good; the check that every client
+  /// that is on agrees with the server; the calls that make every client leave.
   func freshTokens(_ stage: Stage<Self>) -> [Call]
-  /// After the network has been healthy past the edge's silence limit: every client that
-  /// is on agrees with the server.
-  mutating func agree(_ stage: inout Stage<Self>) throws(Violation)
-  /// The calls that make every client that is not DISCONNECTED leave (log out).
+  mutating func agree(_ client: Int, _ stage: inout Stage<Self>) throws(Violation)
   func goodbyes(_ stage: Stage<Self>) -> [Call]
 }

@@ -72,9 +72,8 @@ public struct World<Client: SimClient> {
   public var server: EdgeServer
   public var clients: [Client] = []
   public var addresses: [PeerAddress] = []
-  /// Client to server, per client.
+  /// Per client: whether its uplink (client to server) and its downlink are up.
   public var uplinkUp: [Bool] = []
-  /// Server to client, per client.
   public var downlinkUp: [Bool] = []
   /// Both directions: reads true when both are up; setting cuts or heals both.
   public var linkUp: [Bool] {
@@ -84,9 +83,8 @@ public struct World<Client: SimClient> {
       downlinkUp = newValue
     }
   }
-  /// Client to server, per client.
+  /// Per client: the conditions of its uplink and of its downlink.
   public var uplink: [LinkConditions] = []
-  /// Server to client, per client.
   public var downlink: [LinkConditions] = []
   public var now: Instant = .zero
   /// Everything the server sent, decoded (admin answers are not packets: `packet` nil);
@@ -102,7 +100,6 @@ public struct World<Client: SimClient> {
     false
   }
   public internal(set) var counters = NetworkCounters()
-  /// Server restarts so far.
   public private(set) var restarts = 0
   /// The network's seed: each client's link draws its faults from its own generator, per
   /// direction, so a run does not depend on the order in which the server happens to
@@ -119,24 +116,19 @@ public struct World<Client: SimClient> {
   private var linkSent: [[UInt64]] = []
   private var adminNonce: UInt64 = 1
 
-  /// Follow the server's side of each client (``sides``) and check its rules.
+  /// With it: the server's side of each client, the rules broken there while handling an
+  /// input, and how many such rules were evaluated.
   public let watchesServer: Bool
-  /// Per client, the server's side of it (kept while ``watchesServer``).
   public internal(set) var sides: [ServerSide] = []
-  /// Rules broken on the server's side, found while handling an input.
   public internal(set) var violations: [Violation] = []
-  /// Server-side rules evaluated.
   public internal(set) var serverChecks: UInt64 = 0
-  /// Set aside, and count, the late datagrams of another login server session (the known
-  /// issue: no session epoch on the wire yet), as runs did before the server-session number
-  /// existed; false (the default) delivers them, and the client tells them apart by that
-  /// number.
+  /// Set aside (and count) the late datagrams of another login server session, as runs did
+  /// before the client told them apart by the server-session number (the default).
   public var setsAsideLate = false
 
   /// One datagram as it arrived. `state` is the client's state just before a downlink
   /// datagram reached it (for an uplink one, its state when the server got it).
   public struct Delivery {
-    public var sentAt: Instant
     public var at: Instant
     public var toServer: Bool
     public var client: Int
@@ -308,7 +300,7 @@ public struct World<Client: SimClient> {
         UInt64(direction) << 62 | UInt64(client) << 40
         | (linkSent[client][direction] & (1 << 40 - 1))
       let flight = Flight(
-        sentAt: now, at: now + delay, order: order, toServer: toServer, client: client,
+        at: now + delay, order: order, toServer: toServer, client: client,
         bytes: bytes, packet: packet, generation: generation)
       if flight.at < latestScheduled[client][direction] {
         counters[.reordered] += 1
@@ -341,7 +333,7 @@ public struct World<Client: SimClient> {
     if recordsDeliveries {
       deliveries.append(
         Delivery(
-          sentAt: flight.sentAt, at: now, toServer: flight.toServer, client: i,
+          at: now, toServer: flight.toServer, client: i,
           packet: flight.packet, state: clients[i].state))
     }
     if flight.toServer {

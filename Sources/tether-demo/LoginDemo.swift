@@ -11,9 +11,8 @@ import TetherLab
 /// The login profile's demo with examples/messaging; returns how many events were missed,
 /// nil when it could not run.
 func loginDemo(_ setup: Setup) -> Int? {
-  let (scale, interrupted) = (setup.scale, setup.interrupted)
+  let (scale, interrupted, retryCap) = (setup.scale, setup.interrupted, setup.retryCap)
   let grace = 30.0 * scale
-  let retryCap = 8.0 * scale
   let (a, b, c) = (0, 1, 2)
   return demo(
     "Login profile (tether_rtm_*)", setup, devices: 3,

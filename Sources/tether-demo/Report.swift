@@ -1,22 +1,11 @@
 import Foundation
 import TetherLab
 
-struct Row {
-  let event: String
-  let device: String
-  let expected: Double?  // seconds after T0; nil: a window, described in `expectation`
-  let expectation: String
-  let observed: Double?
-  let ok: Bool
-
-  init(
-    _ event: String, _ device: String, _ expected: Double?, _ expectation: String,
-    _ observed: Double?, _ ok: Bool
-  ) {
-    (self.event, self.device, self.expected) = (event, device, expected)
-    (self.expectation, self.observed, self.ok) = (expectation, observed, ok)
-  }
-}
+/// `expected` is in seconds after T0; nil for a window, described in `expectation`.
+typealias Row = (
+  event: String, device: String, expected: Double?, expectation: String, observed: Double?,
+  ok: Bool
+)
 
 func ms(_ seconds: Double) -> String { String(format: "%+.0f ms", seconds * 1000) }
 

@@ -22,16 +22,15 @@ struct Setup {
   let edge, device, messaging: String
   let scale: Double
   var interrupted: Double { 4.0 * scale }
+  var retryCap: Double { 8.0 * scale }
 }
 
 /// The channel profile's timeline with examples/device; returns how many events were
 /// missed, nil when it could not run.
 func channelDemo(_ setup: Setup) -> Int? {
-  let (scale, interrupted) = (setup.scale, setup.interrupted)
+  let (scale, interrupted, retryCap) = (setup.scale, setup.interrupted, setup.retryCap)
   let (a, b) = (0, 1)
-  let lost = 10.0 * scale
-  let offline = 20.0 * scale
-  let retryCap = 8.0 * scale
+  let (lost, offline) = (10.0 * scale, 20.0 * scale)
   return demo(
     "Channel profile (tether_engine_*)", setup, devices: 2,
     hosts: ", devices A (uid 1) and B (uid 2)",

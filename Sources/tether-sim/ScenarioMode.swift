@@ -55,8 +55,7 @@ enum ScenarioMode {
   }
 
   static func main<P: SimProfile>(_: P.Type, _ options: Options) -> Int32 {
-    if let seed = options.replay { return replay(P.self, seed, options) }
-    return batch(P.self, options)
+    options.replay.map { replay(P.self, $0, options) } ?? batch(P.self, options)
   }
 
   static func replayCommand(_ seed: UInt64, _ options: Options) -> String {
@@ -71,7 +70,7 @@ enum ScenarioMode {
   static func replay<P: SimProfile>(_: P.Type, _ seed: UInt64, _ options: Options) -> Int32 {
     let scenario = Scenario<P>.generate(seed: seed)
     print(
-      "\(P.noun) \(seed): \(scenario.clientCount) clients, edge time scale \(scenario.edgeScale)")
+      "\(P.noun) \(seed): \(scenario.clientCount) clients, edge time scale \(Scenario<P>.scale)")
     for (i, link) in scenario.clean.enumerated() {
       print(
         "client \(i): \(P.name(of: i, in: scenario)), latency \(link.latency.nanoseconds / 1_000_000) "
