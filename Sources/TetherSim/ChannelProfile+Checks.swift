@@ -47,15 +47,9 @@ public struct ChannelProfile: SimProfile {
   let config: ChannelConfig
   let scenario: Scenario<ChannelProfile>
 
-  struct Agreement {
-    var device: Int
-    var observer: Int
-    /// When the device went INTERRUPTED, and when the server had last heard it then.
-    var at: Instant
-    var heard: Instant
-    /// Since when the observer has been CONNECTED on a clean link.
-    var since: Instant
-  }
+  /// `at`: when the device went INTERRUPTED; `heard`: when the server had last heard it
+  /// then; `since`: since when the observer has been CONNECTED on a clean link.
+  typealias Agreement = (device: Int, observer: Int, at: Instant, heard: Instant, since: Instant)
 
   public init(_ scenario: Scenario<ChannelProfile>) {
     let n = scenario.clientCount
@@ -98,6 +92,9 @@ public struct ChannelProfile: SimProfile {
     case .networkChanged(let c, let byUser):
       stage.stats[.networkChanges] += 1
       stage.world.act(c) { s, now, out in s.networkChanged(byUser: byUser, now: now, into: &out) }
+    case .kick(let c, let ban):
+      stage.stats[.adminKicks] += 1
+      stage.world.kick(uid: Self.uid(of: c), in: scenario.channel(of: c), banSeconds: ban)
     }
   }
 
@@ -407,7 +404,7 @@ public struct ChannelProfile: SimProfile {
       guard let sinceB = cleanConnected(b, stage), sinceB <= heard, models[b].view[uid] != nil
       else { continue }
       pendingAgreements.append(
-        Agreement(device: a, observer: b, at: stage.now, heard: heard, since: sinceB))
+        (device: a, observer: b, at: stage.now, heard: heard, since: sinceB))
     }
   }
 

@@ -94,6 +94,9 @@ extension ChannelProfile {
     case renew(client: Int)
     /// The device's address changed (the app says so, or the driver saw it).
     case networkChanged(client: Int, byUser: Bool)
+    /// The operator kicks the client's uid through the admin entry point, banning it for
+    /// `ban` s.
+    case kick(client: Int, ban: UInt32)
 
     public var description: String {
       switch self {
@@ -103,6 +106,8 @@ extension ChannelProfile {
       case .renew(let c): "client \(c) renews its token"
       case .networkChanged(let c, let byUser):
         "client \(c): network changed" + (byUser ? " (app)" : "")
+      case .kick(let c, let ban):
+        "admin kicks client \(c)" + (ban > 0 ? " and bans it for \(ban) s" : "")
       }
     }
   }
@@ -121,7 +126,9 @@ extension ChannelProfile {
         .cut: 7, .faults: 4, .other(0): 2, .other(1): 2, .other(2): 2, .restartServer: 1,
         .other(3): 2,
       ]),
-      faults: [.loss, .duplicate, .jitter, .spike])
+      faults: [.loss, .duplicate, .jitter, .spike],
+      // Kicks and far duplicates came after the rest: up to two, drawn on their own.
+      extra: (0x4B1C_D0B1, PlanShape.weighted([.other(4): 1, .faults: 1]), [.duplicateFar]))
   }
 
   public static func config(_ r: inout SeededRandom) -> ChannelConfig {
@@ -162,7 +169,8 @@ extension ChannelProfile {
     case 0: .call(.leave(client: client))
     case 1: .call(.join(client: client, expiresIn: r.next() % 4 == 0 ? 3 : nil))
     case 2: .call(.renew(client: client))
-    default: .call(.networkChanged(client: client, byUser: r.next() % 2 == 0))
+    case 3: .call(.networkChanged(client: client, byUser: r.next() % 2 == 0))
+    default: .call(.kick(client: client, ban: r.next() % 2 == 0 ? 0 : 1 + UInt32(r.next() % 3)))
     }
   }
 

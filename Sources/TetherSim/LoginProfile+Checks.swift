@@ -114,7 +114,7 @@ public struct LoginProfile: SimProfile {
       stage.stats[.networkChanges] += 1
       _ = stage.world.call(c) { s, now, out in s.networkChanged(now: now, into: &out) }
     case .kickUser(let u, let ban):
-      stage.stats[.kicks] += 1
+      stage.stats[.adminKicks] += 1
       stage.world.kickUser(Self.users[u], banSeconds: ban)
     }
   }
@@ -307,11 +307,11 @@ public struct LoginProfile: SimProfile {
     // Only events of the server session the world's boundaries describe.
     let side = stage.world.sides[c]
     guard step.generation == side.generation, side.held else {
-      stage.stats[.unchecked] += 1
+      stage.stats[.uncheckedEvents] += 1
       return
     }
     guard let previous = lastEvent[c][key] else { return }
-    stage.stats[.alternations] += 1
+    stage.stats[.memberEventAlternations] += 1
     guard previous.joined == joined else { return }
     let name = try! ChannelName(validating: Array(channel))
     let rejoined = (side.joinedAtEvent[name] ?? []).contains {

@@ -61,24 +61,31 @@ public struct Scenario<P: SimProfile>: Sendable {
       if r.next() % 4 == 0 { return .milliseconds(t - 5 + r.next() % 11) }
       return .milliseconds(t / 2 + r.next() % (t + 1))
     }
-    let events = shape.events + Int(r.next() % shape.moreEvents)
-    for _ in 0..<events {
+    /// One event: when, to whom, of a kind from `mix` (faults from `kinds`).
+    func event(_ r: inout SeededRandom, _ mix: [PlanShape.EventKind], _ kinds: [FaultKind]) -> (
+      at: Instant, action: ScenarioAction<P.Call>
+    ) {
       let at = Instant.ms(shape.start + r.next() % (duration.nanoseconds / 1_000_000 - shape.start))
       let client = Int(r.next() % UInt64(count))
       let direction = LinkDirection.allCases[Int(r.next() % 3)]
-      let action: ScenarioAction<P.Call>
-      switch shape.mix[Int(r.next() % UInt64(shape.mix.count))] {
+      switch mix[Int(r.next() % UInt64(mix.count))] {
       case .cut:
-        action = .cut(client: client, direction, length: r.next() % 12 == 0 ? nil : around(&r))
+        return (at, .cut(client: client, direction, length: r.next() % 12 == 0 ? nil : around(&r)))
       case .faults:
         var faults = LinkConditions(latency: clean[client].latency, jitter: clean[client].jitter)
-        shape.faults[Int(r.next() % UInt64(shape.faults.count))].apply(to: &faults, &r)
+        kinds[Int(r.next() % UInt64(kinds.count))].apply(to: &faults, &r)
         if r.next() % 3 == 0 { faults.loss = max(faults.loss, 0.2) }
-        action = .faults(client: client, direction, faults, length: around(&r))
-      case .restartServer: action = .restartServer
-      case .other(let kind): action = P.event(kind, client: client, &r)
+        return (at, .faults(client: client, direction, faults, length: around(&r)))
+      case .restartServer: return (at, .restartServer)
+      case .other(let kind): return (at, P.event(kind, client: client, &r))
       }
-      plan.append((at, action))
+    }
+    let events = shape.events + Int(r.next() % shape.moreEvents)
+    plan += (0..<events).map { _ in event(&r, shape.mix, shape.faults) }
+    if let extra = shape.extra {
+      // Up to two more, from their own generator: the events above stay what they were.
+      var r = SeededRandom(seed: seed ^ extra.salt)
+      plan += (0..<Int(r.next() % 3)).map { _ in event(&r, extra.mix, extra.faults) }
     }
     plan.sort { $0.at < $1.at }
     return Scenario(
@@ -101,6 +108,8 @@ public struct PlanShape: Sendable {
   /// Each event draws one entry: the more entries of a kind, the likelier it is.
   public var mix: [EventKind]
   public var faults: [FaultKind]
+  /// Events drawn after those, from a generator of their own (`salt` mixed into the seed).
+  public var extra: (salt: UInt64, mix: [EventKind], faults: [FaultKind])? = nil
 
   public enum EventKind: Sendable {
     case cut, faults, restartServer

@@ -214,7 +214,7 @@ public struct Stage<P: SimProfile> {
         if faultCount[c][k] == 0 { set(c, k, scenario.clean[c]) }
       }
     case .restartServer:
-      stats[.restarts] += 1
+      stats[.serverRestarts] += 1
       world.restartServer()
       for i in cleanSince.indices where cleanSince[i] != nil { cleanSince[i] = now }
     }

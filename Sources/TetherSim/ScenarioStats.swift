@@ -31,52 +31,40 @@ public struct ScenarioStats: Sendable {
   /// One line, the figures to quote (`noun`: what one scenario is called): the counts
   /// that are not zero.
   public func summary(_ noun: String) -> String {
-    let tallies = Tally.allCases.filter { self[$0] > 0 }.map { "\(self[$0]) \($0.rawValue)" }
+    let tallies = Tally.allCases.filter { self[$0] > 0 }.map { "\(self[$0]) \($0.label)" }
     let datagrams = NetworkCounters.Kind.allCases.filter { network[$0] > 0 }
     return "\(scenarios) \(noun)s, \(steps) steps, \(checks) invariant checks; "
       + tallies.joined(separator: ", ") + "; datagrams: "
-      + datagrams.map { "\(network[$0]) \($0.rawValue)" }.joined(separator: ", ")
+      + datagrams.map { "\(network[$0]) \($0.label)" }.joined(separator: ", ")
+  }
+}
+
+/// A count's name in words: `peerAgreements` is "peer agreements".
+public protocol Labelled {}
+
+extension Labelled {
+  public var label: String {
+    String(describing: self).reduce(into: "") {
+      $0 += $1.isUppercase ? " " + $1.lowercased() : "\($1)"
+    }
   }
 }
 
 /// What a scenario counts besides steps and checks: calls, outcomes, faults, and the times a
-/// conditional rule's conditions held and its outcome was demanded. The raw value labels it.
-public enum Tally: String, CaseIterable, Sendable {
-  case uplinkCuts = "uplink cuts"
-  case downlinkCuts = "downlink cuts"
-  case twoWayCuts = "two-way cuts"
-  case faultPhases = "fault phases"
-  case restarts = "server restarts"
-  case joins
-  case expiringTokens = "expiring tokens"
-  case leaves, renewals
-  case networkChanges = "network changes"
-  case logins, logouts
-  case channelCalls = "channel joins/leaves"
-  case kicks = "admin kicks"
-  case connected = "CONNECTED"
-  case resumed
-  case remoteLogins = "REMOTE_LOGIN"
-  case banned = "BANNED"
-  case tokenExpired = "token-expired"
-  case memberEvents = "member events"
-  case healBounds = "heal bounds"
-  case dropDemands = "DROPPED demands"
-  case peerAgreements = "peer agreements"
-  case interruptAgreements = "on an interruption"
+/// conditional rule's conditions held and its outcome was demanded.
+public enum Tally: CaseIterable, Sendable, Labelled {
+  case uplinkCuts, downlinkCuts, twoWayCuts, faultPhases, serverRestarts
+  case joins, expiringTokens, leaves, renewals, networkChanges, adminKicks
+  case logins, logouts, channelCalls, connected, resumed, remoteLogins, banned, tokenExpired
+  case memberEvents, healBounds, dropDemands, peerAgreements, interruptAgreements
   /// Member events checked against the previous one of their (channel, user), and those
   /// from a server session the checker's boundaries no longer cover.
-  case alternations = "member-event alternations"
-  case unchecked = "events unchecked"
+  case memberEventAlternations, uncheckedEvents
   /// Closing-phase agreements: a client, its channels, or its view of a member, against
   /// the server.
-  case endAgreements = "end agreements"
+  case endAgreements
 
-  static func cuts(_ direction: LinkDirection) -> Tally {
-    switch direction {
-    case .uplink: .uplinkCuts
-    case .downlink: .downlinkCuts
-    case .both: .twoWayCuts
-    }
+  static func cuts(_ d: LinkDirection) -> Tally {
+    d == .uplink ? .uplinkCuts : d == .downlink ? .downlinkCuts : .twoWayCuts
   }
 }

@@ -26,26 +26,19 @@ public struct LinkConditions: Equatable, Sendable {
 
 /// What the network did to datagrams, by kind: the simulator's fault counters.
 public struct NetworkCounters: Equatable, Sendable {
-  /// The raw value labels it.
-  public enum Kind: String, CaseIterable, Sendable {
+  public enum Kind: CaseIterable, Sendable, Labelled {
     /// Handed to the network (copies from duplication not included), and delivered.
     case sent, delivered
-    /// Lost to a random loss; lost because their direction was cut (when sent, or while
-    /// in flight).
-    case lost
-    case cut = "dropped by cuts"
+    /// Lost to a random loss, or because their direction was cut (when sent, or in flight).
+    case lost, droppedByCut
     /// Sent twice; given a delay spike; arrived before a datagram sent earlier on the same
     /// link and direction.
-    case duplicated
-    case spiked = "delay spikes"
-    case reordered
+    case duplicated, delaySpiked, reordered
     /// Set aside (``World/setsAsideLate``): MEMBER_EVENTS and CHANNEL_ACK of an earlier
     /// login server session after the client took a newer one's LOGIN_ACCEPT; LOGIN_HEARTBEAT
     /// and CHANNEL_OPERATION sent in an earlier one that reach a newer one; LOGIN_ACCEPTs
     /// (not RESUMED) of the server session a CONNECTED client already holds.
-    case lateDownlink = "late MEMBER_EVENTS/CHANNEL_ACK set aside"
-    case lateUplink = "late LOGIN_HEARTBEAT/CHANNEL_OPERATION set aside"
-    case lateAccepts = "late LOGIN_ACCEPTs set aside"
+    case lateDownlink, lateUplink, lateAccepts
   }
 
   private var counts: [Kind: UInt64] = [:]

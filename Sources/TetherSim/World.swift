@@ -128,13 +128,9 @@ public struct World<Client: SimClient> {
 
   /// One datagram as it arrived. `state` is the client's state just before a downlink
   /// datagram reached it (for an uplink one, its state when the server got it).
-  public struct Delivery {
-    public var at: Instant
-    public var toServer: Bool
-    public var client: Int
-    public var packet: Packet?
-    public var state: Client.State
-  }
+  public typealias Delivery = (
+    at: Instant, toServer: Bool, client: Int, packet: Packet?, state: Client.State
+  )
 
   public init(
     config: EdgeConfig = World.config(), networkSeed: UInt64 = 1, watchesServer: Bool = false
@@ -194,9 +190,21 @@ public struct World<Client: SimClient> {
   /// admin entry point.
   public mutating func kickUser(_ user: UserID, banSeconds: UInt32) {
     adminNonce &+= 1
-    let request = AdminKickUser(
-      userID: user, banSeconds: banSeconds, unixTime: wallClock, nonce: adminNonce
-    ).sealed(appID: Fixture.appID, certificate: simCertificate)
+    admin(
+      AdminKickUser(userID: user, banSeconds: banSeconds, unixTime: wallClock, nonce: adminNonce)
+        .sealed(appID: Fixture.appID, certificate: simCertificate))
+  }
+
+  /// The operator kicks `uid` from `channel` (and bans it for `banSeconds`).
+  public mutating func kick(uid: UInt32, in channel: String, banSeconds: UInt32) {
+    guard let channel = try? ChannelName(validating: Array(channel.utf8)) else { return }
+    adminNonce &+= 1
+    let kick = AdminKick(
+      channel: channel, uid: uid, banSeconds: banSeconds, unixTime: wallClock, nonce: adminNonce)
+    admin(kick.sealed(appID: Fixture.appID, certificate: simCertificate))
+  }
+
+  private mutating func admin(_ request: [UInt8]) {
     ship(
       server.receive(request[...], from: Self.adminAddress, now: now, wallClock: wallClock),
       input: nil)
@@ -275,7 +283,7 @@ public struct World<Client: SimClient> {
   ) {
     counters[.sent] += 1
     guard toServer ? uplinkUp[client] : downlinkUp[client] else {
-      counters[.cut] += 1
+      counters[.droppedByCut] += 1
       return
     }
     let conditions = toServer ? uplink[client] : downlink[client]
@@ -291,7 +299,7 @@ public struct World<Client: SimClient> {
     for _ in 0..<copies {
       var delay = conditions.latency + random.upTo(conditions.jitter)
       if random.chance(conditions.spikeChance) {
-        counters[.spiked] += 1
+        counters[.delaySpiked] += 1
         delay = delay + conditions.spike
       }
       linkSent[client][direction] += 1
@@ -324,17 +332,14 @@ public struct World<Client: SimClient> {
   private mutating func deliver(_ flight: Flight) {
     let i = flight.client
     guard flight.toServer ? uplinkUp[i] : downlinkUp[i] else {
-      counters[.cut] += 1
+      counters[.droppedByCut] += 1
       return
     }
     if loses(flight.toServer, i, flight.packet) { return }
     if setsAsideLate, setsAside(flight) { return }
     counters[.delivered] += 1
     if recordsDeliveries {
-      deliveries.append(
-        Delivery(
-          at: now, toServer: flight.toServer, client: i,
-          packet: flight.packet, state: clients[i].state))
+      deliveries.append((now, flight.toServer, i, flight.packet, clients[i].state))
     }
     if flight.toServer {
       let out = server.receive(

@@ -15,7 +15,7 @@ import TetherSim
     #expect(stats.scenarios == seeds.count)
     #expect(stats.network[.lost] > 0 && stats.network[.duplicated] > 0)
     #expect(stats.network[.reordered] > 0)
-    #expect(stats[.uplinkCuts] > 0 && stats[.downlinkCuts] > 0 && stats[.restarts] > 0)
+    #expect(stats[.uplinkCuts] > 0 && stats[.downlinkCuts] > 0 && stats[.serverRestarts] > 0)
     #expect(stats[.endAgreements] > 0)
     return stats
   }
@@ -27,9 +27,9 @@ import TetherSim
 
   @Test func seededLoginScenarios_keepEveryInvariant() {
     let stats = Self.batch(LoginProfile.self, seeds: 1..<41)
-    #expect(stats[.kicks] > 0 && stats[.banned] > 0)
+    #expect(stats[.adminKicks] > 0 && stats[.banned] > 0)
     #expect(stats[.resumed] > 0 && stats[.remoteLogins] > 0 && stats[.tokenExpired] > 0)
-    #expect(stats[.memberEvents] > 0 && stats[.alternations] > 0)
+    #expect(stats[.memberEvents] > 0 && stats[.memberEventAlternations] > 0)
   }
 
   static func expectReplays<P: SimProfile>(_: P.Type, seed: UInt64) throws {
