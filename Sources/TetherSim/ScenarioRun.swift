@@ -92,13 +92,15 @@ public struct ScenarioRun<P: SimProfile> {
     stage.world.deliveries.removeAll(keepingCapacity: true)
     try stage.expectNoneHeldPastSilence()
   }
+}
 
-  /// Runs scenarios `seeds` and stops at the first violation.
+extension SimProfile {
+  /// Runs scenarios `seeds`, stops at the first violation (a requirement: specialized).
   public static func batch(
     seeds: Range<UInt64>, stats: inout ScenarioStats, setsAsideLate: Bool = false
   ) -> (seed: UInt64, violation: Violation)? {
     for seed in seeds {
-      var run = ScenarioRun(Scenario<P>.generate(seed: seed), setsAsideLate: setsAsideLate)
+      var run = ScenarioRun(Scenario<Self>.generate(seed: seed), setsAsideLate: setsAsideLate)
       do throws(Violation) {
         try run.run()
       } catch {

@@ -26,7 +26,7 @@ public struct LinkConditions: Equatable, Sendable {
 
 /// What the network did to datagrams, by kind: the simulator's fault counters.
 public struct NetworkCounters: Equatable, Sendable {
-  public enum Kind: CaseIterable, Sendable, Labelled {
+  public enum Kind: Int, CaseIterable, Sendable, Labelled {
     /// Handed to the network (copies from duplication not included), and delivered.
     case sent, delivered
     /// Lost to a random loss, or because their direction was cut (when sent, or in flight).
@@ -41,17 +41,15 @@ public struct NetworkCounters: Equatable, Sendable {
     case lateDownlink, lateUplink, lateAccepts
   }
 
-  private var counts: [Kind: UInt64] = [:]
-
-  public init() {}
+  private var counts = [UInt64](repeating: 0, count: Kind.allCases.count)
 
   public subscript(_ kind: Kind) -> UInt64 {
-    get { counts[kind, default: 0] }
-    set { counts[kind] = newValue }
+    get { counts[kind.rawValue] }
+    set { counts[kind.rawValue] = newValue }
   }
 
   public static func += (lhs: inout NetworkCounters, rhs: NetworkCounters) {
-    lhs.counts.merge(rhs.counts, uniquingKeysWith: +)
+    for i in lhs.counts.indices { lhs.counts[i] += rhs.counts[i] }
   }
 }
 

@@ -116,7 +116,7 @@ enum ScenarioMode {
         }
         guard let range else { return }
         var stats = ScenarioStats()
-        let failure = ScenarioRun<P>.batch(
+        let failure = P.batch(
           seeds: range, stats: &stats, setsAsideLate: options.setAsideLate)
         progress.withLock { p in
           p.stats.add(stats)

@@ -10,7 +10,7 @@ import TetherSim
 @Suite struct ScenarioTests {
   static func batch<P: SimProfile>(_: P.Type, seeds: Range<UInt64>) -> ScenarioStats {
     var stats = ScenarioStats()
-    let failure = ScenarioRun<P>.batch(seeds: seeds, stats: &stats)
+    let failure = P.batch(seeds: seeds, stats: &stats)
     #expect(failure == nil, "\(failure.map { "seed \($0.seed): \($0.violation)" } ?? "")")
     #expect(stats.scenarios == seeds.count)
     #expect(stats.network[.lost] > 0 && stats.network[.duplicated] > 0)
