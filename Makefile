@@ -334,12 +334,11 @@ check-tsan: device cross-test
 	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh tsan
 
 # Seeded random scenarios on the real edge server and real sessions in virtual time
-# (Sources/TetherSim/ScenarioRun.swift lists the invariants), checked after every step.
-# A failure prints its seed and the line that replays it: make sim-replay SEED=N.
-# make soak runs SOAK_SCENARIOS more (from SOAK_SEED), or as many as fit in SOAK_SECONDS.
-# The login profile's scenarios (Sources/TetherSim/LoginScenarioRun.swift) run after the
-# channel's: SIM_LOGIN_SCENARIOS of them; make sim-replay LOGIN=1 SEED=N replays one, and
-# make soak LOGIN=1 soaks them.
+# (Sources/TetherSim/ScenarioRun.swift and each profile's checks list the invariants),
+# checked after every step: SIM_SCENARIOS of the channel profile, then SIM_LOGIN_SCENARIOS
+# of the login profile. A failure prints its seed and the line that replays it: make
+# sim-replay [LOGIN=1] SEED=N. make soak [LOGIN=1] runs SOAK_SCENARIOS more (from
+# SOAK_SEED), or as many as fit in SOAK_SECONDS.
 SIM_SCENARIOS ?= 10000
 SIM_LOGIN_SCENARIOS ?= 15000
 SIM_JOBS ?= 2

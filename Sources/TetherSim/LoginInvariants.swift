@@ -38,9 +38,7 @@ public struct LoginInvariants {
   /// The login's cookie, from its first LOGIN; nil before it.
   public private(set) var cookie: UInt64?
   /// How many of each the checks saw (so a test can show it exercised them).
-  public private(set) var stateChanges = 0
   public private(set) var loginResults = 0
-  public private(set) var datagramsSent = 0
   public private(set) var memberEvents = 0
 
   public init() {}
@@ -76,7 +74,6 @@ public struct LoginInvariants {
     for action in output.actions {
       switch action {
       case .notify(.connectionStateChanged(let state, let reason)):
-        stateChanges += 1
         require(reason.state == state, "\(state.name) reported with \(reason.name)")
         require(
           lastPair.map { $0 != (state, reason) } ?? true, "\(state.name)/\(reason.name) twice")
@@ -114,7 +111,6 @@ public struct LoginInvariants {
       case .notify(.tokenExpired), .notify(.loginAttempt):
         break
       case .send(let datagram):
-        datagramsSent += 1
         let bytes = output.bytes(of: datagram)
         require(bytes.count <= Packet.maximumSize, "sent \(bytes.count) bytes")
         require(

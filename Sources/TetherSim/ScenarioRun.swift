@@ -1,221 +1,239 @@
 import TetherCore
 import TetherEdge
 
-/// One scenario played on a ``SimWorld`` and checked after every step.
-///
-/// The invariants, each against what the clients sent, were told and received (never the
-/// session's private fields):
-/// 1. every state change is a (state, reason) pair docs/BEHAVIOUR.md allows, from a state its reason
-///    may follow, never the same pair twice in a row; the session's state is the last one
-///    reported;
-/// 2. INTERRUPTED comes at exactly last data + interrupted_after, LOST and connection-lost at
-///    exactly the effort's start + lost_after, JOIN_FAILED at exactly its start +
-///    give_up_after; none of them is ever overdue, and a JOIN follows the previous one by at
-///    most the backoff cap;
-/// 3. a client whose link is clean (both directions up, no loss) rejoins within the backoff
-///    cap plus a round trip of the later of its effort's start and the heal;
-/// 4. DROPPED only when the last sign of life the server relayed is remote_offline_after old;
-///    at most once per silence (a second needs the server to have heard the member since the
-///    first verdict's silence began); and always, by last heard + remote_offline_after + one
-///    latency, at a peer that was CONNECTED on a clean link for the whole time;
-/// 5. a CONNECTED device on a clean link is seen present and not interrupted by every clean
-///    CONNECTED peer of its channel within one heartbeat, one presence interval and a round
-///    trip; a device that goes INTERRUPTED because its uplink failed (its last hearing was
-///    answered over a clean downlink) and is not heard again for a heartbeat is reported
-///    interrupted by those peers within one heartbeat of its own INTERRUPTED;
-/// 6. nothing after leave but a new join's CONNECTING; no datagram from a DISCONNECTED or
-///    FAILED session; member events consistent (no joined twice, no offline of a stranger).
-public struct ScenarioRun {
-  public let scenario: Scenario
-  public internal(set) var world: SimWorld
+/// One scenario played on a ``World`` and checked after every step: the profile's
+/// invariants (ChannelProfile+Checks.swift, LoginProfile+Checks.swift list them), and for
+/// both profiles:
+/// 1. the server's side (World+Watch.swift): proofs of a round trip only from a session it
+///    holds; a session ended for silence (forget-after, a login's grace) only when silent
+///    that long, and none held past it; no reply larger than its request to an address
+///    holding no session;
+/// 2. after the plan the network heals for good and every client gets a fresh token: once
+///    the network has been healthy past the edge's silence limit, every client that is on
+///    agrees with the server (the profile's ``SimProfile/agree(_:)``);
+/// 3. once every client left (logged out), the server holds no session, login, login
+///    channel or queued member event.
+public struct ScenarioRun<P: SimProfile> {
+  public internal(set) var stage: Stage<P>
+  /// The profile's checker: what it knows of the clients.
+  var profile: P
+
+  public var stats: ScenarioStats { stage.stats }
+  /// The trace, when asked for (``init(_:tracing:clientConfig:setsAsideLate:)``).
+  public var trace: [String] { stage.trace }
+
+  /// - Parameters:
+  ///   - clientConfig: what the clients really run with, when it is not the scenario's
+  ///     (the checker keeps assuming the scenario's): for proving that a client that
+  ///     breaks a rule is caught.
+  ///   - setsAsideLate: see ``World/setsAsideLate``.
+  public init(
+    _ scenario: Scenario<P>, tracing: Bool = false, clientConfig: P.Config? = nil,
+    setsAsideLate: Bool = false
+  ) {
+    stage = Stage(scenario, tracing: tracing, clientConfig: clientConfig)
+    stage.world.setsAsideLate = setsAsideLate
+    profile = P(scenario)
+  }
+
+  /// Plays the scenario to its end, then its closing phase; the first broken invariant
+  /// ends it.
+  public mutating func run() throws(Violation) {
+    defer { stage.collectStats() }
+    try play(until: .zero + stage.scenario.duration)
+    stage.healForGood()
+    for call in profile.freshTokens(stage) { try performAndObserve(.call(call)) }
+    let silence = stage.silenceLimit
+    try play(until: stage.now + Stage<P>.settle + silence + .milliseconds(1500))
+    for c in 0..<stage.scenario.clientCount where try stage.expectSettled(c) {
+      try profile.agree(c, &stage)
+    }
+    for call in profile.goodbyes(stage) { try performAndObserve(.call(call)) }
+    try play(until: stage.now + Stage<P>.settle + silence + .milliseconds(200))
+    try stage.expectEmptyTables()
+  }
+
+  mutating func play(until end: Instant) throws(Violation) {
+    while true {
+      // Everything due by the next action (or the end) first, one step at a time.
+      if stage.world.step(until: min(stage.actions.first?.at ?? end, end)) {
+        stage.stats.steps += 1
+        try observe()
+        continue
+      }
+      guard let (at, action) = stage.actions.first, at <= end else { break }
+      stage.actions.removeFirst()
+      stage.world.run(until: at)
+      try performAndObserve(action)
+    }
+    stage.world.run(until: end)
+    try observe()
+  }
+
+  mutating func perform(_ action: ScenarioAction<P.Call>) throws(Violation) {
+    stage.note("> \(action)")
+    if case .call(let call) = action {
+      try profile.perform(call, on: &stage)
+    } else {
+      stage.perform(action)
+    }
+    stage.updateLinks()
+  }
+
+  mutating func performAndObserve(_ action: ScenarioAction<P.Call>) throws(Violation) {
+    try perform(action)
+    stage.stats.steps += 1
+    try observe()
+  }
+
+  mutating func observe() throws(Violation) {
+    if let first = stage.world.violations.first { throw first }
+    try profile.observe(&stage)
+    stage.world.deliveries.removeAll(keepingCapacity: true)
+    try stage.expectNoneHeldPastSilence()
+  }
+}
+
+extension SimProfile {
+  /// Runs scenarios `seeds`, stops at the first violation (a requirement: specialized).
+  public static func batch(
+    seeds: Range<UInt64>, stats: inout ScenarioStats, setsAsideLate: Bool = false
+  ) -> (seed: UInt64, violation: Violation)? {
+    for seed in seeds {
+      var run = ScenarioRun(Scenario<Self>.generate(seed: seed), setsAsideLate: setsAsideLate)
+      do throws(Violation) {
+        try run.run()
+      } catch {
+        stats.add(run.stats)
+        return (seed, error)
+      }
+      stats.add(run.stats)
+    }
+    return nil
+  }
+}
+
+/// What a scenario's checks see and use, whatever the profile: the world, the plan still
+/// to come, the app's own choices, the links' state, the counts and the trace.
+public struct Stage<P: SimProfile> {
+  public let scenario: Scenario<P>
+  public internal(set) var world: World<P.Client>
   public internal(set) var stats = ScenarioStats()
-  /// The trace, when asked for (``init(_:tracing:)``).
   public internal(set) var trace: [String] = []
   let tracing: Bool
-
-  var models: [ClientModel]
-  var cookies: [UInt64?]
-  var effortStart: [Instant?]
-  var traced: [Int]
-  var actions: [(at: Instant, action: ScenarioAction)]
+  var actions: [(at: Instant, action: ScenarioAction<P.Call>)]
+  /// The app's own choices (when it renews, rejoins, logs in again).
   var app: SeededRandom
+  /// Per client and direction (uplink 0, downlink 1): cuts and fault phases under way.
   var cutCount: [[Int]]
   var faultCount: [[Int]]
+  /// Since when each client's link has been clean (both directions up, no faults), and
+  /// its downlink: once what the faults delayed has landed; nil while it is not.
   var cleanSince: [Instant?]
-  var serverHeard: [Instant?]
-  /// Per observer and member: the silence (its start) whose DROPPED was last counted.
-  var demanded: [[Instant?]]
-  /// Since when each client's downlink has been clean (no cut, no faults).
   var downCleanSince: [Instant?]
-  /// A device went INTERRUPTED at `at` and its peer `observer` must say so within one
-  /// heartbeat: checked once that heartbeat has passed.
-  var pendingAgreements: [Agreement] = []
-
-  struct Agreement {
-    var device: Int
-    var observer: Int
-    /// When the device went INTERRUPTED, and when the server had last heard it then.
-    var at: Instant
-    var heard: Instant
-    /// Since when the observer has been CONNECTED on a clean link.
-    var since: Instant
-  }
-  var edge: EdgeConfig
-  /// Invariant evaluations (a reference, so that `expect` need not be mutating).
-  let checks = Counter()
-
-  final class Counter {
-    var value: UInt64 = 0
-  }
+  /// The closing phase: the network is healed for good and the app plans nothing more.
+  var ending = false
 
   /// Longer than any delay a fault phase gives a datagram (latency, jitter and a spike).
-  static let settle = Interval.milliseconds(600)
+  static var settle: Interval { .milliseconds(600) }
 
-  /// - Parameter clientConfig: what the clients really run with, when it is not the
-  ///   scenario's (the checker keeps assuming the scenario's): for proving that a client
-  ///   that breaks a rule is caught.
-  public init(_ scenario: Scenario, tracing: Bool = false, clientConfig: ChannelConfig? = nil) {
+  init(_ scenario: Scenario<P>, tracing: Bool, clientConfig: P.Config?) {
     self.scenario = scenario
     self.tracing = tracing
     // The scale is in range: this cannot throw.
-    edge = try! EdgeConfig(
-      appID: Fixture.appID, appCertificate: SimWorld.certificate, timeScale: scenario.edgeScale)
-    world = SimWorld(config: edge, networkSeed: scenario.seed)
+    var edge = try! EdgeConfig(
+      appID: Fixture.appID, appCertificate: simCertificate, timeScale: Scenario<P>.scale)
+    edge.firstLoginSession = 0  // a function of the seed (restarts start elsewhere)
+    world = World(config: edge, networkSeed: scenario.seed, watchesServer: true)
     world.recordsServerSent = false
     world.recordsDeliveries = true
     for i in 0..<scenario.clientCount {
-      world.addClient(
-        config: clientConfig ?? scenario.config, seed: scenario.seed &* 31 &+ UInt64(i))
+      _ = world.add(
+        P.Client(config: clientConfig ?? scenario.config, seed: scenario.seed &* 31 &+ UInt64(i)))
       world.uplink[i] = scenario.clean[i]
       world.downlink[i] = scenario.clean[i]
     }
     let n = scenario.clientCount
-    models = Array(repeating: ClientModel(), count: n)
-    cookies = Array(repeating: nil, count: n)
-    effortStart = Array(repeating: nil, count: n)
-    traced = Array(repeating: 0, count: n)
     actions = scenario.plan
-    app = SeededRandom(seed: scenario.seed ^ 0xA99)
+    app = SeededRandom(seed: scenario.seed ^ P.plan.appSalt)
     cutCount = Array(repeating: [0, 0], count: n)
     faultCount = Array(repeating: [0, 0], count: n)
     cleanSince = Array(repeating: .zero, count: n)
-    serverHeard = Array(repeating: nil, count: n)
-    demanded = Array(repeating: Array(repeating: nil, count: n), count: n)
     downCleanSince = Array(repeating: .zero, count: n)
     stats.scenarios = 1
   }
 
-  var config: ChannelConfig { scenario.config }
-  var now: Instant { world.now }
-
-  /// Plays the scenario to its end; the first broken invariant ends it.
-  public mutating func run() throws(Violation) {
-    defer {
-      stats.checks = checks.value
-      stats.network = world.counters
-    }
-    let end = Instant.zero + scenario.duration
-    while true {
-      // Everything due by the next action (or the end) first, one step at a time.
-      if world.step(until: min(actions.first?.at ?? end, end)) {
-        stats.steps += 1
-        try observe()
-        continue
-      }
-      guard let (at, action) = actions.first, at <= end else { break }
-      actions.removeFirst()
-      world.run(until: at)
-      try perform(action)
-      stats.steps += 1
-      try observe()
-    }
-    world.run(until: end)
-    try observe()
+  public var now: Instant { world.now }
+  /// How long the edge holds a silent session: its forget-after, a login's grace.
+  var silenceLimit: Interval {
+    max(world.server.config.forgetAfter, world.server.config.loginGrace)
   }
-
-  // MARK: - Actions
 
   mutating func note(_ line: @autoclosure () -> String) {
     if tracing { trace.append("\(SimClock.text(now))  \(line())") }
   }
 
-  mutating func schedule(_ action: ScenarioAction, after delay: Interval) {
+  /// Plans `action` `delay` from now (the app's reaction to what it was told).
+  mutating func schedule(_ action: ScenarioAction<P.Call>, after delay: Interval) {
+    guard !ending else { return }
     let at = now + delay
     let index = actions.firstIndex { $0.at > at } ?? actions.count
     actions.insert((at, action), at: index)
   }
 
-  func directions(_ d: LinkDirection) -> [Int] {
-    switch d {
-    case .uplink: [0]
-    case .downlink: [1]
-    case .both: [0, 1]
-    }
+  func violation(_ invariant: String, _ client: Int, _ detail: String) -> Violation {
+    Violation(invariant: invariant, client: client, at: now, detail: detail)
   }
 
-  mutating func perform(_ action: ScenarioAction) throws(Violation) {
-    note("> \(action)")
+  mutating func expect(
+    _ ok: Bool, _ invariant: String, _ client: Int, _ detail: @autoclosure () -> String
+  ) throws(Violation) {
+    stats.checks += 1
+    if !ok { throw violation(invariant, client, detail()) }
+  }
+
+  // MARK: - The network and the server
+
+  mutating func perform(_ action: ScenarioAction<P.Call>) {
     switch action {
-    case .join(let c, let expiresIn):
-      stats.joins += 1
-      if expiresIn != nil { stats.expiringTokens += 1 }
-      let uid = scenario.uid(of: c)
-      let channel = scenario.channels[c]
-      let token = world.token(channel: channel, uid: uid, expiresIn: expiresIn ?? 3600)
-      let wasIdle = models[c].state == .disconnected
-      var refused = false
-      do { try world.join(c, channel: channel, uid: uid, token: token) } catch { refused = true }
-      checks.value += 1
-      if refused == wasIdle {
-        throw violation("call rules", c, "join_channel in \(models[c].state) refused: \(refused)")
-      }
-    case .leave(let c):
-      stats.leaves += 1
-      world.leave(c)
-    case .renew(let c):
-      stats.renewals += 1
-      let token = world.token(
-        channel: scenario.channels[c], uid: scenario.uid(of: c), expiresIn: 3600)
-      let allowed =
-        models[c].state != .disconnected
-        && (models[c].state != .failed || models[c].reason == .tokenExpired)
-      var refused = false
-      do { try world.renew(c, token) } catch { refused = true }
-      checks.value += 1
-      if refused == allowed {
-        throw violation("call rules", c, "renew_token in \(models[c].state) refused: \(refused)")
-      }
+    case .call: break
     case .cut(let c, let d, let length):
-      stats.cuts[d, default: 0] += 1
-      for k in directions(d) { cutCount[c][k] += 1 }
+      stats[Tally.cuts(d)] += 1
+      for k in Self.directions(d) { cutCount[c][k] += 1 }
       if let length { schedule(.heal(client: c, d), after: length) }
     case .heal(let c, let d):
-      for k in directions(d) { cutCount[c][k] -= 1 }
+      for k in Self.directions(d) { cutCount[c][k] -= 1 }
     case .faults(let c, let d, let conditions, let length):
-      stats.faultPhases += 1
-      for k in directions(d) {
+      stats[.faultPhases] += 1
+      for k in Self.directions(d) {
         faultCount[c][k] += 1
-        if k == 0 { world.uplink[c] = conditions } else { world.downlink[c] = conditions }
+        set(c, k, conditions)
       }
       schedule(.clean(client: c, d), after: length)
     case .clean(let c, let d):
-      for k in directions(d) {
+      for k in Self.directions(d) {
         faultCount[c][k] -= 1
-        guard faultCount[c][k] == 0 else { continue }
-        if k == 0 {
-          world.uplink[c] = scenario.clean[c]
-        } else {
-          world.downlink[c] = scenario.clean[c]
-        }
+        if faultCount[c][k] == 0 { set(c, k, scenario.clean[c]) }
       }
     case .restartServer:
-      stats.restarts += 1
+      stats[.serverRestarts] += 1
       world.restartServer()
       for i in cleanSince.indices where cleanSince[i] != nil { cleanSince[i] = now }
-    case .networkChanged(let c, let byUser):
-      stats.networkChanges += 1
-      world.act(c) { s, now, out in s.networkChanged(byUser: byUser, now: now, into: &out) }
     }
+  }
+
+  /// Client `c`'s uplink (`k` 0) or downlink takes `conditions`.
+  mutating func set(_ c: Int, _ k: Int, _ conditions: LinkConditions) {
+    if k == 0 { world.uplink[c] = conditions } else { world.downlink[c] = conditions }
+  }
+
+  /// The directions' indices (uplink 0, downlink 1).
+  static func directions(_ d: LinkDirection) -> [Int] {
+    d == .both ? [0, 1] : [d == .uplink ? 0 : 1]
+  }
+
+  /// Cuts and heals what the counts say, and notes since when each link is clean.
+  mutating func updateLinks() {
     for c in 0..<scenario.clientCount {
       world.uplinkUp[c] = cutCount[c][0] == 0
       world.downlinkUp[c] = cutCount[c][1] == 0
@@ -232,5 +250,60 @@ public struct ScenarioRun {
         downCleanSince[c] = now + Self.settle
       }
     }
+  }
+
+  /// The closing phase begins: every link heals for good, clean, and nothing more is
+  /// planned.
+  mutating func healForGood() {
+    ending = true
+    actions.removeAll()
+    for c in 0..<scenario.clientCount {
+      cutCount[c] = [0, 0]
+      faultCount[c] = [0, 0]
+      world.uplink[c] = scenario.clean[c]
+      world.downlink[c] = scenario.clean[c]
+    }
+    updateLinks()
+    note("> the network heals for good")
+  }
+
+  /// No session is held past the edge's silence limit (a login's grace ends on time;
+  /// forget-after is applied every presence interval).
+  mutating func expectNoneHeldPastSilence() throws(Violation) {
+    let config = world.server.config
+    for i in 0..<scenario.clientCount where world.sides[i].held {
+      guard let heard = world.sides[i].lastHeard, let cookie = world.sides[i].cookie else {
+        continue
+      }
+      let limit =
+        world.server.session(cookie: cookie) != nil
+        ? config.forgetAfter + config.presenceInterval : config.loginGrace
+      try expect(
+        now.since(heard) <= limit, "silence limit", i, "held, last heard \(SimClock.text(heard))")
+    }
+  }
+
+  /// Client `c`, once the network has been healthy past the edge's silence limit: not
+  /// still trying; if on, at a session the server holds. Whether it is on.
+  mutating func expectSettled(_ c: Int) throws(Violation) -> Bool {
+    let phase = world.clients[c].phase
+    let state = world.clients[c].state
+    try expect(phase != .attempting, "healthy network", c, "still \(state)")
+    guard phase == .connected else { return false }
+    try expect(world.sides[c].held, "healthy network", c, "CONNECTED, the server holds no session")
+    stats[.endAgreements] += 1
+    return true
+  }
+
+  mutating func expectEmptyTables() throws(Violation) {
+    let tables = world.server.tableCounts
+    try expect(
+      tables.sessions == 0 && tables.logins == 0 && tables.loginChannels == 0
+        && tables.queuedEvents == 0, "tables", 0, "after every client left: \(tables)")
+  }
+
+  mutating func collectStats() {
+    stats.network = world.counters
+    stats.checks += world.serverChecks
   }
 }

@@ -10,72 +10,61 @@ public struct ScenarioStats: Sendable {
   /// Invariant evaluations (one rule applied to one client or pair at one step).
   public var checks: UInt64 = 0
   public var network = NetworkCounters()
-  public var cuts: [LinkDirection: UInt64] = [:]
-  public var faultPhases: UInt64 = 0
-  public var restarts: UInt64 = 0
-  public var joins: UInt64 = 0
-  public var expiringTokens: UInt64 = 0
-  public var leaves: UInt64 = 0
-  public var renewals: UInt64 = 0
-  public var networkChanges: UInt64 = 0
-  /// Times a conditional rule's conditions held and its outcome was demanded.
-  public var healBounds: UInt64 = 0
-  public var dropDemands: UInt64 = 0
-  public var agreements: UInt64 = 0
-  /// Devices INTERRUPTED with a working downlink whose peers had to agree within a beat.
-  public var interruptAgreements: UInt64 = 0
+  private var tallies: [Tally: UInt64] = [:]
 
   public init() {}
+
+  /// How many of `tally` there were.
+  public subscript(_ tally: Tally) -> UInt64 {
+    get { tallies[tally, default: 0] }
+    set { tallies[tally] = newValue }
+  }
 
   public mutating func add(_ other: ScenarioStats) {
     scenarios += other.scenarios
     steps += other.steps
     checks += other.checks
     network += other.network
-    for (k, v) in other.cuts { cuts[k, default: 0] += v }
-    faultPhases += other.faultPhases
-    restarts += other.restarts
-    joins += other.joins
-    expiringTokens += other.expiringTokens
-    leaves += other.leaves
-    renewals += other.renewals
-    networkChanges += other.networkChanges
-    healBounds += other.healBounds
-    dropDemands += other.dropDemands
-    agreements += other.agreements
-    interruptAgreements += other.interruptAgreements
+    tallies.merge(other.tallies, uniquingKeysWith: +)
   }
 
-  /// One line: the figures to quote.
-  public var summary: String {
-    let n = network
-    return "\(scenarios) scenarios, \(steps) steps, \(checks) invariant checks "
-      + "(\(healBounds) heal bounds, \(dropDemands) DROPPED demands, \(agreements) peer agreements, "
-      + "\(interruptAgreements) on an interruption); "
-      + "faults: \(cuts[.uplink, default: 0]) uplink cuts, \(cuts[.downlink, default: 0]) downlink cuts, "
-      + "\(cuts[.both, default: 0]) two-way cuts, \(faultPhases) fault phases, \(restarts) server restarts, "
-      + "\(n.lost) datagrams lost, \(n.cut) dropped by cuts, \(n.duplicated) duplicated, "
-      + "\(n.reordered) reordered, \(n.spiked) delay spikes (of \(n.sent) sent); "
-      + "calls: \(joins) joins (\(expiringTokens) expiring tokens), \(leaves) leaves, "
-      + "\(renewals) renewals, \(networkChanges) network changes"
+  /// One line, the figures to quote (`noun`: what one scenario is called): the counts
+  /// that are not zero.
+  public func summary(_ noun: String) -> String {
+    let tallies = Tally.allCases.filter { self[$0] > 0 }.map { "\(self[$0]) \($0.label)" }
+    let datagrams = NetworkCounters.Kind.allCases.filter { network[$0] > 0 }
+    return "\(scenarios) \(noun)s, \(steps) steps, \(checks) invariant checks; "
+      + tallies.joined(separator: ", ") + "; datagrams: "
+      + datagrams.map { "\(network[$0]) \($0.label)" }.joined(separator: ", ")
   }
 }
 
-/// Runs scenarios `first..<first+count` and stops at the first violation.
-public enum ScenarioBatch {
-  public static func run(seeds: Range<UInt64>, stats: inout ScenarioStats) -> (
-    seed: UInt64, violation: Violation
-  )? {
-    for seed in seeds {
-      var run = ScenarioRun(Scenario.generate(seed: seed))
-      do throws(Violation) {
-        try run.run()
-      } catch {
-        stats.add(run.stats)
-        return (seed, error)
-      }
-      stats.add(run.stats)
+/// A count's name in words: `peerAgreements` is "peer agreements".
+public protocol Labelled {}
+
+extension Labelled {
+  public var label: String {
+    String(describing: self).reduce(into: "") {
+      $0 += $1.isUppercase ? " " + $1.lowercased() : "\($1)"
     }
-    return nil
+  }
+}
+
+/// What a scenario counts besides steps and checks: calls, outcomes, faults, and the times a
+/// conditional rule's conditions held and its outcome was demanded.
+public enum Tally: CaseIterable, Sendable, Labelled {
+  case uplinkCuts, downlinkCuts, twoWayCuts, faultPhases, serverRestarts
+  case joins, expiringTokens, leaves, renewals, networkChanges, adminKicks
+  case logins, logouts, channelCalls, connected, resumed, remoteLogins, banned, tokenExpired
+  case memberEvents, healBounds, dropDemands, peerAgreements, interruptAgreements
+  /// Member events checked against the previous one of their (channel, user), and those
+  /// from a server session the checker's boundaries no longer cover.
+  case memberEventAlternations, uncheckedEvents
+  /// Closing-phase agreements: a client, its channels, or its view of a member, against
+  /// the server.
+  case endAgreements
+
+  static func cuts(_ d: LinkDirection) -> Tally {
+    d == .uplink ? .uplinkCuts : d == .downlink ? .downlinkCuts : .twoWayCuts
   }
 }

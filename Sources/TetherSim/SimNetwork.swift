@@ -22,45 +22,39 @@ public struct LinkConditions: Equatable, Sendable {
     self.latency = latency
     self.jitter = jitter
   }
-
-  /// The longest delay a datagram can take (a spike included).
-  public var maximumDelay: Interval { latency + jitter + (spikeChance > 0 ? spike : .zero) }
-
-  /// No loss, no duplicates and no spike: only the latency and its jitter.
-  public var isClean: Bool { loss == 0 && duplicate == 0 && spikeChance == 0 }
 }
 
 /// What the network did to datagrams, by kind: the simulator's fault counters.
 public struct NetworkCounters: Equatable, Sendable {
-  /// Datagrams handed to the network (copies from duplication not included).
-  public var sent: UInt64 = 0
-  public var delivered: UInt64 = 0
-  /// Lost to a random loss.
-  public var lost: UInt64 = 0
-  /// Lost because their direction was cut (when sent, or while in flight).
-  public var cut: UInt64 = 0
-  public var duplicated: UInt64 = 0
-  /// Given a delay spike.
-  public var spiked: UInt64 = 0
-  /// Arrived before a datagram sent earlier on the same link and direction.
-  public var reordered: UInt64 = 0
+  public enum Kind: Int, CaseIterable, Sendable, Labelled {
+    /// Handed to the network (copies from duplication not included), and delivered.
+    case sent, delivered
+    /// Lost to a random loss, or because their direction was cut (when sent, or in flight).
+    case lost, droppedByCut
+    /// Sent twice; given a delay spike; arrived before a datagram sent earlier on the same
+    /// link and direction.
+    case duplicated, delaySpiked, reordered
+    /// Set aside (``World/setsAsideLate``): MEMBER_EVENTS and CHANNEL_ACK of an earlier
+    /// login server session after the client took a newer one's LOGIN_ACCEPT; LOGIN_HEARTBEAT
+    /// and CHANNEL_OPERATION sent in an earlier one that reach a newer one; LOGIN_ACCEPTs
+    /// (not RESUMED) of the server session a CONNECTED client already holds.
+    case lateDownlink, lateUplink, lateAccepts
+  }
 
-  public init() {}
+  private var counts = [UInt64](repeating: 0, count: Kind.allCases.count)
+
+  public subscript(_ kind: Kind) -> UInt64 {
+    get { counts[kind.rawValue] }
+    set { counts[kind.rawValue] = newValue }
+  }
 
   public static func += (lhs: inout NetworkCounters, rhs: NetworkCounters) {
-    lhs.sent += rhs.sent
-    lhs.delivered += rhs.delivered
-    lhs.lost += rhs.lost
-    lhs.cut += rhs.cut
-    lhs.duplicated += rhs.duplicated
-    lhs.spiked += rhs.spiked
-    lhs.reordered += rhs.reordered
+    for i in lhs.counts.indices { lhs.counts[i] += rhs.counts[i] }
   }
 }
 
 /// A datagram in flight.
 struct Flight {
-  var sentAt: Instant
   var at: Instant
   /// Breaks ties between datagrams due at the same instant: the order they were sent.
   var order: UInt64
@@ -68,9 +62,8 @@ struct Flight {
   var client: Int
   var bytes: [UInt8]
   var packet: Packet?
-  /// The login simulator's tags (``LoginWorld``): which server datagram this is, and which
-  /// server session of its client it belongs to.
-  var serial: UInt64 = 0
+  /// The server session of its client it belongs to (``ServerSide/generation``; from the
+  /// client: of the last accept it took).
   var generation: UInt64 = 0
 }
 
@@ -78,7 +71,6 @@ struct Flight {
 struct FlightQueue {
   private var heap: [Flight] = []
 
-  var isEmpty: Bool { heap.isEmpty }
   var next: Instant? { heap.first?.at }
 
   private static func before(_ a: Flight, _ b: Flight) -> Bool {

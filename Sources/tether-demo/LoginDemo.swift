@@ -8,32 +8,23 @@ import TetherLab
 // third process logs in as alice, and the first goes ABORTED/REMOTE_LOGIN. Every threshold
 // is scaled by `scale`, the edge's grace with it (--time-scale).
 
-/// Runs the login demo and prints its table; returns how many events were missed.
-func runLoginDemo(edge edgeBinary: String, messaging binary: String, scale: Double) -> Int {
-  let interrupted = 4.0 * scale
+/// The login profile's demo with examples/messaging; returns how many events were missed,
+/// nil when it could not run.
+func loginDemo(_ setup: Setup) -> Int? {
+  let (scale, interrupted, retryCap) = (setup.scale, setup.interrupted, setup.retryCap)
   let grace = 30.0 * scale
-  let retryCap = 8.0 * scale
-  var report = Report(tolerance: max(0.025, 0.1 * interrupted))
   let (a, b, c) = (0, 1, 2)
-  print("Login profile (tether_rtm_*)\n")
-  do {
-    let edge = try EdgeProcess(binary: edgeBinary, timeScale: scale)
-    let relay = try Relay(devices: 3, edgePort: edge.port)
-    defer {
-      relay.stop()
-      edge.stop()
-    }
+  return demo(
+    "Login profile (tether_rtm_*)", setup, devices: 3,
+    hosts: "; alice (A), bob (B) and alice again (C)",
+    thresholds: ["interrupted": interrupted, "online grace": grace]
+  ) { report, edge, relay in
     func host(_ index: Int, _ name: String, user: String) throws -> MessagingProcess {
       try MessagingProcess(
-        binary: binary, name: name, server: "127.0.0.1:\(relay.port(of: index))",
+        binary: setup.messaging, name: name, server: "127.0.0.1:\(relay.port(of: index))",
         appID: edge.appID, userID: user, token: try edge.token(userID: user, expireSeconds: 3600),
         channels: ["lobby"], scale: scale)
     }
-    print("tether-edge on \(edge.address); alice (A), bob (B) and alice again (C) through a relay;")
-    print(
-      String(
-        format: "thresholds scaled by %.2f: interrupted %.0f ms, online grace %.0f ms\n", scale,
-        interrupted * 1000, grace * 1000))
 
     let alice = try host(a, "A", user: "alice")
     guard let loginLine = alice.waitForState("CONNECTING", "LOGIN") else {
@@ -63,19 +54,11 @@ func runLoginDemo(edge edgeBinary: String, messaging binary: String, scale: Doub
     sleep(until: t0 + 5 * scale)
     let aliceBefore = alice.lines.count
     let bobBefore = bob.lines.count
-    relay.cut(a)
-    let cutAt = monotonicSeconds()
-    let lastToA = relay.lastAnswerToDevice(a) ?? cutAt
-    report.mark(
-      String(format: "link to A cut (last answer to A at %+.0f ms)", (lastToA - t0) * 1000),
-      at: cutAt)
-    report.exact(
-      "RECONNECTING / INTERRUPTED", "A", at: lastToA - t0 + interrupted,
-      alice.waitForState("RECONNECTING", "INTERRUPTED", from: aliceBefore))
-    sleep(until: cutAt + 15 * scale)
-    relay.heal(a)
-    let healAt = monotonicSeconds()
-    report.mark("link to A healed (before the grace ends)", at: healAt)
+    let cut = report.cut(
+      relay, a, "link to A cut (last answer to A at %+.0f ms)", showing: \.lastAnswer,
+      interrupting: alice, "A", from: aliceBefore, after: interrupted)
+    sleep(until: cut.at + 15 * scale)
+    let healAt = report.heal(relay, a, "link to A healed (before the grace ends)")
     report.window(
       "CONNECTED / LOGIN_SUCCESS (no login-result)", "A", after: healAt - t0,
       by: healAt - t0 + retryCap,
@@ -87,23 +70,14 @@ func runLoginDemo(edge edgeBinary: String, messaging binary: String, scale: Doub
     // A long cut: past the grace bob gets member-left; back, alice re-joins by herself.
     let aliceBeforeLong = alice.lines.count
     let bobBeforeLong = bob.lines.count
-    relay.cut(a)
-    let longCutAt = monotonicSeconds()
-    let lastAnswer = relay.lastAnswerToDevice(a) ?? longCutAt
-    let lastFromA = relay.lastFromDevice(a) ?? longCutAt
-    report.mark(
-      String(format: "link to A cut (last from A at %+.0f ms)", (lastFromA - t0) * 1000),
-      at: longCutAt)
+    let longCut = report.cut(
+      relay, a, "link to A cut (last from A at %+.0f ms)", showing: \.lastFrom,
+      interrupting: alice, "A", from: aliceBeforeLong, after: interrupted)
     report.exact(
-      "RECONNECTING / INTERRUPTED", "A", at: lastAnswer - t0 + interrupted,
-      alice.waitForState("RECONNECTING", "INTERRUPTED", from: aliceBeforeLong))
-    report.exact(
-      "member-left lobby alice (grace over)", "B", at: lastFromA - t0 + grace,
+      "member-left lobby alice (grace over)", "B", at: longCut.lastFrom - t0 + grace,
       bob.waitFor("member-left channel=lobby user=alice", from: bobBeforeLong))
-    sleep(until: longCutAt + 45 * scale)
-    relay.heal(a)
-    let longHealAt = monotonicSeconds()
-    report.mark("link to A healed (after the grace)", at: longHealAt)
+    sleep(until: longCut.at + 45 * scale)
+    let longHealAt = report.heal(relay, a, "link to A healed (after the grace)")
     report.window(
       "CONNECTED / LOGIN_SUCCESS", "A", after: longHealAt - t0, by: longHealAt - t0 + retryCap,
       alice.waitForState("CONNECTED", "LOGIN_SUCCESS", from: aliceBeforeLong))
@@ -120,25 +94,23 @@ func runLoginDemo(edge edgeBinary: String, messaging binary: String, scale: Doub
     guard let secondLogin = second.waitForState("CONNECTED", "LOGIN_SUCCESS") else {
       throw LabError("the second alice did not log in")
     }
-    report.exact("CONNECTED / LOGIN_SUCCESS", "C", at: secondLogin.time - t0, secondLogin)
+    let loginAt = secondLogin.time - t0
+    report.exact("CONNECTED / LOGIN_SUCCESS", "C", at: loginAt, secondLogin)
     report.window(
-      "ABORTED / REMOTE_LOGIN", "A", after: secondLogin.time - t0 - report.tolerance,
-      by: secondLogin.time - t0 + report.tolerance,
+      "ABORTED / REMOTE_LOGIN", "A", after: loginAt - report.tolerance,
+      by: loginAt + report.tolerance,
       alice.waitForState("ABORTED", "REMOTE_LOGIN", from: aliceBeforeTakeover))
     report.window(
-      "member-left lobby alice (taken over)", "B", after: secondLogin.time - t0 - report.tolerance,
-      by: secondLogin.time - t0 + report.tolerance,
+      "member-left lobby alice (taken over)", "B", after: loginAt - report.tolerance,
+      by: loginAt + report.tolerance,
       bob.waitFor("member-left channel=lobby user=alice", from: bobBeforeTakeover))
     report.window(
-      "member-joined lobby alice (C joined)", "B", after: secondLogin.time - t0,
-      by: secondLogin.time - t0 + report.tolerance,
+      "member-joined lobby alice (C joined)", "B", after: loginAt, by: loginAt + report.tolerance,
       bob.waitFor("member-joined channel=lobby user=alice", from: bobBeforeTakeover))
 
-    let logoutAt = monotonicSeconds()
-    _ = second.logout()
-    report.exact(
-      "logout: DISCONNECTED / LOGOUT", "C", at: logoutAt - t0,
-      second.first("state DISCONNECTED LOGOUT"))
+    let logoutAt = report.goodbye(
+      "logout: DISCONNECTED / LOGOUT", "C", second, line: "state DISCONNECTED LOGOUT"
+    ) { _ = second.logout() }
     report.exact(
       "member-left lobby alice (logged out)", "B", at: logoutAt - t0,
       bob.waitFor(
@@ -147,9 +119,5 @@ func runLoginDemo(edge edgeBinary: String, messaging binary: String, scale: Doub
           .map { $0 + 1 } ?? bobBeforeTakeover))
     _ = bob.logout()
     alice.stop()
-  } catch {
-    print("tether-demo: \(error)")
-    return 1
   }
-  return report.printed()
 }

@@ -1,14 +1,11 @@
 import Foundation
 import TetherLab
 
-struct Row {
-  let event: String
-  let device: String
-  let expected: Double?  // seconds after T0; nil: a window, described in `expectation`
-  let expectation: String
-  let observed: Double?
-  let ok: Bool
-}
+/// `expected` is in seconds after T0; nil for a window, described in `expectation`.
+typealias Row = (
+  event: String, device: String, expected: Double?, expectation: String, observed: Double?,
+  ok: Bool
+)
 
 func ms(_ seconds: Double) -> String { String(format: "%+.0f ms", seconds * 1000) }
 
@@ -23,10 +20,7 @@ struct Report {
   ) {
     let observed = line.map { $0.time - t0 }
     let ok = observed.map { abs($0 - expected) <= tolerance } ?? false
-    rows.append(
-      Row(
-        event: event, device: device, expected: expected, expectation: ms(expected),
-        observed: observed, ok: ok))
+    rows.append(Row(event, device, expected, ms(expected), observed, ok))
   }
 
   mutating func window(
@@ -34,26 +28,17 @@ struct Report {
   ) {
     let observed = line.map { $0.time - t0 }
     let ok = observed.map { $0 >= after && $0 <= by + tolerance } ?? false
-    rows.append(
-      Row(
-        event: event, device: device, expected: nil, expectation: "by " + ms(by),
-        observed: observed, ok: ok))
+    rows.append(Row(event, device, nil, "by " + ms(by), observed, ok))
   }
 
   /// An event the rules say must not come: ok when it did not.
   mutating func never(_ event: String, _ device: String, _ line: ManagedProcess.Line?) {
     let observed = line.map { $0.time - t0 }
-    rows.append(
-      Row(
-        event: event, device: device, expected: nil, expectation: "never",
-        observed: observed, ok: observed == nil))
+    rows.append(Row(event, device, nil, "never", observed, observed == nil))
   }
 
   mutating func mark(_ event: String, at time: Double) {
-    rows.append(
-      Row(
-        event: event, device: "-", expected: time - t0, expectation: ms(time - t0),
-        observed: time - t0, ok: true))
+    rows.append(Row(event, "-", time - t0, ms(time - t0), time - t0, true))
   }
 
   func printed() -> Int {
@@ -79,6 +64,86 @@ struct Report {
         : "\n\(missed) event(s) missed.")
     return missed
   }
+}
+
+/// When the relay cut a device's link, and the last packets it passed before.
+struct Cut {
+  let at: Double
+  /// The last answer to the device (what proves its round trip), the last from it.
+  let lastAnswer: Double
+  let lastFrom: Double
+}
+
+extension Report {
+  /// The relay cuts device `index`'s link (its uplink alone with `uplinkOnly`), and a row
+  /// marks it: `format` shows the instant `shown` of the cut, counted from T0. Then `host`
+  /// (`device`) must go RECONNECTING/INTERRUPTED (`event`) interrupted_after after the last
+  /// answer it got, in a line after its line `from`.
+  mutating func cut(
+    _ relay: Relay, _ index: Int, uplinkOnly: Bool = false, _ format: String,
+    showing shown: KeyPath<Cut, Double>, interrupting host: HostProcess, _ device: String,
+    event: String = "RECONNECTING / INTERRUPTED", from: Int = 0, after interrupted: Double
+  ) -> Cut {
+    if uplinkOnly { relay.cutUplink(index) } else { relay.cut(index) }
+    let at = monotonicSeconds()
+    let cut = Cut(
+      at: at, lastAnswer: relay.lastAnswerToDevice(index) ?? at,
+      lastFrom: relay.lastFromDevice(index) ?? at)
+    mark(String(format: format, (cut[keyPath: shown] - t0) * 1000), at: at)
+    exact(
+      event, device, at: cut.lastAnswer - t0 + interrupted,
+      host.waitForState("RECONNECTING", "INTERRUPTED", from: from))
+    return cut
+  }
+
+  /// The relay heals device `index`'s link, and a row marks it: returns when.
+  mutating func heal(_ relay: Relay, _ index: Int, _ event: String) -> Double {
+    relay.heal(index)
+    let at = monotonicSeconds()
+    mark(event, at: at)
+    return at
+  }
+
+  /// `host` (`device`) leaves or logs out now (`goodbye`): its DISCONNECTED row `event`
+  /// (its line `line`) comes at once. Returns when.
+  mutating func goodbye(
+    _ event: String, _ device: String, _ host: HostProcess, line: String, _ goodbye: () -> Void
+  ) -> Double {
+    let at = monotonicSeconds()
+    goodbye()
+    exact(event, device, at: at - t0, host.first(line))
+    return at
+  }
+}
+
+/// One profile's demo: tether-edge and a relay for `devices` hosts (`hosts` says who they
+/// are, `thresholds` what each threshold is scaled to); prints `title`, runs `script`, then
+/// prints the table. Returns how many events were missed, nil when the demo could not run.
+func demo(
+  _ title: String, _ setup: Setup, devices: Int, hosts: String,
+  thresholds: KeyValuePairs<String, Double>,
+  _ script: (inout Report, EdgeProcess, Relay) throws -> Void
+) -> Int? {
+  var report = Report(tolerance: max(0.025, 0.1 * setup.interrupted))
+  print(title + "\n")
+  do {
+    let edge = try EdgeProcess(binary: setup.edge, timeScale: setup.scale)
+    let relay = try Relay(devices: devices, edgePort: edge.port)
+    defer {
+      relay.stop()
+      edge.stop()
+    }
+    print("tether-edge on \(edge.address)\(hosts) through a relay;")
+    let scaled = thresholds.map { "\($0.key) " + String(format: "%.0f ms", $0.value * 1000) }
+    print(
+      String(format: "thresholds scaled by %.2f: ", setup.scale) + scaled.joined(separator: ", ")
+        + "\n")
+    try script(&report, edge, relay)
+  } catch {
+    print("tether-demo: \(error)")
+    return nil
+  }
+  return report.printed()
 }
 
 /// Sleeps until `time` on the monotonic clock (no-op if it has passed).

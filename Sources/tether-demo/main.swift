@@ -17,144 +17,123 @@ func option(_ name: String, _ fallback: String? = nil) -> String? {
   return args[i + 1]
 }
 
-guard let edgeBinary = option("--edge"), let deviceBinary = option("--device"),
-  let messagingBinary = option("--messaging"),
+/// The programs the demos run, and the scale of every threshold.
+struct Setup {
+  let edge, device, messaging: String
+  let scale: Double
+  var interrupted: Double { 4.0 * scale }
+  var retryCap: Double { 8.0 * scale }
+}
+
+/// The channel profile's timeline with examples/device; returns how many events were
+/// missed, nil when it could not run.
+func channelDemo(_ setup: Setup) -> Int? {
+  let (scale, interrupted, retryCap) = (setup.scale, setup.interrupted, setup.retryCap)
+  let (a, b) = (0, 1)
+  let (lost, offline) = (10.0 * scale, 20.0 * scale)
+  return demo(
+    "Channel profile (tether_engine_*)", setup, devices: 2,
+    hosts: ", devices A (uid 1) and B (uid 2)",
+    thresholds: ["interrupted": interrupted, "lost": lost, "remote offline": offline]
+  ) { report, edge, relay in
+    func device(_ index: Int, _ name: String, uid: UInt32) throws -> DeviceProcess {
+      try DeviceProcess(
+        binary: setup.device, name: name, server: "127.0.0.1:\(relay.port(of: index))",
+        appID: edge.appID, channel: "lobby", uid: uid,
+        token: try edge.token(channel: "lobby", uid: uid, expireSeconds: 3600), scale: scale)
+    }
+
+    let deviceB = try device(b, "B", uid: 2)
+    guard deviceB.waitForState("CONNECTED", "JOIN_SUCCESS") != nil else {
+      throw LabError("B did not join")
+    }
+    let deviceA = try device(a, "A", uid: 1)
+    // T0: tether_join_channel, whose first act is CONNECTING/CONNECTING.
+    guard let joinLine = deviceA.waitForState("CONNECTING", "CONNECTING") else {
+      throw LabError("A did not start")
+    }
+    report.t0 = joinLine.time
+    let t0 = report.t0
+    report.exact(
+      "join_channel: CONNECTING / CONNECTING", "A", at: 0,
+      deviceA.waitForState("CONNECTING", "CONNECTING"))
+    report.exact(
+      "CONNECTED / JOIN_SUCCESS", "A", at: 0, deviceA.waitForState("CONNECTED", "JOIN_SUCCESS"))
+    report.exact("user-joined uid=1", "B", at: 0, deviceB.waitFor("user-joined uid=1"))
+
+    // T3: cut A's link 5 s (scaled) after its join.
+    sleep(until: t0 + 5 * scale)
+    let cut = report.cut(
+      relay, a, "link to A cut (last answer to A at %+.0f ms)", showing: \.lastAnswer,
+      interrupting: deviceA, "A", after: interrupted)
+    report.exact(
+      "remote-interrupted uid=1", "B", at: cut.lastFrom - t0 + interrupted,
+      deviceB.waitFor("remote-interrupted uid=1"))
+    report.exact(
+      "RECONNECTING / LOST", "A", at: cut.lastAnswer - t0 + lost,
+      deviceA.waitForState("RECONNECTING", "LOST"))
+    report.exact(
+      "connection-lost", "A", at: cut.lastAnswer - t0 + lost, deviceA.waitFor("connection-lost"))
+    report.exact(
+      "user-offline uid=1 DROPPED", "B", at: cut.lastFrom - t0 + offline,
+      deviceB.waitFor("user-offline uid=1 reason=DROPPED"))
+
+    // Heal at 40 s (scaled): A rejoins on its next attempt; the server had forgotten it
+    // (30 s scaled), so B sees it join again.
+    sleep(until: t0 + 40 * scale)
+    let healAt = report.heal(relay, a, "link to A healed")
+    let seenBefore = deviceB.lines.count
+    report.window(
+      "CONNECTED / REJOIN_SUCCESS", "A", after: healAt - t0, by: healAt - t0 + retryCap,
+      deviceA.waitForState("CONNECTED", "REJOIN_SUCCESS"))
+    report.window(
+      "user-joined uid=1 (again)", "B", after: healAt - t0, by: healAt - t0 + retryCap,
+      deviceB.waitFor("user-joined uid=1", from: seenBefore))
+
+    // Only A's uplink dies at 50 s (scaled): presence still reaches A, but no answer does,
+    // so A goes INTERRUPTED from its last answer while B sees it fall silent. Healed at 62 s.
+    sleep(until: t0 + 50 * scale)
+    let statesBefore = deviceA.lines.count
+    let seenBeforeUplink = deviceB.lines.count
+    let uplinkCut = report.cut(
+      relay, a, uplinkOnly: true, "uplink from A cut (last answer at %+.0f ms)",
+      showing: \.lastAnswer, interrupting: deviceA, "A",
+      event: "RECONNECTING / INTERRUPTED (uplink only)", from: statesBefore, after: interrupted)
+    report.exact(
+      "remote-interrupted uid=1", "B", at: uplinkCut.lastFrom - t0 + interrupted,
+      deviceB.waitFor("remote-interrupted uid=1", from: seenBeforeUplink))
+    sleep(until: t0 + 62 * scale)
+    let uplinkHealAt = report.heal(relay, a, "uplink from A healed")
+    report.window(
+      "CONNECTED / REJOIN_SUCCESS", "A", after: uplinkHealAt - t0,
+      by: uplinkHealAt - t0 + retryCap,
+      deviceA.waitForState("CONNECTED", "REJOIN_SUCCESS", from: statesBefore))
+    report.window(
+      "remote-resumed uid=1", "B", after: uplinkHealAt - t0, by: uplinkHealAt - t0 + retryCap,
+      deviceB.waitFor("remote-resumed uid=1", from: seenBeforeUplink))
+
+    // A leaves at 75 s (scaled): SIGINT makes the device call tether_leave_channel.
+    sleep(until: t0 + 75 * scale)
+    let leaveAt = report.goodbye(
+      "leave_channel: DISCONNECTED / LEAVE_CHANNEL", "A", deviceA,
+      line: "state DISCONNECTED LEAVE_CHANNEL"
+    ) { _ = deviceA.leave() }
+    report.exact(
+      "user-offline uid=1 QUIT", "B", at: leaveAt - t0,
+      deviceB.waitFor("user-offline uid=1 reason=QUIT"))
+    _ = deviceB.leave()
+  }
+}
+
+guard let edge = option("--edge"), let device = option("--device"),
+  let messaging = option("--messaging"),
   let scale = Double(option("--scale", "0.05") ?? ""), scale > 0, scale <= 1
 else {
   print("usage: tether-demo --edge PATH --device PATH --messaging PATH [--scale F]")
   exit(2)
 }
-
-let channel = "lobby"
-let (a, b) = (0, 1)
-let interrupted = 4.0 * scale
-let lost = 10.0 * scale
-let offline = 20.0 * scale
-let retryCap = 8.0 * scale
-
-var report = Report(tolerance: max(0.025, 0.1 * interrupted))
-
-do {
-  let edge = try EdgeProcess(binary: edgeBinary, timeScale: scale)
-  let relay = try Relay(devices: 2, edgePort: edge.port)
-  func device(_ index: Int, _ name: String, uid: UInt32) throws -> DeviceProcess {
-    try DeviceProcess(
-      binary: deviceBinary, name: name, server: "127.0.0.1:\(relay.port(of: index))",
-      appID: edge.appID, channel: channel, uid: uid,
-      token: try edge.token(channel: channel, uid: uid, expireSeconds: 3600), scale: scale)
-  }
-  print("tether-edge on \(edge.address), devices A (uid 1) and B (uid 2) through a relay;")
-  print(
-    String(
-      format:
-        "thresholds scaled by %.2f: interrupted %.0f ms, lost %.0f ms, remote offline %.0f ms\n",
-      scale, interrupted * 1000, lost * 1000, offline * 1000))
-
-  let deviceB = try device(b, "B", uid: 2)
-  guard deviceB.waitForState("CONNECTED", "JOIN_SUCCESS") != nil else {
-    throw LabError("B did not join")
-  }
-  let deviceA = try device(a, "A", uid: 1)
-  // T0: tether_join_channel, whose first act is CONNECTING/CONNECTING.
-  guard let joinLine = deviceA.waitForState("CONNECTING", "CONNECTING") else {
-    throw LabError("A did not start")
-  }
-  report.t0 = joinLine.time
-  let t0 = report.t0
-  report.exact(
-    "join_channel: CONNECTING / CONNECTING", "A", at: 0,
-    deviceA.waitForState("CONNECTING", "CONNECTING"))
-  report.exact(
-    "CONNECTED / JOIN_SUCCESS", "A", at: 0, deviceA.waitForState("CONNECTED", "JOIN_SUCCESS"))
-  report.exact("user-joined uid=1", "B", at: 0, deviceB.waitFor("user-joined uid=1"))
-
-  // T3: cut A's link 5 s (scaled) after its join.
-  sleep(until: t0 + 5 * scale)
-  relay.cut(a)
-  let cutAt = monotonicSeconds()
-  let lastToA = relay.lastAnswerToDevice(a) ?? cutAt
-  let lastFromA = relay.lastFromDevice(a) ?? cutAt
-  report.mark(
-    String(format: "link to A cut (last answer to A at %+.0f ms)", (lastToA - t0) * 1000), at: cutAt
-  )
-  report.exact(
-    "RECONNECTING / INTERRUPTED", "A", at: lastToA - t0 + interrupted,
-    deviceA.waitForState("RECONNECTING", "INTERRUPTED"))
-  report.exact(
-    "remote-interrupted uid=1", "B", at: lastFromA - t0 + interrupted,
-    deviceB.waitFor("remote-interrupted uid=1"))
-  report.exact(
-    "RECONNECTING / LOST", "A", at: lastToA - t0 + lost,
-    deviceA.waitForState("RECONNECTING", "LOST"))
-  report.exact("connection-lost", "A", at: lastToA - t0 + lost, deviceA.waitFor("connection-lost"))
-  report.exact(
-    "user-offline uid=1 DROPPED", "B", at: lastFromA - t0 + offline,
-    deviceB.waitFor("user-offline uid=1 reason=DROPPED"))
-
-  // Heal at 40 s (scaled): A rejoins on its next attempt; the server had forgotten it
-  // (30 s scaled), so B sees it join again.
-  sleep(until: t0 + 40 * scale)
-  relay.heal(a)
-  let healAt = monotonicSeconds()
-  report.mark("link to A healed", at: healAt)
-  let seenBefore = deviceB.lines.count
-  report.window(
-    "CONNECTED / REJOIN_SUCCESS", "A", after: healAt - t0, by: healAt - t0 + retryCap,
-    deviceA.waitForState("CONNECTED", "REJOIN_SUCCESS"))
-  report.window(
-    "user-joined uid=1 (again)", "B", after: healAt - t0, by: healAt - t0 + retryCap,
-    deviceB.waitFor("user-joined uid=1", from: seenBefore))
-
-  // Only A's uplink dies at 50 s (scaled): presence still reaches A, but no answer does,
-  // so A goes INTERRUPTED from its last answer while B sees it fall silent. Healed at 62 s.
-  sleep(until: t0 + 50 * scale)
-  let statesBefore = deviceA.lines.count
-  let seenBeforeUplink = deviceB.lines.count
-  relay.cutUplink(a)
-  let uplinkCutAt = monotonicSeconds()
-  let lastAnswerToA = relay.lastAnswerToDevice(a) ?? uplinkCutAt
-  let lastFromAUp = relay.lastFromDevice(a) ?? uplinkCutAt
-  report.mark(
-    String(format: "uplink from A cut (last answer at %+.0f ms)", (lastAnswerToA - t0) * 1000),
-    at: uplinkCutAt)
-  report.exact(
-    "RECONNECTING / INTERRUPTED (uplink only)", "A", at: lastAnswerToA - t0 + interrupted,
-    deviceA.waitForState("RECONNECTING", "INTERRUPTED", from: statesBefore))
-  report.exact(
-    "remote-interrupted uid=1", "B", at: lastFromAUp - t0 + interrupted,
-    deviceB.waitFor("remote-interrupted uid=1", from: seenBeforeUplink))
-  sleep(until: t0 + 62 * scale)
-  relay.heal(a)
-  let uplinkHealAt = monotonicSeconds()
-  report.mark("uplink from A healed", at: uplinkHealAt)
-  report.window(
-    "CONNECTED / REJOIN_SUCCESS", "A", after: uplinkHealAt - t0,
-    by: uplinkHealAt - t0 + retryCap,
-    deviceA.waitForState("CONNECTED", "REJOIN_SUCCESS", from: statesBefore))
-  report.window(
-    "remote-resumed uid=1", "B", after: uplinkHealAt - t0, by: uplinkHealAt - t0 + retryCap,
-    deviceB.waitFor("remote-resumed uid=1", from: seenBeforeUplink))
-
-  // A leaves at 75 s (scaled): SIGINT makes the device call tether_leave_channel.
-  sleep(until: t0 + 75 * scale)
-  let leaveAt = monotonicSeconds()
-  _ = deviceA.leave()
-  report.exact(
-    "leave_channel: DISCONNECTED / LEAVE_CHANNEL", "A", at: leaveAt - t0,
-    deviceA.first("state DISCONNECTED LEAVE_CHANNEL"))
-  report.exact(
-    "user-offline uid=1 QUIT", "B", at: leaveAt - t0,
-    deviceB.waitFor("user-offline uid=1 reason=QUIT"))
-  _ = deviceB.leave()
-  relay.stop()
-  edge.stop()
-} catch {
-  print("tether-demo: \(error)")
-  exit(1)
-}
-
-print("Channel profile (tether_engine_*)\n")
-let channelMissed = report.printed()
+let setup = Setup(edge: edge, device: device, messaging: messaging, scale: scale)
+guard let channelMissed = channelDemo(setup) else { exit(1) }
 print("")
-let loginMissed = runLoginDemo(edge: edgeBinary, messaging: messagingBinary, scale: scale)
+let loginMissed = loginDemo(setup) ?? 1
 exit(channelMissed == 0 && loginMissed == 0 ? 0 : 1)

@@ -1,14 +1,16 @@
 import Dispatch
-import Glibc
 import Synchronization
 import TetherCore
 import TetherSim
 
-/// `tether-sim --scenarios N [--seed S] [--seconds T] [--jobs J]`: seeded random scenarios
-/// S, S+1, ... (N of them, or as many as fit in T seconds when N is 0), each checked
-/// against the invariants after every step; a one-line summary, or the first failure with
-/// its seed and the command that replays it.
-/// `tether-sim --replay SEED`: one scenario, its plan and its trace.
+/// `tether-sim [--login] --scenarios N [--seed S] [--seconds T] [--jobs J]`: seeded random
+/// scenarios S, S+1, ... of the channel profile (of the login profile with `--login`), N
+/// of them, or as many as fit in T seconds when N is 0, each checked against its
+/// invariants after every step; a one-line summary, or the first failure with its seed and
+/// the command that replays it. `tether-sim [--login] --replay SEED`: one scenario, its plan
+/// and its trace. Late datagrams of another login server session are delivered (the client
+/// tells them apart by the server-session number); `--set-aside-late` sets them aside
+/// instead, as runs did before the number existed.
 enum ScenarioMode {
   struct Options {
     var scenarios: UInt64 = 0
@@ -16,10 +18,8 @@ enum ScenarioMode {
     var seconds: Double?
     var jobs = 1
     var replay: UInt64?
-    /// The login profile's scenarios (LoginMode.swift).
+    /// The login profile's scenarios.
     var login = false
-    /// With --login: deliver the late datagrams of another server session instead of
-    /// setting them aside (the known missing session epoch).
     var setAsideLate = false
   }
 
@@ -50,44 +50,45 @@ enum ScenarioMode {
     return any ? options : nil
   }
 
-  static func replayCommand(_ seed: UInt64) -> String {
-    "make sim-replay SEED=\(seed)   (or: swift run -c release tether-sim --replay \(seed))"
-  }
-
   static func main(_ options: Options) -> Int32 {
-    if options.login { return LoginMode.main(options) }
-    if let seed = options.replay { return replay(seed) }
-    return batch(options)
+    options.login ? main(LoginProfile.self, options) : main(ChannelProfile.self, options)
   }
 
-  static func replay(_ seed: UInt64) -> Int32 {
-    let scenario = Scenario.generate(seed: seed)
-    print("scenario \(seed): \(scenario.clientCount) clients, channels \(scenario.channels)")
-    let c = scenario.config
+  static func main<P: SimProfile>(_: P.Type, _ options: Options) -> Int32 {
+    options.replay.map { replay(P.self, $0, options) } ?? batch(P.self, options)
+  }
+
+  static func replayCommand(_ seed: UInt64, _ options: Options) -> String {
+    if options.setAsideLate {
+      return "swift run -c release tether-sim --login --set-aside-late --replay \(seed)"
+    }
+    let login = options.login ? " --login" : ""
+    return "make sim-replay\(options.login ? " LOGIN=1" : "") SEED=\(seed)   "
+      + "(or: swift run -c release tether-sim\(login) --replay \(seed))"
+  }
+
+  static func replay<P: SimProfile>(_: P.Type, _ seed: UInt64, _ options: Options) -> Int32 {
+    let scenario = Scenario<P>.generate(seed: seed)
     print(
-      "thresholds: heartbeat \(c.heartbeatInterval.nanoseconds / 1_000_000) ms, interrupted "
-        + "\(c.interruptedAfter.nanoseconds / 1_000_000) ms, lost \(c.lostAfter.nanoseconds / 1_000_000) ms, "
-        + "remote offline \(c.remoteOfflineAfter.nanoseconds / 1_000_000) ms, give up "
-        + "\(c.giveUpAfter.nanoseconds / 1_000_000) ms, retry cap \(c.retry.cap.nanoseconds / 1_000_000) ms; "
-        + "edge time scale \(scenario.edgeScale)")
+      "\(P.noun) \(seed): \(scenario.clientCount) clients, edge time scale \(Scenario<P>.scale)")
     for (i, link) in scenario.clean.enumerated() {
       print(
-        "client \(i): uid \(scenario.uid(of: i)), latency \(link.latency.nanoseconds / 1_000_000) ms "
-          + "+ jitter up to \(link.jitter.nanoseconds / 1_000_000) ms each way")
+        "client \(i): \(P.name(of: i, in: scenario)), latency \(link.latency.nanoseconds / 1_000_000) "
+          + "ms + jitter up to \(link.jitter.nanoseconds / 1_000_000) ms each way")
     }
     print("plan:")
     for (at, action) in scenario.plan { print("  \(SimClock.text(at))  \(action)") }
     print("trace:")
-    var run = ScenarioRun(scenario, tracing: true)
+    var run = ScenarioRun(scenario, tracing: true, setsAsideLate: options.setAsideLate)
     var failure: Violation?
     do throws(Violation) { try run.run() } catch { failure = error }
     for line in run.trace { print("  " + line) }
-    print(run.stats.summary)
+    print(run.stats.summary(P.noun))
     if let failure {
       print("FAILED: \(failure)")
       return 1
     }
-    print("scenario \(seed): every invariant held")
+    print("\(P.noun) \(seed): every invariant held")
     return 0
   }
 
@@ -97,13 +98,13 @@ enum ScenarioMode {
     var failure: (seed: UInt64, violation: Violation)?
   }
 
-  static func batch(_ options: Options) -> Int32 {
+  static func batch<P: SimProfile>(_: P.Type, _ options: Options) -> Int32 {
     let clock = ContinuousClock()
     let start = clock.now
     let deadline = options.seconds.map { start + .milliseconds(Int64($0 * 1000)) }
     let end = options.scenarios == 0 ? UInt64.max : options.seed &+ options.scenarios
     let progress = Mutex(Progress(next: options.seed))
-    let chunk: UInt64 = 50
+    let chunk: UInt64 = 20
     DispatchQueue.concurrentPerform(iterations: options.jobs) { _ in
       while true {
         let range: Range<UInt64>? = progress.withLock { p in
@@ -115,7 +116,8 @@ enum ScenarioMode {
         }
         guard let range else { return }
         var stats = ScenarioStats()
-        let failure = ScenarioBatch.run(seeds: range, stats: &stats)
+        let failure = P.batch(
+          seeds: range, stats: &stats, setsAsideLate: options.setAsideLate)
         progress.withLock { p in
           p.stats.add(stats)
           if let failure, p.failure.map({ failure.seed < $0.seed }) ?? true { p.failure = failure }
@@ -128,12 +130,13 @@ enum ScenarioMode {
     let result = progress.withLock { $0 }
     let rate = Double(result.stats.scenarios) / max(seconds, 0.001)
     let tenths = Int(seconds * 10)
+    let name = "tether-sim" + (options.login ? " --login" : "")
     print(
-      "tether-sim: \(result.stats.summary); in \(tenths / 10).\(tenths % 10) s "
+      "\(name): \(result.stats.summary(P.noun)); in \(tenths / 10).\(tenths % 10) s "
         + "(\(Int(rate)) scenarios/s, \(options.jobs) job\(options.jobs == 1 ? "" : "s"))")
     if let failure = result.failure {
-      print("tether-sim: FAILED at seed \(failure.seed): \(failure.violation)")
-      print("replay: \(replayCommand(failure.seed))")
+      print("\(name): FAILED at seed \(failure.seed): \(failure.violation)")
+      print("replay: \(replayCommand(failure.seed, options))")
       return 1
     }
     return 0

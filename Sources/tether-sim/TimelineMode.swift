@@ -105,13 +105,9 @@ enum TimelineMode {
   }
 }
 
-private struct Row {
-  var event: String
-  var client: String
-  var expected: String
-  var observed: Instant?
-  var ok: Bool
-}
+private typealias Row = (
+  event: String, client: String, expected: String, observed: Instant?, ok: Bool
+)
 
 private func seconds(_ t: Instant) -> String {
   let ms = t.nanoseconds / 1_000_000
@@ -124,11 +120,8 @@ private struct Report {
 
   /// A row whose expected instant is exact.
   mutating func exact(_ event: String, _ client: Int, expected: Instant, observed: Instant?) {
-    rows.append(
-      Row(
-        event: event, client: TimelineMode.names[client], expected: seconds(expected),
-        observed: observed,
-        ok: observed == expected))
+    let name = TimelineMode.names[client]
+    rows.append(Row(event, name, seconds(expected), observed, observed == expected))
   }
 
   /// A row whose expected instant is a window (a retry lands somewhere inside it).
@@ -136,15 +129,11 @@ private struct Report {
     _ event: String, _ client: Int, after: Instant, by: Instant, observed: Instant?
   ) {
     let ok = observed.map { $0 > after && $0 <= by } ?? false
-    rows.append(
-      Row(
-        event: event, client: TimelineMode.names[client], expected: "by \(seconds(by))",
-        observed: observed,
-        ok: ok))
+    rows.append(Row(event, TimelineMode.names[client], "by \(seconds(by))", observed, ok))
   }
 
   mutating func scripted(_ event: String, at time: Instant) {
-    rows.append(Row(event: event, client: "-", expected: seconds(time), observed: time, ok: true))
+    rows.append(Row(event, "-", seconds(time), time, true))
   }
 }
 

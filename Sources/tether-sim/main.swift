@@ -3,7 +3,7 @@
 //   tether-sim                    the seed timeline in virtual time (TimelineMode.swift,
 //                                 `make sim`)
 //   tether-sim --scenarios N ...  seeded random scenarios against the invariants, or one
-//   tether-sim --replay SEED      replayed (ScenarioMode.swift; --login: LoginMode.swift)
+//   tether-sim --replay SEED      replayed (ScenarioMode.swift; --login: the login profile)
 //   tether-sim steady N           the allocation probe (SteadyMode.swift, `make alloc-check`)
 import Glibc
 

@@ -3,22 +3,38 @@ import TetherSim
 
 @testable import TetherCore
 
-/// The scenario simulator (`make sim-check` runs 10,000 of these in release): a few seeded
-/// scenarios here, and proof that its invariants catch a client that breaks the rules.
+/// The scenario simulator of both profiles (`make sim-check` runs 10,000 channel and
+/// 15,000 login scenarios in release): a few seeded scenarios of each here, proof that its
+/// invariants catch a client that breaks the rules, and that its checks hold whether the
+/// late datagrams of another login server session are delivered or set aside.
 @Suite struct ScenarioTests {
-  @Test func seededScenarios_keepEveryInvariant() throws {
+  static func batch<P: SimProfile>(_: P.Type, seeds: Range<UInt64>) -> ScenarioStats {
     var stats = ScenarioStats()
-    let failure = ScenarioBatch.run(seeds: 1..<41, stats: &stats)
+    let failure = P.batch(seeds: seeds, stats: &stats)
     #expect(failure == nil, "\(failure.map { "seed \($0.seed): \($0.violation)" } ?? "")")
-    #expect(stats.scenarios == 40)
-    #expect(stats.network.lost > 0 && stats.network.duplicated > 0 && stats.network.reordered > 0)
-    #expect(stats.cuts[.uplink, default: 0] > 0 && stats.cuts[.downlink, default: 0] > 0)
-    #expect(stats.restarts > 0 && stats.dropDemands > 0 && stats.interruptAgreements > 0)
+    #expect(stats.scenarios == seeds.count)
+    #expect(stats.network[.lost] > 0 && stats.network[.duplicated] > 0)
+    #expect(stats.network[.reordered] > 0)
+    #expect(stats[.uplinkCuts] > 0 && stats[.downlinkCuts] > 0 && stats[.serverRestarts] > 0)
+    #expect(stats[.endAgreements] > 0)
+    return stats
   }
 
-  @Test func aScenario_isAFunctionOfItsSeed() throws {
-    var first = ScenarioRun(Scenario.generate(seed: 7), tracing: true)
-    var second = ScenarioRun(Scenario.generate(seed: 7), tracing: true)
+  @Test func seededScenarios_keepEveryInvariant() {
+    let stats = Self.batch(ChannelProfile.self, seeds: 1..<41)
+    #expect(stats[.dropDemands] > 0 && stats[.interruptAgreements] > 0)
+  }
+
+  @Test func seededLoginScenarios_keepEveryInvariant() {
+    let stats = Self.batch(LoginProfile.self, seeds: 1..<41)
+    #expect(stats[.adminKicks] > 0 && stats[.banned] > 0)
+    #expect(stats[.resumed] > 0 && stats[.remoteLogins] > 0 && stats[.tokenExpired] > 0)
+    #expect(stats[.memberEvents] > 0 && stats[.memberEventAlternations] > 0)
+  }
+
+  static func expectReplays<P: SimProfile>(_: P.Type, seed: UInt64) throws {
+    var first = ScenarioRun(Scenario<P>.generate(seed: seed), tracing: true)
+    var second = ScenarioRun(Scenario<P>.generate(seed: seed), tracing: true)
     try first.run()
     try second.run()
     #expect(first.trace == second.trace)
@@ -26,19 +42,76 @@ import TetherSim
     #expect(!first.trace.isEmpty)
   }
 
+  @Test func aScenario_isAFunctionOfItsSeed() throws {
+    try Self.expectReplays(ChannelProfile.self, seed: 7)
+    try Self.expectReplays(LoginProfile.self, seed: 7)
+  }
+
+  /// The late datagrams of another server session, found by the simulator (seed 3704): a
+  /// LOGIN_HEARTBEAT of a lost server session confirms the new one, whose next RELOGIN is
+  /// answered RESUMED (EdgeLoginStaleConfirmationTests); a late LOGIN_ACCEPT of the session
+  /// held said "not resumed" (LoginDuplicateAcceptTests). With the server-session number
+  /// the client tells them apart: delivered (the default of `tether-sim --login`), the
+  /// scenario keeps every invariant, as it does with them set aside.
+  @Test func lateDatagramsOfAnotherServerSession_keepTheAgreement_whenDelivered() {
+    let scenario = Scenario<LoginProfile>.generate(seed: 3704)
+    var delivered = ScenarioRun(scenario)
+    #expect(throws: Never.self) { try delivered.run() }
+    var setAside = ScenarioRun(scenario, setsAsideLate: true)
+    #expect(throws: Never.self) { try setAside.run() }
+  }
+
+  /// Found by the channel scenarios' closing phase (`make soak`, seeds 26609, 31200 and
+  /// 40213): renew_token while CONNECTING only replaces the token of the next JOIN. When
+  /// the accept of the JOIN sent with the old token comes first, the client takes that
+  /// token's time left and ignores the later RESUMED accept of the retry that carried the
+  /// new one (it is CONNECTED by then); at the old token's expiry it goes
+  /// FAILED/TOKEN_EXPIRED although the app renewed first (docs/BEHAVIOUR.md §1, tokens) and
+  /// the server holds the session with the new token, so the peers' views and the server's
+  /// roster disagree. A fix in ChannelSession turns this into a failure: then drop
+  /// `withKnownIssue`.
+  @Test func renewalWhileConnecting_survivesTheOldTokensAccept() {
+    for seed: UInt64 in [26609, 31200, 40213] {
+      withKnownIssue("ChannelSession loses a renewal made while CONNECTING") {
+        var run = ScenarioRun(Scenario<ChannelProfile>.generate(seed: seed))
+        #expect(throws: Never.self) { try run.run() }
+      }
+    }
+  }
+
+  /// Found by `make soak LOGIN=1` (seeds 32175 and 59033; the runs before this one's
+  /// merge fail there too): in the closing phase a client's channels disagree with the
+  /// server's (32175: two channel operations stay pending, acknowledged under a server
+  /// session the client takes for another's; 59033: the client is in lobby, the server has
+  /// it in no channel). A fix turns this into a failure: then drop `withKnownIssue`.
+  @Test func loginChannels_agreeWithTheServer_afterTheNetworkHealed() {
+    for seed: UInt64 in [32175, 59033] {
+      withKnownIssue("login channels disagree with the server after a heal") {
+        var run = ScenarioRun(Scenario<LoginProfile>.generate(seed: seed))
+        #expect(throws: Never.self) { try run.run() }
+      }
+    }
+  }
+
   /// The first seed whose run breaks an invariant when the clients do not follow the
   /// thresholds the checker assumes; nil if none of `seeds` does.
-  static func firstViolation(_ seeds: Range<UInt64>, _ change: (inout ChannelConfig) -> Void)
-    -> Violation?
-  {
+  static func firstViolation<P: SimProfile>(
+    _: P.Type, _ seeds: Range<UInt64>, _ change: (inout P.Config) -> Void
+  ) -> Violation? {
     for seed in seeds {
-      let scenario = Scenario.generate(seed: seed)
+      let scenario = Scenario<P>.generate(seed: seed)
       var config = scenario.config
       change(&config)
       var run = ScenarioRun(scenario, clientConfig: config)
       do throws(Violation) { try run.run() } catch { return error }
     }
     return nil
+  }
+
+  static func firstViolation(_ seeds: Range<UInt64>, _ change: (inout ChannelConfig) -> Void)
+    -> Violation?
+  {
+    firstViolation(ChannelProfile.self, seeds, change)
   }
 
   @Test func interruptedLate_isCaught() {
@@ -59,5 +132,20 @@ import TetherSim
   @Test func giveUpLate_isCaught() {
     let v = Self.firstViolation(1..<40) { $0.giveUpAfter = $0.giveUpAfter + .ms(500) }
     #expect(v?.invariant == "nothing stuck past give-up", "\(v.map(\.description) ?? "none")")
+  }
+
+  @Test func loginInterruptedLate_isCaught() {
+    let v = Self.firstViolation(LoginProfile.self, 1..<20) { $0.interruptedAfter = .ms(450) }
+    #expect(v?.invariant == "deadline at its instant", "\(v.map(\.description) ?? "none")")
+  }
+
+  @Test func loginInterruptedEarly_isCaught() {
+    let v = Self.firstViolation(LoginProfile.self, 1..<20) { $0.interruptedAfter = .ms(350) }
+    #expect(v?.invariant == "deadline at its instant", "\(v.map(\.description) ?? "none")")
+  }
+
+  @Test func loginTimeoutLate_isCaught() {
+    let v = Self.firstViolation(LoginProfile.self, 1..<40) { $0.loginTimeout = .ms(1200) }
+    #expect(v?.invariant == "deadline at its instant", "\(v.map(\.description) ?? "none")")
   }
 }
