@@ -92,12 +92,8 @@ struct GarbageFlood {
 
   init(port: UInt16, sources: Int, seed: UInt64) throws {
     random = SeededRandom(seed: seed)
-    target = Relay.loopback(port: port)
-    for _ in 0..<sources {
-      let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-      guard fd >= 0 else { throw LabError("socket") }
-      sockets.append(fd)
-    }
+    target = Loopback.address(port: port)
+    sockets = try (0..<sources).map { _ in try Loopback.socket() }
   }
 
   func close() { for fd in sockets { Glibc.close(fd) } }
@@ -131,16 +127,11 @@ struct GarbageFlood {
     for i in 0..<count {
       if i % 1000 == 0 && Date() > end { break }
       let bytes = datagram()
-      let fd = sockets[i % sockets.count]
-      let result = bytes.withUnsafeBytes { data in
-        withUnsafePointer(to: target) {
-          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            sendto(
-              fd, data.baseAddress, data.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-          }
-        }
+      if Loopback.send(sockets[i % sockets.count], bytes, to: target) {
+        sent += 1
+      } else {
+        usleep(100)
       }
-      if result >= 0 { sent += 1 } else { usleep(100) }
     }
     return sent
   }

@@ -40,10 +40,7 @@ struct FaultWorld {
 
   /// A device joined through the proxy as device `index`.
   func device(_ name: String, index: Int, uid: UInt32) throws -> DeviceProcess {
-    let token = try edge.token(channel: Lab.channel, uid: uid, expireSeconds: 3600)
-    return try DeviceProcess(
-      binary: Lab.device, name: name, server: "127.0.0.1:\(proxy.port(of: index))",
-      appID: edge.appID, channel: Lab.channel, uid: uid, token: token, scale: scale)
+    try Lab.device(name, edge: edge, relay: proxy, index: index, uid: uid, scale: scale)
   }
 
   /// A (uid 1, proxy link 0) and B (uid 2, link 1), joined, each having seen the other.

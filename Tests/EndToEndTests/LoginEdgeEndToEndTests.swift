@@ -127,35 +127,20 @@ struct LoginSocket {
 
   init(port: UInt16, cookie: UInt64) throws {
     self.cookie = cookie
-    fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    guard fd >= 0 else { throw LabError("socket") }
-    var address = Relay.loopback(port: port)
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard connected == 0 else {
-      Glibc.close(fd)
-      throw LabError("connect")
-    }
-    var timeout = timeval(tv_sec: 2, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    fd = try Loopback.socket(peer: port, receiveTimeout: 2)
   }
 
   func close() { Glibc.close(fd) }
 
   func send(_ message: Message) {
-    let bytes = Packet(cookie: cookie, message: message).encoded
-    _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+    Loopback.send(fd, Packet(cookie: cookie, message: message).encoded)
   }
 
   /// The next message under this socket's cookie, waiting up to 2 s; nil if none came.
   func receive() -> Message? {
     var buffer = [UInt8](repeating: 0, count: 1500)
     while true {
-      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-      guard count > 0 else { return nil }
+      guard let (count, _) = Loopback.receive(fd, into: &buffer) else { return nil }
       guard let packet = try? Packet.decode(buffer[0..<count]), packet.cookie == cookie else {
         continue
       }
