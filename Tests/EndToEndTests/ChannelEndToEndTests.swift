@@ -134,7 +134,7 @@ import TetherLab
     let edge = try EdgeProcess(binary: Lab.edge, timeScale: 0.05)
     let d = try Lab.device("D", edge: edge, uid: 9, scale: 0.05)
     #expect(d.reaches("CONNECTED", "JOIN_SUCCESS"))
-    #expect(try edge.kick(channel: Lab.channel, uid: 9, banSeconds: 60) == 0)
+    #expect(try edge.kick(channel: Lab.channel, uid: 9, banSeconds: 60).status == 0)
     #expect(d.reaches("FAILED", "BANNED_BY_SERVER"))
   }
 

@@ -164,7 +164,7 @@ import TetherLab
     let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
     let alice = try Lab.messaging("A", edge: edge, user: "alice", scale: scale)
     #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS"))
-    #expect(try edge.kick(userID: "alice", banSeconds: 60) == 0)
+    #expect(try edge.kick(userID: "alice", banSeconds: 60).status == 0)
     #expect(alice.reaches("ABORTED", "BANNED_BY_SERVER"))
     let again = try Lab.messaging("A-again", edge: edge, user: "alice", scale: scale)
     #expect(again.waitFor("login-result LOGIN_ERR_NOT_AUTHORIZED") != nil)
