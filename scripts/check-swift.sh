@@ -50,7 +50,9 @@ done
 start=$SECONDS
 swift build -q --build-tests "${flags[@]}" --scratch-path "$scratch"
 built=$((SECONDS - start))
-export TETHER_EDGE_BIN=$PWD/$scratch/debug/tether-edge
+# The suites run this build's own tether-edge, and know it is sanitized (EdgeFloodTests
+# bounds its resident set only where ASan's quarantine does not hold what it frees).
+export TETHER_EDGE_BIN=$PWD/$scratch/debug/tether-edge TETHER_EDGE_SANITIZER=$kind
 status=0
 swift test --skip-build "${flags[@]}" --scratch-path "$scratch" > "$log" 2>&1 || status=$?
 pattern='^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Leak|Thread|UndefinedBehavior)Sanitizer)|runtime error:'

@@ -18,6 +18,9 @@ enum Lab {
     ProcessInfo.processInfo.environment["TETHER_MESSAGING_BIN"]
     ?? root.appendingPathComponent("build/messaging").path
   static let required = ProcessInfo.processInfo.environment["TETHER_E2E_REQUIRED"] == "1"
+  /// The sanitizer `edge` was built with ("asan", "tsan"), as scripts/check-swift.sh says
+  /// when it runs the suites against its own sanitized build; nil for a plain build.
+  static let edgeSanitizer = ProcessInfo.processInfo.environment["TETHER_EDGE_SANITIZER"]
 
   static var available: Bool {
     FileManager.default.isExecutableFile(atPath: edge)
