@@ -64,6 +64,17 @@ struct FaultWorld {
     edge.stop()
   }
 
+  /// Kills the edge (SIGKILL), waits `down` seconds, and starts a new one on the same
+  /// port: when it was killed and when the new one was listening.
+  func restartEdge(down: Double) throws -> (killed: Double, back: Double) {
+    let port = edge.port
+    let killed = monotonicSeconds()
+    edge.kill()
+    if down > 0 { Thread.sleep(forTimeInterval: down) }
+    try edge.start(port: port)
+    return (killed, monotonicSeconds())
+  }
+
   /// The times the proxy delivered answers to device `index` (round-trip proofs).
   func answers(_ index: Int) -> [Double] { proxy.deliveries(index).filter(\.isAnswer).map(\.time) }
 
