@@ -8,14 +8,14 @@
 # heap misuse and leaks; ASan also sees stack and global overflows, and TSan understands
 # atomics (which helgrind does not).
 # Any report fails. The toolchain's TSan runtime needs libdispatch, from the toolchain.
-# Usage: scripts/check-c-sanitizers.sh
+# Usage: scripts/check-c-sanitizers.sh [address|thread ...] (both when none is named)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${BUILD_DIR:-build}/check/csan
 mkdir -p "$out"
 toolchain_lib=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")/lib/swift/linux
 sources=$(find Sources/TetherCore Sources/Tether -name '*.swift' | sort)
-for kind in address thread; do
+for kind in ${*:-address thread}; do
   start=$SECONDS
   # shellcheck disable=SC2086
   swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -Onone -g \

@@ -55,7 +55,10 @@ import TetherLab
 
   @Test func seedTimeline_joinCutInterruptedLostDroppedHealRejoinLeaveQuit() throws {
     let (edge, relay, a, b) = try Self.twoJoinedThroughARelay(scale: 0.05)
-    defer { relay.stop() }
+    defer {
+      relay.stop()
+      edge.stop()
+    }
     relay.cut(0)
     let lastData = try #require(relay.lastAnswerToDevice(0))
     let interrupted = try #require(a.waitForState("RECONNECTING", "INTERRUPTED"))
