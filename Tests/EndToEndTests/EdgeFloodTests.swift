@@ -50,7 +50,7 @@ import TetherSim
     #expect(sent >= 10_000)
     // The resident set measures the edge, but under AddressSanitizer: there every block
     // the edge frees waits in ASan's quarantine (up to 256 MiB) to catch a use after free,
-    // so RSS grows with the datagrams handled (34 → 248 MiB for 24,000; flat with
+    // so RSS grows with the datagrams handled (34,128 → 247,756 KiB for 24,000; flat with
     // quarantine_size_mb=0). There the bound is the edge's own tables below, which hold
     // all it keeps, and LeakSanitizer at its exit.
     if Lab.edgeSanitizer != "asan" {
