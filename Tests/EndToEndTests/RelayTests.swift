@@ -6,9 +6,11 @@ import TetherLab
   import Glibc
 #endif
 
-/// The relay is driven from the test's thread (cut, heal, the clocks, stop) while its own
-/// thread forwards: under ThreadSanitizer (make check-tsan) any access to its state that
-/// is not under its lock is reported, which fails the run.
+/// The relay (the fault proxy, whose profiles cut and heal set) is driven from the test's
+/// thread (cut, heal, its port, the clocks, stop) while its own thread forwards: under
+/// ThreadSanitizer (make check-tsan) any access to its state that is not under its lock is
+/// reported, which fails the run (the proxy's sockets, read from the array its profiles
+/// live in, were).
 @Suite struct RelayTests {
   /// A UDP socket on 127.0.0.1 with a receive timeout, standing in for a device or the edge.
   private final class Peer {
