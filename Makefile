@@ -5,6 +5,7 @@
 #   make test    everything: lint, header, Embedded builds, allocations, C ABI tests,
 #                Swift tests, end to end against tether-edge
 #   make check   the tests under ASan+UBSan, TSan, valgrind memcheck and helgrind
+#   make check-ci  the part of make check that CI runs after make test
 #   make docs    regenerate the generated part of docs/STATES.md
 #   make format  format the Swift sources in place
 #   make fuzz    every libFuzzer target for FUZZ_SECONDS each (Fuzz/README.md)
@@ -332,6 +333,15 @@ check-asan: device cross-test
 	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh asan
 check-tsan: device cross-test
 	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh tsan
+
+# The part of make check that CI runs after make test (.ci/run; docs/RELIABILITY.md §6 has
+# the costs): the C tests against the ASan and TSan builds of the library, valgrind and
+# helgrind, and the edge under ASan: its own suites, the driver's, and its end-to-end
+# suites (the C devices and the messaging host against the ASan tether-edge).
+.PHONY: check-ci
+CHECK_CI_ASAN = TetherEdgeTests\.|TetherDriverTests\.|EdgeSignalTests|EdgeFloodTests|LoginEdgeEndToEndTests|ChannelEndToEndTests|LoginEndToEndTests
+check-ci: check-c-sanitizers check-valgrind device
+	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh asan '$(CHECK_CI_ASAN)'
 
 # Seeded random scenarios on the real edge server and real sessions in virtual time
 # (Sources/TetherSim/ScenarioRun.swift and each profile's checks list the invariants),

@@ -3,6 +3,8 @@
 #   scripts/check-swift.sh asan   AddressSanitizer (with LeakSanitizer) on the Swift and C
 #                                 code, UndefinedBehaviorSanitizer on the C code (.build-asan)
 #   scripts/check-swift.sh tsan   ThreadSanitizer (.build-tsan)
+#   scripts/check-swift.sh KIND FILTER   only the suites `swift test --filter FILTER` selects
+#                                 (make check-ci: the edge's under ASan; the build is whole)
 # swiftc has no UndefinedBehaviorSanitizer for Swift code on Linux ("unsupported option
 # '-sanitize=undefined'"); Swift itself traps on overflow, out-of-bounds and nil unwraps in
 # these debug builds, so UBSan is applied where C is compiled: the C target CTetherSystem
@@ -17,7 +19,8 @@
 # scripts/sanitizers/*.supp, each entry with the reason it is not the project's defect.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-kind=${1:?usage: check-swift.sh asan|tsan}
+kind=${1:?usage: check-swift.sh asan|tsan [FILTER]}
+filter=${2:-}
 out=${BUILD_DIR:-build}/check
 mkdir -p "$out"
 supp=$PWD/scripts/sanitizers
@@ -50,9 +53,12 @@ done
 start=$SECONDS
 swift build -q --build-tests "${flags[@]}" --scratch-path "$scratch"
 built=$((SECONDS - start))
-export TETHER_EDGE_BIN=$PWD/$scratch/debug/tether-edge
+# The suites run this build's own tether-edge, and know it is sanitized (EdgeFloodTests
+# bounds its resident set only where ASan's quarantine does not hold what it frees).
+export TETHER_EDGE_BIN=$PWD/$scratch/debug/tether-edge TETHER_EDGE_SANITIZER=$kind
 status=0
-swift test --skip-build "${flags[@]}" --scratch-path "$scratch" > "$log" 2>&1 || status=$?
+swift test --skip-build "${flags[@]}" --scratch-path "$scratch" ${filter:+--filter "$filter"} \
+  > "$log" 2>&1 || status=$?
 pattern='^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Leak|Thread|UndefinedBehavior)Sanitizer)|runtime error:'
 reports=$(cat "$log" "$reports_dir"/* 2>/dev/null | grep -cE "$pattern" || true)
 processes=$({ grep -lE "$pattern" "$reports_dir"/* 2>/dev/null || true; } | wc -l)
@@ -61,11 +67,16 @@ summary=$(grep -E '^.{0,4}Test run with [0-9]+ tests? ' "$log" | tail -1 | sed -
 xctest=$(grep -E "^Test Suite 'All tests' (passed|failed)" -A1 "$log" | tail -1 | sed -E 's/^[[:space:]]+//' || true)
 skipped=$(grep -E ' skipped' "$log" | grep -vE 'Test run with' | sed -E 's/^[^T]*//' || true)
 echo "check-swift ($kind): built in ${built} s, tests ran in $((SECONDS - start - built)) s"
-echo "check-swift ($kind): ${summary:-no Swift Testing summary}"
+echo "check-swift ($kind): ${summary:-no Swift Testing summary}${filter:+ (the suites matching '$filter')}"
 [ -n "$xctest" ] && echo "check-swift ($kind): XCTest: $xctest"
 if [ -n "$skipped" ]; then
   echo "check-swift ($kind): SKIPPED, not counted as passing:"
   echo "$skipped" | sed 's/^/  /'
+fi
+# A filter that selects nothing would pass having checked nothing.
+if [ -n "$filter" ] && ! grep -qE 'Test run with [1-9][0-9]* tests?' <<< "$summary"; then
+  echo "check-swift ($kind): FAIL: no test matches '$filter'" >&2
+  exit 1
 fi
 if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then
   echo "check-swift ($kind): FAIL: swift test exited with $status, $reports sanitizer reports" \

@@ -15,8 +15,12 @@ public struct FaultDelivery: Sendable {
   public let duplicate: Bool
 
   /// An answer to something the device sent (ACCEPT, HEARTBEAT_ACK, SESSION_UNKNOWN,
-  /// TOKEN_RENEWED): what proves the device's round trip (docs/PROTOCOL.md §5).
-  public var isAnswer: Bool { direction == .downlink && Relay.answerTypes.contains(type) }
+  /// TOKEN_RENEWED, LOGIN_ACCEPT, CHANNEL_ACK): what proves the device's round trip
+  /// (docs/PROTOCOL.md §5).
+  public var isAnswer: Bool { direction == .downlink && Self.answerTypes.contains(type) }
+
+  /// Server → client message types that answer the client.
+  static let answerTypes: [UInt8] = [0x81, 0x83, 0x87, 0x88, 0x89, 0x8C]
 }
 
 /// What the proxy did with one direction's datagrams.
@@ -27,20 +31,27 @@ public struct FaultCounts: Sendable, Equatable {
   public var held = 0
 }
 
-/// The relay's lab twin with faults: a UDP proxy on loopback between devices and the edge
-/// (device `i` talks to `127.0.0.1:port(of: i)`; the edge sees each device as a socket of
-/// the proxy's own) that applies a ``FaultProfile`` to each direction of each device's link:
-/// loss, duplication, delay, reordering, blackholes. This kernel has no netem, so the
-/// faults are made here, in user space, with every random choice drawn from ``FaultDice``
-/// for the proxy's seed. It logs every datagram it delivers, with the time it went out
-/// (CLOCK_MONOTONIC, the devices' clock), so a test can compute what the rules imply from
-/// what actually passed. One thread, a bounded poll loop, until ``stop()``.
+/// A UDP proxy on loopback between devices and the edge (device `i` talks to
+/// `127.0.0.1:port(of: i)`; the edge sees each device as a socket of the proxy's own) that
+/// applies a ``FaultProfile`` to each direction of each device's link: loss, duplication,
+/// delay, reordering, blackholes (``Relay`` is its name where links are only cut and
+/// healed). This kernel has no netem, so the faults are made here, in user space, with
+/// every random choice drawn from ``FaultDice`` for the proxy's seed. It logs every
+/// datagram it delivers, with the time it went out (CLOCK_MONOTONIC, the devices' clock),
+/// so a test can compute what the rules imply from what actually passed. One thread, a
+/// bounded poll loop, until ``stop()``; the test's thread sets profiles and reads the log
+/// meanwhile.
 public final class FaultProxy: @unchecked Sendable {
+  /// Device `i`'s two sockets: made before the thread starts and never changed, so both
+  /// threads read them without the lock.
+  private struct Sockets {
+    let front: Int32  // bound on 127.0.0.1, faces the device
+    let back: Int32  // connected to the edge
+  }
+
+  /// Device `i`'s link: read and written only under `lock`.
   private struct Link {
-    var front: Int32  // bound on 127.0.0.1, faces the device
-    var back: Int32  // connected to the edge
-    var device = sockaddr_in()
-    var deviceKnown = false
+    var device: sockaddr_in?
     var profiles: [FaultProfile] = [.clean, .clean]
     var counts: [FaultCounts] = [FaultCounts(), FaultCounts()]
     /// Per direction and type: how many datagrams of it came (the dice's index).
@@ -58,9 +69,11 @@ public final class FaultProxy: @unchecked Sendable {
 
   public let seed: UInt64
   private let dice: FaultDice
-  private var links: [Link] = []
-  private var pending: [Pending] = []
+  private let sockets: [Sockets]
   private let lock = NSLock()
+  /// Under `lock`, with `pending` and `running`.
+  private var links: [Link]
+  private var pending: [Pending] = []
   private var running = true
   private var thread: Thread?
 
@@ -68,18 +81,11 @@ public final class FaultProxy: @unchecked Sendable {
   public init(devices: Int, edgePort: UInt16, seed: UInt64) throws {
     self.seed = seed
     dice = FaultDice(seed: seed)
-    for _ in 0..<devices {
-      let front = try Relay.socket(bindPort: 0)
-      let back = try Relay.socket(bindPort: 0)
-      var edge = Relay.loopback(port: edgePort)
-      let connected = withUnsafePointer(to: &edge) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          connect(back, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-      }
-      guard connected == 0 else { throw LabError("fault proxy: connect to the edge failed") }
-      links.append(Link(front: front, back: back))
+    sockets = try (0..<devices).map { _ in
+      Sockets(
+        front: try Loopback.socket(), back: try Loopback.socket(peer: edgePort))
     }
+    links = Array(repeating: Link(), count: devices)
     let thread = Thread { [unowned self] in self.loop() }
     self.thread = thread
     thread.start()
@@ -88,16 +94,7 @@ public final class FaultProxy: @unchecked Sendable {
   deinit { stop() }
 
   /// The port device `i` should use as its server.
-  public func port(of device: Int) -> UInt16 {
-    var address = sockaddr_in()
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        getsockname(links[device].front, $0, &length)
-      }
-    }
-    return UInt16(bigEndian: address.sin_port)
-  }
+  public func port(of device: Int) -> UInt16 { Loopback.port(of: sockets[device].front) }
 
   /// From now on, `profile` for `direction` of device `i`'s link (both directions when nil).
   /// Datagrams already held keep the fate they were given.
@@ -118,23 +115,37 @@ public final class FaultProxy: @unchecked Sendable {
     locked { links[device].counts[direction.rawValue] }
   }
 
+  /// When the proxy last passed device `i` a datagram for which `match` holds.
+  public func lastDelivery(_ device: Int, where match: (FaultDelivery) -> Bool) -> Double? {
+    locked { links[device].deliveries.last(where: match)?.time }
+  }
+
   /// When the proxy last passed device `i` an answer (what proves its round trip).
   public func lastAnswerToDevice(_ device: Int) -> Double? {
-    deliveries(device).last { $0.isAnswer }?.time
+    lastDelivery(device) { $0.isAnswer }
   }
 
   /// When the proxy last passed a datagram from device `i` to the edge.
   public func lastFromDevice(_ device: Int) -> Double? {
-    deliveries(device).last { $0.direction == .uplink }?.time
+    lastDelivery(device) { $0.direction == .uplink }
   }
 
+  /// When the proxy last passed a datagram to device `i` (its "last data").
+  public func lastToDevice(_ device: Int) -> Double? {
+    lastDelivery(device) { $0.direction == .downlink }
+  }
+
+  /// Ends the thread and closes the sockets; once (later calls do nothing).
   public func stop() {
-    guard locked({ running }) else { return }
-    locked { running = false }
+    let wasRunning = locked {
+      defer { running = false }
+      return running
+    }
+    guard wasRunning else { return }
     while thread?.isFinished == false { usleep(1000) }
-    for link in links {
-      close(link.front)
-      close(link.back)
+    for socket in sockets {
+      close(socket.front)
+      close(socket.back)
     }
   }
 
@@ -147,7 +158,7 @@ public final class FaultProxy: @unchecked Sendable {
   // MARK: - The loop
 
   private func loop() {
-    var fds = links.flatMap {
+    var fds = sockets.flatMap {
       [
         pollfd(fd: $0.front, events: Int16(POLLIN), revents: 0),
         pollfd(fd: $0.back, events: Int16(POLLIN), revents: 0),
@@ -163,7 +174,8 @@ public final class FaultProxy: @unchecked Sendable {
       for (index, fd) in fds.enumerated() where fd.revents & ready != 0 {
         let device = index / 2
         let direction: FaultDirection = index % 2 == 0 ? .uplink : .downlink
-        guard let n = receive(device, direction, &buffer) else { continue }
+        guard let (n, from) = Loopback.receive(fd.fd, into: &buffer) else { continue }
+        if direction == .uplink { locked { links[device].device = from } }
         route(Array(buffer[0..<n]), device: device, direction: direction)
       }
     }
@@ -174,32 +186,6 @@ public final class FaultProxy: @unchecked Sendable {
     guard let due = locked({ pending.map(\.due).min() }) else { return 20 }
     let ms = ((due - monotonicSeconds()) * 1000).rounded(.up)
     return Int32(max(0, min(20, ms)))
-  }
-
-  private func receive(
-    _ device: Int, _ direction: FaultDirection, _ buffer: inout [UInt8]
-  ) -> Int? {
-    let n: Int
-    if direction == .uplink {
-      var from = sockaddr_in()
-      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-      n = buffer.withUnsafeMutableBytes { raw in
-        withUnsafeMutablePointer(to: &from) {
-          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            recvfrom(links[device].front, raw.baseAddress, raw.count, 0, $0, &length)
-          }
-        }
-      }
-      if n > 0 {
-        locked {
-          links[device].device = from
-          links[device].deviceKnown = true
-        }
-      }
-    } else {
-      n = buffer.withUnsafeMutableBytes { recv(links[device].back, $0.baseAddress, $0.count, 0) }
-    }
-    return n > 0 ? n : nil
   }
 
   /// Gives one datagram its fate: dropped, or sent now or later, once or twice.
@@ -260,22 +246,10 @@ public final class FaultProxy: @unchecked Sendable {
     let time = monotonicSeconds()
     let sent: Bool
     if datagram.direction == .uplink {
-      sent = datagram.bytes.withUnsafeBytes {
-        Glibc.send(links[device].back, $0.baseAddress, $0.count, 0) == $0.count
-      }
+      sent = Loopback.send(sockets[device].back, datagram.bytes)
     } else {
-      guard var to = locked({ links[device].deviceKnown ? links[device].device : nil }) else {
-        return
-      }
-      sent = datagram.bytes.withUnsafeBytes { raw in
-        withUnsafePointer(to: &to) {
-          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            sendto(
-              links[device].front, raw.baseAddress, raw.count, 0, $0,
-              socklen_t(MemoryLayout<sockaddr_in>.size)) == raw.count
-          }
-        }
-      }
+      guard let to = locked({ links[device].device }) else { return }
+      sent = Loopback.send(sockets[device].front, datagram.bytes, to: to)
     }
     guard sent else { return }
     let delivery = FaultDelivery(

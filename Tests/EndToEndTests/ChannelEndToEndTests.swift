@@ -24,6 +24,16 @@ import TetherLab
     return (edge, relay, a, b)
   }
 
+  /// tether-edge at `scale` and one device (uid `uid`) joined to it directly.
+  static func oneJoined(
+    _ name: String = "D", uid: UInt32, scale: Double = 0.05
+  ) throws -> (EdgeProcess, DeviceProcess) {
+    let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
+    let device = try Lab.device(name, edge: edge, uid: uid, scale: scale)
+    #expect(device.reaches("CONNECTED", "JOIN_SUCCESS"))
+    return (edge, device)
+  }
+
   @Test func uplinkOnlyOutage_interruptedFromTheLastAnswer_thoughPresenceArrives() throws {
     let (edge, relay, a, b) = try Self.twoJoinedThroughARelay(scale: 0.05)
     defer { relay.stop() }
@@ -45,7 +55,10 @@ import TetherLab
 
   @Test func seedTimeline_joinCutInterruptedLostDroppedHealRejoinLeaveQuit() throws {
     let (edge, relay, a, b) = try Self.twoJoinedThroughARelay(scale: 0.05)
-    defer { relay.stop() }
+    defer {
+      relay.stop()
+      edge.stop()
+    }
     relay.cut(0)
     let lastData = try #require(relay.lastAnswerToDevice(0))
     let interrupted = try #require(a.waitForState("RECONNECTING", "INTERRUPTED"))
@@ -131,17 +144,13 @@ import TetherLab
   // MARK: - The server acts
 
   @Test func ban_byTheAdminCommand_failsBannedByServer() throws {
-    let edge = try EdgeProcess(binary: Lab.edge, timeScale: 0.05)
-    let d = try Lab.device("D", edge: edge, uid: 9, scale: 0.05)
-    #expect(d.reaches("CONNECTED", "JOIN_SUCCESS"))
-    #expect(try edge.kick(channel: Lab.channel, uid: 9, banSeconds: 60) == 0)
+    let (edge, d) = try Self.oneJoined(uid: 9)
+    #expect(try edge.kick(channel: Lab.channel, uid: 9, banSeconds: 60).status == 0)
     #expect(d.reaches("FAILED", "BANNED_BY_SERVER"))
   }
 
   @Test func sameUID_elsewhere_failsTheFirstWithSameUIDLogin() throws {
-    let edge = try EdgeProcess(binary: Lab.edge, timeScale: 0.05)
-    let first = try Lab.device("D1", edge: edge, uid: 11, scale: 0.05)
-    #expect(first.reaches("CONNECTED", "JOIN_SUCCESS"))
+    let (edge, first) = try Self.oneJoined("D1", uid: 11)
     let second = try Lab.device("D2", edge: edge, uid: 11, scale: 0.05)
     #expect(second.reaches("CONNECTED", "JOIN_SUCCESS"))
     #expect(first.reaches("FAILED", "SAME_UID_LOGIN"))
@@ -149,10 +158,8 @@ import TetherLab
   }
 
   @Test func serverRestart_keepAliveTimeout_thenRejoin() throws {
-    let scale = 0.25  // interrupted after 1 s: longer than the restart takes
-    let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
-    let d = try Lab.device("D", edge: edge, uid: 12, scale: scale)
-    #expect(d.reaches("CONNECTED", "JOIN_SUCCESS"))
+    // Scale 0.25: interrupted after 1 s, longer than the restart takes.
+    let (edge, d) = try Self.oneJoined(uid: 12, scale: 0.25)
     let port = edge.port
     edge.stop()
     try edge.start(port: port)
@@ -181,9 +188,8 @@ import TetherLab
   }
 
   @Test func appReportedNetworkChange_rejoins() throws {
-    let edge = try EdgeProcess(binary: Lab.edge, timeScale: 0.05)
-    let d = try Lab.device("D", edge: edge, uid: 14, scale: 0.05)
-    #expect(d.reaches("CONNECTED", "JOIN_SUCCESS"))
+    let (edge, d) = try Self.oneJoined(uid: 14)
+    defer { edge.stop() }
     d.signal(SIGUSR1)
     #expect(d.waitFor("network-changed rc=0") != nil)
     #expect(d.reaches("RECONNECTING", "CLIENT_IP_ADDRESS_CHANGED_BY_USER"))

@@ -8,57 +8,36 @@ import TetherSim
 /// No timing is asserted beyond that. `scripts/edge-flood.py` measures the same with
 /// numbers (datagrams/s, RSS, answers).
 @Suite(.serialized, Lab.enabled) struct EdgeFloodTests {
-  static let appID = "demo-app"
-  static let certificate = "demo-certificate"
-
-  /// A running `tether-edge serve --print-counters` whose stdout lines are kept.
-  static func startEdge() throws -> (ManagedProcess, port: UInt16) {
-    let edge = try ManagedProcess(
-      name: "edge", executable: Lab.edge,
-      arguments: [
-        "serve", "--listen", "127.0.0.1:0", "--app-id", appID, "--app-certificate", certificate,
-        "--print-counters",
-      ])
-    let line = try #require(edge.waitFor("listening on", timeout: 10))
-    let port = try #require(line.text.split(separator: ":").last.flatMap { UInt16($0) })
-    return (edge, port)
-  }
-
-  static func token(uid: UInt32) throws -> String {
-    let process = try ManagedProcess(
-      name: "token", executable: Lab.edge,
-      arguments: [
-        "token", "--app-id", appID, "--app-certificate", certificate, "--channel", Lab.channel,
-        "--uid", String(uid), "--expire-seconds", "3600",
-      ])
-    #expect(process.waitExit(timeout: 10) == 0)
-    usleep(20_000)
-    return try #require(process.lines.first?.text)
-  }
-
   /// The resident set of `pid`, in KiB, from /proc.
-  static func rssKiB(_ pid: Int32) -> Int? {
-    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+  static func rssKiB(_ pid: Int32?) -> Int? {
+    guard let pid,
+      let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
     else { return nil }
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
     return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
   }
 
+  /// The edge's table sizes from its `tables name N name N ...` line: what its memory
+  /// grows with (EdgeTableCounts).
+  static func tableSizes(_ line: String) -> [String: Int] {
+    let words = line.split(separator: " ").dropFirst().map(String.init)
+    return Dictionary(
+      stride(from: 0, to: words.count - 1, by: 2).compactMap { i in
+        Int(words[i + 1]).map { (words[i], $0) }
+      }, uniquingKeysWith: { first, _ in first })
+  }
+
   @Test func garbageFlood_fromManyPorts_membersStayConnected_andMemoryStaysBounded() throws {
-    let (edge, port) = try Self.startEdge()
+    let edge = try EdgeProcess(binary: Lab.edge, timeScale: 1, extraArguments: ["--print-counters"])
     defer { edge.stop() }
-    var devices: [DeviceProcess] = []
-    for uid: UInt32 in [1, 2] {
-      let device = try DeviceProcess(
-        binary: Lab.device, name: "D\(uid)", server: "127.0.0.1:\(port)", appID: Self.appID,
-        channel: Lab.channel, uid: uid, token: try Self.token(uid: uid), scale: 1)
-      #expect(device.reaches("CONNECTED", "JOIN_SUCCESS"))
-      devices.append(device)
+    let devices = try [UInt32(1), 2].map { uid in
+      try Lab.device("D\(uid)", edge: edge, uid: uid, scale: 1)
     }
+    for device in devices { #expect(device.reaches("CONNECTED", "JOIN_SUCCESS")) }
     #expect(devices[0].waitFor("user-joined uid=2") != nil)
     usleep(1_500_000)  // the tables and buffers of two members settle
     let before = try #require(Self.rssKiB(edge.pid))
-    var flood = try GarbageFlood(port: port, sources: 64, seed: 7)
+    var flood = try GarbageFlood(port: edge.port, sources: 64, seed: 7)
     let sent = flood.send(count: 150_000, within: 4)
     usleep(2_000_000)  // heartbeats after the flood are answered too
     let after = try #require(Self.rssKiB(edge.pid))
@@ -69,17 +48,30 @@ import TetherSim
       #expect(device.first("INTERRUPTED") == nil)
     }
     #expect(sent >= 10_000)
-    #expect(after - before < 48 * 1024, "RSS \(before) KiB → \(after) KiB")
+    // The resident set measures the edge, but under AddressSanitizer: there every block
+    // the edge frees waits in ASan's quarantine (up to 256 MiB) to catch a use after free,
+    // so RSS grows with the datagrams handled (34,128 → 247,756 KiB for 24,000; flat with
+    // quarantine_size_mb=0). There the bound is the edge's own tables below, which hold
+    // all it keeps, and LeakSanitizer at its exit.
+    if Lab.edgeSanitizer != "asan" {
+      #expect(after - before < 48 * 1024, "RSS \(before) KiB → \(after) KiB")
+    }
     for device in devices { #expect(device.leave() == 0) }
-    edge.signal(SIGTERM)
-    #expect(edge.waitExit(timeout: 5) == 0)
-    usleep(50_000)
-    let counters = try #require(edge.lines.first { $0.text.hasPrefix("counters ") }?.text)
-    let tables = try #require(edge.lines.first { $0.text.hasPrefix("tables ") }?.text)
+    #expect(edge.stop() == 0)
+    let counters = try #require(edge.output.first { $0.hasPrefix("counters ") })
+    let tables = try #require(edge.output.first { $0.hasPrefix("tables ") })
     // Only the two members ever held a session; every garbage datagram was set aside.
     #expect(tables.hasPrefix("tables sessions 0 "), "\(tables)")
     #expect(!counters.contains("malformed 0 "), "\(counters)")
-    print("flood: \(sent) datagrams from 64 ports; edge RSS \(before) → \(after) KiB; \(counters)")
+    // No table holds more than two members leave behind (their ended sessions and
+    // departures) and the one source address all the garbage came from (the join limit's):
+    // nothing the edge keeps grows with the flood.
+    let sizes = Self.tableSizes(tables)
+    #expect(sizes.count == 10, "\(tables)")
+    #expect(sizes.values.allSatisfy { $0 <= 2 }, "\(tables)")
+    print(
+      "flood: \(sent) datagrams from 64 ports; edge RSS \(before) → \(after) KiB; \(counters);"
+        + " \(tables)")
   }
 }
 
@@ -92,12 +84,8 @@ struct GarbageFlood {
 
   init(port: UInt16, sources: Int, seed: UInt64) throws {
     random = SeededRandom(seed: seed)
-    target = Relay.loopback(port: port)
-    for _ in 0..<sources {
-      let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-      guard fd >= 0 else { throw LabError("socket") }
-      sockets.append(fd)
-    }
+    target = Loopback.address(port: port)
+    sockets = try (0..<sources).map { _ in try Loopback.socket() }
   }
 
   func close() { for fd in sockets { Glibc.close(fd) } }
@@ -131,16 +119,11 @@ struct GarbageFlood {
     for i in 0..<count {
       if i % 1000 == 0 && Date() > end { break }
       let bytes = datagram()
-      let fd = sockets[i % sockets.count]
-      let result = bytes.withUnsafeBytes { data in
-        withUnsafePointer(to: target) {
-          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            sendto(
-              fd, data.baseAddress, data.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-          }
-        }
+      if Loopback.send(sockets[i % sockets.count], bytes, to: target) {
+        sent += 1
+      } else {
+        usleep(100)
       }
-      if result >= 0 { sent += 1 } else { usleep(100) }
     }
     return sent
   }

@@ -375,11 +375,7 @@ import TetherLab
   @Test func edgeKilled_restartedAtOnce_keepAliveTimeout_thenRejoin() throws {
     let world = try FaultWorld("edgeKilledRestartedAtOnce", scale: 0.25, devices: 2)
     let (a, b) = try world.twoMembers()
-    let port = world.edge.port
-    let killed = monotonicSeconds()
-    world.edge.kill()
-    try world.edge.start(port: port)
-    let back = monotonicSeconds()
+    let (killed, back) = try world.restartEdge(down: 0)
     for (index, device) in [a, b].enumerated() {
       let lastAnswer = world.answers(index).last { $0 < killed } ?? 0
       let quick = back < lastAnswer + world.interruptedAfter - world.heartbeat * 1.1
@@ -406,12 +402,7 @@ import TetherLab
   @Test func edgeKilled_downLongerThanRemoteOffline_noOneDropped_bothRejoin() throws {
     let world = try FaultWorld("edgeKilledForLong", scale: 0.05, devices: 2)
     let (a, b) = try world.twoMembers()
-    let port = world.edge.port
-    let killed = monotonicSeconds()
-    world.edge.kill()
-    Thread.sleep(forTimeInterval: 1.5)
-    try world.edge.start(port: port)
-    let back = monotonicSeconds()
+    let (killed, back) = try world.restartEdge(down: 1.5)
     for (index, device) in [a, b].enumerated() {
       let lastAnswer = try #require(world.answers(index).last { $0 < killed })
       let interrupted = try #require(device.first("state RECONNECTING INTERRUPTED"))

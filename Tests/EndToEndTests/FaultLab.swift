@@ -40,10 +40,7 @@ struct FaultWorld {
 
   /// A device joined through the proxy as device `index`.
   func device(_ name: String, index: Int, uid: UInt32) throws -> DeviceProcess {
-    let token = try edge.token(channel: Lab.channel, uid: uid, expireSeconds: 3600)
-    return try DeviceProcess(
-      binary: Lab.device, name: name, server: "127.0.0.1:\(proxy.port(of: index))",
-      appID: edge.appID, channel: Lab.channel, uid: uid, token: token, scale: scale)
+    try Lab.device(name, edge: edge, relay: proxy, index: index, uid: uid, scale: scale)
   }
 
   /// A (uid 1, proxy link 0) and B (uid 2, link 1), joined, each having seen the other.
@@ -65,6 +62,17 @@ struct FaultWorld {
     #expect(b.leave() == 0, replay)
     proxy.stop()
     edge.stop()
+  }
+
+  /// Kills the edge (SIGKILL), waits `down` seconds, and starts a new one on the same
+  /// port: when it was killed and when the new one was listening.
+  func restartEdge(down: Double) throws -> (killed: Double, back: Double) {
+    let port = edge.port
+    let killed = monotonicSeconds()
+    edge.kill()
+    if down > 0 { Thread.sleep(forTimeInterval: down) }
+    try edge.start(port: port)
+    return (killed, monotonicSeconds())
   }
 
   /// The times the proxy delivered answers to device `index` (round-trip proofs).

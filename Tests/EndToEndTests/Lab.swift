@@ -18,6 +18,9 @@ enum Lab {
     ProcessInfo.processInfo.environment["TETHER_MESSAGING_BIN"]
     ?? root.appendingPathComponent("build/messaging").path
   static let required = ProcessInfo.processInfo.environment["TETHER_E2E_REQUIRED"] == "1"
+  /// The sanitizer `edge` was built with ("asan", "tsan"), as scripts/check-swift.sh says
+  /// when it runs the suites against its own sanitized build; nil for a plain build.
+  static let edgeSanitizer = ProcessInfo.processInfo.environment["TETHER_EDGE_SANITIZER"]
 
   static var available: Bool {
     FileManager.default.isExecutableFile(atPath: edge)
@@ -38,7 +41,7 @@ enum Lab {
     channel: String = channel, token: String? = nil, appID: String? = nil,
     expireSeconds: Int = 3600, scale: Double, extra: [String] = []
   ) throws -> DeviceProcess {
-    let server = relay.map { "127.0.0.1:\($0.port(of: index))" } ?? edge.address
+    let server = address(edge, relay, index)
     let token = try token ?? edge.token(channel: channel, uid: uid, expireSeconds: expireSeconds)
     return try DeviceProcess(
       binary: Lab.device, name: name, server: server, appID: appID ?? edge.appID,
@@ -47,6 +50,11 @@ enum Lab {
 }
 
 extension Lab {
+  /// Where a host reaches `edge`: directly, or through `relay` as device `index`.
+  static func address(_ edge: EdgeProcess, _ relay: Relay?, _ index: Int) -> String {
+    relay.map { "127.0.0.1:\($0.port(of: index))" } ?? edge.address
+  }
+
   /// A login host (examples/messaging) logged in to `edge` as `user` (directly, or through
   /// `relay` as device `index`), joining `channels` once logged in.
   static func messaging(
@@ -55,7 +63,7 @@ extension Lab {
     expireSeconds: Int = 3600, scale: Double, binary: String = Lab.messaging,
     launcher: [String] = [], extra: [String] = []
   ) throws -> MessagingProcess {
-    let server = relay.map { "127.0.0.1:\($0.port(of: index))" } ?? edge.address
+    let server = address(edge, relay, index)
     let token = try token ?? edge.token(userID: user, expireSeconds: expireSeconds)
     return try MessagingProcess(
       binary: binary, name: name, server: server, appID: appID ?? edge.appID, userID: user,
@@ -63,24 +71,9 @@ extension Lab {
   }
 }
 
-extension MessagingProcess {
+/// Shorthands for expectations on a C host's lines (the device or the messaging example).
+extension HostProcess {
   /// The host reached `state`/`reason` within `timeout` seconds (after line `from`).
-  func reaches(_ state: String, _ reason: String, from: Int = 0, timeout: Double = 10) -> Bool {
-    waitForState(state, reason, from: from, timeout: timeout) != nil
-  }
-
-  /// Every "state ..." line, in order, as "STATE REASON".
-  var states: [String] {
-    lines.compactMap { line in
-      guard let range = line.text.range(of: " state ") else { return nil }
-      return String(line.text[range.upperBound...])
-    }
-  }
-}
-
-/// Shorthands for expectations on a device's lines.
-extension DeviceProcess {
-  /// The device reached `state`/`reason` within `timeout` seconds (after line `from`).
   func reaches(_ state: String, _ reason: String, from: Int = 0, timeout: Double = 10) -> Bool {
     waitForState(state, reason, from: from, timeout: timeout) != nil
   }

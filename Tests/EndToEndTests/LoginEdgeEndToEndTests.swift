@@ -15,20 +15,8 @@ import TetherLab
   static let appID = "demo-app"
   static let certificate = "demo-certificate"
 
-  static func tool(_ arguments: [String]) throws -> (status: Int32?, output: [String]) {
-    let process = try ManagedProcess(name: "tool", executable: Lab.edge, arguments: arguments)
-    let status = process.waitExit(timeout: 10)
-    usleep(20_000)  // the last line's pipe read
-    return (status, process.lines.map(\.text))
-  }
-
-  static func token(_ user: String) throws -> Token {
-    let (status, output) = try tool([
-      "token", "--app-id", appID, "--app-certificate", certificate, "--user-id", user,
-      "--expire-seconds", "3600",
-    ])
-    #expect(status == 0)
-    let text = try #require(output.first)
+  static func token(_ user: String, edge: EdgeProcess) throws -> Token {
+    let text = try edge.token(userID: user, expireSeconds: 3600)
     return try Token(validating: Array(text.utf8))
   }
 
@@ -48,15 +36,11 @@ import TetherLab
 
   @Test func loginChannelsKickBanAndGrace_onARealServer() throws {
     // Time scale 0.1: the grace is 3 s.
-    let edge = try ManagedProcess(
-      name: "edge", executable: Lab.edge,
-      arguments: [
-        "serve", "--listen", "127.0.0.1:0", "--app-id", Self.appID, "--app-certificate",
-        Self.certificate, "--time-scale", "0.1", "--print-counters",
-      ])
+    let edge = try EdgeProcess(
+      binary: Lab.edge, appID: Self.appID, certificate: Self.certificate, timeScale: 0.1,
+      extraArguments: ["--print-counters"])
     defer { edge.stop() }
-    let line = try #require(edge.waitFor("listening on", timeout: 10))
-    let port = try #require(line.text.split(separator: ":").last.flatMap { UInt16($0) })
+    let port = edge.port
     let alice = try LoginSocket(port: port, cookie: 0xA11CE)
     let bob = try LoginSocket(port: port, cookie: 0xB0B)
     defer {
@@ -64,7 +48,7 @@ import TetherLab
       bob.close()
     }
 
-    try bob.send(Self.login("bob", token: Self.token("bob")))
+    try bob.send(Self.login("bob", token: Self.token("bob", edge: edge)))
     guard case .loginAccept(let accept)? = bob.receive() else {
       Issue.record("bob: no LOGIN_ACCEPT")
       return
@@ -72,7 +56,7 @@ import TetherLab
     #expect(!accept.resumed)
     try bob.send(Self.join("room", sequence: 1))
     #expect(bob.receive() == .channelAck(session: accept.session, sequence: 1))
-    try alice.send(Self.login("alice", token: Self.token("alice")))
+    try alice.send(Self.login("alice", token: Self.token("alice", edge: edge)))
     guard case .loginAccept(let aliceAccept)? = alice.receive() else {
       Issue.record("alice: no LOGIN_ACCEPT")
       return
@@ -88,12 +72,9 @@ import TetherLab
     #expect(joined.map { "\($0.sequence) \($0.kind)" } == ["1 joined"])
 
     // The admin bans Alice: KICK BANNED to her, *left* to Bob, her next LOGIN refused 7.
-    let kick = try Self.tool([
-      "kick", "--server", "127.0.0.1:\(port)", "--app-id", Self.appID, "--app-certificate",
-      Self.certificate, "--user-id", "alice", "--ban-seconds", "30",
-    ])
+    let kick = try edge.kick(userID: "alice", banSeconds: 30)
     #expect(kick.status == 0)
-    #expect(kick.output == ["kicked"])
+    #expect(kick.lines == ["kicked"])
     #expect(alice.receive() == .kick(.banned))
     guard case .memberEvents(let left)? = bob.receive() else {
       Issue.record("bob: no left event")
@@ -102,7 +83,7 @@ import TetherLab
     #expect(left.map { "\($0.sequence) \($0.kind)" } == ["2 left"])
     let again = try LoginSocket(port: port, cookie: 0xA2)
     defer { again.close() }
-    try again.send(Self.login("alice", token: Self.token("alice")))
+    try again.send(Self.login("alice", token: Self.token("alice", edge: edge)))
     #expect(again.receive() == .loginRefuse(code: 7))
 
     // Bob keeps quiet past his (scaled) grace: his heartbeat then finds no session.
@@ -110,11 +91,9 @@ import TetherLab
     bob.send(.loginHeartbeat(sequence: 1, eventsReceived: 2))
     #expect(bob.receive() == .sessionUnknown)
 
-    edge.signal(SIGTERM)
-    #expect(edge.waitExit(timeout: 5) == 0)
-    usleep(50_000)
-    let counters = try #require(edge.lines.first { $0.text.hasPrefix("counters ") }?.text)
-    let tables = try #require(edge.lines.first { $0.text.hasPrefix("tables ") }?.text)
+    #expect(edge.stop() == 0)
+    let counters = try #require(edge.output.first { $0.hasPrefix("counters ") })
+    let tables = try #require(edge.output.first { $0.hasPrefix("tables ") })
     #expect(counters.contains(" refused-logins 1 "), "\(counters)")
     #expect(tables.contains(" logins 0 ") && tables.contains(" user-bans 1"), "\(tables)")
   }
@@ -127,35 +106,20 @@ struct LoginSocket {
 
   init(port: UInt16, cookie: UInt64) throws {
     self.cookie = cookie
-    fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    guard fd >= 0 else { throw LabError("socket") }
-    var address = Relay.loopback(port: port)
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard connected == 0 else {
-      Glibc.close(fd)
-      throw LabError("connect")
-    }
-    var timeout = timeval(tv_sec: 2, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    fd = try Loopback.socket(peer: port, receiveTimeout: 2)
   }
 
   func close() { Glibc.close(fd) }
 
   func send(_ message: Message) {
-    let bytes = Packet(cookie: cookie, message: message).encoded
-    _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+    Loopback.send(fd, Packet(cookie: cookie, message: message).encoded)
   }
 
   /// The next message under this socket's cookie, waiting up to 2 s; nil if none came.
   func receive() -> Message? {
     var buffer = [UInt8](repeating: 0, count: 1500)
     while true {
-      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-      guard count > 0 else { return nil }
+      guard let (count, _) = Loopback.receive(fd, into: &buffer) else { return nil }
       guard let packet = try? Packet.decode(buffer[0..<count]), packet.cookie == cookie else {
         continue
       }

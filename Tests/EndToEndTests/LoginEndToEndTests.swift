@@ -13,6 +13,24 @@ import TetherLab
   /// Generous: the machine is shared.
   let slack = 0.25
 
+  /// tether-edge, a relay, and alice (link 0) then bob (link 1) through it, each logged in
+  /// and in "lobby", alice having seen bob join.
+  func twoInLobbyThroughARelay() throws -> (
+    EdgeProcess, Relay, MessagingProcess, MessagingProcess
+  ) {
+    let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
+    let relay = try Relay(devices: 2, edgePort: edge.port)
+    let alice = try Lab.messaging(
+      "A", edge: edge, relay: relay, index: 0, user: "alice", scale: scale)
+    #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS"))
+    #expect(alice.waitFor("join-channel lobby rc=0") != nil)
+    let bob = try Lab.messaging("B", edge: edge, relay: relay, index: 1, user: "bob", scale: scale)
+    #expect(bob.reaches("CONNECTED", "LOGIN_SUCCESS"))
+    #expect(bob.waitFor("join-channel lobby rc=0") != nil)
+    #expect(alice.waitFor("member-joined channel=lobby user=bob") != nil)
+    return (edge, relay, alice, bob)
+  }
+
   @Test func login_thenLogout_resultsAndStatesInOrder() throws {
     let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
     let alice = try Lab.messaging("A", edge: edge, user: "alice", scale: scale)
@@ -85,14 +103,11 @@ import TetherLab
   }
 
   @Test func uplinkOnly_interruptedToo() throws {
-    let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
-    let relay = try Relay(devices: 2, edgePort: edge.port)
-    defer { relay.stop() }
-    let alice = try Lab.messaging(
-      "A", edge: edge, relay: relay, index: 0, user: "alice", scale: scale)
-    let bob = try Lab.messaging("B", edge: edge, relay: relay, index: 1, user: "bob", scale: scale)
-    #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS"))
-    #expect(bob.reaches("CONNECTED", "LOGIN_SUCCESS"))
+    let (edge, relay, alice, _) = try twoInLobbyThroughARelay()
+    defer {
+      relay.stop()
+      edge.stop()
+    }
     relay.cutUplink(0)
     let lastAnswer = try #require(relay.lastAnswerToDevice(0))
     let interrupted = try #require(alice.waitForState("RECONNECTING", "INTERRUPTED"))
@@ -104,16 +119,11 @@ import TetherLab
   /// Back just before the grace ends: the others see nothing. Just after: member-left,
   /// then member-joined once the user is back and has re-joined its channel by itself.
   @Test func graceBoundary_backJustBefore_nothing_backJustAfter_leftThenJoined() throws {
-    let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
-    let relay = try Relay(devices: 2, edgePort: edge.port)
-    defer { relay.stop() }
-    let alice = try Lab.messaging(
-      "A", edge: edge, relay: relay, index: 0, user: "alice", scale: scale)
-    #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS"))
-    #expect(alice.waitFor("join-channel lobby rc=0") != nil)
-    let bob = try Lab.messaging("B", edge: edge, relay: relay, index: 1, user: "bob", scale: scale)
-    #expect(bob.waitFor("join-channel lobby rc=0") != nil)
-    #expect(alice.waitFor("member-joined channel=lobby user=bob") != nil)
+    let (edge, relay, alice, bob) = try twoInLobbyThroughARelay()
+    defer {
+      relay.stop()
+      edge.stop()
+    }
 
     // Just before: healed at 70 % of the grace after the server last heard alice.
     let bobBefore = bob.lines.count
@@ -164,7 +174,7 @@ import TetherLab
     let edge = try EdgeProcess(binary: Lab.edge, timeScale: scale)
     let alice = try Lab.messaging("A", edge: edge, user: "alice", scale: scale)
     #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS"))
-    #expect(try edge.kick(userID: "alice", banSeconds: 60) == 0)
+    #expect(try edge.kick(userID: "alice", banSeconds: 60).status == 0)
     #expect(alice.reaches("ABORTED", "BANNED_BY_SERVER"))
     let again = try Lab.messaging("A-again", edge: edge, user: "alice", scale: scale)
     #expect(again.waitFor("login-result LOGIN_ERR_NOT_AUTHORIZED") != nil)

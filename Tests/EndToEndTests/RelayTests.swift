@@ -6,56 +6,28 @@ import TetherLab
   import Glibc
 #endif
 
-/// The relay is driven from the test's thread (cut, heal, the clocks, stop) while its own
-/// thread forwards: under ThreadSanitizer (make check-tsan) any access to its state that
-/// is not under its lock is reported, which fails the run.
+/// The relay (the fault proxy, whose profiles cut and heal set) is driven from the test's
+/// thread (cut, heal, its port, the clocks, stop) while its own thread forwards: under
+/// ThreadSanitizer (make check-tsan) any access to its state that is not under its lock is
+/// reported, which fails the run (the proxy's sockets, read from the array its profiles
+/// live in, were).
 @Suite struct RelayTests {
   /// A UDP socket on 127.0.0.1 with a receive timeout, standing in for a device or the edge.
   private final class Peer {
     let fd: Int32
-    init() throws {
-      fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-      var address = Relay.loopback(port: 0)
-      let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-      }
-      var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-      guard fd >= 0, bound == 0 else { throw LabError("peer: socket") }
-    }
+    init() throws { fd = try Loopback.socket(receiveTimeout: 0.1) }
     deinit { close(fd) }
 
-    var port: UInt16 {
-      var address = sockaddr_in()
-      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-      _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-      }
-      return UInt16(bigEndian: address.sin_port)
-    }
+    var port: UInt16 { Loopback.port(of: fd) }
 
     func send(_ bytes: [UInt8], to port: UInt16) {
-      var address = Relay.loopback(port: port)
-      _ = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-      }
+      Loopback.send(fd, bytes, to: Loopback.address(port: port))
     }
 
     /// One datagram and the port it came from, or nil after the timeout.
     func receive() -> (bytes: [UInt8], port: UInt16)? {
       var buffer = [UInt8](repeating: 0, count: 64)
-      var from = sockaddr_in()
-      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-      let n = withUnsafeMutablePointer(to: &from) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          recvfrom(fd, &buffer, buffer.count, 0, $0, &length)
-        }
-      }
-      guard n > 0 else { return nil }
+      guard let (n, from) = Loopback.receive(fd, into: &buffer) else { return nil }
       return (Array(buffer[0..<n]), UInt16(bigEndian: from.sin_port))
     }
   }
