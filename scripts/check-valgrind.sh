@@ -24,10 +24,8 @@ device=${3:?}
 messaging=${4:-}
 out=${BUILD_DIR:-build}/check
 mkdir -p "$out"
-strict=(-std=c99 -Wall -Wextra -Wpedantic -Werror)
 for t in test_engine test_reentry test_cycles test_rtm test_logout_refused; do
-  gcc "${strict[@]}" -IInclude "Tests/c/$t.c" -o "$out/$t" -L"$lib" -ltether \
-    -Wl,-rpath,"$(cd "$lib" && pwd)" -lev -lm -lpthread
+  TETHER_LIB="-L$lib -ltether -Wl,-rpath,$(cd "$lib" && pwd)" scripts/c-tests.sh build "$t" "$out/$t"
 done
 
 # figure LOG KIND: the bytes valgrind's summary gives for KIND ("definitely lost", ...).

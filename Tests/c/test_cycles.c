@@ -6,40 +6,13 @@
  * DISCONNECTED/LEAVE_CHANNEL, the server must see each JOIN and LEAVE, and no descriptor
  * may be left behind. Thresholds are scaled down; time bounds are generous (valgrind). */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <ev.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "harness.h"
 #include "tether.h"
-#include "fake_server.h"
-
-static int failures;
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                      \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
-    }                                                                          \
-  } while (0)
-
-static int open_descriptors(void) {
-  int n = 0;
-  DIR *dir = opendir("/proc/self/fd");
-  if (dir == NULL) return -1;
-  while (readdir(dir) != NULL) n++;
-  closedir(dir);
-  return n;
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* What one engine's callbacks saw. */
 struct seen {
@@ -63,21 +36,6 @@ static void on_leave(void *ctx) { ((struct seen *)ctx)->left++; }
 static void on_user_joined(void *ctx, uint32_t uid, uint32_t elapsed_ms) {
   (void)uid; (void)elapsed_ms;
   ((struct seen *)ctx)->users++;
-}
-
-static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents) {
-  (void)w; (void)revents;
-  ev_break(loop, EVBREAK_ONE);
-}
-
-/* Runs `loop` until *counter reaches `target` or `ms` pass. */
-static void run_until(struct ev_loop *loop, const int *counter, int target, double ms) {
-  ev_timer t;
-  double end = now_ms() + ms;
-  ev_timer_init(&t, timeout_cb, ms / 1000.0, 0);
-  ev_timer_start(loop, &t);
-  while ((counter == NULL || *counter < target) && now_ms() < end) ev_run(loop, EVRUN_ONCE);
-  ev_timer_stop(loop, &t);
 }
 
 static tether_engine_config config_for(const char *server) {
@@ -120,15 +78,18 @@ static int cycle(struct ev_loop *loop, struct fake_server *srv) {
     tether_engine_destroy(e);
     return 0;
   }
-  run_until(loop, &s.joined, 1, 5000);
+  run_until_count(loop, &s.joined, 1, 5000);
   if (tether_leave_channel(e) != TETHER_OK) s.left = -1;
   tether_engine_destroy(e);
-  run_until(loop, &srv->leaves, leaves + 1, 5000); /* the LEAVE reaches the server */
+  run_until_count(loop, &srv->leaves, leaves + 1, 5000); /* the LEAVE reaches the server */
   return s.connected == 1 && s.joined == 1 && s.left_state == 1 && s.left == 1 &&
          s.interrupted == 0 && srv->leaves == leaves + 1;
 }
 
-static void test_cycles_createJoinLeaveDestroy_aThousandTimes(int cycles) {
+/* How many cycles: 1,000 unless the command line says (fewer for the slower tools). */
+static int cycles = 1000;
+
+static void test_tether_engine_lifetime_aThousandCreateJoinLeaveDestroyCycles(void) {
   int before = open_descriptors(), good = 0;
   double start = now_ms();
   struct ev_loop *loop = ev_loop_new(0);
@@ -181,7 +142,7 @@ static void *worker_thread(void *arg) {
        takes a while over the first round), and a presence digest. */
     heartbeats = srv.heartbeats;
     fake_push_presence(&srv); /* to the last engine that joined */
-    run_until(loop, &srv.heartbeats, heartbeats + 5 * ENGINES_PER_THREAD, 5000);
+    run_until_count(loop, &srv.heartbeats, heartbeats + 5 * ENGINES_PER_THREAD, 5000);
     heartbeats = srv.heartbeats - heartbeats;
     w->heartbeats += heartbeats;
     for (int i = 0; i < ENGINES_PER_THREAD; i++) {
@@ -189,7 +150,7 @@ static void *worker_thread(void *arg) {
       if (tether_leave_channel(e[i]) != TETHER_OK) ok = 0;
       tether_engine_destroy(e[i]);
     }
-    run_until(loop, &srv.leaves, leaves + ENGINES_PER_THREAD, 5000);
+    run_until_count(loop, &srv.leaves, leaves + ENGINES_PER_THREAD, 5000);
     for (int i = 0; i < ENGINES_PER_THREAD; i++) {
       ok = ok && s[i].connected == 1 && s[i].joined == 1 && s[i].left == 1 &&
            s[i].interrupted == 0;
@@ -210,7 +171,7 @@ static void *worker_thread(void *arg) {
   return NULL;
 }
 
-static void test_cycles_twoLoops_onTwoThreads_atOnce(void) {
+static void test_tether_engines_onTwoLoops_onTwoThreads_atOnce(void) {
   struct worker w[2];
   pthread_t t[2];
   int before = open_descriptors();
@@ -234,12 +195,11 @@ static void test_cycles_twoLoops_onTwoThreads_atOnce(void) {
          (now_ms() - start) / 1000.0);
 }
 
-/* Usage: test_cycles [CYCLES] (1,000 unless given: fewer for the slower tools). */
+/* Usage: test_cycles [CYCLES] */
 int main(int argc, char **argv) {
-  int cycles = argc > 1 ? atoi(argv[1]) : 1000;
+  if (argc > 1 && atoi(argv[1]) > 0) cycles = atoi(argv[1]);
   setvbuf(stdout, NULL, _IOLBF, 0);
-  test_cycles_createJoinLeaveDestroy_aThousandTimes(cycles > 0 ? cycles : 1000);
-  test_cycles_twoLoops_onTwoThreads_atOnce();
-  printf("c-cycles: %s (%d failed checks)\n", failures ? "FAIL" : "ok", failures);
-  return failures ? 1 : 0;
+  RUN(test_tether_engine_lifetime_aThousandCreateJoinLeaveDestroyCycles);
+  RUN(test_tether_engines_onTwoLoops_onTwoThreads_atOnce);
+  return harness_report("c-cycles", NULL);
 }

@@ -4,15 +4,14 @@
  * TETHER_ERR_NOT_INITIALIZED. The engine used to be freed at once, so those calls read
  * freed memory (valgrind: invalid read; AddressSanitizer: heap-use-after-free). Run under
  * valgrind by make test. */
-#include <ev.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "harness.h"
 #include "tether.h"
-#include "fake_server.h"
 
 static tether_engine *first, *second;
-static int acted, failures, rc_leave, rc_join, rc_renew, state_after, rc_destroy, rc_again;
+static int acted, rc_leave, rc_join, rc_renew, state_after, rc_destroy, rc_again;
 
 static void on_attempt(void *ctx, uint32_t attempt, uint32_t next_ms, uint32_t give_up_ms) {
   (void)ctx; (void)attempt; (void)next_ms; (void)give_up_ms;
@@ -36,15 +35,7 @@ static int make(struct ev_loop *loop, const char *server, tether_engine_handler 
   return tether_engine_create(loop, &c, h, NULL, out);
 }
 
-#define CHECK(cond)                                                  \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      failures++;                                                    \
-      printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-    }                                                                \
-  } while (0)
-
-int main(void) {
+static void test_tether_engine_destroy_insideAnotherEnginesCallback_liveUntilItReturns(void) {
   struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv;
   tether_engine_handler with_callback, without;
@@ -68,7 +59,10 @@ int main(void) {
   tether_engine_destroy(first);
   fake_stop(loop, &srv);
   ev_loop_destroy(loop);
-  printf("destroy-other: %s\n", failures ? "FAILED" : "an engine destroyed in another's callback "
-                                                      "lives until the callback returns");
-  return failures ? 1 : 0;
+}
+
+int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  RUN(test_tether_engine_destroy_insideAnotherEnginesCallback_liveUntilItReturns);
+  return harness_report("destroy-other", NULL);
 }
