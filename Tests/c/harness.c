@@ -22,6 +22,9 @@ void harness_check(int holds, const char *what, const char *file, int line) {
 }
 
 void harness_begin(const char *name) {
+  static int buffered;
+  if (!buffered) setvbuf(stdout, NULL, _IOLBF, 0);
+  buffered = 1;
   current = name;
   __atomic_store_n(&failed_here, 0, __ATOMIC_SEQ_CST);
 }
@@ -68,6 +71,17 @@ int open_descriptors(void) {
   while (readdir(dir) != NULL) n++;
   closedir(dir);
   return n;
+}
+
+struct ev_loop *test_loop_new(struct fake_server *s) {
+  struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+  if (s && fake_start(loop, s) != 0) CHECK(!"a fake server's socket");
+  return loop;
+}
+
+void test_loop_destroy(struct ev_loop *loop, struct fake_server *s) {
+  if (s) fake_stop(loop, s);
+  ev_loop_destroy(loop);
 }
 
 static void wake(struct ev_loop *loop, ev_timer *w, int revents) {
@@ -289,4 +303,20 @@ void fake_push_member_event(struct fake_server *s, uint32_t sequence, int kind,
   memcpy(body + at, user, u);
   at += u;
   fake_send(s, WIRE_MEMBER_EVENTS, body, at);
+}
+
+/* ---- Configs ---------------------------------------------------------------------------- */
+
+tether_engine_config engine_config(const char *server) {
+  tether_engine_config c;
+  tether_engine_config_init(&c);
+  c.app_id = "app-1", c.server = server;
+  return c;
+}
+
+tether_rtm_config rtm_config(const char *server) {
+  tether_rtm_config c;
+  tether_rtm_config_init(&c);
+  c.app_id = "app-1", c.server = server;
+  return c;
 }

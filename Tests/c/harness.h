@@ -10,6 +10,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "tether.h"
+
+struct fake_server; /* below */
+
 /* ---- Cases and checks ------------------------------------------------------------------ */
 
 /* CHECK(cond): when cond is false, prints "FAIL <case>: file:line: cond" on stderr and
@@ -23,7 +27,8 @@ void harness_check(int holds, const char *what, const char *file, int line);
 void harness_run(const char *name, void (*test)(void));
 
 /* A case made of more than one function call (a case per row of a table): between
-   harness_begin and harness_end. */
+   harness_begin and harness_end. The first case makes stdout line-buffered, so that a
+   binary's lines come in order with its FAIL lines on stderr. */
 void harness_begin(const char *name);
 void harness_end(void);
 
@@ -39,6 +44,10 @@ int harness_skip(const char *binary, const char *why);
 
 double now_ms(void); /* CLOCK_MONOTONIC, in milliseconds */
 int open_descriptors(void); /* of this process, from /proc/self/fd */
+
+/* A new loop with `s` (NULL: none) started on it; and the end of both. */
+struct ev_loop *test_loop_new(struct fake_server *s);
+void test_loop_destroy(struct ev_loop *loop, struct fake_server *s);
 
 /* Runs `loop` (one iteration at a time) until done(ctx) returns non-zero or `ms` have
    passed. done NULL: for `ms`. */
@@ -112,5 +121,11 @@ void fake_push_kick(struct fake_server *s, unsigned char reason);
    `channel`. */
 void fake_push_member_event(struct fake_server *s, uint32_t sequence, int kind,
                             const char *channel, const char *user);
+
+/* ---- Configs ---------------------------------------------------------------------------- */
+
+/* Every default, app id "app-1" and `server`: what each test then scales its own way. */
+tether_engine_config engine_config(const char *server);
+tether_rtm_config rtm_config(const char *server);
 
 #endif

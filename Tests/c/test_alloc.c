@@ -45,18 +45,14 @@ static void spin(struct ev_loop *loop, int turns) {
 }
 
 static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
-  struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv;
-  tether_engine_config config;
+  struct ev_loop *loop = test_loop_new(&srv);
+  tether_engine_config config = engine_config(srv.address);
   tether_engine_handler handler;
   tether_engine *engine = NULL;
   long during, at_setup;
   int rounds;
 
-  fake_start(loop, &srv);
-  tether_engine_config_init(&config);
-  config.app_id = "app-1";
-  config.server = srv.address;
   config.heartbeat_interval_ms = 2;
   config.interrupted_after_ms = 5000;
   tether_engine_handler_init(&handler);
@@ -92,12 +88,10 @@ static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
   CHECK(at_setup > 0); /* the counter works */
   CHECK(during == 0);
   tether_engine_destroy(engine);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &srv);
 }
 
 int main(void) {
-  setvbuf(stdout, NULL, _IOLBF, 0);
   RUN(test_tether_engine_receive_allocatesNothingInSteadyState);
   return harness_report("alloc", NULL);
 }

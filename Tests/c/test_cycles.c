@@ -39,18 +39,11 @@ static void on_user_joined(void *ctx, uint32_t uid, uint32_t elapsed_ms) {
 }
 
 static tether_engine_config config_for(const char *server) {
-  tether_engine_config c;
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = server;
+  tether_engine_config c = engine_config(server);
   /* Scaled down, but wide enough for valgrind's slowness: nothing must interrupt. */
-  c.heartbeat_interval_ms = 10;
-  c.interrupted_after_ms = 1000;
-  c.lost_after_ms = 2000;
-  c.remote_offline_after_ms = 2000;
-  c.give_up_after_ms = 10000;
-  c.retry_base_ms = 20;
-  c.retry_cap_ms = 100;
+  c.heartbeat_interval_ms = 10, c.interrupted_after_ms = 1000;
+  c.lost_after_ms = c.remote_offline_after_ms = 2000, c.give_up_after_ms = 10000;
+  c.retry_base_ms = 20, c.retry_cap_ms = 100;
   return c;
 }
 
@@ -92,15 +85,13 @@ static int cycles = 1000;
 static void test_tether_engine_lifetime_aThousandCreateJoinLeaveDestroyCycles(void) {
   int before = open_descriptors(), good = 0;
   double start = now_ms();
-  struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv;
-  fake_start(loop, &srv);
+  struct ev_loop *loop = test_loop_new(&srv);
   for (int i = 0; i < cycles; i++) good += cycle(loop, &srv);
   CHECK(good == cycles);
   CHECK(srv.joins >= cycles); /* a retry may go out before the ACCEPT is read */
   CHECK(srv.leaves == cycles);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &srv);
   CHECK(open_descriptors() == before);
   printf("%s: %d of %d cycles connected and left (%d JOINs, %d LEAVEs seen) in %.1f s\n",
          good == cycles ? "ok" : "FAIL", good, cycles, srv.joins, srv.leaves,
@@ -118,9 +109,8 @@ struct worker {
 
 static void *worker_thread(void *arg) {
   struct worker *w = (struct worker *)arg;
-  struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv;
-  fake_start(loop, &srv);
+  struct ev_loop *loop = test_loop_new(&srv);
   for (int round = 0; round < w->rounds; round++) {
     tether_engine_config c = config_for(srv.address);
     tether_engine_handler h = handler();
@@ -166,8 +156,7 @@ static void *worker_thread(void *arg) {
     }
     w->good += ok;
   }
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &srv);
   return NULL;
 }
 
@@ -198,7 +187,6 @@ static void test_tether_engines_onTwoLoops_onTwoThreads_atOnce(void) {
 /* Usage: test_cycles [CYCLES] */
 int main(int argc, char **argv) {
   if (argc > 1 && atoi(argv[1]) > 0) cycles = atoi(argv[1]);
-  setvbuf(stdout, NULL, _IOLBF, 0);
   RUN(test_tether_engine_lifetime_aThousandCreateJoinLeaveDestroyCycles);
   RUN(test_tether_engines_onTwoLoops_onTwoThreads_atOnce);
   return harness_report("c-cycles", NULL);

@@ -32,13 +32,10 @@ static void on_attempt(void *ctx, uint32_t attempt, uint32_t next_ms, uint32_t g
 
 static void test_tether_engine_destroy_callsNoOnLog_forTheLeaveItSends(void) {
   struct ev_loop *loop;
-  tether_engine_config c;
+  tether_engine_config c = engine_config("10.9.9.1:9");
   tether_engine_handler h;
   CHECK(system("ip link set lo up && ip route add 10.9.9.0/24 dev lo") == 0);
   loop = ev_loop_new(0);
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = "10.9.9.1:9";
   tether_engine_handler_init(&h);
   h.on_log = on_log;
   h.on_join_attempt = on_attempt;
@@ -55,7 +52,6 @@ static void test_tether_engine_destroy_callsNoOnLog_forTheLeaveItSends(void) {
 
 int main(void) {
   static char why[80];
-  setvbuf(stdout, NULL, _IOLBF, 0);
   if (unshare(CLONE_NEWNET) != 0) {
     snprintf(why, sizeof why, "needs a network namespace (%s)", strerror(errno));
     return harness_skip("destroy-log", why);

@@ -169,18 +169,13 @@ static tether_engine_handler handler(void) {
   return h;
 }
 
+/* The timeline scaled down: interrupted 60 ms, lost 150 ms, remote offline 300 ms, give up
+   600 ms; a heartbeat every 10 ms, retries from 10 to 50 ms. */
 static tether_engine_config scaled_config(const char *server) {
-  tether_engine_config c;
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = server;
-  c.interrupted_after_ms = 60;
-  c.lost_after_ms = 150;
-  c.remote_offline_after_ms = 300;
-  c.give_up_after_ms = 600;
-  c.heartbeat_interval_ms = 10;
-  c.retry_base_ms = 10;
-  c.retry_cap_ms = 50;
+  tether_engine_config c = engine_config(server);
+  c.interrupted_after_ms = 60, c.lost_after_ms = 150, c.remote_offline_after_ms = 300;
+  c.give_up_after_ms = 600, c.heartbeat_interval_ms = 10;
+  c.retry_base_ms = 10, c.retry_cap_ms = 50;
   return c;
 }
 
@@ -333,8 +328,7 @@ struct rig {
 
 static void rig_init(struct rig *r) {
   memset(r, 0, sizeof *r);
-  r->loop = ev_loop_new(0);
-  fake_start(r->loop, &r->srv);
+  r->loop = test_loop_new(&r->srv);
   r->s.loop = r->loop;
   r->config = scaled_config(r->srv.address);
 }
@@ -346,8 +340,7 @@ static int rig_create(struct rig *r) {
 
 static void rig_stop(struct rig *r) {
   tether_engine_destroy(r->s.engine); /* NULL (destroyed in a callback) is a no-op */
-  fake_stop(r->loop, &r->srv);
-  ev_loop_destroy(r->loop);
+  test_loop_destroy(r->loop, &r->srv);
 }
 
 static void test_tether_join_channel_refusesBadInput_beforeSending(void) {
@@ -674,9 +667,8 @@ static void test_tether_engines_aDeadlineThatFallsDueDuringABatch_firesInIt(void
   tether_engine_config c;
   double silent_at;
   memset(&f, 0, sizeof f);
-  f.loop = ev_loop_new(0);
+  f.loop = test_loop_new(&f.srv);
   f.count = 30;
-  fake_start(f.loop, &f.srv);
   c = scaled_config(f.srv.address);
   c.heartbeat_interval_ms = 5;
   c.lost_after_ms = c.remote_offline_after_ms = 1000;
@@ -725,9 +717,8 @@ static void test_tether_engines_heartbeatsSpreadOverThePeriod_shareWakeUps(void)
   tether_engine_stats st;
   int heartbeats;
   memset(&f, 0, sizeof f);
-  f.loop = ev_loop_new(0);
+  f.loop = test_loop_new(&f.srv);
   f.count = 100;
-  fake_start(f.loop, &f.srv);
   c = scaled_config(f.srv.address);
   c.heartbeat_interval_ms = 50; /* heartbeats may go up to 3.1 ms late */
   c.interrupted_after_ms = c.lost_after_ms = c.remote_offline_after_ms = 400;
@@ -1051,7 +1042,6 @@ static void test_tether_set_server_withAName_looksItUpOffTheLoop(void) {
 #endif
 
 int main(void) {
-  setvbuf(stdout, NULL, _IOLBF, 0);
   RUN(test_tether_version_matchesTheHeader);
   RUN(test_tether_names_coverEveryValue_andUnknown);
   RUN(test_tether_error_message_givesEveryCodeItsOwnSentence_andAFallback);

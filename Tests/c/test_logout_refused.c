@@ -36,15 +36,11 @@ static void on_logout_result(void *ctx, int error) {
 }
 
 static void test_tether_rtm_logout_refusedInsideACallback_keepsTheOuterLogoutsCallbacks(void) {
-  struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
   struct fake_server server;
-  tether_rtm_config config;
+  struct ev_loop *loop = test_loop_new(&server);
+  tether_rtm_config config = rtm_config(server.address);
   tether_rtm_handler handler;
-  fake_start(loop, &server);
   server.silent = 1; /* the login stays CONNECTING */
-  tether_rtm_config_init(&config);
-  config.app_id = "app-1";
-  config.server = server.address;
   tether_rtm_handler_init(&handler);
   handler.on_connection_state_changed = on_state;
   handler.on_login_result = on_login_result;
@@ -65,12 +61,10 @@ static void test_tether_rtm_logout_refusedInsideACallback_keepsTheOuterLogoutsCa
   CHECK(tether_rtm_get_connection_state(client) == TETHER_RTM_CONNECTION_STATE_DISCONNECTED);
 
   tether_rtm_client_destroy(client);
-  fake_stop(loop, &server);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &server);
 }
 
 int main(void) {
-  setvbuf(stdout, NULL, _IOLBF, 0);
   RUN(test_tether_rtm_logout_refusedInsideACallback_keepsTheOuterLogoutsCallbacks);
   return harness_report("logout-refused", NULL);
 }

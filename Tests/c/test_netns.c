@@ -25,15 +25,12 @@ static void on_attempt(void *ctx, uint32_t attempt, uint32_t next, uint32_t give
 
 static void test_tether_engine_rejoins_whenItsRouteLeavesFromAnotherAddress(void) {
   struct ev_loop *loop;
-  tether_engine_config c;
+  tether_engine_config c = engine_config("10.9.9.1:7000");
   tether_engine_handler h;
   tether_engine *engine = NULL;
   sh("ip link set lo up && ip link add v0 type veth peer name v1 && ip link set v0 up && "
      "ip link set v1 up && ip addr add 10.9.9.2/24 dev v0");
   loop = ev_loop_new(0);
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = "10.9.9.1:7000";
   c.retry_base_ms = 60000; /* no retry of its own during the test */
   c.retry_cap_ms = 60000;
   c.give_up_after_ms = 600000;
@@ -71,7 +68,6 @@ static void test_tether_engine_rejoins_whenItsRouteLeavesFromAnotherAddress(void
 
 int main(void) {
   static char note[80];
-  setvbuf(stdout, NULL, _IOLBF, 0);
   if (unshare(CLONE_NEWNET) != 0) {
     snprintf(note, sizeof note, "cannot make a network namespace (%s): run as root",
              strerror(errno));

@@ -102,27 +102,20 @@ static void run_until_seen(struct ev_loop *loop, struct probe *p, enum kind k, i
 
 /* Drives one engine through a story that reaches every callback, acting in `kind`. */
 static void story(enum kind kind, enum action action) {
-  struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv;
+  struct ev_loop *loop = test_loop_new(&srv);
   struct probe p;
-  tether_engine_config c;
+  tether_engine_config c = engine_config(srv.address);
   tether_engine_handler h;
   unsigned char garbage[2] = {'X', 'X'};
   memset(&p, 0, sizeof p);
   p.act_in = kind;
   p.action = action;
-  fake_start(loop, &srv);
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = srv.address;
-  c.heartbeat_interval_ms = 10;
-  c.interrupted_after_ms = 60;
-  c.lost_after_ms = 150;
-  c.remote_offline_after_ms = 200;
-  c.give_up_after_ms = 5000;
-  c.token_will_expire_before_ms = 50;
-  c.retry_base_ms = 10;
-  c.retry_cap_ms = 40;
+  /* The timeline in tens of milliseconds, the token's warning 50 ms before its expiry, and
+     no giving up within the story. */
+  c.heartbeat_interval_ms = 10, c.interrupted_after_ms = 60, c.lost_after_ms = 150;
+  c.remote_offline_after_ms = 200, c.token_will_expire_before_ms = 50;
+  c.give_up_after_ms = 5000, c.retry_base_ms = 10, c.retry_cap_ms = 40;
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = on_state;
   h.on_join_channel_success = on_join;
@@ -192,14 +185,12 @@ static void story(enum kind kind, enum action action) {
     CHECK(p.engine == NULL);
   }
   tether_engine_destroy(p.engine);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &srv);
 }
 
 /* One case per callback and action: test_tether_<action>_inside_<callback>. */
 int main(void) {
   static char names[K_COUNT][A_COUNT][96];
-  setvbuf(stdout, NULL, _IOLBF, 0);
   for (int k = 0; k < K_COUNT; k++) {
     for (int a = 0; a < A_COUNT; a++) {
       snprintf(names[k][a], sizeof names[k][a], "test_tether_%s_inside_%s", action_names[a],

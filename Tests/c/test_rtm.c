@@ -96,16 +96,12 @@ static tether_rtm_handler handler(void) {
   return h;
 }
 
+/* Login timeout 200 ms, interrupted 60 ms, a heartbeat every 10 ms, retries from 10 to
+   50 ms. */
 static tether_rtm_config scaled_config(const char *server) {
-  tether_rtm_config c;
-  tether_rtm_config_init(&c);
-  c.app_id = "app-1";
-  c.server = server;
-  c.login_timeout_ms = 200;
-  c.interrupted_after_ms = 60;
-  c.heartbeat_interval_ms = 10;
-  c.retry_base_ms = 10;
-  c.retry_cap_ms = 50;
+  tether_rtm_config c = rtm_config(server);
+  c.login_timeout_ms = 200, c.interrupted_after_ms = 60, c.heartbeat_interval_ms = 10;
+  c.retry_base_ms = 10, c.retry_cap_ms = 50;
   return c;
 }
 
@@ -140,9 +136,8 @@ struct rig {
 
 static void rig_init(struct rig *r) {
   memset(r, 0, sizeof *r);
-  r->loop = ev_loop_new(EVFLAG_AUTO);
+  r->loop = test_loop_new(&r->server);
   r->seen.loop = r->loop;
-  fake_start(r->loop, &r->server);
 }
 
 static int rig_create(struct rig *r) {
@@ -153,8 +148,7 @@ static int rig_create(struct rig *r) {
 
 static void rig_stop(struct rig *r) {
   tether_rtm_client_destroy(r->seen.client);
-  fake_stop(r->loop, &r->server);
-  ev_loop_destroy(r->loop);
+  test_loop_destroy(r->loop, &r->server);
 }
 
 /* A rig logged in as "alice". */
@@ -491,10 +485,7 @@ static void test_tether_rtm_stats_countTraffic(void) {
 static void test_tether_rtm_clientAndEngine_shareOneLoop(void) {
   struct rig r;
   rig_connect(&r);
-  tether_engine_config ec;
-  tether_engine_config_init(&ec);
-  ec.app_id = "app-1";
-  ec.server = r.server.address;
+  tether_engine_config ec = engine_config(r.server.address);
   tether_engine *engine = NULL;
   CHECK(tether_engine_create(r.loop, &ec, NULL, NULL, &engine) == 0);
   tether_engine_stats stats;
@@ -542,7 +533,6 @@ static void test_tether_rtm_calls_fromAnotherThread_areRefused(void) {
 #endif
 
 int main(void) {
-  setvbuf(stdout, NULL, _IOLBF, 0);
   RUN(test_tether_rtm_names_coverEveryValue_andUnknown);
   RUN(test_tether_rtm_config_init_setsDefaults_andNullIsANoOp);
   RUN(test_tether_rtm_client_create_refusesBadArguments);

@@ -57,11 +57,11 @@ static tether_engine_stats stats(tether_engine *e) {
 }
 
 static void test_tether_engine_takesDatagramsOnlyFromItsServer(void) {
-  struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv;
+  struct ev_loop *loop = test_loop_new(&srv);
   struct seen seen;
   tether_engine *e = NULL;
-  tether_engine_config c;
+  tether_engine_config c = engine_config(srv.address);
   tether_engine_handler h;
   tether_engine_stats before, after;
   unsigned char kick[13], ack[24], body[12];
@@ -69,10 +69,6 @@ static void test_tether_engine_takesDatagramsOnlyFromItsServer(void) {
   int changes;
 
   memset(&seen, 0, sizeof seen);
-  fake_start(loop, &srv);
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = srv.address;
   c.heartbeat_interval_ms = 10;
   c.interrupted_after_ms = 2000;
   c.lost_after_ms = c.remote_offline_after_ms = c.give_up_after_ms = 4000;
@@ -113,12 +109,10 @@ static void test_tether_engine_takesDatagramsOnlyFromItsServer(void) {
   CHECK(seen.last_reason == TETHER_CONNECTION_CHANGED_BANNED_BY_SERVER);
 
   tether_engine_destroy(e);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &srv);
 }
 
 int main(void) {
-  setvbuf(stdout, NULL, _IOLBF, 0);
   RUN(test_tether_engine_takesDatagramsOnlyFromItsServer);
   return harness_report("source", "a KICK under the session's cookie from 3 other sources "
                                   "and from the server");

@@ -79,11 +79,10 @@ static void on_login_attempt(void *ctx, uint32_t a, uint32_t n) {
    loop's thread writes their state all the time), every callback noted in `o`. */
 static int make_engine(struct ev_loop *loop, const char *server, struct owner *o,
                        tether_engine **out) {
-  tether_engine_config c;
+  tether_engine_config c = engine_config(server);
   tether_engine_handler h;
-  tether_engine_config_init(&c);
   tether_engine_handler_init(&h);
-  c.app_id = "app-1", c.server = server, c.heartbeat_interval_ms = 5;
+  c.heartbeat_interval_ms = 5;
   c.interrupted_after_ms = 400, c.lost_after_ms = c.remote_offline_after_ms = 1000;
   h.on_connection_state_changed = on_state, h.on_log = on_log, h.on_join_attempt = on_attempt;
   return tether_engine_create(loop, &c, &h, o, out);
@@ -91,12 +90,10 @@ static int make_engine(struct ev_loop *loop, const char *server, struct owner *o
 
 static int make_client(struct ev_loop *loop, const char *server, struct owner *o,
                        tether_rtm_client **out) {
-  tether_rtm_config c;
+  tether_rtm_config c = rtm_config(server);
   tether_rtm_handler h;
-  tether_rtm_config_init(&c);
   tether_rtm_handler_init(&h);
-  c.app_id = "app-1", c.server = server, c.heartbeat_interval_ms = 5;
-  c.interrupted_after_ms = 400;
+  c.heartbeat_interval_ms = 5, c.interrupted_after_ms = 400;
   h.on_connection_state_changed = on_rtm_state, h.on_login_result = on_login_result;
   h.on_log = on_log, h.on_login_attempt = on_login_attempt;
   return tether_rtm_client_create(loop, &c, &h, o, out);
@@ -199,15 +196,14 @@ static void call_the_main_threads(struct shared *sh) {
 
 /* Its own loop, engine and client: this thread runs them. */
 static void own_connections(struct shared *sh) {
-  struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv, login_srv;
+  struct ev_loop *loop = test_loop_new(&srv);
   struct owner engine_owner, client_owner;
   tether_engine *engine = NULL;
   tether_rtm_client *client = NULL;
   memset(&engine_owner, 0, sizeof engine_owner);
   memset(&client_owner, 0, sizeof client_owner);
   engine_owner.thread = client_owner.thread = pthread_self();
-  fake_start(loop, &srv);
   fake_start(loop, &login_srv);
   sh->seen.own_created = make_engine(loop, srv.address, &engine_owner, &engine) == TETHER_OK &&
                          make_client(loop, login_srv.address, &client_owner, &client) == 0 &&
@@ -222,9 +218,8 @@ static void own_connections(struct shared *sh) {
   while (!__atomic_load_n(&sh->own_checked, __ATOMIC_ACQUIRE)) run_briefly(loop);
   sh->seen.own_destroyed = tether_engine_destroy(engine) == TETHER_OK &&
                            tether_rtm_client_destroy(client) == 0;
-  fake_stop(loop, &srv);
   fake_stop(loop, &login_srv);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &srv);
 }
 
 static void *second_thread(void *arg) {
@@ -243,8 +238,8 @@ static void *second_thread(void *arg) {
 /* ---- The main thread ------------------------------------------------------------------- */
 
 static void test_tether_calls_fromASecondThread_keepEveryThreadRule(void) {
-  struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv, login_srv;
+  struct ev_loop *loop = test_loop_new(&srv);
   struct owner engine_owner, client_owner;
   static struct shared sh;
   pthread_t thread;
@@ -253,7 +248,6 @@ static void test_tether_calls_fromASecondThread_keepEveryThreadRule(void) {
   memset(&engine_owner, 0, sizeof engine_owner);
   memset(&client_owner, 0, sizeof client_owner);
   engine_owner.thread = client_owner.thread = pthread_self();
-  fake_start(loop, &srv);
   fake_start(loop, &login_srv);
   CHECK(make_engine(loop, srv.address, &engine_owner, &sh.engine) == TETHER_OK);
   CHECK(make_client(loop, login_srv.address, &client_owner, &sh.client) == 0);
@@ -332,13 +326,11 @@ static void test_tether_calls_fromASecondThread_keepEveryThreadRule(void) {
   CHECK(sh.seen.own_created && sh.seen.own_connected && sh.seen.own_destroyed);
   CHECK(__atomic_load_n(&foreign_callbacks, __ATOMIC_RELAXED) == 0);
   CHECK(engine_owner.callbacks > 0 && client_owner.callbacks > 0);
-  fake_stop(loop, &srv);
   fake_stop(loop, &login_srv);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &srv);
 }
 
 int main(void) {
-  setvbuf(stdout, NULL, _IOLBF, 0);
   RUN(test_tether_calls_fromASecondThread_keepEveryThreadRule);
   return harness_report("threads", "every Thread: rule of tether.h, from a second thread");
 }
