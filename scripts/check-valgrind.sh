@@ -3,7 +3,7 @@
 # profile, test_logout_refused, test_cycles: 1,000 create/join/leave/destroy cycles, then engines on two loops in
 # two threads) under valgrind memcheck, then test_cycles' two threads under helgrind, then
 # examples/device.c and examples/messaging.c under memcheck against tether-edge
-# (scripts/check-device.sh, scripts/check-messaging.sh). Built with the strict flags against
+# (scripts/check-example.sh). Built with the strict flags against
 # the Embedded library C hosts link.
 #
 # Memcheck fails on any error and on any definitely or indirectly lost byte
@@ -98,7 +98,7 @@ suppressed=$(sed -nE 's/.*ERROR SUMMARY: .*\(suppressed: ([0-9]+) from.*/\1/p' "
 echo "check-valgrind: test_cycles 20 under helgrind: $(errors "$log") errors" \
   "($suppressed suppressed: glibc's own, and scripts/sanitizers/helgrind.supp)"
 
-BUILD_DIR=${BUILD_DIR:-build} scripts/check-device.sh "$edge" "$device" "$out"
+scripts/check-example.sh device "$edge" "$device" "$out"
 if [ -n "$messaging" ]; then
-  BUILD_DIR=${BUILD_DIR:-build} scripts/check-messaging.sh "$edge" "$messaging" "$out"
+  scripts/check-example.sh messaging "$edge" "$messaging" "$out"
 fi
