@@ -92,14 +92,13 @@ device() {
   host b --channel lobby --uid 2 --token "$(token 2)" --scale $scale
   wait_for "$a_out" "user-joined uid=2" 20
 
-  at=$(mark "$a_out")
-  kill -USR1 "$a"
-  wait_for "$a_out" "state RECONNECTING CLIENT_IP_ADDRESS_CHANGED_BY_USER" 20 "$at"
-  wait_for "$a_out" "rejoin-success" 20 "$at"
-  at=$(mark "$a_out")
-  kill -USR2 "$a"
-  wait_for "$a_out" "state RECONNECTING SETTING_PROXY_SERVER" 20 "$at"
-  wait_for "$a_out" "rejoin-success" 20 "$at"
+  # A network change (SIGUSR1), then a server switch (SIGUSR2): each a rejoin.
+  for step in "USR1 CLIENT_IP_ADDRESS_CHANGED_BY_USER" "USR2 SETTING_PROXY_SERVER"; do
+    at=$(mark "$a_out")
+    kill -"${step% *}" "$a"
+    wait_for "$a_out" "state RECONNECTING ${step#* }" 20 "$at"
+    wait_for "$a_out" "rejoin-success" 20 "$at"
+  done
 
   at=$(mark "$a_out")
   kill -STOP "$edge"

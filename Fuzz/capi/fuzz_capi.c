@@ -122,11 +122,10 @@ static void handler_fill(void *handler) {
 
 /* ---- The calls ------------------------------------------------------------------------------- */
 
-static int make_join(struct context *c, void *engine, int before) {
+static int make_join(struct context *c, void *engine) {
   char *token = string_arg("token-A"), *channel = channel_arg();
   uint32_t uid = u8() & 1 ? 0 : u32();
   int left = c ? models[c->index].left : 0, rc;
-  (void)before;
   /* A join's own callbacks come inside the call: the leave's silence ends with it. */
   if (c) models[c->index].left = 0;
   rc = tether_join_channel(engine, token, channel, uid);
@@ -137,9 +136,8 @@ static int make_join(struct context *c, void *engine, int before) {
 }
 static int plain_join(void *engine) { return tether_join_channel(engine, "", "lobby", 0); }
 
-static int make_leave(struct context *c, void *engine, int before) {
+static int make_leave(struct context *c, void *engine) {
   int rc = tether_leave_channel(engine);
-  (void)before;
   if (rc == 0 && c) {
     models[c->index].left = 1;
     models[c->index].leave_state_seen = 0;
@@ -148,26 +146,26 @@ static int make_leave(struct context *c, void *engine, int before) {
 }
 static int plain_leave(void *engine) { return tether_leave_channel(engine); }
 
-static int make_renew(struct context *c, void *engine, int before) {
+static int make_renew(struct context *c, void *engine) {
   char *token = string_arg("token-B");
   int rc = tether_renew_token(engine, token);
-  (void)c, (void)before;
+  (void)c;
   free(token);
   return rc;
 }
 static int plain_renew(void *engine) { return tether_renew_token(engine, "token-B"); }
 
-static int make_set_server(struct context *c, void *engine, int before) {
+static int make_set_server(struct context *c, void *engine) {
   char *server = server_arg();
   int rc = tether_set_server(engine, server);
-  (void)c, (void)before;
+  (void)c;
   free(server);
   return rc;
 }
 static int plain_set_server(void *engine) { return tether_set_server(engine, "127.0.0.1:9"); }
 
-static int make_network_changed(struct context *c, void *engine, int before) {
-  (void)c, (void)before;
+static int make_network_changed(struct context *c, void *engine) {
+  (void)c;
   return tether_network_changed(engine);
 }
 static int plain_network_changed(void *engine) { return tether_network_changed(engine); }

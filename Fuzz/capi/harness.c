@@ -410,7 +410,7 @@ static void check_rules(int rc, int before, const struct rule *rules, const char
 
 static void call(struct context *c, void *handle, int i) {
   const struct call *k = &profile->calls[i];
-  int before = state_of(handle), rc = k->make(c, handle, before);
+  int before = state_of(handle), rc = k->make(c, handle);
   trace("%s %s %d (state %d, in callback %d): %d", k->name, profile->name,
         c ? c->index : -1, before, in_callback, rc);
   check_rules(rc, before, k->rules, k->name);

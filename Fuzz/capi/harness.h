@@ -92,8 +92,8 @@ struct call {
   const char *name;
   /* The call with arguments from the input, on `handle` (c: its context, NULL for a handle
      the input did not make). Keeps the profile's model of c and checks what is its own.
-     `before`: the state before the call. Returns the call's code. */
-  int (*make)(struct context *c, void *handle, int before);
+     Returns the call's code. */
+  int (*make)(struct context *c, void *handle);
   /* The same call with valid arguments: on a handle destroyed inside a callback. */
   int (*plain)(void *handle);
   struct rule rules[8]; /* every code it may return; a rule of no states ends the list */

@@ -153,12 +153,11 @@ static void handler_fill(void *handler) {
 
 /* ---- The calls ------------------------------------------------------------------------------- */
 
-static int make_login(struct context *c, void *client, int before) {
+static int make_login(struct context *c, void *client) {
   char *token = string_arg("token-A");
   char *user = string_arg(u8() % 2 ? "alice" : "bob");
   struct model *m = c ? &models[c->index] : NULL;
   int rc, logged_out = m ? m->logged_out : 0;
-  (void)before;
   /* The login's own callbacks come inside the call: the logout's silence ends with it. */
   if (m) {
     m->logged_out = 0;
@@ -180,10 +179,9 @@ static int make_login(struct context *c, void *client, int before) {
 }
 static int plain_login(void *client) { return tether_rtm_login(client, "token-A", "alice"); }
 
-static int make_logout(struct context *c, void *client, int before) {
+static int make_logout(struct context *c, void *client) {
   struct model *m = c ? &models[c->index] : NULL;
   int rc, since = m ? m->login_since_logout : 0;
-  (void)before;
   /* Counted before the call: outside a callback the result comes inside it. */
   if (m && m->has_logout_result) m->pending_logouts++;
   if (m) m->login_since_logout = 0;
@@ -210,35 +208,35 @@ static int make_logout(struct context *c, void *client, int before) {
 }
 static int plain_logout(void *client) { return tether_rtm_logout(client); }
 
-static int make_join(struct context *c, void *client, int before) {
+static int make_join(struct context *c, void *client) {
   char *channel = channel_arg();
   int rc = tether_rtm_join_channel(client, channel);
-  (void)c, (void)before;
+  (void)c;
   free(channel);
   return rc;
 }
 static int plain_join(void *client) { return tether_rtm_join_channel(client, "lobby"); }
 
-static int make_leave(struct context *c, void *client, int before) {
+static int make_leave(struct context *c, void *client) {
   char *channel = channel_arg();
   int rc = tether_rtm_leave_channel(client, channel);
-  (void)c, (void)before;
+  (void)c;
   free(channel);
   return rc;
 }
 static int plain_leave(void *client) { return tether_rtm_leave_channel(client, "lobby"); }
 
-static int make_renew(struct context *c, void *client, int before) {
+static int make_renew(struct context *c, void *client) {
   char *token = string_arg("token-B");
   int rc = tether_rtm_renew_token(client, token);
-  (void)c, (void)before;
+  (void)c;
   free(token);
   return rc;
 }
 static int plain_renew(void *client) { return tether_rtm_renew_token(client, "token-B"); }
 
-static int make_network_changed(struct context *c, void *client, int before) {
-  (void)c, (void)before;
+static int make_network_changed(struct context *c, void *client) {
+  (void)c;
   return tether_rtm_network_changed(client);
 }
 static int plain_network_changed(void *client) { return tether_rtm_network_changed(client); }

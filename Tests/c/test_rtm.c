@@ -86,13 +86,10 @@ static void on_attempt(void *ctx, uint32_t attempt, uint32_t next) {
 static tether_rtm_handler handler(void) {
   tether_rtm_handler h;
   tether_rtm_handler_init(&h);
-  h.on_connection_state_changed = on_state;
-  h.on_login_result = on_login_result;
-  h.on_logout_result = on_logout_result;
+  h.on_connection_state_changed = on_state, h.on_login_attempt = on_attempt;
+  h.on_login_result = on_login_result, h.on_logout_result = on_logout_result;
   h.on_token_expired = on_token_expired;
-  h.on_member_joined = on_member_joined;
-  h.on_member_left = on_member_left;
-  h.on_login_attempt = on_attempt;
+  h.on_member_joined = on_member_joined, h.on_member_left = on_member_left;
   return h;
 }
 
