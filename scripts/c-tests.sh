@@ -8,8 +8,8 @@
 #                                       default: every row)
 #     x86_64: natively, under memcheck, or both, as the row says; "root" rows only as root
 #     aarch64, armv7: cross-built, linked statically, and run under qemu-user: the rows
-#       marked qemu (TETHER_TEST_UNDER_QEMU set: what qemu-user cannot do is left out and
-#       said); the others print "SKIPPED, not counted"
+#       whose last column says yes (TETHER_TEST_UNDER_QEMU set: what qemu-user cannot do is
+#       left out and said); the others print "SKIPPED, not counted" and why
 #   scripts/c-tests.sh build NAME OUTPUT
 #     builds one test only, for the scripts that run them their own way
 #     (check-valgrind.sh, check-c-sanitizers.sh): CC (gcc), EXTRA_CFLAGS and TETHER_LIB (the
@@ -51,7 +51,10 @@ declare -A qemu_lacks=([threads]="threads, which qemu-user lacks here"
 row() {
   local line
   line=$(awk -v n="${1#test_}" '$1 == n' <<< "$table")
-  [ -n "$line" ] || { echo "c-tests: no test '$1' (rows: $(awk 'NF {printf "%s ", $1}' <<< "$table"))" >&2; exit 2; }
+  if [ -z "$line" ]; then
+    echo "c-tests: no test '$1' (rows: $(awk 'NF {printf "%s ", $1}' <<< "$table"))" >&2
+    exit 2
+  fi
   read -r name report library extra runs qemu <<< "$line"
   [ "$extra" != - ] || extra=
 }
@@ -62,8 +65,8 @@ compile() {
   shift 3
   row "$name"
   # shellcheck disable=SC2086
-  "$cc" "${strict[@]}" ${EXTRA_CFLAGS:-} -IInclude -ITests/c "Tests/c/test_$name.c" Tests/c/harness.c \
-    -o "$output" "$@" -lev -lm $extra
+  "$cc" "${strict[@]}" ${EXTRA_CFLAGS:-} -IInclude -ITests/c "Tests/c/test_$name.c" \
+    Tests/c/harness.c -o "$output" "$@" -lev -lm $extra
 }
 
 # check NAME LOG STATUS [HOW [CLEAN]]: one line for a run (HOW: under what) that ended
