@@ -3,7 +3,7 @@
 #include "harness.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,10 +66,7 @@ double now_ms(void) {
 
 int open_descriptors(void) {
   int n = 0;
-  DIR *dir = opendir("/proc/self/fd");
-  if (dir == NULL) return -1;
-  while (readdir(dir) != NULL) n++;
-  closedir(dir);
+  for (int fd = 0; fd < 4096; fd++) n += fcntl(fd, F_GETFD) != -1; /* tests open hundreds */
   return n;
 }
 

@@ -43,7 +43,7 @@ int harness_skip(const char *binary, const char *why);
 /* ---- Time and the loop ------------------------------------------------------------------ */
 
 double now_ms(void); /* CLOCK_MONOTONIC, in milliseconds */
-int open_descriptors(void); /* of this process, from /proc/self/fd */
+int open_descriptors(void); /* of this process */
 
 /* A new loop with `s` (NULL: none) started on it; and the end of both. */
 struct ev_loop *test_loop_new(struct fake_server *s);
