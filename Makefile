@@ -93,10 +93,6 @@ abi-check: lib
 alloc-check:
 	@scripts/alloc-probe.sh
 
-# Counting allocations in C: the linker wraps the allocator for the alloc test.
-WRAP_ALLOC = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc \
-	-Wl,--wrap=posix_memalign -Wl,--wrap=aligned_alloc
-
 # What C hosts link: the Embedded Swift build, as build/lib/$(ARCH)/libtether.{a,so}.
 ARCH ?= x86_64
 LIB_DIR = $(BUILD_DIR)/lib/$(ARCH)
@@ -136,7 +132,8 @@ endif
 		"CMAKE_PREFIX_PATH=$(abspath $(PREFIX))"
 
 # ARM: the same library and device example cross-built, and run under qemu-user. The C
-# ABI tests run there too (but for what qemu-user lacks here: threads, arrival stamps).
+# tests run there too (scripts/c-tests.sh: but for what qemu-user lacks here: threads,
+# arrival stamps, network namespaces).
 CROSS_ARCHS = aarch64 armv7
 CC_aarch64 = aarch64-linux-gnu-gcc
 CC_armv7 = arm-linux-gnueabihf-gcc
@@ -151,15 +148,7 @@ cross-%: deps
 	@$(CC_$*) $(CFLAGS_STRICT) examples/messaging.c -o $(BUILD_DIR)/messaging-$* \
 		$$(PKG_CONFIG_PATH=$(BUILD_DIR)/install-$*/lib/pkgconfig pkg-config --cflags --libs tether) \
 		-Wl,-rpath,$(abspath $(BUILD_DIR))/install-$*/lib
-	@$(CC_$*) $(CFLAGS_STRICT) -DTETHER_TEST_UNDER_QEMU -IInclude Tests/c/test_engine.c \
-		-o $(BUILD_DIR)/test_engine-$* $(BUILD_DIR)/lib/$*/libtether.a -lev -lm -lpthread
-	@set -o pipefail; printf "%s: " $*; $(QEMU_$*) $(BUILD_DIR)/test_engine-$* | tail -1
-	@$(CC_$*) $(CFLAGS_STRICT) -DTETHER_TEST_UNDER_QEMU -IInclude Tests/c/test_rtm.c \
-		-o $(BUILD_DIR)/test_rtm-$* $(BUILD_DIR)/lib/$*/libtether.a -lev -lm
-	@set -o pipefail; printf "%s: " $*; $(QEMU_$*) $(BUILD_DIR)/test_rtm-$* | tail -1
-	@$(CC_$*) $(CFLAGS_STRICT) -IInclude Tests/c/test_alloc.c -o $(BUILD_DIR)/test_alloc-$* \
-		$(BUILD_DIR)/lib/$*/libtether.a -lev -lm $(WRAP_ALLOC)
-	@set -o pipefail; printf "%s: " $*; $(QEMU_$*) $(BUILD_DIR)/test_alloc-$* | tail -1
+	@BUILD_DIR=$(BUILD_DIR) scripts/c-tests.sh $*
 
 cross-test: $(addprefix cross-,$(CROSS_ARCHS))
 
@@ -217,42 +206,12 @@ sizes: deps
 	@for arch in x86_64 $(CROSS_ARCHS); do BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $$arch > /dev/null; done
 	@BUILD_DIR=$(BUILD_DIR) scripts/size-report.sh
 
-# The C ABI from C: the test program is built with the strict flags against the header
-# and the Embedded library users link, run, and run again under valgrind (leaks and
-# invalid accesses fail).
+# The C ABI from C: the tests of Tests/c built with the strict flags against the header and
+# the Embedded library users link, run, and run under valgrind (leaks and invalid accesses
+# fail), each as scripts/c-tests.sh's table says.
 c-test: lib
 	@scripts/abi-symbols.sh $(LIB_DIR)/libtether.so.0
-	@mkdir -p $(BUILD_DIR)
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_engine.c -o $(BUILD_DIR)/test_engine \
-		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
-	@$(BUILD_DIR)/test_engine
-	@TETHER_TEST_NO_TIMING=1 valgrind -q --leak-check=full --show-possibly-lost=no \
-		--errors-for-leak-kinds=definite --error-exitcode=9 $(BUILD_DIR)/test_engine > /dev/null
-	@echo "c-abi: clean under valgrind"
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_reentry.c -o $(BUILD_DIR)/test_reentry \
-		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
-	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
-		$(BUILD_DIR)/test_reentry | tail -1
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_rtm.c -o $(BUILD_DIR)/test_rtm \
-		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
-	@$(BUILD_DIR)/test_rtm | tail -1
-	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
-		$(BUILD_DIR)/test_rtm > /dev/null
-	@echo "c-rtm: clean under valgrind"
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_threads.c -o $(BUILD_DIR)/test_threads \
-		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
-	@$(BUILD_DIR)/test_threads
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_cycles.c -o $(BUILD_DIR)/test_cycles \
-		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm -lpthread
-	@valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
-		$(BUILD_DIR)/test_cycles | tail -1
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_netns.c -o $(BUILD_DIR)/test_netns \
-		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
-	@if [ "$$(id -u)" = 0 ]; then $(BUILD_DIR)/test_netns; \
-	else echo "netns: SKIPPED, not counted: address changes need a network namespace (root)"; fi
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_alloc.c -o $(BUILD_DIR)/test_alloc \
-		$(LIB_DIR)/libtether.a -lev -lm $(WRAP_ALLOC)
-	@$(BUILD_DIR)/test_alloc | tail -1
+	@BUILD_DIR=$(BUILD_DIR) scripts/c-tests.sh $(ARCH) engine reentry rtm threads cycles netns alloc
 
 # Every Swift suite, the end-to-end ones included: they run the staged tether-edge and the
 # C device built above (TETHER_E2E_REQUIRED makes a missing binary a failure, not a skip).
@@ -286,10 +245,7 @@ clean:
 # socket is connected (Tests/c/test_source.c, docs/PROTOCOL.md "Security").
 .PHONY: source-test edge-flood
 source-test: lib
-	@mkdir -p $(BUILD_DIR)
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_source.c -o $(BUILD_DIR)/test_source \
-		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
-	@$(BUILD_DIR)/test_source
+	@BUILD_DIR=$(BUILD_DIR) scripts/c-tests.sh $(ARCH) source
 
 # tether-edge under a flood of garbage from many source ports: datagrams/s, its memory, its
 # members' answers (a measurement, not a test; make test runs a small one, EdgeFloodTests).
@@ -384,17 +340,7 @@ fuzz: deps
 # (Fuzz/regressions/), and the C regression tests of what fuzzing found, under valgrind.
 fuzz-replay: deps lib
 	@BUILD_DIR=$(BUILD_DIR) scripts/fuzz.sh replay
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_destroy_other.c -o $(BUILD_DIR)/test_destroy_other \
-		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
-	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
-		$(BUILD_DIR)/test_destroy_other
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_destroy_log.c -o $(BUILD_DIR)/test_destroy_log \
-		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
-	@$(BUILD_DIR)/test_destroy_log
-	@gcc $(CFLAGS_STRICT) -IInclude Tests/c/test_logout_refused.c -o $(BUILD_DIR)/test_logout_refused \
-		-L$(LIB_DIR) -ltether -Wl,-rpath,$(abspath $(LIB_DIR)) -lev -lm
-	@valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite --error-exitcode=9 \
-		$(BUILD_DIR)/test_logout_refused
+	@BUILD_DIR=$(BUILD_DIR) scripts/c-tests.sh $(ARCH) destroy_other destroy_log logout_refused
 
 # One profile per host (issue 9): for each architecture, a static host of one profile
 # holds no symbol of the other profile's member of libtether.a, and on aarch64 the text of

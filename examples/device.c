@@ -14,7 +14,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <ev.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,80 +28,85 @@ struct device {
   const char *switch_server;
 };
 
-static void say(const char *format, ...) {
+/* The time every line starts with: CLOCK_MONOTONIC seconds (printed to the microsecond). */
+static double now(void) {
   struct timespec ts;
-  va_list args;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  printf("%lld.%06ld ", (long long)ts.tv_sec, ts.tv_nsec / 1000L);
-  va_start(args, format);
-  vprintf(format, args);
-  va_end(args);
-  putchar('\n');
-  fflush(stdout);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void on_state(void *ctx, tether_connection_state state, tether_connection_changed_reason reason) {
+static void on_state(void *ctx, tether_connection_state state,
+                     tether_connection_changed_reason reason) {
   (void)ctx;
-  say("state %s %s", tether_connection_state_name((int)state),
-      tether_connection_changed_reason_name((int)reason));
+  printf("%.6f state %s %s\n", now(), tether_connection_state_name((int)state),
+         tether_connection_changed_reason_name((int)reason));
 }
 static void on_join(void *ctx, const char *channel, uint32_t uid, uint32_t elapsed_ms) {
   (void)ctx;
-  say("join-success channel=%s uid=%u elapsed=%u", channel, uid, elapsed_ms);
+  printf("%.6f join-success channel=%s uid=%u elapsed=%u\n", now(), channel, uid, elapsed_ms);
 }
 static void on_rejoin(void *ctx, const char *channel, uint32_t uid, uint32_t elapsed_ms) {
   (void)ctx;
-  say("rejoin-success channel=%s uid=%u elapsed=%u", channel, uid, elapsed_ms);
+  printf("%.6f rejoin-success channel=%s uid=%u elapsed=%u\n", now(), channel, uid, elapsed_ms);
 }
-static void on_lost(void *ctx) { (void)ctx; say("connection-lost"); }
+static void on_lost(void *ctx) {
+  (void)ctx;
+  printf("%.6f connection-lost\n", now());
+}
 static void on_leave(void *ctx) {
   (void)ctx;
-  say("leave-channel");
+  printf("%.6f leave-channel\n", now());
 }
 static void on_user_joined(void *ctx, uint32_t uid, uint32_t elapsed_ms) {
   (void)ctx;
-  say("user-joined uid=%u elapsed=%u", uid, elapsed_ms);
+  printf("%.6f user-joined uid=%u elapsed=%u\n", now(), uid, elapsed_ms);
 }
 static void on_user_offline(void *ctx, uint32_t uid, tether_user_offline_reason reason) {
   (void)ctx;
-  say("user-offline uid=%u reason=%s", uid, tether_user_offline_reason_name((int)reason));
+  printf("%.6f user-offline uid=%u reason=%s\n", now(), uid,
+         tether_user_offline_reason_name((int)reason));
 }
 static void on_will_expire(void *ctx, const char *token) {
   (void)ctx;
-  say("token-will-expire token=%s", token);
+  printf("%.6f token-will-expire token=%s\n", now(), token);
 }
 static void on_request_token(void *ctx) {
   struct device *d = (struct device *)ctx;
-  say("request-token");
-  if (d->renew_token) say("renew-token rc=%d", tether_renew_token(d->engine, d->renew_token));
+  printf("%.6f request-token\n", now());
+  if (d->renew_token) {
+    printf("%.6f renew-token rc=%d\n", now(), tether_renew_token(d->engine, d->renew_token));
+  }
 }
 static void on_log(void *ctx, tether_log_level level, const char *message) {
   (void)ctx;
-  if (level <= TETHER_LOG_WARNING) say("log level=%d %s", (int)level, message);
+  if (level <= TETHER_LOG_WARNING) printf("%.6f log level=%d %s\n", now(), (int)level, message);
 }
 static void on_attempt(void *ctx, uint32_t attempt, uint32_t next_ms, uint32_t give_up_ms) {
   (void)ctx;
-  say("join-attempt n=%u next_in=%u give_up_in=%u", attempt, next_ms, give_up_ms);
+  printf("%.6f join-attempt n=%u next_in=%u give_up_in=%u\n", now(), attempt, next_ms,
+         give_up_ms);
 }
 static void on_remote_interrupted(void *ctx, uint32_t uid) {
   (void)ctx;
-  say("remote-interrupted uid=%u", uid);
+  printf("%.6f remote-interrupted uid=%u\n", now(), uid);
 }
 static void on_remote_resumed(void *ctx, uint32_t uid) {
   (void)ctx;
-  say("remote-resumed uid=%u", uid);
+  printf("%.6f remote-resumed uid=%u\n", now(), uid);
 }
 
+/* SIGUSR1: the network changed; SIGUSR2: move to --switch-server; SIGINT, SIGTERM: leave
+   and stop. */
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents) {
   struct device *d = (struct device *)w->data;
   (void)loop; (void)revents;
   if (w->signum == SIGUSR1) {
-    say("network-changed rc=%d", tether_network_changed(d->engine));
+    printf("%.6f network-changed rc=%d\n", now(), tether_network_changed(d->engine));
   } else if (w->signum == SIGUSR2 && d->switch_server) {
-    say("set-server rc=%d", tether_set_server(d->engine, d->switch_server));
+    printf("%.6f set-server rc=%d\n", now(), tether_set_server(d->engine, d->switch_server));
   } else if (w->signum == SIGINT || w->signum == SIGTERM) {
     /* on_leave_channel (if the device was in a channel) runs inside this call. */
-    say("leave rc=%d", tether_leave_channel(d->engine));
+    printf("%.6f leave rc=%d\n", now(), tether_leave_channel(d->engine));
     ev_break(d->loop, EVBREAK_ALL);
   }
 }
@@ -130,6 +134,7 @@ int main(int argc, char **argv) {
   int rc;
 
   memset(&d, 0, sizeof d);
+  setvbuf(stdout, NULL, _IOLBF, 0); /* a line per event, as it comes, into a pipe or file */
   {
     /* A parent may have started us with signals blocked (the mask is inherited). */
     sigset_t none;
@@ -157,8 +162,7 @@ int main(int argc, char **argv) {
   config.retry_base_ms = scaled(config.retry_base_ms, scale);
   config.retry_cap_ms = scaled(config.retry_cap_ms, scale);
 
-  memset(&handler, 0, sizeof handler);
-  handler.size = sizeof handler;
+  tether_engine_handler_init(&handler); /* size set, every callback NULL */
   handler.on_connection_state_changed = on_state;
   handler.on_join_channel_success = on_join;
   handler.on_rejoin_channel_success = on_rejoin;
@@ -185,7 +189,7 @@ int main(int argc, char **argv) {
   }
   rc = tether_join_channel(d.engine, arg(argc, argv, "--token", NULL), channel,
                            (uint32_t)strtoul(arg(argc, argv, "--uid", "0"), NULL, 10));
-  say("join rc=%d %s", rc, tether_error_name(rc));
+  printf("%.6f join rc=%d %s\n", now(), rc, tether_error_name(rc));
   if (rc == TETHER_OK) ev_run(d.loop, 0);
   tether_engine_destroy(d.engine);
   return rc == TETHER_OK ? 0 : 1;

@@ -60,8 +60,8 @@ for kind in "${kinds[@]}"; do
     "${cflags[@]}") -o "$out/tether-$kind.o"
   results=()
   for t in "${tests[@]}"; do
-    clang -std=c99 -Wall -Wextra -Wpedantic -Werror -g "${cflags[@]}" -IInclude \
-      "Tests/c/$t.c" "$out/tether-$kind.o" -o "$out/$t-$kind" -lev -lm -lpthread "${libs[@]}" \
+    CC=clang EXTRA_CFLAGS="-g ${cflags[*]}" TETHER_LIB="$out/tether-$kind.o -lpthread ${libs[*]}" \
+      scripts/c-tests.sh build "$t" "$out/$t-$kind" \
       2> >(grep -v "ld.gold: warning: Cannot export local symbol '__asan" >&2)
     status=0
     "$out/$t-$kind" > "$out/$t-$kind.out" 2>&1 || status=$?

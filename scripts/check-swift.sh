@@ -14,7 +14,7 @@
 # make check does), against the tether-edge of the same sanitized build (TETHER_EDGE_BIN is
 # replaced by it): the sanitizer watches the test process (the lab: processes, pipes,
 # relay threads) and every edge the tests start and stop; the C devices are not
-# instrumented (valgrind runs one: scripts/check-device.sh). Reports go to files
+# instrumented (valgrind runs them: scripts/check-example.sh). Reports go to files
 # (log_path: a child's stderr is not kept), all read after the run. Suppressions:
 # scripts/sanitizers/*.supp, each entry with the reason it is not the project's defect.
 set -euo pipefail

@@ -3,7 +3,7 @@
 # profile, test_logout_refused, test_cycles: 1,000 create/join/leave/destroy cycles, then engines on two loops in
 # two threads) under valgrind memcheck, then test_cycles' two threads under helgrind, then
 # examples/device.c and examples/messaging.c under memcheck against tether-edge
-# (scripts/check-device.sh, scripts/check-messaging.sh). Built with the strict flags against
+# (scripts/check-example.sh). Built with the strict flags against
 # the Embedded library C hosts link.
 #
 # Memcheck fails on any error and on any definitely or indirectly lost byte
@@ -24,10 +24,8 @@ device=${3:?}
 messaging=${4:-}
 out=${BUILD_DIR:-build}/check
 mkdir -p "$out"
-strict=(-std=c99 -Wall -Wextra -Wpedantic -Werror)
 for t in test_engine test_reentry test_cycles test_rtm test_logout_refused; do
-  gcc "${strict[@]}" -IInclude "Tests/c/$t.c" -o "$out/$t" -L"$lib" -ltether \
-    -Wl,-rpath,"$(cd "$lib" && pwd)" -lev -lm -lpthread
+  TETHER_LIB="-L$lib -ltether -Wl,-rpath,$(cd "$lib" && pwd)" scripts/c-tests.sh build "$t" "$out/$t"
 done
 
 # figure LOG KIND: the bytes valgrind's summary gives for KIND ("definitely lost", ...).
@@ -100,7 +98,7 @@ suppressed=$(sed -nE 's/.*ERROR SUMMARY: .*\(suppressed: ([0-9]+) from.*/\1/p' "
 echo "check-valgrind: test_cycles 20 under helgrind: $(errors "$log") errors" \
   "($suppressed suppressed: glibc's own, and scripts/sanitizers/helgrind.supp)"
 
-BUILD_DIR=${BUILD_DIR:-build} scripts/check-device.sh "$edge" "$device" "$out"
+scripts/check-example.sh device "$edge" "$device" "$out"
 if [ -n "$messaging" ]; then
-  BUILD_DIR=${BUILD_DIR:-build} scripts/check-messaging.sh "$edge" "$messaging" "$out"
+  scripts/check-example.sh messaging "$edge" "$messaging" "$out"
 fi

@@ -5,11 +5,15 @@
 #   scripts/fuzz.sh run      each for FUZZ_SECONDS (default 60), from the committed corpus;
 #                            prints executions, exec/s, coverage and crashes per target
 #   scripts/fuzz.sh replay   each over its committed corpus and regression inputs, once
-#   scripts/fuzz.sh seeds    rewrites Fuzz/corpus/*/ from the seed programs
+#   scripts/fuzz.sh seeds    rewrites Fuzz/corpus/*/ from the seed programs (and, for capi
+#                            and rtm, Fuzz/regressions/*/ from the programs of what they found)
 #
 # Every Swift module the fuzzers reach is compiled with -sanitize=fuzzer,address (coverage
 # and AddressSanitizer): TetherCore, TetherEdge, and for fuzz-capi the Embedded build of
 # TetherCore + Tether that C hosts link (scripts/build-lib.sh's, plus the instrumentation).
+# fuzz-capi and fuzz-rtm are one harness (Fuzz/capi/harness.c) with one profile each: the
+# channel engine's (Fuzz/capi/fuzz_capi.c) or the login client's (Fuzz/rtm/fuzz_rtm.c), the
+# other profile linked in as the companion on the same loop.
 # The edge's HMAC-SHA256 is libsodium's (linked, not instrumented).
 # FUZZ_TARGETS="decode session" limits the set.
 set -euo pipefail
@@ -97,10 +101,13 @@ build() {
         ;;
       capi | rtm)
         build_embedded
-        if stale "$out/fuzz-$target" "Fuzz/$target" Fuzz/capi "$out/obj/tether-embedded.o"; then
+        if stale "$out/fuzz-$target" Fuzz/capi Fuzz/rtm "$out/obj/tether-embedded.o"; then
           echo "fuzz: linking fuzz-$target"
+          local profile=channel_profile
+          [ "$target" = rtm ] && profile=login_profile
           clang -fuse-ld=lld -fsanitize=fuzzer,address -g -O1 -std=c99 -Wall -Wextra -Wpedantic \
-            -Werror -IInclude "Fuzz/$target/fuzz_$target.c" "$out/obj/tether-embedded.o" -lev -lm \
+            -Werror -IInclude -DTETHER_FUZZ_PROFILE=$profile Fuzz/capi/harness.c \
+            Fuzz/capi/fuzz_capi.c Fuzz/rtm/fuzz_rtm.c "$out/obj/tether-embedded.o" -lev -lm \
             -lpthread -o "$out/fuzz-$target"
         fi
         ;;
@@ -162,6 +169,11 @@ seeds() {
     mkdir -p "Fuzz/corpus/$target"
     TETHER_FUZZ_WRITE_SEEDS="Fuzz/corpus/$target" "$out/fuzz-$target"
     echo "fuzz: Fuzz/corpus/$target: $(find "Fuzz/corpus/$target" -type f | wc -l) seeds"
+    if [ "$target" = capi ] || [ "$target" = rtm ]; then
+      mkdir -p "Fuzz/regressions/$target"
+      TETHER_FUZZ_WRITE_REGRESSIONS="Fuzz/regressions/$target" "$out/fuzz-$target"
+      echo "fuzz: Fuzz/regressions/$target: $(find "Fuzz/regressions/$target" -type f | wc -l) inputs"
+    fi
   done
 }
 

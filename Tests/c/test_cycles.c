@@ -6,40 +6,13 @@
  * DISCONNECTED/LEAVE_CHANNEL, the server must see each JOIN and LEAVE, and no descriptor
  * may be left behind. Thresholds are scaled down; time bounds are generous (valgrind). */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <ev.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "harness.h"
 #include "tether.h"
-#include "fake_server.h"
-
-static int failures;
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                      \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
-    }                                                                          \
-  } while (0)
-
-static int open_descriptors(void) {
-  int n = 0;
-  DIR *dir = opendir("/proc/self/fd");
-  if (dir == NULL) return -1;
-  while (readdir(dir) != NULL) n++;
-  closedir(dir);
-  return n;
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* What one engine's callbacks saw. */
 struct seen {
@@ -65,34 +38,12 @@ static void on_user_joined(void *ctx, uint32_t uid, uint32_t elapsed_ms) {
   ((struct seen *)ctx)->users++;
 }
 
-static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents) {
-  (void)w; (void)revents;
-  ev_break(loop, EVBREAK_ONE);
-}
-
-/* Runs `loop` until *counter reaches `target` or `ms` pass. */
-static void run_until(struct ev_loop *loop, const int *counter, int target, double ms) {
-  ev_timer t;
-  double end = now_ms() + ms;
-  ev_timer_init(&t, timeout_cb, ms / 1000.0, 0);
-  ev_timer_start(loop, &t);
-  while ((counter == NULL || *counter < target) && now_ms() < end) ev_run(loop, EVRUN_ONCE);
-  ev_timer_stop(loop, &t);
-}
-
 static tether_engine_config config_for(const char *server) {
-  tether_engine_config c;
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = server;
+  tether_engine_config c = engine_config(server);
   /* Scaled down, but wide enough for valgrind's slowness: nothing must interrupt. */
-  c.heartbeat_interval_ms = 10;
-  c.interrupted_after_ms = 1000;
-  c.lost_after_ms = 2000;
-  c.remote_offline_after_ms = 2000;
-  c.give_up_after_ms = 10000;
-  c.retry_base_ms = 20;
-  c.retry_cap_ms = 100;
+  c.heartbeat_interval_ms = 10, c.interrupted_after_ms = 1000;
+  c.lost_after_ms = c.remote_offline_after_ms = 2000, c.give_up_after_ms = 10000;
+  c.retry_base_ms = 20, c.retry_cap_ms = 100;
   return c;
 }
 
@@ -120,26 +71,27 @@ static int cycle(struct ev_loop *loop, struct fake_server *srv) {
     tether_engine_destroy(e);
     return 0;
   }
-  run_until(loop, &s.joined, 1, 5000);
+  run_until_count(loop, &s.joined, 1, 5000);
   if (tether_leave_channel(e) != TETHER_OK) s.left = -1;
   tether_engine_destroy(e);
-  run_until(loop, &srv->leaves, leaves + 1, 5000); /* the LEAVE reaches the server */
+  run_until_count(loop, &srv->leaves, leaves + 1, 5000); /* the LEAVE reaches the server */
   return s.connected == 1 && s.joined == 1 && s.left_state == 1 && s.left == 1 &&
          s.interrupted == 0 && srv->leaves == leaves + 1;
 }
 
-static void test_cycles_createJoinLeaveDestroy_aThousandTimes(int cycles) {
+/* How many cycles: 1,000 unless the command line says (fewer for the slower tools). */
+static int cycles = 1000;
+
+static void test_tether_engine_lifetime_aThousandCreateJoinLeaveDestroyCycles(void) {
   int before = open_descriptors(), good = 0;
   double start = now_ms();
-  struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv;
-  fake_start(loop, &srv);
+  struct ev_loop *loop = test_loop_new(&srv);
   for (int i = 0; i < cycles; i++) good += cycle(loop, &srv);
   CHECK(good == cycles);
   CHECK(srv.joins >= cycles); /* a retry may go out before the ACCEPT is read */
   CHECK(srv.leaves == cycles);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &srv);
   CHECK(open_descriptors() == before);
   printf("%s: %d of %d cycles connected and left (%d JOINs, %d LEAVEs seen) in %.1f s\n",
          good == cycles ? "ok" : "FAIL", good, cycles, srv.joins, srv.leaves,
@@ -157,9 +109,8 @@ struct worker {
 
 static void *worker_thread(void *arg) {
   struct worker *w = (struct worker *)arg;
-  struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv;
-  fake_start(loop, &srv);
+  struct ev_loop *loop = test_loop_new(&srv);
   for (int round = 0; round < w->rounds; round++) {
     tether_engine_config c = config_for(srv.address);
     tether_engine_handler h = handler();
@@ -181,7 +132,7 @@ static void *worker_thread(void *arg) {
        takes a while over the first round), and a presence digest. */
     heartbeats = srv.heartbeats;
     fake_push_presence(&srv); /* to the last engine that joined */
-    run_until(loop, &srv.heartbeats, heartbeats + 5 * ENGINES_PER_THREAD, 5000);
+    run_until_count(loop, &srv.heartbeats, heartbeats + 5 * ENGINES_PER_THREAD, 5000);
     heartbeats = srv.heartbeats - heartbeats;
     w->heartbeats += heartbeats;
     for (int i = 0; i < ENGINES_PER_THREAD; i++) {
@@ -189,7 +140,7 @@ static void *worker_thread(void *arg) {
       if (tether_leave_channel(e[i]) != TETHER_OK) ok = 0;
       tether_engine_destroy(e[i]);
     }
-    run_until(loop, &srv.leaves, leaves + ENGINES_PER_THREAD, 5000);
+    run_until_count(loop, &srv.leaves, leaves + ENGINES_PER_THREAD, 5000);
     for (int i = 0; i < ENGINES_PER_THREAD; i++) {
       ok = ok && s[i].connected == 1 && s[i].joined == 1 && s[i].left == 1 &&
            s[i].interrupted == 0;
@@ -205,12 +156,11 @@ static void *worker_thread(void *arg) {
     }
     w->good += ok;
   }
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &srv);
   return NULL;
 }
 
-static void test_cycles_twoLoops_onTwoThreads_atOnce(void) {
+static void test_tether_engines_onTwoLoops_onTwoThreads_atOnce(void) {
   struct worker w[2];
   pthread_t t[2];
   int before = open_descriptors();
@@ -234,12 +184,10 @@ static void test_cycles_twoLoops_onTwoThreads_atOnce(void) {
          (now_ms() - start) / 1000.0);
 }
 
-/* Usage: test_cycles [CYCLES] (1,000 unless given: fewer for the slower tools). */
+/* Usage: test_cycles [CYCLES] */
 int main(int argc, char **argv) {
-  int cycles = argc > 1 ? atoi(argv[1]) : 1000;
-  setvbuf(stdout, NULL, _IOLBF, 0);
-  test_cycles_createJoinLeaveDestroy_aThousandTimes(cycles > 0 ? cycles : 1000);
-  test_cycles_twoLoops_onTwoThreads_atOnce();
-  printf("c-cycles: %s (%d failed checks)\n", failures ? "FAIL" : "ok", failures);
-  return failures ? 1 : 0;
+  if (argc > 1 && atoi(argv[1]) > 0) cycles = atoi(argv[1]);
+  RUN(test_tether_engine_lifetime_aThousandCreateJoinLeaveDestroyCycles);
+  RUN(test_tether_engines_onTwoLoops_onTwoThreads_atOnce);
+  return harness_report("c-cycles", NULL);
 }

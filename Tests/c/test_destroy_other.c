@@ -4,15 +4,14 @@
  * TETHER_ERR_NOT_INITIALIZED. The engine used to be freed at once, so those calls read
  * freed memory (valgrind: invalid read; AddressSanitizer: heap-use-after-free). Run under
  * valgrind by make test. */
-#include <ev.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "harness.h"
 #include "tether.h"
-#include "fake_server.h"
 
 static tether_engine *first, *second;
-static int acted, failures, rc_leave, rc_join, rc_renew, state_after, rc_destroy, rc_again;
+static int acted, rc_leave, rc_join, rc_renew, state_after, rc_destroy, rc_again;
 
 static void on_attempt(void *ctx, uint32_t attempt, uint32_t next_ms, uint32_t give_up_ms) {
   (void)ctx; (void)attempt; (void)next_ms; (void)give_up_ms;
@@ -27,34 +26,17 @@ static void on_attempt(void *ctx, uint32_t attempt, uint32_t next_ms, uint32_t g
   second = NULL;
 }
 
-static int make(struct ev_loop *loop, const char *server, tether_engine_handler *h,
-                tether_engine **out) {
-  tether_engine_config c;
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = server;
-  return tether_engine_create(loop, &c, h, NULL, out);
-}
-
-#define CHECK(cond)                                                  \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      failures++;                                                    \
-      printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-    }                                                                \
-  } while (0)
-
-int main(void) {
-  struct ev_loop *loop = ev_loop_new(0);
+static void test_tether_engine_destroy_insideAnotherEnginesCallback_liveUntilItReturns(void) {
   struct fake_server srv;
+  struct ev_loop *loop = test_loop_new(&srv);
+  tether_engine_config c = engine_config(srv.address);
   tether_engine_handler with_callback, without;
-  fake_start(loop, &srv);
   srv.silent = 1;
   tether_engine_handler_init(&with_callback);
   with_callback.on_join_attempt = on_attempt;
   tether_engine_handler_init(&without);
-  CHECK(make(loop, srv.address, &with_callback, &first) == TETHER_OK);
-  CHECK(make(loop, srv.address, &without, &second) == TETHER_OK);
+  CHECK(tether_engine_create(loop, &c, &with_callback, NULL, &first) == TETHER_OK);
+  CHECK(tether_engine_create(loop, &c, &without, NULL, &second) == TETHER_OK);
   CHECK(tether_join_channel(second, "", "lobby", 0) == TETHER_OK);
   CHECK(tether_join_channel(first, "", "lobby", 0) == TETHER_OK); /* on_join_attempt */
   ev_run(loop, EVRUN_NOWAIT);
@@ -66,9 +48,10 @@ int main(void) {
   CHECK(rc_destroy == TETHER_OK && rc_again == TETHER_OK);
   CHECK(tether_get_connection_state(first) == TETHER_CONNECTION_STATE_CONNECTING);
   tether_engine_destroy(first);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
-  printf("destroy-other: %s\n", failures ? "FAILED" : "an engine destroyed in another's callback "
-                                                      "lives until the callback returns");
-  return failures ? 1 : 0;
+  test_loop_destroy(loop, &srv);
+}
+
+int main(void) {
+  RUN(test_tether_engine_destroy_insideAnotherEnginesCallback_liveUntilItReturns);
+  return harness_report("destroy-other", NULL);
 }

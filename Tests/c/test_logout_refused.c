@@ -6,16 +6,15 @@
  * on_login_result, already DISCONNECTED (TETHER_ERR_NOT_LOGGED_IN). The outer logout's DISCONNECTED/LOGOUT and
  * on_logout_result never came: the refused inner call had silenced them. Run under
  * valgrind by make fuzz-replay (make test). */
-#include <ev.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "harness.h"
 #include "tether.h"
-#include "fake_login_server.h"
 
 static tether_rtm_client *client;
 static int results, result_code = -1, inner_logout = 1, logout_results, changes;
-static int states[8], reasons[8], failures;
+static int states[8], reasons[8];
 
 static void on_state(void *ctx, tether_rtm_connection_state s, tether_rtm_connection_change_reason r) {
   (void)ctx;
@@ -36,26 +35,12 @@ static void on_logout_result(void *ctx, int error) {
   if (error == TETHER_RTM_LOGOUT_ERR_OK) logout_results++;
 }
 
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);             \
-      failures++;                                                        \
-    }                                                                    \
-  } while (0)
-
-int main(void) {
-  struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-  struct fake_login_server server;
-  tether_rtm_config config;
+static void test_tether_rtm_logout_refusedInsideACallback_keepsTheOuterLogoutsCallbacks(void) {
+  struct fake_server server;
+  struct ev_loop *loop = test_loop_new(&server);
+  tether_rtm_config config = rtm_config(server.address);
   tether_rtm_handler handler;
-  (void)fake_login_kick; /* the header's helpers this test does not need */
-  (void)fake_login_member_event;
-  fake_login_start(loop, &server);
   server.silent = 1; /* the login stays CONNECTING */
-  tether_rtm_config_init(&config);
-  config.app_id = "app-1";
-  config.server = server.address;
   tether_rtm_handler_init(&handler);
   handler.on_connection_state_changed = on_state;
   handler.on_login_result = on_login_result;
@@ -76,8 +61,10 @@ int main(void) {
   CHECK(tether_rtm_get_connection_state(client) == TETHER_RTM_CONNECTION_STATE_DISCONNECTED);
 
   tether_rtm_client_destroy(client);
-  fake_login_stop(loop, &server);
-  ev_loop_destroy(loop);
-  printf("logout-refused: %s\n", failures ? "FAILED" : "ok");
-  return failures ? 1 : 0;
+  test_loop_destroy(loop, &server);
+}
+
+int main(void) {
+  RUN(test_tether_rtm_logout_refusedInsideACallback_keepsTheOuterLogoutsCallbacks);
+  return harness_report("logout-refused", NULL);
 }

@@ -7,22 +7,13 @@
  * coming up, a secondary address on its own interface. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <ev.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness.h"
 #include "tether.h"
-
-static int failures;
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      failures++;                                                            \
-      printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                 \
-    }                                                                        \
-  } while (0)
 
 static int attempts;
 static void on_attempt(void *ctx, uint32_t attempt, uint32_t next, uint32_t give_up) {
@@ -30,41 +21,16 @@ static void on_attempt(void *ctx, uint32_t attempt, uint32_t next, uint32_t give
   attempts++;
 }
 
-static void sh(const char *command) {
-  if (system(command) != 0) {
-    failures++;
-    printf("FAIL: %s\n", command);
-  }
-}
+#define sh(command) CHECK(system(command) == 0)
 
-static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents) {
-  (void)w; (void)revents;
-  ev_break(loop, EVBREAK_ONE);
-}
-
-static void run_for(struct ev_loop *loop, double ms) {
-  ev_timer t;
-  ev_timer_init(&t, timeout_cb, ms / 1000.0, 0);
-  ev_timer_start(loop, &t);
-  ev_run(loop, 0);
-  ev_timer_stop(loop, &t);
-}
-
-int main(void) {
+static void test_tether_engine_rejoins_whenItsRouteLeavesFromAnotherAddress(void) {
   struct ev_loop *loop;
-  tether_engine_config c;
+  tether_engine_config c = engine_config("10.9.9.1:7000");
   tether_engine_handler h;
   tether_engine *engine = NULL;
-  if (unshare(CLONE_NEWNET) != 0) {
-    printf("netns: cannot make a network namespace (%s): run as root\n", strerror(errno));
-    return 77;
-  }
   sh("ip link set lo up && ip link add v0 type veth peer name v1 && ip link set v0 up && "
      "ip link set v1 up && ip addr add 10.9.9.2/24 dev v0");
   loop = ev_loop_new(0);
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = "10.9.9.1:7000";
   c.retry_base_ms = 60000; /* no retry of its own during the test */
   c.retry_cap_ms = 60000;
   c.give_up_after_ms = 600000;
@@ -98,7 +64,17 @@ int main(void) {
 
   tether_engine_destroy(engine);
   ev_loop_destroy(loop);
-  printf("netns: %s (%d JOINs for 2 route changes out of 5 kinds of change)\n",
-         failures == 0 ? "1 passed, 0 failed" : "0 passed, 1 failed", attempts - 1);
-  return failures == 0 ? 0 : 1;
+}
+
+int main(void) {
+  static char note[80];
+  if (unshare(CLONE_NEWNET) != 0) {
+    snprintf(note, sizeof note, "cannot make a network namespace (%s): run as root",
+             strerror(errno));
+    return harness_skip("netns", note);
+  }
+  RUN(test_tether_engine_rejoins_whenItsRouteLeavesFromAnotherAddress);
+  snprintf(note, sizeof note, "%d JOINs for 2 route changes out of 5 kinds of change",
+           attempts - 1);
+  return harness_report("netns", note);
 }

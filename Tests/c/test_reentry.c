@@ -4,22 +4,11 @@
  * after leave, no callback but the leave's own (DISCONNECTED/LEAVE_CHANNEL, then
  * on_leave_channel) until the next join; after destroy, no callback at all, and the engine
  * is not touched again. Thresholds are scaled to tens of milliseconds; loopback only. */
-#include <ev.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "harness.h"
 #include "tether.h"
-#include "fake_server.h"
-
-static int failures;
-#define CHECK(cond)                                                                      \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      failures++;                                                                        \
-      printf("FAIL %s/%s: %s:%d: %s\n", kind_names[kind], action_names[action], __FILE__, \
-             __LINE__, #cond);                                                           \
-    }                                                                                    \
-  } while (0)
 
 enum kind {
   K_STATE, K_JOIN, K_REJOIN, K_LOST, K_LEAVE, K_USER_JOINED, K_USER_OFFLINE, K_WILL_EXPIRE,
@@ -32,7 +21,7 @@ static const char *const kind_names[K_COUNT] = {
   "on_remote_member_interrupted", "on_remote_member_resumed"};
 
 enum action { A_LEAVE, A_DESTROY, A_COUNT };
-static const char *const action_names[A_COUNT] = {"leave", "destroy"};
+static const char *const action_names[A_COUNT] = {"leave_channel", "engine_destroy"};
 
 struct probe {
   tether_engine *engine;
@@ -44,6 +33,8 @@ struct probe {
   int seen[K_COUNT];
   int rc;                        /* what the call inside the callback returned */
   int destroy_rc, again_rc;      /* destroy inside it, and again on the same handle */
+  enum kind wait_for;            /* what run_until_seen waits for: */
+  int wait_count;                /* this many callbacks of that kind */
 };
 
 /* Every callback comes here first. Returns 0 when the callback must do nothing more. */
@@ -96,54 +87,35 @@ static void on_attempt(void *c, uint32_t a, uint32_t n, uint32_t g) {
 static void on_remote_interrupted(void *c, uint32_t uid) { (void)uid; hit(c, K_REMOTE_INTERRUPTED, 0, 0); }
 static void on_remote_resumed(void *c, uint32_t uid) { (void)uid; hit(c, K_REMOTE_RESUMED, 0, 0); }
 
-static void timeout_cb(struct ev_loop *loop, ev_timer *w, int revents) {
-  (void)w; (void)revents;
-  ev_break(loop, EVBREAK_ONE);
+static int acted_or_seen(void *ctx) {
+  const struct probe *p = (const struct probe *)ctx;
+  return p->acted || p->seen[p->wait_for] >= p->wait_count;
 }
 
 /* Runs the loop until the probe has acted or seen `count` callbacks of `k`, at most `ms`. */
-static void run_until(struct ev_loop *loop, struct probe *p, enum kind k, int count, double ms) {
-  ev_timer t;
-  ev_tstamp end;
-  ev_now_update(loop);
-  end = ev_now(loop) + ms / 1000.0;
-  ev_timer_init(&t, timeout_cb, ms / 1000.0, 0);
-  ev_timer_start(loop, &t);
-  while (!p->acted && p->seen[k] < count && ev_now(loop) < end) ev_run(loop, EVRUN_ONCE);
-  ev_timer_stop(loop, &t);
-}
-
-static void run_for(struct ev_loop *loop, double ms) {
-  ev_timer t;
-  ev_timer_init(&t, timeout_cb, ms / 1000.0, 0);
-  ev_timer_start(loop, &t);
-  ev_run(loop, 0);
-  ev_timer_stop(loop, &t);
+static void run_until_seen(struct ev_loop *loop, struct probe *p, enum kind k, int count,
+                           double ms) {
+  p->wait_for = k;
+  p->wait_count = count;
+  run_until(loop, acted_or_seen, p, ms);
 }
 
 /* Drives one engine through a story that reaches every callback, acting in `kind`. */
 static void story(enum kind kind, enum action action) {
-  struct ev_loop *loop = ev_loop_new(0);
   struct fake_server srv;
+  struct ev_loop *loop = test_loop_new(&srv);
   struct probe p;
-  tether_engine_config c;
+  tether_engine_config c = engine_config(srv.address);
   tether_engine_handler h;
   unsigned char garbage[2] = {'X', 'X'};
   memset(&p, 0, sizeof p);
   p.act_in = kind;
   p.action = action;
-  fake_start(loop, &srv);
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = srv.address;
-  c.heartbeat_interval_ms = 10;
-  c.interrupted_after_ms = 60;
-  c.lost_after_ms = 150;
-  c.remote_offline_after_ms = 200;
-  c.give_up_after_ms = 5000;
-  c.token_will_expire_before_ms = 50;
-  c.retry_base_ms = 10;
-  c.retry_cap_ms = 40;
+  /* The timeline in tens of milliseconds, the token's warning 50 ms before its expiry, and
+     no giving up within the story. */
+  c.heartbeat_interval_ms = 10, c.interrupted_after_ms = 60, c.lost_after_ms = 150;
+  c.remote_offline_after_ms = 200, c.token_will_expire_before_ms = 50;
+  c.give_up_after_ms = 5000, c.retry_base_ms = 10, c.retry_cap_ms = 40;
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = on_state;
   h.on_join_channel_success = on_join;
@@ -164,27 +136,27 @@ static void story(enum kind kind, enum action action) {
   }
   /* CONNECTING, a join attempt, CONNECTED and the join's success. */
   tether_join_channel(p.engine, NULL, "lobby", 7);
-  run_until(loop, &p, K_JOIN, 1, 2000);
+  run_until_seen(loop, &p, K_JOIN, 1, 2000);
   /* Members 7, 8, 9 join; a datagram that does not decode is logged. */
   if (!p.acted) fake_push_presence(&srv);
-  run_until(loop, &p, K_USER_JOINED, 3, 500);
-  if (!p.acted) sendto(srv.fd, garbage, sizeof garbage, 0, (struct sockaddr *)&srv.peer, srv.peerlen);
-  run_until(loop, &p, K_LOG, 1, 500);
+  run_until_seen(loop, &p, K_USER_JOINED, 3, 500);
+  if (!p.acted) fake_send_bytes(&srv, garbage, sizeof garbage);
+  run_until_seen(loop, &p, K_LOG, 1, 500);
   /* The members fall silent (the server's acks go on): interrupted, heard again: resumed,
      silent again: offline. */
-  run_until(loop, &p, K_REMOTE_INTERRUPTED, 3, 2000);
+  run_until_seen(loop, &p, K_REMOTE_INTERRUPTED, 3, 2000);
   if (!p.acted) fake_push_presence(&srv);
-  run_until(loop, &p, K_REMOTE_RESUMED, 3, 500);
-  run_until(loop, &p, K_USER_OFFLINE, 3, 2000);
+  run_until_seen(loop, &p, K_REMOTE_RESUMED, 3, 500);
+  run_until_seen(loop, &p, K_USER_OFFLINE, 3, 2000);
   /* The server falls silent: INTERRUPTED, LOST; it answers again, with a token that has
      100 ms left: the rejoin's success, the warning, then the expiry. */
   srv.silent = 1;
-  run_until(loop, &p, K_LOST, 1, 2000);
+  run_until_seen(loop, &p, K_LOST, 1, 2000);
   srv.silent = 0;
   srv.token_ms = 100;
-  run_until(loop, &p, K_REJOIN, 1, 2000);
-  run_until(loop, &p, K_WILL_EXPIRE, 1, 2000);
-  run_until(loop, &p, K_REQUEST_TOKEN, 1, 2000);
+  run_until_seen(loop, &p, K_REJOIN, 1, 2000);
+  run_until_seen(loop, &p, K_WILL_EXPIRE, 1, 2000);
+  run_until_seen(loop, &p, K_REQUEST_TOKEN, 1, 2000);
   /* The app leaves. */
   if (!p.acted) tether_leave_channel(p.engine);
   run_for(loop, 50); /* anything that would still come, comes now */
@@ -205,7 +177,7 @@ static void story(enum kind kind, enum action action) {
     memset(p.seen, 0, sizeof p.seen);
     srv.token_ms = 0;
     CHECK(tether_join_channel(p.engine, NULL, "lobby", 7) == TETHER_OK);
-    run_until(loop, &p, K_JOIN, 1, 2000);
+    run_until_seen(loop, &p, K_JOIN, 1, 2000);
     CHECK(p.seen[K_JOIN] == 1);
   } else {
     CHECK(p.rc == TETHER_ERR_NOT_INITIALIZED);
@@ -213,20 +185,20 @@ static void story(enum kind kind, enum action action) {
     CHECK(p.engine == NULL);
   }
   tether_engine_destroy(p.engine);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
+  test_loop_destroy(loop, &srv);
 }
 
+/* One case per callback and action: test_tether_<action>_inside_<callback>. */
 int main(void) {
-  int passed = 0, failed = 0;
+  static char names[K_COUNT][A_COUNT][96];
   for (int k = 0; k < K_COUNT; k++) {
     for (int a = 0; a < A_COUNT; a++) {
-      int before = failures;
+      snprintf(names[k][a], sizeof names[k][a], "test_tether_%s_inside_%s", action_names[a],
+               kind_names[k]);
+      harness_begin(names[k][a]);
       story((enum kind)k, (enum action)a);
-      if (failures == before) passed++; else failed++;
-      printf("%s %s inside %s\n", failures == before ? "ok" : "FAIL", action_names[a], kind_names[k]);
+      harness_end();
     }
   }
-  printf("c-reentry: %d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return harness_report("c-reentry", NULL);
 }

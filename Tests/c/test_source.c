@@ -6,24 +6,13 @@
  * session (BANNED), so the datagram itself is one the engine would act on. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <ev.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "tether.h"
-#include "fake_server.h"
-
-static int failures;
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-      failures++;                                                            \
-    }                                                                        \
-  } while (0)
 
 struct seen {
   int changes, join_success;
@@ -39,19 +28,6 @@ static void on_state(void *ctx, tether_connection_state state, tether_connection
 static void on_join(void *ctx, const char *channel, uint32_t uid, uint32_t elapsed) {
   (void)channel; (void)uid; (void)elapsed;
   ((struct seen *)ctx)->join_success++;
-}
-
-static void stop_cb(struct ev_loop *loop, ev_timer *w, int revents) {
-  (void)w; (void)revents;
-  ev_break(loop, EVBREAK_ALL);
-}
-
-static void run_for(struct ev_loop *loop, double ms) {
-  ev_timer t;
-  ev_timer_init(&t, stop_cb, ms / 1000.0, 0);
-  ev_timer_start(loop, &t);
-  ev_run(loop, 0);
-  ev_timer_stop(loop, &t);
 }
 
 /* Sends `bytes` to the device's socket from a fresh socket bound to `host` (any port). */
@@ -80,22 +56,19 @@ static tether_engine_stats stats(tether_engine *e) {
   return st;
 }
 
-int main(void) {
-  struct ev_loop *loop = ev_loop_new(0);
+static void test_tether_engine_takesDatagramsOnlyFromItsServer(void) {
   struct fake_server srv;
+  struct ev_loop *loop = test_loop_new(&srv);
   struct seen seen;
   tether_engine *e = NULL;
-  tether_engine_config c;
+  tether_engine_config c = engine_config(srv.address);
   tether_engine_handler h;
   tether_engine_stats before, after;
-  unsigned char kick[13], ack[24];
+  unsigned char kick[13], ack[24], body[12];
+  unsigned char banned = 1;
   int changes;
 
   memset(&seen, 0, sizeof seen);
-  fake_start(loop, &srv);
-  tether_engine_config_init(&c);
-  c.app_id = "app-1";
-  c.server = srv.address;
   c.heartbeat_interval_ms = 10;
   c.interrupted_after_ms = 2000;
   c.lost_after_ms = c.remote_offline_after_ms = c.give_up_after_ms = 4000;
@@ -112,12 +85,9 @@ int main(void) {
   run_for(loop, 50);
   before = stats(e);
   changes = seen.changes;
-  kick[0] = 'T'; kick[1] = 'H'; kick[2] = 1; kick[3] = 0x85;
-  memcpy(kick + 4, srv.cookie, 8);
-  kick[12] = 1; /* BANNED */
-  memcpy(ack, kick, 12);
-  ack[3] = 0x83;
-  memset(ack + 12, 0, 12);
+  fake_datagram(&srv, WIRE_KICK, &banned, 1, kick);
+  memset(body, 0, sizeof body);
+  fake_datagram(&srv, WIRE_HEARTBEAT_ACK, body, sizeof body, ack);
   CHECK(send_from("127.0.0.2", &srv, kick, sizeof kick) == 0); /* another address */
   CHECK(send_from("127.0.0.1", &srv, kick, sizeof kick) == 0); /* the server's, another port */
   CHECK(send_from("127.0.0.3", &srv, ack, sizeof ack) == 0);
@@ -131,7 +101,7 @@ int main(void) {
   CHECK(after.datagrams_malformed == before.datagrams_malformed);
 
   /* Control: the same KICK from the server's own socket is taken. */
-  sendto(srv.fd, kick, sizeof kick, 0, (struct sockaddr *)&srv.peer, srv.peerlen);
+  fake_send_bytes(&srv, kick, sizeof kick);
   run_for(loop, 50);
   after = stats(e);
   CHECK(after.datagrams_in == before.datagrams_in + 1);
@@ -139,10 +109,11 @@ int main(void) {
   CHECK(seen.last_reason == TETHER_CONNECTION_CHANGED_BANNED_BY_SERVER);
 
   tether_engine_destroy(e);
-  fake_stop(loop, &srv);
-  ev_loop_destroy(loop);
-  if (failures) return 1;
-  printf("source: datagrams from 3 other sources (with the session's cookie) dropped by the kernel; "
-         "the same KICK from the server taken\n");
-  return 0;
+  test_loop_destroy(loop, &srv);
+}
+
+int main(void) {
+  RUN(test_tether_engine_takesDatagramsOnlyFromItsServer);
+  return harness_report("source", "a KICK under the session's cookie from 3 other sources "
+                                  "and from the server");
 }

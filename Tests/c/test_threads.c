@@ -19,23 +19,12 @@
  * thread writes (a destroy that looked at its handle's state first, say) is a data race
  * TSan reports, as it reported against the destroy that did. */
 #define _GNU_SOURCE
-#include <ev.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "harness.h"
 #include "tether.h"
-#include "fake_server.h"
-#include "fake_login_server.h"
-
-static int failures;
-
-static void check(int holds, const char *what, int line) {
-  if (holds) return;
-  failures++;
-  printf("FAIL test_threads.c:%d: %s\n", line, what);
-}
-#define CHECK(cond) check((cond) != 0, #cond, __LINE__)
 
 /* The app's state of one connection, as an app keeps it: plain fields, which its
    callbacks write on the loop's thread, and the thread they must come on. */
@@ -90,11 +79,10 @@ static void on_login_attempt(void *ctx, uint32_t a, uint32_t n) {
    loop's thread writes their state all the time), every callback noted in `o`. */
 static int make_engine(struct ev_loop *loop, const char *server, struct owner *o,
                        tether_engine **out) {
-  tether_engine_config c;
+  tether_engine_config c = engine_config(server);
   tether_engine_handler h;
-  tether_engine_config_init(&c);
   tether_engine_handler_init(&h);
-  c.app_id = "app-1", c.server = server, c.heartbeat_interval_ms = 5;
+  c.heartbeat_interval_ms = 5;
   c.interrupted_after_ms = 400, c.lost_after_ms = c.remote_offline_after_ms = 1000;
   h.on_connection_state_changed = on_state, h.on_log = on_log, h.on_join_attempt = on_attempt;
   return tether_engine_create(loop, &c, &h, o, out);
@@ -102,12 +90,10 @@ static int make_engine(struct ev_loop *loop, const char *server, struct owner *o
 
 static int make_client(struct ev_loop *loop, const char *server, struct owner *o,
                        tether_rtm_client **out) {
-  tether_rtm_config c;
+  tether_rtm_config c = rtm_config(server);
   tether_rtm_handler h;
-  tether_rtm_config_init(&c);
   tether_rtm_handler_init(&h);
-  c.app_id = "app-1", c.server = server, c.heartbeat_interval_ms = 5;
-  c.interrupted_after_ms = 400;
+  c.heartbeat_interval_ms = 5, c.interrupted_after_ms = 400;
   h.on_connection_state_changed = on_rtm_state, h.on_login_result = on_login_result;
   h.on_log = on_log, h.on_login_attempt = on_login_attempt;
   return tether_rtm_client_create(loop, &c, &h, o, out);
@@ -119,10 +105,7 @@ static void run_briefly(struct ev_loop *loop) {
 }
 
 /* A datagram the engine cannot decode: it logs dropping it (on_log, on its thread). */
-static void push_garbage(struct fake_server *srv) {
-  static const unsigned char garbage[2] = {'X', 'X'};
-  sendto(srv->fd, garbage, sizeof garbage, 0, (struct sockaddr *)&srv->peer, srv->peerlen);
-}
+static void push_garbage(struct fake_server *srv) { fake_send_bytes(srv, "XX", 2); }
 
 /* Runs `loop` until both owners saw CONNECTED, at most 2 s. */
 static void run_until_connected(struct ev_loop *loop, struct owner *a, struct owner *b) {
@@ -213,17 +196,15 @@ static void call_the_main_threads(struct shared *sh) {
 
 /* Its own loop, engine and client: this thread runs them. */
 static void own_connections(struct shared *sh) {
-  struct ev_loop *loop = ev_loop_new(0);
-  struct fake_server srv;
-  struct fake_login_server login_srv;
+  struct fake_server srv, login_srv;
+  struct ev_loop *loop = test_loop_new(&srv);
   struct owner engine_owner, client_owner;
   tether_engine *engine = NULL;
   tether_rtm_client *client = NULL;
   memset(&engine_owner, 0, sizeof engine_owner);
   memset(&client_owner, 0, sizeof client_owner);
   engine_owner.thread = client_owner.thread = pthread_self();
-  fake_start(loop, &srv);
-  fake_login_start(loop, &login_srv);
+  fake_start(loop, &login_srv);
   sh->seen.own_created = make_engine(loop, srv.address, &engine_owner, &engine) == TETHER_OK &&
                          make_client(loop, login_srv.address, &client_owner, &client) == 0 &&
                          tether_join_channel(engine, NULL, "lobby", 9) == TETHER_OK &&
@@ -237,9 +218,8 @@ static void own_connections(struct shared *sh) {
   while (!__atomic_load_n(&sh->own_checked, __ATOMIC_ACQUIRE)) run_briefly(loop);
   sh->seen.own_destroyed = tether_engine_destroy(engine) == TETHER_OK &&
                            tether_rtm_client_destroy(client) == 0;
-  fake_stop(loop, &srv);
-  fake_login_stop(loop, &login_srv);
-  ev_loop_destroy(loop);
+  fake_stop(loop, &login_srv);
+  test_loop_destroy(loop, &srv);
 }
 
 static void *second_thread(void *arg) {
@@ -257,25 +237,18 @@ static void *second_thread(void *arg) {
 
 /* ---- The main thread ------------------------------------------------------------------- */
 
-int main(void) {
-  struct ev_loop *loop = ev_loop_new(0);
-  struct fake_server srv;
-  struct fake_login_server login_srv;
+static void test_tether_calls_fromASecondThread_keepEveryThreadRule(void) {
+  struct fake_server srv, login_srv;
+  struct ev_loop *loop = test_loop_new(&srv);
   struct owner engine_owner, client_owner;
   static struct shared sh;
   pthread_t thread;
   int datagrams_before, churned = 0, logs_before;
   tether_connection_stats stats;
-  (void)fake_login_kick; /* the header's helpers this test does not need */
-  (void)fake_login_member_event;
-  (void)fake_push_acks;
-  (void)fake_push_presence;
-  setvbuf(stdout, NULL, _IOLBF, 0);
   memset(&engine_owner, 0, sizeof engine_owner);
   memset(&client_owner, 0, sizeof client_owner);
   engine_owner.thread = client_owner.thread = pthread_self();
-  fake_start(loop, &srv);
-  fake_login_start(loop, &login_srv);
+  fake_start(loop, &login_srv);
   CHECK(make_engine(loop, srv.address, &engine_owner, &sh.engine) == TETHER_OK);
   CHECK(make_client(loop, login_srv.address, &client_owner, &sh.client) == 0);
   CHECK(tether_join_channel(sh.engine, NULL, "lobby", 7) == TETHER_OK);
@@ -301,7 +274,7 @@ int main(void) {
   CHECK(tether_rtm_get_connection_state(sh.client) == TETHER_RTM_CONNECTION_STATE_CONNECTED);
   CHECK(tether_engine_get_stats(sh.engine, &stats) == TETHER_OK);
   CHECK((int)stats.datagrams_in > datagrams_before);
-  CHECK(srv.leaves == 0 && login_srv.logouts == 0);
+  CHECK(srv.leave_datagrams == 0 && login_srv.logout_datagrams == 0);
   CHECK(engine_owner.callbacks >= logs_before + 20); /* the drops were logged, here */
   /* Written here, with nothing ordering it after the second thread's calls. */
   CHECK(tether_engine_destroy(sh.engine) == TETHER_OK);
@@ -353,11 +326,11 @@ int main(void) {
   CHECK(sh.seen.own_created && sh.seen.own_connected && sh.seen.own_destroyed);
   CHECK(__atomic_load_n(&foreign_callbacks, __ATOMIC_RELAXED) == 0);
   CHECK(engine_owner.callbacks > 0 && client_owner.callbacks > 0);
-  fake_stop(loop, &srv);
-  fake_login_stop(loop, &login_srv);
-  ev_loop_destroy(loop);
-  printf("threads: %s\n", failures ? "FAILED"
-                                    : "every Thread: rule of tether.h holds from a second "
-                                      "thread (no callback on it)");
-  return failures ? 1 : 0;
+  fake_stop(loop, &login_srv);
+  test_loop_destroy(loop, &srv);
+}
+
+int main(void) {
+  RUN(test_tether_calls_fromASecondThread_keepEveryThreadRule);
+  return harness_report("threads", "every Thread: rule of tether.h, from a second thread");
 }

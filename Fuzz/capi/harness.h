@@ -1,0 +1,178 @@
+/* The one harness of fuzz-capi and fuzz-rtm (harness.c): Include/tether.h driven by the
+ * fuzzer's input as a careless or hostile host would, on a libev loop, against a fake edge
+ * server on loopback. What differs between the two profiles is a table, struct profile:
+ * the channel engine's is in fuzz_capi.c, the login client's in ../rtm/fuzz_rtm.c; each
+ * target is this harness with one of them (and the other's companion on the same loop).
+ * The properties both share are listed at the top of harness.c, each profile's own at the
+ * top of its file. */
+#ifndef TETHER_FUZZ_HARNESS_H
+#define TETHER_FUZZ_HARNESS_H
+#include <ev.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tether.h"
+
+/* ---- The input: a little program, read front to back, zero once it runs out --------- */
+
+uint8_t u8(void);
+uint16_t u16(void);
+uint32_t u32(void);
+uint32_t small32(void); /* often small: sequences, counts */
+/* Strings handed to the library are the caller's to free right after the call, so that a
+   library that kept one would be caught reading freed memory. */
+char *copy_of(const char *text);
+/* NULL, "", at and past each bound (63, 64, 65, 512, 513 bytes), huge, forbidden bytes, the
+   input's bytes, or `valid`. */
+char *string_arg(const char *valid);
+char *channel_arg(void); /* most often one of 20 valid names (the 16-channel bound) */
+/* The fake server's address, numeric ones, "localhost", or string_arg's with every letter
+   made a digit (no look-up ever waits on DNS). */
+char *server_arg(void);
+
+/* ---- Checks --------------------------------------------------------------------------- */
+
+/* "property violated: <what> (<value>)" on stderr, then abort(). */
+void fail(const char *what, int value);
+/* With TETHER_FUZZ_TRACE set: every call and callback on stderr, to read an input. */
+void trace(const char *format, ...);
+
+/* A documented return code of a call, and the states it may be returned from (bit n:
+   state n; a NULL or destroyed handle reads DISCONNECTED). */
+#define IN(state) (1u << (state))
+#define ANY_STATE (IN(1) | IN(2) | IN(3) | IN(4) | IN(5))
+struct rule {
+  int code;
+  unsigned states;
+};
+
+/* ---- Connections ------------------------------------------------------------------------ */
+
+#define SLOTS 3     /* handles alive at once */
+#define CONTEXTS 24 /* made in one input (never reused within it) */
+
+struct context {
+  void *handle; /* NULL once destroyed */
+  int index;    /* in contexts[]: a profile keeps its model of the connection at [index] */
+  int slot;
+  int destroyed;
+  int act_in;    /* the callback kind it acts in (the profile's count: never), */
+  int action;    /* what it does there (enum action), */
+  int acts_left; /* how many times more */
+};
+
+/* What a context does inside its act_in callback. */
+enum action {
+  A_NONE, A_DESTROY, A_DESTROY_OTHER,
+  A_END_DESTROY, /* the profile's end call (leave, logout), then destroy */
+  A_END_START,   /* the end call, then the start call (join, login) */
+  A_CALL         /* A_CALL + i: the profile's call i */
+};
+
+extern int in_callback; /* depth of callbacks being delivered */
+
+/* Every callback of a context comes here: its ctx is checked (one this input made, not
+   destroyed; kind 0, the state change, with a state/reason pair the header pairs), then the
+   profile's model checks it, then the context acts. */
+void hit(void *ctx, int kind, int a, int b);
+/* The companion's callbacks (any): it must be alive. */
+void companion_heard(void *ctx);
+
+/* ---- The fake server's datagrams (docs/PROTOCOL.md), built from the input --------------- */
+
+enum message {
+  M_ACCEPT, M_REFUSE, M_HEARTBEAT_ACK, M_PRESENCE, M_KICK, M_TOKEN_EXPIRED, M_SESSION_UNKNOWN,
+  M_TOKEN_RENEWED, M_LOGIN_ACCEPT, M_LOGIN_REFUSE, M_MEMBER_EVENTS, M_CHANNEL_ACK,
+  M_ANY_TYPE /* any type byte, a body of the input's bytes */
+};
+
+/* ---- A profile ---------------------------------------------------------------------------- */
+
+struct call {
+  const char *name;
+  /* The call with arguments from the input, on `handle` (c: its context, NULL for a handle
+     the input did not make). Keeps the profile's model of c and checks what is its own.
+     Returns the call's code. */
+  int (*make)(struct context *c, void *handle);
+  /* The same call with valid arguments: on a handle destroyed inside a callback. */
+  int (*plain)(void *handle);
+  struct rule rules[8]; /* every code it may return; a rule of no states ends the list */
+};
+
+struct threshold {
+  size_t at;     /* offsetof the config's uint32_t field */
+  uint32_t fast; /* ms: short, so that deadlines fire within an input */
+};
+
+struct seed {
+  const char *name;
+  const uint8_t *bytes;
+  size_t size;
+};
+
+struct profile {
+  const char *name; /* "engine", "client" */
+  /* Its config: size, init, the two strings, the thresholds. */
+  size_t config_size;
+  void (*config_init)(void *config);
+  size_t app_id_at, server_at;
+  const struct threshold *thresholds;
+  int threshold_count;
+  /* Its handler: size, init, and one with every callback (each calls hit). */
+  size_t handler_size;
+  void (*handler_init)(void *handler);
+  void (*handler_fill)(void *handler);
+  int callback_count; /* kinds; 0 is on_connection_state_changed */
+  const signed char *reason_states; /* the state each reason goes with (0: none) */
+  int reason_count;
+  /* Its functions. */
+  int (*create)(struct ev_loop *loop, const void *config, const void *handler, void *ctx,
+                void **out);
+  int (*destroy)(void *handle);
+  int (*state)(const void *handle);
+  int (*get_stats)(const void *handle, tether_connection_stats *out);
+  const char *(*names[4])(int value);
+  const struct call *calls;
+  int call_count;
+  int start_call, end_call; /* indices in calls: join/login, leave/logout */
+  /* Its model: reset before create (handler_size 0: no handler), and each callback. */
+  void (*prepare)(struct context *c, uint32_t handler_size);
+  void (*callback)(struct context *c, int kind, int a, int b);
+  /* The types its connections send (their last datagram's cookie and address are what
+     the server's messages go to), and the messages it hears. */
+  unsigned char first_request, last_request;
+  const enum message *messages;
+  int message_count;
+  /* As the companion on the other profile's loop: a handler whose state callback calls
+     companion_heard (the companion is made with valid strings and the fast thresholds,
+     and started with the start call's plain form). */
+  void (*companion_fill)(void *handler);
+  /* TETHER_FUZZ_WRITE_SEEDS=DIR: these are written to DIR (and the regressions to
+     TETHER_FUZZ_WRITE_REGRESSIONS=DIR), and the fuzzer exits. */
+  const struct seed *seeds;
+  int seed_count;
+  const struct seed *regressions;
+  int regression_count;
+};
+
+extern const struct profile channel_profile, login_profile;
+
+/* ---- The program's operations, for seeds -------------------------------------------------- */
+
+enum op {
+  OP_CREATE, OP_DESTROY, OP_STATE, OP_STATS, OP_NAMES, OP_DRAIN, OP_SEND, OP_COMPANION,
+  OP_RUN, OP_CALL /* OP_CALL + i: the profile's call i */
+};
+/* create in `slot`, handler and config whole, acting `action` once in callback `kind`,
+   valid app id, our server; then the profile's thresholds (3: fast). */
+#define CREATE_HEAD(slot, kind, action) OP_CREATE, slot, 0, kind, action, 1, 1, 1
+#define VALID 11 /* string_arg's choice of the valid string */
+#define RUN OP_RUN, 3, 3
+#define ANSWER OP_DRAIN, 1 /* the server answers what it was sent */
+#define REFUSE(code) OP_DRAIN, 2, code /* ... refusing JOIN or LOGIN with `code` */
+/* The server sends the profile's message number `m`, under the connection's cookie; `...`
+   its fields' bytes; then no padding. */
+#define SEND(m, ...) OP_SEND, m, 2, __VA_ARGS__, 1
+#define SEND0(m) OP_SEND, m, 2, 1
+
+#endif

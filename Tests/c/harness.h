@@ -1,0 +1,131 @@
+/* The C tests' one harness (harness.c), compiled into every test binary with the strict
+ * flags: checks and a line per test case, the loop run until something happened or a time
+ * passed, and one fake edge server on loopback that speaks both profiles' wire format
+ * (docs/PROTOCOL.md). Each test file keeps what is its own: its callbacks, what they
+ * record, its configs. */
+#ifndef TETHER_TEST_HARNESS_H
+#define TETHER_TEST_HARNESS_H
+#include <ev.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "tether.h"
+
+struct fake_server; /* below */
+
+/* ---- Cases and checks ------------------------------------------------------------------ */
+
+/* CHECK(cond): when cond is false, prints "FAIL <case>: file:line: cond" on stderr and
+   marks the current case failed. Callable from any thread. */
+#define CHECK(cond) harness_check((cond) != 0, #cond, __FILE__, __LINE__)
+void harness_check(int holds, const char *what, const char *file, int line);
+
+/* RUN(test): runs the void function `test` as one case, named after it, and prints
+   "ok <name>" when no CHECK failed in it. */
+#define RUN(test) harness_run(#test, test)
+void harness_run(const char *name, void (*test)(void));
+
+/* A case made of more than one function call (a case per row of a table): between
+   harness_begin and harness_end. The first case makes stdout line-buffered, so that a
+   binary's lines come in order with its FAIL lines on stderr. */
+void harness_begin(const char *name);
+void harness_end(void);
+
+/* The binary's last line, "<binary>: N passed, M failed" (", <note>" after it when note is
+   not NULL). Returns the exit status: 0 when no case failed. */
+int harness_report(const char *binary, const char *note);
+
+/* "<binary>: SKIPPED, not counted: <why>". Returns 77, the exit status scripts/c-tests.sh
+   reads as "skipped". */
+int harness_skip(const char *binary, const char *why);
+
+/* ---- Time and the loop ------------------------------------------------------------------ */
+
+double now_ms(void); /* CLOCK_MONOTONIC, in milliseconds */
+int open_descriptors(void); /* of this process */
+
+/* A new loop with `s` (NULL: none) started on it; and the end of both. */
+struct ev_loop *test_loop_new(struct fake_server *s);
+void test_loop_destroy(struct ev_loop *loop, struct fake_server *s);
+
+/* Runs `loop` (one iteration at a time) until done(ctx) returns non-zero or `ms` have
+   passed. done NULL: for `ms`. */
+void run_until(struct ev_loop *loop, int (*done)(void *ctx), void *ctx, double ms);
+/* Until *counter >= target, at most `ms`. */
+void run_until_count(struct ev_loop *loop, const int *counter, int target, double ms);
+void run_for(struct ev_loop *loop, double ms);
+
+/* ---- The fake edge server --------------------------------------------------------------- */
+
+/* The message types of docs/PROTOCOL.md section 3. */
+enum wire_type {
+  WIRE_JOIN = 0x01, WIRE_HEARTBEAT = 0x02, WIRE_LEAVE = 0x03, WIRE_RENEW_TOKEN = 0x04,
+  WIRE_LOGIN = 0x05, WIRE_LOGIN_HEARTBEAT = 0x06, WIRE_LOGOUT = 0x07,
+  WIRE_CHANNEL_OPERATION = 0x08,
+  WIRE_ACCEPT = 0x81, WIRE_REFUSE = 0x82, WIRE_HEARTBEAT_ACK = 0x83, WIRE_PRESENCE = 0x84,
+  WIRE_KICK = 0x85, WIRE_TOKEN_EXPIRED = 0x86, WIRE_SESSION_UNKNOWN = 0x87,
+  WIRE_TOKEN_RENEWED = 0x88, WIRE_LOGIN_ACCEPT = 0x89, WIRE_LOGIN_REFUSE = 0x8A,
+  WIRE_MEMBER_EVENTS = 0x8B, WIRE_CHANNEL_ACK = 0x8C
+};
+
+/* One non-blocking UDP socket on the loop. It answers JOIN with ACCEPT (uid 4242),
+   HEARTBEAT and LOGIN_HEARTBEAT with HEARTBEAT_ACK, LOGIN with LOGIN_ACCEPT (or
+   LOGIN_REFUSE), CHANNEL_OPERATION with CHANNEL_ACK; it counts every request, answered or
+   not, and the goodbyes (LEAVE, LOGOUT), which nothing answers. */
+struct fake_server {
+  int fd;
+  char address[64]; /* "host:port", for a config's server */
+  unsigned port;
+  /* What it answers. */
+  int silent;        /* nothing at all (it still counts) */
+  uint32_t token_ms; /* ACCEPT's token time left (0: no expiry) */
+  int refuse_code;   /* not 0: LOGIN gets LOGIN_REFUSE with this code */
+  uint32_t session;  /* the server session number of its login answers */
+  /* What it heard. */
+  int joins, logins, relogins, heartbeats, operations;
+  int leaves, leave_datagrams;   /* sessions that left (LEAVE goes twice), and the LEAVEs */
+  int logouts, logout_datagrams; /* the same for LOGOUT */
+  uint32_t last_operation;       /* the last CHANNEL_OPERATION: its sequence, */
+  int last_operation_kind;       /* kind (1 JOIN, 2 LEAVE) */
+  char last_channel[64];         /* and channel */
+  int events_received;           /* what the last LOGIN_HEARTBEAT says the client took */
+  unsigned char cookie[8];       /* of the last datagram: what its pushes carry */
+  unsigned char goodbye_cookie[8];
+  struct sockaddr_storage peer;  /* where the last datagram came from: where pushes go */
+  socklen_t peerlen;
+  ev_io io;
+};
+
+/* On 127.0.0.1, a port the kernel picks. Returns 0, or -1 when no socket could be had. */
+int fake_start(struct ev_loop *loop, struct fake_server *s);
+/* On `host` (numeric IPv4) at `port` (0: the kernel picks). */
+int fake_start_at(struct ev_loop *loop, struct fake_server *s, const char *host, unsigned port);
+void fake_stop(struct ev_loop *loop, struct fake_server *s);
+
+/* A datagram of `type` and `body` under the last cookie: written into `out` (12 + length
+   bytes; returns that length), or sent to the last client heard. */
+size_t fake_datagram(const struct fake_server *s, unsigned char type, const void *body,
+                     size_t length, unsigned char *out);
+void fake_send(struct fake_server *s, unsigned char type, const void *body, size_t length);
+/* Any bytes (garbage included) to the last client heard. */
+void fake_send_bytes(struct fake_server *s, const void *bytes, size_t length);
+
+/* Unasked: `count` HEARTBEAT_ACKs (a session takes an ack under its cookie as data). */
+void fake_push_acks(struct fake_server *s, int count);
+/* Unasked: a PRESENCE naming members 7, 8 and 9 ALIVE, heard 5 ms ago. */
+void fake_push_presence(struct fake_server *s);
+/* KICK with `reason` (channel: 1 BANNED, 2 SAME_UID; login: 1 BANNED, 3 REMOTE_LOGIN). */
+void fake_push_kick(struct fake_server *s, unsigned char reason);
+/* MEMBER_EVENTS with one entry numbered `sequence`: `user` joined (kind 1) or left (2)
+   `channel`. */
+void fake_push_member_event(struct fake_server *s, uint32_t sequence, int kind,
+                            const char *channel, const char *user);
+
+/* ---- Configs ---------------------------------------------------------------------------- */
+
+/* Every default, app id "app-1" and `server`: what each test then scales its own way. */
+tether_engine_config engine_config(const char *server);
+tether_rtm_config rtm_config(const char *server);
+
+#endif
