@@ -1,399 +1,165 @@
-# Tether: the commands a C developer expects.
-#   make demo    the seed timeline on real processes: tether-edge, two C devices, a relay
-#   make sim     the same timeline on the core alone, in virtual time at default thresholds
-#   make sim-check  10,000 seeded random scenarios against the invariants (make soak: more)
-#   make test    everything: lint, header, Embedded builds, allocations, C ABI tests,
-#                Swift tests, end to end against tether-edge
-#   make check   the tests under ASan+UBSan, TSan, valgrind memcheck and helgrind
-#   make check-ci  the part of make check that CI runs after make test
-#   make docs    regenerate the generated part of docs/STATES.md
-#   make format  format the Swift sources in place
-#   make fuzz    every libFuzzer target for FUZZ_SECONDS each (Fuzz/README.md)
-# See README.md.
-
+# Tether. `make help` lists every target with one line (the `##` after each); README.md
+# says what the first two are for. A recipe that needs more than a line or two is a script
+# of scripts/, grouped by purpose: build/, check/, test/, sanitize/, bench/.
 SHELL := /bin/bash
+.DEFAULT_GOAL := help
 BUILD_DIR ?= build
-CFLAGS_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror
-SWIFT_FORMAT ?= swift-format
-
-.PHONY: all deps build lib install stage device cross-test sizes bench-binary bench bench-smoke demo sim sim-check sim-replay soak test lint header-check embedded-check alloc-check c-test swift-test docs format clean fuzz fuzz-replay
-
-all: build
-
-# The commands a newcomer needs, as the comment at the top of this file lists them.
-.PHONY: help
-help:
-	@sed -n 's/^#   make /make /p' Makefile
-
-deps:
-	@scripts/deps.sh
-
-build: deps
-	swift build
-
-# A staged install in $(BUILD_DIR)/install, and the C device example built from it with
-# pkg-config and the strict flags, exactly as a C developer would.
-STAGE = $(BUILD_DIR)/install
-DEVICE = $(BUILD_DIR)/device
-MESSAGING = $(BUILD_DIR)/messaging
-stage: lib
-	@$(MAKE) --no-print-directory install PREFIX=$(STAGE) > /dev/null
-
-device: stage
-	@gcc $(CFLAGS_STRICT) examples/device.c -o $(DEVICE) \
-		$$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs tether) \
-		-Wl,-rpath,$(abspath $(STAGE))/lib
-	@gcc $(CFLAGS_STRICT) examples/minimal.c -o $(BUILD_DIR)/minimal \
-		$$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs tether)
-	@gcc $(CFLAGS_STRICT) examples/messaging.c -o $(MESSAGING) \
-		$$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs tether) \
-		-Wl,-rpath,$(abspath $(STAGE))/lib
-	@echo "device: examples/device.c, minimal.c and messaging.c built with $(CFLAGS_STRICT) and pkg-config"
-
-demo: deps device
-	@swift build -q --product tether-demo
-	@swift run --skip-build tether-demo --edge $(STAGE)/bin/tether-edge --device $(DEVICE) \
-		--messaging $(MESSAGING)
-
-sim: deps
-	@swift build -q --product tether-sim
-	@swift run --skip-build tether-sim
-
-test: deps lint header-check abi-check embedded-check alloc-check c-test thread-test source-test profile-check swift-test \
-	bench-smoke sim-check fuzz-replay edge-check
-
-lint: docs-check
-	@$(SWIFT_FORMAT) lint --strict -r Sources Tests Package.swift
-	@echo "lint: swift-format clean"
-
-# The public header must compile as strict C99 and as C++.
-header-check:
-	@mkdir -p $(BUILD_DIR)
-	@printf '#include "tether.h"\nint main(void) { return 0; }\n' > $(BUILD_DIR)/header-check.c
-	@gcc $(CFLAGS_STRICT) -IInclude -c $(BUILD_DIR)/header-check.c -o $(BUILD_DIR)/header-check-c.o
-	@g++ -std=c++11 -Wall -Wextra -Wpedantic -Werror -IInclude -x c++ -c $(BUILD_DIR)/header-check.c \
-		-o $(BUILD_DIR)/header-check-cxx.o
-	@echo "header: Include/tether.h compiles as C99 ($(CFLAGS_STRICT)) and as C++11"
-
-embedded-check:
-	@BUILD_DIR=$(BUILD_DIR) scripts/embedded-check.sh
-
-# The C contract against the code: every function of tether.h is a Swift `@c
-# @implementation` whose whole C signature the compiler matched with the header
-# (scripts/check-abi-signatures.sh); the return codes are one space, each value one
-# macro, and the library names every code a function documents
-# (scripts/check-error-codes.py).
-.PHONY: abi-check
-abi-check: lib
-	@scripts/check-abi-signatures.sh
-	@python3 scripts/check-error-codes.py $(LIB_DIR)/libtether.so.0
-
-# No heap allocation per steady-state round (heartbeat out, ack and presence in): valgrind
-# counts the allocations of 1,000 and 11,000 rounds, which must be equal.
-alloc-check:
-	@scripts/alloc-probe.sh
-
-# What C hosts link: the Embedded Swift build, as build/lib/$(ARCH)/libtether.{a,so}.
 ARCH ?= x86_64
-LIB_DIR = $(BUILD_DIR)/lib/$(ARCH)
-VERSION = $(shell sed -nE 's/^\#define TETHER_VERSION_(MAJOR|MINOR|PATCH) ([0-9]+).*/\2/p' Include/tether.h | paste -sd.)
-LIB_SOURCES := $(shell find Sources/TetherCore Sources/Tether Sources/CTetherSystem Sources/CLibev \
-	-type f) Include/tether.h scripts/build-lib.sh scripts/csystem.sh scripts/elf-member.py
-lib: deps $(LIB_DIR)/libtether.a
-$(BUILD_DIR)/lib/%/libtether.a: $(LIB_SOURCES)
-	@BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $*
-
-# make install PREFIX=DIR [ARCH=x86_64|aarch64|armv7]: the header, both libraries, a
-# pkg-config file and the CMake package files (lib/cmake/Tether, relocatable), and, for the
-# host, tether-edge, so that `cc app.c $$(pkg-config --cflags --libs tether)`, or
-# find_package(Tether) with target_link_libraries(app PRIVATE Tether::tether), is all a C
-# host needs.
+CROSS_ARCHS := aarch64 armv7
 PREFIX ?= /usr/local
-install: lib
-ifeq ($(ARCH),x86_64)
-	swift build -q -c release --product tether-edge --static-swift-stdlib
-endif
-	install -d $(PREFIX)/include $(PREFIX)/lib/pkgconfig
-	install -m 644 Include/tether.h $(PREFIX)/include/
-	install -m 644 $(LIB_DIR)/libtether.a $(PREFIX)/lib/
-	install -m 755 $(LIB_DIR)/libtether.so.0 $(PREFIX)/lib/
-	ln -sf libtether.so.0 $(PREFIX)/lib/libtether.so
-	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@LIBDIR@|lib|' -e 's|@VERSION@|$(VERSION)|' \
-		tether.pc.in > $(PREFIX)/lib/pkgconfig/tether.pc
-	scripts/cmake-config.sh $(PREFIX) lib $(VERSION) $(ARCH)
-	install -d $(PREFIX)/share/doc/tether/docs
-	install -m 644 README.md $(PREFIX)/share/doc/tether/
-	install -m 644 docs/*.md docs/*.png $(PREFIX)/share/doc/tether/docs/
-ifeq ($(ARCH),x86_64)
-	install -d $(PREFIX)/bin
-	install -m 755 -s $$(swift build -c release --show-bin-path)/tether-edge $(PREFIX)/bin/
-endif
-	@echo "installed in $(PREFIX): PKG_CONFIG_PATH=$(abspath $(PREFIX))/lib/pkgconfig," \
-		"CMAKE_PREFIX_PATH=$(abspath $(PREFIX))"
+export BUILD_DIR
+B := $(abspath $(BUILD_DIR))
+LIB_DIR = $(BUILD_DIR)/lib/$(ARCH)
+VERSION := $(shell sed -nE 's/^\#define TETHER_VERSION_(MAJOR|MINOR|PATCH) ([0-9]+).*/\2/p' Include/tether.h | paste -sd.)
+LIB_SOURCES := $(shell find Sources/TetherCore Sources/Tether Sources/CTetherSystem Sources/CLibev \
+	-type f) Include/tether.h scripts/build/build-lib.sh scripts/build/csystem.sh scripts/build/elf-member.py
+# What the end-to-end suites run: the staged tether-edge and the C examples of each architecture.
+E2E = TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(B)/install/bin/tether-edge \
+	TETHER_DEVICE_BIN=$(B)/examples/x86_64/device TETHER_MESSAGING_BIN=$(B)/examples/x86_64/messaging \
+	TETHER_DEVICE_BIN_AARCH64=$(B)/examples/aarch64/device TETHER_MESSAGING_BIN_AARCH64=$(B)/examples/aarch64/messaging \
+	TETHER_DEVICE_BIN_ARMV7=$(B)/examples/armv7/device TETHER_MESSAGING_BIN_ARMV7=$(B)/examples/armv7/messaging
+# make test: the parts below, each also a target of its own.
+TESTS := lint header-check abi-check embedded-check alloc-check c-test thread-test cross-test \
+	profile-check swift-test bench-smoke sim-check fuzz-replay edge-check cmake-test deb-test deps-test
 
-# ARM: the same library and device example cross-built, and run under qemu-user. The C
-# tests run there too (scripts/c-tests.sh: but for what qemu-user lacks here: threads,
-# arrival stamps, network namespaces).
-CROSS_ARCHS = aarch64 armv7
-CC_aarch64 = aarch64-linux-gnu-gcc
-CC_armv7 = arm-linux-gnueabihf-gcc
-QEMU_aarch64 = qemu-aarch64 -L /usr/aarch64-linux-gnu
-QEMU_armv7 = qemu-arm -L /usr/arm-linux-gnueabihf
-cross-%: deps
-	@$(MAKE) --no-print-directory install ARCH=$* PREFIX=$(BUILD_DIR)/install-$* > /dev/null
-	@NM=$(subst gcc,nm,$(CC_$*)) scripts/abi-symbols.sh $(BUILD_DIR)/lib/$*/libtether.so.0
-	@$(CC_$*) $(CFLAGS_STRICT) examples/device.c -o $(BUILD_DIR)/device-$* \
-		$$(PKG_CONFIG_PATH=$(BUILD_DIR)/install-$*/lib/pkgconfig pkg-config --cflags --libs tether) \
-		-Wl,-rpath,$(abspath $(BUILD_DIR))/install-$*/lib
-	@$(CC_$*) $(CFLAGS_STRICT) examples/messaging.c -o $(BUILD_DIR)/messaging-$* \
-		$$(PKG_CONFIG_PATH=$(BUILD_DIR)/install-$*/lib/pkgconfig pkg-config --cflags --libs tether) \
-		-Wl,-rpath,$(abspath $(BUILD_DIR))/install-$*/lib
-	@BUILD_DIR=$(BUILD_DIR) scripts/c-tests.sh $*
+help: ## this list
+	@awk -F ':.*## ' '/^## /{print "\n" substr($$0, 4)} /^[a-z%-]+:.*## /{printf "  make %-20s %s\n", $$1, $$2}' Makefile
 
-cross-test: $(addprefix cross-,$(CROSS_ARCHS))
+## Start here
+demo: deps examples-x86_64 ## build, start tether-edge on loopback, run the C examples through both timelines
+	@swift build -q --product tether-demo
+	@swift run --skip-build tether-demo --edge $(B)/install/bin/tether-edge \
+		--device $(B)/examples/x86_64/device --messaging $(B)/examples/x86_64/messaging
+test: deps $(TESTS) ## everything CI runs: each target of the next section
+	@echo "test: every part passed ($(TESTS))"
 
-# tether-bench: the timer benchmark as one program that needs only libc and libev (Tether
-# linked in statically), for this host or a board: make bench-binary ARCH=aarch64.
-CC_x86_64 = gcc
-BENCH_BIN = $(BUILD_DIR)/bench/$(ARCH)/tether-bench
-BENCH_WRAP = -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
-bench-binary: lib
-	@command -v $(CC_$(ARCH)) >/dev/null || { echo "bench-binary: unknown ARCH '$(ARCH)'" >&2; exit 2; }
-	@mkdir -p $(dir $(BENCH_BIN))
-	@$(CC_$(ARCH)) $(CFLAGS_STRICT) -O2 -IInclude $(wildcard Benchmarks/tether-bench/*.c) \
-		-o $(BENCH_BIN) $(LIB_DIR)/libtether.a -lev -lm $(BENCH_WRAP)
-	@echo "bench-binary: $(BENCH_BIN) ($(ARCH); needs libc and libev)"
-
-# make bench: the core's costs, tether-bench against tether-edge (1, 1,000 and 10,000
-# sessions; idle and loaded; steady and burst; beside the kernel and two libev designs),
-# the targets, and docs/BENCHMARKS.md and docs/bench-lateness.png rewritten from the run.
-BENCH_OUT = $(BUILD_DIR)/bench/results
-bench: deps stage bench-binary
-	@scripts/deps.sh bench
-	@mkdir -p $(BENCH_OUT)
-	@$(MAKE) --no-print-directory sizes > $(BUILD_DIR)/bench/sizes.md
-	@swift build -q -c release --product tether-benchmarks
-	@$$(swift build -c release --show-bin-path)/tether-benchmarks --bench $(BENCH_BIN) \
-		--edge $(STAGE)/bin/tether-edge --out $(BENCH_OUT) --docs docs/BENCHMARKS.md \
-		--sizes $(BUILD_DIR)/bench/sizes.md --plot bench-lateness.png
-	@python3 scripts/bench-plot.py $(BENCH_OUT) docs/bench-lateness.png
-
-# In make test: seconds-long runs of the benchmark that assert no timing: tether-bench with
-# its own peer, the whole of make bench against tether-edge in small, and the board binary
-# under qemu for each ARM target (timing under qemu means nothing: it runs and prints; and
-# qemu-user cannot run its child processes here, so the peer runs on its own loop).
-bench-smoke: stage bench-binary $(addprefix bench-smoke-,$(CROSS_ARCHS))
-	@mkdir -p $(BUILD_DIR)/bench
-	@$(BENCH_BIN) --quick --sessions 1,20 --loads idle --designs tether > $(BUILD_DIR)/bench/smoke.txt
-	@test "$$(grep -c ' tether ' $(BUILD_DIR)/bench/smoke.txt)" = 4 || \
-		{ cat $(BUILD_DIR)/bench/smoke.txt; echo "bench-smoke: tether-bench did not report" >&2; exit 1; }
-	@echo "bench-smoke: tether-bench ($(ARCH), own peer): 4 scenario rows"
-	@swift build -q --product tether-benchmarks
-	@$$(swift build --show-bin-path)/tether-benchmarks --smoke --bench $(BENCH_BIN) \
-		--edge $(STAGE)/bin/tether-edge --out $(BUILD_DIR)/bench/smoke > $(BUILD_DIR)/bench/smoke-edge.txt \
-		|| { cat $(BUILD_DIR)/bench/smoke-edge.txt; exit 1; }
-	@tail -1 $(BUILD_DIR)/bench/smoke-edge.txt
+## The parts of make test
+lint: ## swift-format, docs cite only what exists, the header's one comment layout, licence lines
+	@python3 scripts/check/check-docs.py && python3 scripts/check/check-header-docs.py && scripts/check/licence.sh
+	@swift-format lint --strict -r Sources Tests Package.swift && echo "lint: swift-format clean"
+header-check: ## Include/tether.h compiles as strict C99 and as C++11
+	@scripts/check/header-check.sh
+abi-check: lib ## exports = header functions, same C signatures; one space of return codes
+	@scripts/check/abi-symbols.sh $(LIB_DIR)/libtether.so.0 && scripts/check/check-abi-signatures.sh
+	@python3 scripts/check/check-error-codes.py $(LIB_DIR)/libtether.so.0
+embedded-check: ## TetherCore builds as Embedded Swift for the host, aarch64 and armv7
+	@scripts/check/embedded-check.sh
+alloc-check: ## no heap allocation per steady-state round (valgrind counts them)
+	@scripts/check/alloc-probe.sh
+c-test: lib ## the C tests of Tests/c against the library, natively and under valgrind
+	@scripts/test/c-tests.sh x86_64
+thread-test: deps ## every Thread: rule of tether.h from a second thread, under ThreadSanitizer
+	@scripts/sanitize/check-c-sanitizers.sh thread test_threads
+cross-test: $(addprefix cross-,$(CROSS_ARCHS)) ## cross-aarch64 and cross-armv7
+cross-%: lib-% examples-% ## the library, examples and C tests for a board, run under qemu-user
+	@NM=$(CROSS_$*)nm scripts/check/abi-symbols.sh $(BUILD_DIR)/lib/$*/libtether.so.0
+	@scripts/test/c-tests.sh $*
+profile-check: lib lib-aarch64 lib-armv7 ## a one-profile host links only its profile; aarch64 text < 64 KiB
+	@for arch in x86_64 $(CROSS_ARCHS); do scripts/check/profile-hosts.sh $$arch --check > /dev/null || exit 1; done
+swift-test: examples-x86_64 cross-test ## every Swift suite, end to end included (tether-edge, C examples)
+	$(E2E) swift test
+bench-smoke: examples-x86_64 $(addprefix bench-smoke-,x86_64 $(CROSS_ARCHS)) ## make bench in small: it runs and reports
 bench-smoke-%: cross-%
-	@$(MAKE) --no-print-directory bench-binary ARCH=$* > /dev/null
-	@$(QEMU_$*) $(BUILD_DIR)/bench/$*/tether-bench --quick --inline-peer --sessions 1 \
-		--patterns steady --designs tether,previous > $(BUILD_DIR)/bench/smoke-$*.txt
-	@test "$$(grep -cE ' (tether|previous) ' $(BUILD_DIR)/bench/smoke-$*.txt)" = 2 || \
-		{ cat $(BUILD_DIR)/bench/smoke-$*.txt; echo "bench-smoke: $* did not report" >&2; exit 1; }
-	@echo "bench-smoke: tether-bench for $* under qemu: ran and reported"
+	@$(MAKE) --no-print-directory bench-binary ARCH=$* > /dev/null && scripts/test/bench-smoke.sh $*
+bench-smoke-x86_64: lib examples-x86_64
+	@$(MAKE) --no-print-directory bench-binary > /dev/null && scripts/test/bench-smoke.sh x86_64
+sim-check: deps ## seeded scenarios on the real edge in virtual time (SIM_SCENARIOS, SIM_LOGIN_SCENARIOS)
+	@swift build -q -c release --product tether-sim
+	@$(SIM) --scenarios $(SIM_SCENARIOS) --jobs $(SIM_JOBS) && $(SIM) --login --scenarios $(SIM_LOGIN_SCENARIOS) --jobs $(SIM_JOBS)
+fuzz-replay: deps lib ## each fuzzer once over its committed corpus and crash inputs
+	@scripts/test/fuzz.sh replay
+edge-check: stage-x86_64 ## the installed tether-edge: under 16 MB, self-contained, its systemd unit valid
+	@scripts/check/edge-check.sh $(BUILD_DIR)/install/bin/tether-edge
+cmake-test: lib lib-aarch64 ## examples/cmake with find_package(Tether), static and shared, x86_64 and aarch64
+	@scripts/test/cmake-test.sh x86_64 aarch64
+deb-test: lib lib-aarch64 ## the Debian packages as a user meets them, x86_64 and aarch64
+	@$(MAKE) --no-print-directory deb > /dev/null && $(MAKE) --no-print-directory deb ARCH=aarch64 > /dev/null
+	@scripts/test/deb-test.sh $(VERSION) x86_64 aarch64
+deps-test: deps ## scripts/deps.sh's failure paths, against a fake apt-get
+	@scripts/test/test-deps.sh
 
-# The size table of docs/BENCHMARKS.md.
-sizes: deps
-	@for arch in x86_64 $(CROSS_ARCHS); do BUILD_DIR=$(BUILD_DIR) scripts/build-lib.sh $$arch > /dev/null; done
-	@BUILD_DIR=$(BUILD_DIR) scripts/size-report.sh
+## Build and install
+deps: ## install what is missing (apt, as root), or print the one command to run
+	@scripts/deps.sh
+build: deps ## swift build: every module, for development and the Swift tests
+	swift build
+lib: deps $(LIB_DIR)/libtether.a ## the Embedded library C hosts link, for ARCH (x86_64, aarch64, armv7)
+lib-%: deps $(BUILD_DIR)/lib/%/libtether.a ## the same for one architecture (lib-aarch64)
+	@:
+# Every file a rule makes is kept (make would delete a library built on the way to lib-%).
+.SECONDARY:
+$(BUILD_DIR)/lib/%/libtether.a: $(LIB_SOURCES)
+	@scripts/build/build-lib.sh $*
+install: lib ## header, libraries, pkg-config and CMake files (and tether-edge) in PREFIX, for ARCH
+	@scripts/build/install.sh $(PREFIX) $(ARCH) $(VERSION)
+stage-%: lib-% ## make install into build/install (x86_64) or build/install-ARCH
+	@scripts/build/install.sh $(BUILD_DIR)/install$(if $(filter x86_64,$*),,-$*) $* $(VERSION) > /dev/null
+examples-%: stage-% ## the C examples from that install, with pkg-config: build/examples/ARCH
+	@scripts/build/examples.sh $*
+deb: lib ## Debian packages for ARCH in build/deb (libtether0, libtether-dev, tether-edge)
+	@rm -rf $(BUILD_DIR)/deb/$(ARCH)/installed
+	@scripts/build/install.sh $(BUILD_DIR)/deb/$(ARCH)/installed $(ARCH) $(VERSION) > /dev/null
+	@scripts/build/deb.sh $(ARCH) $(VERSION)
+bench-binary: lib ## tether-bench for ARCH, needing only libc and libev: build/bench/ARCH
+	@mkdir -p $(BUILD_DIR)/bench/$(ARCH)
+	@$(CROSS_$(ARCH))gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -O2 -IInclude Benchmarks/tether-bench/*.c \
+		-o $(BUILD_DIR)/bench/$(ARCH)/tether-bench $(LIB_DIR)/libtether.a -lev -lm \
+		-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc && echo "bench-binary: $(BUILD_DIR)/bench/$(ARCH)/tether-bench"
+CROSS_aarch64 := aarch64-linux-gnu-
+CROSS_armv7 := arm-linux-gnueabihf-
 
-# The C ABI from C: the tests of Tests/c built with the strict flags against the header and
-# the Embedded library users link, run, and run under valgrind (leaks and invalid accesses
-# fail), each as scripts/c-tests.sh's table says.
-c-test: lib
-	@scripts/abi-symbols.sh $(LIB_DIR)/libtether.so.0
-	@BUILD_DIR=$(BUILD_DIR) scripts/c-tests.sh $(ARCH) engine reentry rtm threads cycles netns alloc
-
-# Every Swift suite, the end-to-end ones included: they run the staged tether-edge and the
-# C device built above (TETHER_E2E_REQUIRED makes a missing binary a failure, not a skip).
-swift-test: device cross-test
-	TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(abspath $(STAGE))/bin/tether-edge \
-		TETHER_DEVICE_BIN=$(abspath $(DEVICE)) \
-		TETHER_DEVICE_BIN_AARCH64=$(abspath $(BUILD_DIR))/device-aarch64 \
-		TETHER_DEVICE_BIN_ARMV7=$(abspath $(BUILD_DIR))/device-armv7 swift test
-
-docs:
-	TETHER_WRITE_DOCS=1 swift test --filter 'StatesTableTests|LoginStatesTableTests'
-	@git --no-pager diff --stat -- docs/STATES.md || true
-	@$(MAKE) --no-print-directory docs-check
-
-# No tracked file cites a file that is not in the repository: paths, markdown links and
-# document names must resolve (scripts/check-docs.py says exactly what it checks). The
-# docs installed to share/doc/tether (README.md, docs/*.md) and the header stand alone.
-# And every function of the header is documented in its one layout (check-header-docs.py).
-.PHONY: docs-check
-docs-check:
-	@python3 scripts/check-docs.py
-	@python3 scripts/check-header-docs.py
-
-format:
-	$(SWIFT_FORMAT) format -i -r Sources Tests Package.swift
-
-clean:
-	rm -rf .build $(BUILD_DIR)
-
-# A datagram from another source than the server never reaches a session: the engine's
-# socket is connected (Tests/c/test_source.c, docs/PROTOCOL.md "Security").
-.PHONY: source-test edge-flood
-source-test: lib
-	@BUILD_DIR=$(BUILD_DIR) scripts/c-tests.sh $(ARCH) source
-
-# tether-edge under a flood of garbage from many source ports: datagrams/s, its memory, its
-# members' answers (a measurement, not a test; make test runs a small one, EdgeFloodTests).
-FLOOD_SECONDS ?= 10
-edge-flood: stage
-	@python3 scripts/edge-flood.py --edge $(STAGE)/bin/tether-edge --seconds $(FLOOD_SECONDS)
-
-# The end-to-end fault suite alone (it also runs in make test): the C device and
-# tether-edge through the lab's fault proxy. Each run draws new seeds; SEED=N replays one.
-.PHONY: faults
-faults: device
-	TETHER_E2E_REQUIRED=1 TETHER_FAULT_SEED=$(SEED) TETHER_EDGE_BIN=$(abspath $(STAGE))/bin/tether-edge \
-		TETHER_DEVICE_BIN=$(abspath $(DEVICE)) swift test --filter 'FaultEndToEndTests|AddressChangeFaultTests'
-
-# make check: the Swift tests under AddressSanitizer (UndefinedBehaviorSanitizer on the C
-# they compile) and under ThreadSanitizer, each in its own scratch path (.build-asan,
-# .build-tsan), the end-to-end suites included; the C tests (1,000 create/join/leave/destroy
-# cycles and engines on two loops in two threads among them) and the device example against
-# tether-edge under valgrind memcheck: no error, no definitely or indirectly lost byte; the
-# two threads under helgrind too; and the C tests against the Embedded library built with
-# ASan (+UBSan) and with TSan. See scripts/check-swift.sh, check-valgrind.sh and
-# check-c-sanitizers.sh.
-.PHONY: check check-valgrind check-c-sanitizers check-asan check-tsan
-# The end-to-end suites run the sanitized build's own tether-edge and the C devices.
-CHECK_E2E = TETHER_E2E_REQUIRED=1 TETHER_DEVICE_BIN=$(abspath $(DEVICE)) \
-	TETHER_DEVICE_BIN_AARCH64=$(abspath $(BUILD_DIR))/device-aarch64 \
-	TETHER_DEVICE_BIN_ARMV7=$(abspath $(BUILD_DIR))/device-armv7
-check: check-valgrind check-c-sanitizers check-asan check-tsan
-check-valgrind: device
-	@BUILD_DIR=$(BUILD_DIR) scripts/check-valgrind.sh $(LIB_DIR) $(STAGE)/bin/tether-edge $(DEVICE) \
-		$(MESSAGING)
-check-c-sanitizers: deps
-	@BUILD_DIR=$(BUILD_DIR) scripts/check-c-sanitizers.sh
-
-# In make test: every Thread: rule of tether.h from a second thread (Tests/c/test_threads.c)
-# under ThreadSanitizer, against the Embedded library built with -sanitize=thread.
-.PHONY: thread-test
-thread-test: deps
-	@BUILD_DIR=$(BUILD_DIR) scripts/check-c-sanitizers.sh thread test_threads
-check-asan: device cross-test
-	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh asan
-check-tsan: device cross-test
-	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh tsan
-
-# The part of make check that CI runs after make test (.ci/run; docs/RELIABILITY.md §6 has
-# the costs): the C tests against the ASan and TSan builds of the library, valgrind and
-# helgrind, and the edge under ASan: its own suites, the driver's, and its end-to-end
-# suites (the C devices and the messaging host against the ASan tether-edge).
-.PHONY: check-ci
+## Beyond make test
+check: check-valgrind check-c-sanitizers check-asan check-tsan ## every sanitizer suite (docs/RELIABILITY.md §6)
+check-ci: check-c-sanitizers check-valgrind examples-x86_64 ## the part of make check that CI runs too
+	@$(E2E) scripts/sanitize/check-swift.sh asan '$(CHECK_CI_ASAN)'
+check-valgrind: examples-x86_64 ## C tests, cycles, two threads (helgrind) and the examples under valgrind
+	@scripts/sanitize/check-valgrind.sh $(LIB_DIR) $(B)/install/bin/tether-edge $(B)/examples/x86_64/device \
+		$(B)/examples/x86_64/messaging
+check-c-sanitizers: deps ## the C tests against the library built with ASan+UBSan and with TSan
+	@scripts/sanitize/check-c-sanitizers.sh
+check-asan: examples-x86_64 cross-test ## every Swift suite under AddressSanitizer
+	@$(E2E) scripts/sanitize/check-swift.sh asan
+check-tsan: examples-x86_64 cross-test ## every Swift suite under ThreadSanitizer
+	@$(E2E) scripts/sanitize/check-swift.sh tsan
 CHECK_CI_ASAN = TetherEdgeTests\.|TetherDriverTests\.|EdgeSignalTests|EdgeFloodTests|LoginEdgeEndToEndTests|ChannelEndToEndTests|LoginEndToEndTests
-check-ci: check-c-sanitizers check-valgrind device
-	@$(CHECK_E2E) BUILD_DIR=$(BUILD_DIR) scripts/check-swift.sh asan '$(CHECK_CI_ASAN)'
-
-# Seeded random scenarios on the real edge server and real sessions in virtual time
-# (Sources/TetherSim/ScenarioRun.swift and each profile's checks list the invariants),
-# checked after every step: SIM_SCENARIOS of the channel profile, then SIM_LOGIN_SCENARIOS
-# of the login profile. A failure prints its seed and the line that replays it: make
-# sim-replay [LOGIN=1] SEED=N. make soak [LOGIN=1] runs SOAK_SCENARIOS more (from
-# SOAK_SEED), or as many as fit in SOAK_SECONDS.
+sim: deps ## the seed timeline at default thresholds, on the core and the edge in virtual time
+	@swift build -q --product tether-sim && swift run --skip-build tether-sim
+sim-replay: deps ## one scenario again: SEED=N [LOGIN=1]
+	@test -n "$(SEED)" || { echo "usage: make sim-replay SEED=N [LOGIN=1]" >&2; exit 2; }
+	@swift build -q -c release --product tether-sim && $(SIM) $(if $(LOGIN),--login) --replay $(SEED)
+soak: deps ## more scenarios: SOAK_SCENARIOS from SOAK_SEED, or SOAK_SECONDS [LOGIN=1]
+	@swift build -q -c release --product tether-sim
+	@$(SIM) $(if $(LOGIN),--login) --scenarios $(if $(SOAK_SECONDS),0,$(SOAK_SCENARIOS)) --seed $(SOAK_SEED) \
+		--jobs $(SIM_JOBS) $(if $(SOAK_SECONDS),--seconds $(SOAK_SECONDS))
+SIM = $$(swift build -c release --show-bin-path)/tether-sim
 SIM_SCENARIOS ?= 10000
 SIM_LOGIN_SCENARIOS ?= 15000
 SIM_JOBS ?= 2
 SOAK_SCENARIOS ?= 1000000
 SOAK_SEED ?= 10001
-SOAK_SECONDS ?=
-SIM_BIN = $$(swift build -c release --show-bin-path)/tether-sim
-sim-check: deps
-	@swift build -q -c release --product tether-sim
-	@$(SIM_BIN) --scenarios $(SIM_SCENARIOS) --jobs $(SIM_JOBS)
-	@$(SIM_BIN) --login --scenarios $(SIM_LOGIN_SCENARIOS) --jobs $(SIM_JOBS)
+fuzz: deps ## every libFuzzer target for FUZZ_SECONDS (60) from the corpus (Fuzz/README.md)
+	@FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) scripts/test/fuzz.sh run
+faults: examples-x86_64 ## the end-to-end fault suite alone; SEED=N replays one
+	$(E2E) TETHER_FAULT_SEED=$(SEED) swift test --filter 'FaultEndToEndTests|AddressChangeFaultTests'
+edge-flood: examples-x86_64 ## tether-edge under a garbage flood, measured (FLOOD_SECONDS, 10)
+	@python3 scripts/bench/edge-flood.py --edge $(BUILD_DIR)/install/bin/tether-edge --seconds $(or $(FLOOD_SECONDS),10)
+bench: deps examples-x86_64 bench-binary lib-aarch64 lib-armv7 ## timers, costs, sizes measured; rewrites docs/BENCHMARKS.md
+	@scripts/deps.sh bench && mkdir -p $(BUILD_DIR)/bench/results && scripts/check/size-report.sh > $(BUILD_DIR)/bench/sizes.md
+	@swift build -q -c release --product tether-benchmarks
+	@$$(swift build -c release --show-bin-path)/tether-benchmarks --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
+		--edge $(BUILD_DIR)/install/bin/tether-edge --out $(BUILD_DIR)/bench/results --docs docs/BENCHMARKS.md \
+		--sizes $(BUILD_DIR)/bench/sizes.md --plot bench-lateness.png
+	@python3 scripts/bench/bench-plot.py $(BUILD_DIR)/bench/results docs/bench-lateness.png
+sizes: lib lib-aarch64 lib-armv7 ## the size tables of docs/BENCHMARKS.md, per architecture and profile
+	@scripts/check/size-report.sh
+docs: ## regenerate the tables of docs/STATES.md from the code, then lint
+	TETHER_WRITE_DOCS=1 swift test --filter 'StatesTableTests|LoginStatesTableTests'
+	@git --no-pager diff --stat -- docs/STATES.md; $(MAKE) --no-print-directory lint
+format: ## swift-format the sources in place
+	swift-format format -i -r Sources Tests Package.swift
+clean: ## remove .build and build
+	rm -rf .build $(BUILD_DIR)
 
-sim-replay: deps
-	@test -n "$(SEED)" || { echo "usage: make sim-replay SEED=N" >&2; exit 2; }
-	@swift build -q -c release --product tether-sim
-	@$(SIM_BIN) $(if $(LOGIN),--login) --replay $(SEED)
-
-soak: deps
-	@swift build -q -c release --product tether-sim
-	@$(SIM_BIN) $(if $(LOGIN),--login) --scenarios $(if $(SOAK_SECONDS),0,$(SOAK_SCENARIOS)) --seed $(SOAK_SEED) \
-		--jobs $(SIM_JOBS) $(if $(SOAK_SECONDS),--seconds $(SOAK_SECONDS))
-
-# make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets of Fuzz/ (the client's decoder, its
-# channel and login sessions, the edge server's datagram handler, the C API on a libev
-# loop), built with coverage and AddressSanitizer, each run FUZZ_SECONDS from the
-# committed corpus; prints executions, exec/s, coverage and crashes per target. Fails if
-# any input crashed.
-FUZZ_SECONDS ?= 60
-fuzz: deps
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD_DIR=$(BUILD_DIR) scripts/fuzz.sh run
-
-# In make test: each fuzzer once over its committed corpus and the inputs that crashed it
-# (Fuzz/regressions/), and the C regression tests of what fuzzing found, under valgrind.
-fuzz-replay: deps lib
-	@BUILD_DIR=$(BUILD_DIR) scripts/fuzz.sh replay
-	@BUILD_DIR=$(BUILD_DIR) scripts/c-tests.sh $(ARCH) destroy_other destroy_log logout_refused
-
-# One profile per host (issue 9): for each architecture, a static host of one profile
-# holds no symbol of the other profile's member of libtether.a, and on aarch64 the text of
-# both profiles together stays under 64 KiB (scripts/profile-hosts.sh; make sizes prints
-# the figures).
-.PHONY: profile-check
-profile-check: lib $(BUILD_DIR)/lib/aarch64/libtether.a $(BUILD_DIR)/lib/armv7/libtether.a
-	@for arch in x86_64 $(CROSS_ARCHS); do \
-		BUILD_DIR=$(BUILD_DIR) scripts/profile-hosts.sh $$arch --check > /dev/null || exit 1; done
-
-# The CMake route (scripts/cmake-test.sh): examples/cmake built with find_package(Tether)
-# against a make install, static and shared, natively and for aarch64 with
-# cmake/toolchains/aarch64-linux-gnu.cmake, and run (under qemu for aarch64); and which
-# versions and architectures the installed TetherConfigVersion.cmake answers.
-.PHONY: cmake-test
-CMAKE_TEST = $(BUILD_DIR)/cmake-test
-cmake-test: lib $(BUILD_DIR)/lib/aarch64/libtether.a
-	@rm -rf $(CMAKE_TEST)
-	@$(MAKE) --no-print-directory install PREFIX=$(CMAKE_TEST)/x86_64/installed > /dev/null
-	@$(MAKE) --no-print-directory install ARCH=aarch64 PREFIX=$(CMAKE_TEST)/aarch64/installed > /dev/null
-	@BUILD_DIR=$(BUILD_DIR) scripts/cmake-test.sh x86_64 aarch64
-test: cmake-test
-
-# make deb ARCH=x86_64|aarch64|armv7: libtether0, libtether-dev (and, for x86_64,
-# tether-edge) as Debian packages in $(BUILD_DIR)/deb (scripts/deb.sh), from a make install.
-# On a board: sudo apt install ./libtether0_*_arm64.deb ./libtether-dev_*_arm64.deb
-.PHONY: deb
-deb: lib
-	@rm -rf $(BUILD_DIR)/deb/$(ARCH)/installed
-	@$(MAKE) --no-print-directory install ARCH=$(ARCH) PREFIX=$(BUILD_DIR)/deb/$(ARCH)/installed > /dev/null
-	@BUILD_DIR=$(BUILD_DIR) scripts/deb.sh $(ARCH) $(VERSION)
-
-# The Debian packages as a user meets them (scripts/deb-test.sh): for x86_64 and aarch64,
-# dpkg-deb --info and --contents (architecture, Depends, file lists), the SONAME, and a
-# program built against libtether0 + libtether-dev unpacked with dpkg-deb -x, with
-# pkg-config and with CMake, and run (aarch64 under qemu); tether-edge's package runs.
-.PHONY: deb-test
-deb-test: lib $(BUILD_DIR)/lib/aarch64/libtether.a
-	@$(MAKE) --no-print-directory deb ARCH=x86_64 > /dev/null
-	@$(MAKE) --no-print-directory deb ARCH=aarch64 > /dev/null
-	@BUILD_DIR=$(BUILD_DIR) scripts/deb-test.sh $(VERSION) x86_64 aarch64
-test: deb-test
-
-# scripts/deps.sh's failure paths against a fake apt-get (scripts/test-deps.sh): a failing
-# apt-get update goes on to the install; a failed or ineffective install, or a user who is
-# not root, gets one line naming what is missing and the command to run, and a non-zero exit.
-.PHONY: deps-test
-deps-test: deps
-	@BUILD_DIR=$(BUILD_DIR) scripts/test-deps.sh
-test: deps-test
-
-# The installed tether-edge: under 16 MB, self-contained, and its systemd unit
-# (contrib/tether-edge.service) verified and its ExecStart= flags accepted.
-.PHONY: edge-check
-edge-check: stage
-	@scripts/edge-check.sh $(STAGE)/bin/tether-edge
+.PHONY: help demo test $(TESTS) bench-smoke-x86_64 deps build lib install deb bench-binary check check-ci \
+	check-valgrind check-c-sanitizers check-asan check-tsan sim sim-replay soak fuzz faults edge-flood bench \
+	sizes docs format clean

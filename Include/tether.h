@@ -226,8 +226,8 @@ typedef tether_connection_stats tether_engine_stats;
  * parameter (ownership, lifetime, NULL); what it returns: for a function that returns
  * int, "Returns 0 or:" and one line per negative code with its cause (the codes of the
  * one space above: tether_error_name names each); from which thread it may be called
- * (Thread:); an example for the entry points. scripts/check-header-docs.py checks the
- * layout, scripts/check-error-codes.py the codes.
+ * (Thread:); an example for the entry points. scripts/check/check-header-docs.py checks the
+ * layout, scripts/check/check-error-codes.py the codes.
  * ------------------------------------------------------------------------------------ */
 
 /* tether_version: the version of the linked library, packed as TETHER_VERSION_HEX packs

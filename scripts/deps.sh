@@ -2,7 +2,7 @@
 # Checks that the tools `make test` needs are here; installs the missing ones with apt when
 # run as root, otherwise prints the one command to run and fails. Idempotent and quiet when
 # all is well. Every failure ends in one line: "deps: missing PACKAGES ...; run: COMMAND".
-# scripts/test-deps.sh checks these paths with a fake apt-get.
+# scripts/test/test-deps.sh checks these paths with a fake apt-get.
 set -euo pipefail
 
 # `deps.sh bench`: what make bench needs beyond make test (matplotlib, for the plot).

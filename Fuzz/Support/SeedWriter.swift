@@ -4,7 +4,7 @@
 
 /// `TETHER_FUZZ_WRITE_SEEDS=DIR fuzz-x`: writes the target's seed inputs into DIR and exits,
 /// instead of fuzzing. The seeds are built from packets the real encoders produce
-/// (scripts/fuzz.sh seeds).
+/// (scripts/test/fuzz.sh seeds).
 func writeSeedsIfAsked(_ seeds: () -> [(name: String, bytes: [UInt8])]) {
   guard let directory = getenv("TETHER_FUZZ_WRITE_SEEDS") else { return }
   let path = String(cString: directory)

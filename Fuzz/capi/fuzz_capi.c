@@ -219,7 +219,7 @@ static void companion_fill(void *handler) {
   ((tether_engine_handler *)handler)->on_connection_state_changed = companion_state;
 }
 
-/* ---- Seeds: TETHER_FUZZ_WRITE_SEEDS=DIR fuzz-capi writes them (scripts/fuzz.sh seeds) ------- */
+/* ---- Seeds: TETHER_FUZZ_WRITE_SEEDS=DIR fuzz-capi writes them (scripts/test/fuzz.sh seeds) ------- */
 
 enum {
   S_ACCEPT, S_REFUSE, S_HEARTBEAT_ACK, S_PRESENCE, S_KICK, S_TOKEN_EXPIRED, S_SESSION_UNKNOWN,

@@ -296,7 +296,7 @@ static void companion_fill(void *handler) {
   ((tether_rtm_handler *)handler)->on_connection_state_changed = companion_state;
 }
 
-/* ---- Seeds: TETHER_FUZZ_WRITE_SEEDS=DIR fuzz-rtm writes them (scripts/fuzz.sh seeds) -------- */
+/* ---- Seeds: TETHER_FUZZ_WRITE_SEEDS=DIR fuzz-rtm writes them (scripts/test/fuzz.sh seeds) -------- */
 
 enum {
   S_LOGIN_ACCEPT, S_LOGIN_REFUSE, S_MEMBER_EVENTS, S_CHANNEL_ACK, S_KICK, S_TOKEN_EXPIRED,

@@ -3,7 +3,7 @@ import TetherSim
 
 /// `tether-sim steady N`: the allocation probe. N rounds of a joined session's steady state
 /// (a heartbeat sent, its ack and a presence digest of three members received), and nothing
-/// printed. Run it under `valgrind` with two values of N (scripts/alloc-probe.sh, `make
+/// printed. Run it under `valgrind` with two values of N (scripts/check/alloc-probe.sh, `make
 /// alloc-check`): the difference in heap allocations, divided by the difference in rounds,
 /// is the allocation cost per round.
 enum SteadyMode {

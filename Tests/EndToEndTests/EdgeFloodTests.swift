@@ -5,7 +5,7 @@ import TetherSim
 
 /// tether-edge under a bounded flood of garbage from many source ports keeps serving its
 /// members (two C devices stay CONNECTED, never INTERRUPTED), and its memory stays bounded.
-/// No timing is asserted beyond that. `scripts/edge-flood.py` measures the same with
+/// No timing is asserted beyond that. `scripts/bench/edge-flood.py` measures the same with
 /// numbers (datagrams/s, RSS, answers).
 @Suite(.serialized, Lab.enabled) struct EdgeFloodTests {
   /// The resident set of `pid`, in KiB, from /proc.

@@ -18,7 +18,7 @@ import TetherLab
   /// 10 % of the datagrams lost each way: a round trip fails with q = 1 − 0.9² = 0.19, and
   /// INTERRUPTED needs 3 failed round trips in a row (4 heartbeat intervals without an
   /// answer; the 4th beat's answer races the deadline), q³ ≈ 0.7 % per beat. A model of
-  /// these rules (scripts/fault-model.py: each beat answered with 1 − q, the retry backoff
+  /// these rules (scripts/test/fault-model.py: each beat answered with 1 − q, the retry backoff
   /// of docs/STATES.md) gives one INTERRUPTED every 180 to 990 beats (at default thresholds
   /// every 3 to 16 minutes), so one in this run's 80 beats in about 24 % of the runs. So the session mostly stays
   /// CONNECTED throughout; when it does not, the proxy's log shows the silence, and the

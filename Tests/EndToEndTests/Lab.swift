@@ -13,12 +13,12 @@ enum Lab {
     ?? root.appendingPathComponent("build/install/bin/tether-edge").path
   static let device =
     ProcessInfo.processInfo.environment["TETHER_DEVICE_BIN"]
-    ?? root.appendingPathComponent("build/device").path
+    ?? root.appendingPathComponent("build/examples/x86_64/device").path
   static let messaging =
     ProcessInfo.processInfo.environment["TETHER_MESSAGING_BIN"]
-    ?? root.appendingPathComponent("build/messaging").path
+    ?? root.appendingPathComponent("build/examples/x86_64/messaging").path
   static let required = ProcessInfo.processInfo.environment["TETHER_E2E_REQUIRED"] == "1"
-  /// The sanitizer `edge` was built with ("asan", "tsan"), as scripts/check-swift.sh says
+  /// The sanitizer `edge` was built with ("asan", "tsan"), as scripts/sanitize/check-swift.sh says
   /// when it runs the suites against its own sanitized build; nil for a plain build.
   static let edgeSanitizer = ProcessInfo.processInfo.environment["TETHER_EDGE_SANITIZER"]
 
@@ -99,19 +99,19 @@ struct CrossDevice: Sendable, CustomStringConvertible {
     CrossDevice(
       arch: "aarch64",
       binary: ProcessInfo.processInfo.environment["TETHER_DEVICE_BIN_AARCH64"]
-        ?? Lab.root.appendingPathComponent("build/device-aarch64").path,
+        ?? Lab.root.appendingPathComponent("build/examples/aarch64/device").path,
       launcher: ["/usr/bin/qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]),
     CrossDevice(
       arch: "armv7",
       binary: ProcessInfo.processInfo.environment["TETHER_DEVICE_BIN_ARMV7"]
-        ?? Lab.root.appendingPathComponent("build/device-armv7").path,
+        ?? Lab.root.appendingPathComponent("build/examples/armv7/device").path,
       launcher: ["/usr/bin/qemu-arm", "-L", "/usr/arm-linux-gnueabihf"]),
   ]
 
   /// examples/messaging built for the same architecture.
   var messaging: String {
     ProcessInfo.processInfo.environment["TETHER_MESSAGING_BIN_\(arch.uppercased())"]
-      ?? Lab.root.appendingPathComponent("build/messaging-\(arch)").path
+      ?? Lab.root.appendingPathComponent("build/examples/\(arch)/messaging").path
   }
 
   var available: Bool {

@@ -36,7 +36,7 @@ void harness_end(void);
    not NULL). Returns the exit status: 0 when no case failed. */
 int harness_report(const char *binary, const char *note);
 
-/* "<binary>: SKIPPED, not counted: <why>". Returns 77, the exit status scripts/c-tests.sh
+/* "<binary>: SKIPPED, not counted: <why>". Returns 77, the exit status scripts/test/c-tests.sh
    reads as "skipped". */
 int harness_skip(const char *binary, const char *why);
 

@@ -4,7 +4,7 @@
  * aligned_alloc the program makes is counted (the linker's --wrap). Heartbeats keep going
  * out on their timer meanwhile. Prints "alloc: N passed, M failed"; exits 1 on any
  * allocation. Built for every architecture (linked statically, with the linker's
- * --wrap: scripts/c-tests.sh) and run under qemu-user for ARM. */
+ * --wrap: scripts/test/c-tests.sh) and run under qemu-user for ARM. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>

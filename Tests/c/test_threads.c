@@ -12,7 +12,7 @@
  *     becomes theirs, and the main thread's calls on them are refused in turn.
  * No callback may run on a thread that is not its connection's.
  *
- * Run under ThreadSanitizer by make test (scripts/check-c-sanitizers.sh thread
+ * Run under ThreadSanitizer by make test (scripts/sanitize/check-c-sanitizers.sh thread
  * test_threads), against the library built with -sanitize=thread. The second thread hands
  * its first calls over with a relaxed atomic only (no happens-before), and the main thread
  * then destroys the engine and the client: so a refused call that read anything the loop's

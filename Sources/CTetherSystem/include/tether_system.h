@@ -5,7 +5,7 @@
    Swift calls and the types it names.
 
    The Embedded library links this C into its Swift module as LLVM bitcode before the last
-   pass over the whole (scripts/build-lib.sh), so the optimizer inlines it into the Swift
+   pass over the whole (scripts/build/build-lib.sh), so the optimizer inlines it into the Swift
    code as it did when these were static inline functions here. The definitions on the hot
    paths (per datagram, per deadline, per call of the API: errno, the thread checks, the
    clocks, the timerfd, send and the batch receive) are written `inline`, the hint they had

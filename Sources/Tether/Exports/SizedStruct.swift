@@ -1,5 +1,5 @@
 #if canImport(TetherCore)
-  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  // Absent in the single-module Embedded build (scripts/build/build-lib.sh), present in SwiftPM's.
   import TetherCore
 #endif
 

@@ -2,7 +2,7 @@ import CLibev
 import CTetherSystem
 
 #if canImport(TetherCore)
-  // Absent in the single-module Embedded build (scripts/build-lib.sh), present in SwiftPM's.
+  // Absent in the single-module Embedded build (scripts/build/build-lib.sh), present in SwiftPM's.
   import TetherCore
 #endif
 

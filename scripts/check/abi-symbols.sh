@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The functions Include/tether.h declares and the ones the library exports must be the same
+# set: a declared function missing from the library would fail to link in a user's program;
+# an exported one missing from the header would be API nobody documented.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+lib=${1:?usage: abi-symbols.sh LIBRARY}
+declared=$(grep -oE '\btether_[a-z0-9_]+\(' Include/tether.h | tr -d '(' | sort -u)
+exported=$(${NM:-nm} -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^tether_/ { print $3 }' | sort -u)
+if [ "$declared" != "$exported" ]; then
+  echo "abi-symbols: header and $lib differ:" >&2
+  diff <(echo "$declared") <(echo "$exported") >&2 || true
+  exit 1
+fi
+echo "abi-symbols: the $(echo "$declared" | wc -l) functions of tether.h are exactly those $lib exports"
+
+# What the library needs from elsewhere: libc's and libev's symbols only (no Swift runtime).
+foreign=$(${NM:-nm} -D --undefined-only "$lib" | awk '{ print $NF }' |
+  grep -vE '@GLIBC_|^ev_|^(ceil|_ITM_.*|__gmon_start__|__cxa_finalize)$' || true)
+if [ -n "$foreign" ]; then
+  echo "abi-symbols: $lib needs symbols from outside libc and libev:" >&2
+  echo "$foreign" >&2
+  exit 1
+fi
+echo "abi-symbols: $lib needs nothing but libc and libev"

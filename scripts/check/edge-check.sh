@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# tether-edge as an operator gets it (make test): the installed binary is under 16 MB and
+# self-contained (it needs the C library family alone: no libswift*, libFoundation*,
+# libicu*), and contrib/tether-edge.service is a unit systemd takes whose ExecStart= flags
+# tether-edge accepts.
+# Usage: scripts/check/edge-check.sh PATH/TO/INSTALLED/tether-edge
+set -euo pipefail
+EDGE=${1:?usage: $0 PATH/TO/tether-edge}
+LIMIT=$((16 * 1024 * 1024))
+
+size=$(stat -c %s "$EDGE")
+if ((size >= LIMIT)); then
+  echo "edge-check: $EDGE is $size bytes, over the bound of $LIMIT" >&2
+  exit 1
+fi
+libraries=$(ldd "$EDGE" | awk '{print $1}')
+unexpected=$(grep -Ev '^(linux-vdso\.so|/lib64/ld-linux|ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so|librt\.so|libutil\.so|libgcc_s\.so|libstdc\+\+\.so)' <<<"$libraries" || true)
+if [[ -n $unexpected ]]; then
+  echo "edge-check: $EDGE needs more than the C library family:" $unexpected >&2
+  exit 1
+fi
+
+# The unit's ExecStart=, with the example environment file's values and the installed
+# binary, checked by tether-edge's own parser (--check-config: no socket is opened).
+UNIT=contrib/tether-edge.service
+line=$(sed -n 's/^ExecStart=//p' "$UNIT")
+[[ -n $line ]] || { echo "edge-check: no ExecStart= in $UNIT" >&2; exit 1; }
+read -r -a words <<<"$line"
+set -a
+# shellcheck source=/dev/null
+source contrib/tether-edge.env
+TETHER_LOG_LEVEL=$(sed -n 's/^Environment=TETHER_LOG_LEVEL=//p' "$UNIT")
+set +a
+arguments=()
+for word in "${words[@]:1}"; do
+  if [[ $word =~ ^\$\{([A-Z_]+)\}$ ]]; then
+    name=${BASH_REMATCH[1]}
+    [[ -n ${!name:-} ]] || { echo "edge-check: $UNIT uses \${$name}, set nowhere" >&2; exit 1; }
+    arguments+=("${!name}")
+  else
+    arguments+=("$word")
+  fi
+done
+answer=$("$EDGE" "${arguments[@]}" --check-config) ||
+  { echo "edge-check: tether-edge refuses the ExecStart= of $UNIT" >&2; exit 1; }
+[[ $answer == "configuration ok" ]] || { echo "edge-check: $answer" >&2; exit 1; }
+
+# systemd's own check of the unit, with ExecStart= pointed at the installed binary.
+verified="systemd-analyze not installed: unit not verified by systemd"
+if command -v systemd-analyze >/dev/null; then
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+  sed "s|^ExecStart=/usr/local/bin/tether-edge|ExecStart=$(realpath "$EDGE")|" "$UNIT" \
+    >"$dir/tether-edge.service"
+  if ! output=$(systemd-analyze verify "$dir/tether-edge.service" 2>&1) || [[ -n $output ]]; then
+    echo "edge-check: systemd-analyze verify $UNIT:" >&2
+    echo "$output" >&2
+    exit 1
+  fi
+  verified="systemd-analyze verify clean"
+fi
+echo "edge-check: tether-edge $size bytes (< $LIMIT), needs only" $(sed 's/\.so.*//' <<<"$libraries" | sed 's|.*/||' | sort -u) "; $UNIT ExecStart accepted; $verified"

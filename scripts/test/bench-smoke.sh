@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# In make test: seconds-long runs of the benchmark that assert no timing, only that it runs
+# and reports. x86_64: tether-bench with its own peer, then the whole of make bench against
+# the staged tether-edge in small (tether-benchmarks --smoke). aarch64, armv7: the board
+# binary under qemu-user (timing there means nothing; and qemu-user cannot run its child
+# processes here, so the peer runs on its own loop).
+# Usage: scripts/test/bench-smoke.sh ARCH   (make bench-binary ARCH=ARCH built it)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/build/arch.sh
+. scripts/build/arch.sh
+arch=${1:?usage: scripts/test/bench-smoke.sh ARCH}
+tether_arch "$arch"
+build=${BUILD_DIR:-build}
+bench=$build/bench/$arch/tether-bench
+out=$build/bench/smoke-$arch.txt
+mkdir -p "$build/bench"
+expect() { # PATTERN COUNT WHAT
+  [ "$(grep -cE "$1" "$out")" = "$2" ] || { cat "$out"; echo "bench-smoke: $3 did not report" >&2; exit 1; }
+}
+if [ "$arch" != x86_64 ]; then
+  "${QEMU[@]}" "$bench" --quick --inline-peer --sessions 1 --patterns steady \
+    --designs tether,previous > "$out"
+  expect ' (tether|previous) ' 2 "$arch"
+  echo "bench-smoke: tether-bench for $arch under qemu: ran and reported"
+  exit 0
+fi
+"$bench" --quick --sessions 1,20 --loads idle --designs tether > "$out"
+expect ' tether ' 4 tether-bench
+echo "bench-smoke: tether-bench ($arch, own peer): 4 scenario rows"
+swift build -q --product tether-benchmarks
+"$(swift build --show-bin-path)/tether-benchmarks" --smoke --bench "$bench" \
+  --edge "$build/install/bin/tether-edge" --out "$build/bench/smoke" > "$build/bench/smoke-edge.txt" ||
+  { cat "$build/bench/smoke-edge.txt"; exit 1; }
+tail -1 "$build/bench/smoke-edge.txt"

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The C tests of Tests/c, one way: each test_NAME.c with the one harness (harness.c), built
+# with the strict flags against the Embedded library C hosts link, and run as its row of the
+# table below says. One line per run: the binary's own last line ("c-abi: 35 passed, 0
+# failed"), marked when it ran under valgrind memcheck; its whole output when it failed.
+#
+#   scripts/test/c-tests.sh ARCH [NAME...]   build and run (NAME: a row, with or without "test_";
+#                                       default: every row)
+#     x86_64: natively, under memcheck, or both, as the row says; "root" rows only as root
+#     aarch64, armv7: cross-built, linked statically, and run under qemu-user: the rows
+#       whose last column says yes (TETHER_TEST_UNDER_QEMU set: what qemu-user cannot do is
+#       left out and said); the others print "SKIPPED, not counted" and why
+#   scripts/test/c-tests.sh build NAME OUTPUT
+#     builds one test only, for the scripts that run them their own way
+#     (check-valgrind.sh, check-c-sanitizers.sh): CC (gcc), EXTRA_CFLAGS and TETHER_LIB (the
+#     library's link arguments; the shared library of build/lib/x86_64 unless set) may be
+#     set.
+#
+# Memcheck fails on any error and any definitely or indirectly lost byte; the tests' wake-up
+# ratios are left to their native run (TETHER_TEST_NO_TIMING), and a test that fails under
+# memcheck alone runs once more (under_memcheck). Exit status 77 from a test is "skipped,
+# not counted" (harness_skip); anything else but 0 fails.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/build/arch.sh
+build_dir=${BUILD_DIR:-build}
+strict=(-std=c99 -Wall -Wextra -Wpedantic -Werror)
+# The alloc test counts every allocation: the linker wraps the allocator.
+wrap_alloc=-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=aligned_alloc
+
+# name            report          library  extra link flags  how it runs       under qemu-user
+table="
+engine            c-abi           shared   -lpthread         native+memcheck   yes
+reentry           c-reentry       shared   -                 memcheck          yes
+rtm               c-rtm           shared   -lpthread         native+memcheck   yes
+threads           threads         shared   -lpthread         native            threads
+cycles            c-cycles        shared   -lpthread         memcheck          threads
+netns             netns           shared   -                 root              namespace
+alloc             alloc           static   $wrap_alloc       native            yes
+source            source          shared   -                 native            yes
+destroy_other     destroy-other   shared   -                 memcheck          yes
+destroy_log       destroy-log     shared   -                 root              namespace
+logout_refused    logout-refused  shared   -                 memcheck          yes
+"
+# Not under qemu-user: what needs threads (qemu-user hangs or crashes in pthread_create
+# here; engine and rtm leave those cases out under it) or a network namespace of its own.
+declare -A qemu_lacks=([threads]="threads, which qemu-user lacks here"
+  [namespace]="a network namespace of its own, which qemu-user cannot make")
+
+# row NAME: sets report, library, extra, runs, qemu from the table, or fails.
+row() {
+  local line
+  line=$(awk -v n="${1#test_}" '$1 == n' <<< "$table")
+  if [ -z "$line" ]; then
+    echo "c-tests: no test '$1' (rows: $(awk 'NF {printf "%s ", $1}' <<< "$table"))" >&2
+    exit 2
+  fi
+  read -r name report library extra runs qemu <<< "$line"
+  [ "$extra" != - ] || extra=
+}
+
+# compile NAME OUTPUT CC LIBRARY...: the test and the harness, the library and its flags.
+compile() {
+  local name=$1 output=$2 cc=$3
+  shift 3
+  row "$name"
+  # shellcheck disable=SC2086
+  "$cc" "${strict[@]}" ${EXTRA_CFLAGS:-} -IInclude -ITests/c "Tests/c/test_$name.c" \
+    Tests/c/harness.c -o "$output" "$@" -lev -lm $extra
+}
+
+# check NAME LOG STATUS [HOW [CLEAN]]: one line for a run (HOW: under what) that ended
+# with STATUS; fails the script on a failure, with the run's output.
+check() {
+  local status=$3 how=${4:+ ($4${5:+: $5})}
+  if [ "$status" -eq 77 ]; then
+    tail -1 "$2"
+  elif [ "$status" -ne 0 ]; then
+    cat "$2" >&2
+    echo "c-tests: FAIL: test_$1${4:+ under $4} exited with $status" >&2
+    exit 1
+  else
+    echo "$(tail -1 "$2")$how"
+  fi
+}
+
+memcheck=(valgrind -q --leak-check=full --show-possibly-lost=no
+  --errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+
+# under_memcheck NAME BINARY LOG: exit 99 is memcheck's (an error or a leak): a failure at
+# once. A failure of the test itself may be valgrind's slowness on a loaded machine breaking
+# a timing bound scaled for a native run (check-valgrind.sh does the same): it runs once
+# more, saying so, and must pass then.
+under_memcheck() {
+  local status=0
+  TETHER_TEST_NO_TIMING=1 "${memcheck[@]}" "$2" > "$3" 2>&1 || status=$?
+  if [ "$status" -ne 0 ] && [ "$status" -ne 99 ] && [ "$status" -ne 77 ]; then
+    echo "c-tests: test_$1 failed under memcheck (exit $status), memcheck itself clean;" \
+      "running it again. Its failures:" >&2
+    grep FAIL "$3" | sed 's/^/  /' >&2 || true
+    status=0
+    TETHER_TEST_NO_TIMING=1 "${memcheck[@]}" "$2" > "$3" 2>&1 || status=$?
+  fi
+  return "$status"
+}
+
+run_native() { # NAME BINARY
+  local name=$1 binary=$2 dir status
+  dir=$(dirname "$binary")
+  row "$name"
+  if [[ $runs == *native* || $runs == root ]]; then
+    if [ "$runs" = root ] && [ "$(id -u)" != 0 ]; then
+      echo "$report: SKIPPED, not counted: it makes a network namespace of its own (root)"
+    else
+      status=0
+      "$binary" > "$dir/$name.out" 2>&1 || status=$?
+      check "$name" "$dir/$name.out" "$status"
+    fi
+  fi
+  if [[ $runs == *memcheck* ]]; then
+    status=0
+    under_memcheck "$name" "$binary" "$dir/$name.memcheck" || status=$?
+    check "$name" "$dir/$name.memcheck" "$status" "valgrind memcheck" "no error, no leak"
+  fi
+}
+
+run_qemu() { # ARCH NAME BINARY
+  local status dir
+  dir=$(dirname "$3")
+  status=0
+  "${QEMU[@]}" "$3" > "$dir/$2.out" 2>&1 || status=$?
+  check "$2" "$dir/$2.out" "$status" "qemu-user, $1"
+}
+
+main() {
+  local arch=${1:?usage: scripts/test/c-tests.sh ARCH [NAME...] | build NAME OUTPUT}
+  shift
+  tether_arch "$arch"
+  local names=("$@") dir=$build_dir/c-tests/$arch lib=$build_dir/lib/$arch
+  [ ${#names[@]} -gt 0 ] || mapfile -t names < <(awk 'NF {print $1}' <<< "$table")
+  mkdir -p "$dir"
+  for name in "${names[@]}"; do
+    row "$name"
+    name=${name#test_}
+    if [ -z "$CROSS" ]; then
+      if [ "$library" = static ]; then
+        compile "$name" "$dir/test_$name" gcc "$lib/libtether.a"
+      else
+        compile "$name" "$dir/test_$name" gcc -L"$lib" -ltether -Wl,-rpath,"$(cd "$lib" && pwd)"
+      fi
+      run_native "$name" "$dir/test_$name"
+    elif [ "$qemu" = yes ]; then
+      EXTRA_CFLAGS="${EXTRA_CFLAGS:-} -DTETHER_TEST_UNDER_QEMU" \
+        compile "$name" "$dir/test_$name" "${CROSS}gcc" "$lib/libtether.a"
+      run_qemu "$arch" "$name" "$dir/test_$name"
+    else
+      echo "$report: SKIPPED, not counted ($arch, qemu-user): it needs ${qemu_lacks[$qemu]}"
+    fi
+  done
+}
+
+if [ "${1:-}" = build ]; then
+  [ $# -eq 3 ] || { echo "usage: scripts/test/c-tests.sh build NAME OUTPUT" >&2; exit 2; }
+  default_lib=$build_dir/lib/x86_64
+  # shellcheck disable=SC2086
+  compile "${2#test_}" "$3" "${CC:-gcc}" \
+    ${TETHER_LIB:--L$default_lib -ltether -Wl,-rpath,$(cd "$default_lib" && pwd)}
+else
+  main "$@"
+fi

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# libFuzzer targets of Tether (sources in Fuzz/, see Fuzz/README.md).
+#
+#   scripts/test/fuzz.sh build    builds build/fuzz/fuzz-{decode,session,login,edge,capi,rtm} (what changed)
+#   scripts/test/fuzz.sh run      each for FUZZ_SECONDS (default 60), from the committed corpus;
+#                            prints executions, exec/s, coverage and crashes per target
+#   scripts/test/fuzz.sh replay   each over its committed corpus and regression inputs, once
+#   scripts/test/fuzz.sh seeds    rewrites Fuzz/corpus/*/ from the seed programs (and, for capi
+#                            and rtm, Fuzz/regressions/*/ from the programs of what they found)
+#
+# Every Swift module the fuzzers reach is compiled with -sanitize=fuzzer,address (coverage
+# and AddressSanitizer): TetherCore, TetherEdge, and for fuzz-capi the Embedded build of
+# TetherCore + Tether that C hosts link (scripts/build/build-lib.sh's, plus the instrumentation).
+# fuzz-capi and fuzz-rtm are one harness (Fuzz/capi/harness.c) with one profile each: the
+# channel engine's (Fuzz/capi/fuzz_capi.c) or the login client's (Fuzz/rtm/fuzz_rtm.c), the
+# other profile linked in as the companion on the same loop.
+# The edge's HMAC-SHA256 is libsodium's (linked, not instrumented).
+# FUZZ_TARGETS="decode session" limits the set.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${BUILD_DIR:-build}/fuzz
+targets=${FUZZ_TARGETS:-decode session login edge capi rtm}
+seconds=${FUZZ_SECONDS:-60}
+swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -package-name tether)
+mkdir -p "$out/mod" "$out/obj"
+
+# stale OUTPUT INPUT...: true when OUTPUT is missing or older than any INPUT.
+stale() {
+  local output=$1
+  shift
+  [ -e "$output" ] || return 0
+  [ -n "$(find "$@" -newer "$output" -print -quit)" ]
+}
+
+sources() { find "$@" -name '*.swift' | sort; }
+
+build_core() {
+  local obj=$out/obj/TetherCore.o
+  stale "$obj" Sources/TetherCore || return 0
+  echo "fuzz: compiling TetherCore (instrumented)"
+  # shellcheck disable=SC2046
+  swiftc "${swift_flags[@]}" -wmo -module-name TetherCore -emit-module \
+    -emit-module-path "$out/mod/TetherCore.swiftmodule" $(sources Sources/TetherCore) -c -o "$obj"
+  touch "$obj" # swiftc leaves an unchanged object's time as it was
+}
+
+build_edge_module() {
+  local obj=$out/obj/TetherEdge.o
+  stale "$obj" Sources/TetherEdge/Auth Sources/TetherEdge/Server Sources/CSodium \
+    "$out/obj/TetherCore.o" || return 0
+  echo "fuzz: compiling TetherEdge (instrumented)"
+  # shellcheck disable=SC2046
+  swiftc "${swift_flags[@]}" -wmo -module-name TetherEdge -emit-module \
+    -emit-module-path "$out/mod/TetherEdge.swiftmodule" -I "$out/mod" -I Sources/CSodium \
+    $(sources Sources/TetherEdge/Auth Sources/TetherEdge/Server) -c -o "$obj"
+  touch "$obj"
+}
+
+build_embedded() {
+  local obj=$out/obj/tether-embedded.o
+  stale "$obj" Sources/TetherCore Sources/Tether Sources/CTetherSystem Sources/CLibev \
+    Include/tether.h || return 0
+  echo "fuzz: compiling the Embedded library (TetherCore + Tether, instrumented)"
+  # shellcheck disable=SC2046
+  swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -O -g \
+    -sanitize=fuzzer,address -module-name Tether -package-name tether -I Sources/CLibev \
+    -I Sources/CTetherABI -I Sources/CTetherSystem/include \
+    $(sources Sources/TetherCore Sources/Tether) -c -o "$out/obj/tether-swift.o"
+  # shellcheck disable=SC2046
+  ld -r "$out/obj/tether-swift.o" $(scripts/build/csystem.sh "$out/obj" o -O1 -g \
+    -fsanitize=fuzzer-no-link,address) -o "$obj"
+}
+
+link_swift() { # TARGET EXTRA...
+  local target=$1 exe=$out/fuzz-$1 objects=() argument
+  shift
+  for argument in "$@"; do
+    if [[ $argument == "$out"/obj/*.o ]]; then objects+=("$argument"); fi
+  done
+  # The project's seeded generator (SplitMix64) is compiled in, not written again: cookies
+  # and retry jitter are then a function of the input, so every crash replays.
+  local shared=(Sources/TetherSim/SeededRandom.swift)
+  # fuzz-login checks the same invariants as the login property tests, from one source.
+  if [ "$target" = login ]; then shared+=(Sources/TetherSim/LoginInvariants.swift); fi
+  stale "$exe" Fuzz/Support "Fuzz/$target" "${shared[@]}" "${objects[@]}" || return 0
+  echo "fuzz: linking fuzz-$target"
+  # shellcheck disable=SC2046
+  swiftc "${swift_flags[@]}" -I "$out/mod" $(sources Fuzz/Support "Fuzz/$target") "${shared[@]}" "$@" \
+    -o "$exe"
+  touch "$exe"
+}
+
+build() {
+  build_core
+  for target in $targets; do
+    case $target in
+      decode | session | login) link_swift "$target" "$out/obj/TetherCore.o" ;;
+      edge)
+        build_edge_module
+        link_swift edge "$out/obj/TetherEdge.o" "$out/obj/TetherCore.o" -I Sources/CSodium -lsodium
+        ;;
+      capi | rtm)
+        build_embedded
+        if stale "$out/fuzz-$target" Fuzz/capi Fuzz/rtm "$out/obj/tether-embedded.o"; then
+          echo "fuzz: linking fuzz-$target"
+          local profile=channel_profile
+          [ "$target" = rtm ] && profile=login_profile
+          clang -fuse-ld=lld -fsanitize=fuzzer,address -g -O1 -std=c99 -Wall -Wextra -Wpedantic \
+            -Werror -IInclude -DTETHER_FUZZ_PROFILE=$profile Fuzz/capi/harness.c \
+            Fuzz/capi/fuzz_capi.c Fuzz/rtm/fuzz_rtm.c "$out/obj/tether-embedded.o" -lev -lm \
+            -lpthread -o "$out/fuzz-$target"
+        fi
+        ;;
+      *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;;
+    esac
+  done
+}
+
+# The figures of one libFuzzer log: executions, exec/s, cov, ft, corpus size.
+summarize() { # TARGET LOG CRASHES
+  awk -v target="$1" -v crashes="$3" '
+    /^#[0-9]+/ { for (i = 1; i <= NF; i++) {
+        if ($i == "cov:") cov = $(i + 1); if ($i == "ft:") ft = $(i + 1)
+        if ($i == "corp:") corp = $(i + 1) } }
+    /stat::number_of_executed_units:/ { execs = $2 }
+    /stat::average_exec_per_sec:/ { rate = $2 }
+    END { printf "fuzz-%-8s %10s execs %7s exec/s  cov %5s  ft %6s  corpus %-12s crashes %d\n",
+      target, execs, rate, cov, ft, corp, crashes }' "$2"
+}
+
+run() {
+  local failed=0
+  for target in $targets; do
+    local corpus=$out/corpus/$target crashes=$out/crashes/$target log=$out/fuzz-$target.log
+    mkdir -p "$corpus" "$crashes"
+    set +e
+    "$out/fuzz-$target" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
+      -artifact_prefix="$crashes/" "$corpus" "Fuzz/corpus/$target" > "$log" 2>&1
+    set -e
+    local found
+    found=$(find "$crashes" -type f | wc -l)
+    summarize "$target" "$log" "$found"
+    if [ "$found" -gt 0 ]; then
+      failed=1
+      find "$crashes" -type f | sed 's/^/  crash input: /'
+      grep -m3 -E 'ERROR|property violated|Fatal error' "$log" | sed 's/^/  /' || true
+    fi
+  done
+  echo "fuzz: logs in $out/fuzz-*.log, grown corpora in $out/corpus/"
+  return $failed
+}
+
+replay() {
+  for target in $targets; do
+    local dirs=("Fuzz/corpus/$target") log=$out/replay-$target.log
+    [ -d "Fuzz/regressions/$target" ] && dirs+=("Fuzz/regressions/$target")
+    "$out/fuzz-$target" -runs=0 "${dirs[@]}" > "$log" 2>&1 || {
+      cat "$log"
+      echo "fuzz-replay: fuzz-$target failed on a committed input" >&2
+      exit 1
+    }
+    echo "fuzz-replay: fuzz-$target ran $(find "${dirs[@]}" -type f | wc -l) committed inputs"
+  done
+}
+
+seeds() {
+  for target in $targets; do
+    rm -rf "Fuzz/corpus/$target"
+    mkdir -p "Fuzz/corpus/$target"
+    TETHER_FUZZ_WRITE_SEEDS="Fuzz/corpus/$target" "$out/fuzz-$target"
+    echo "fuzz: Fuzz/corpus/$target: $(find "Fuzz/corpus/$target" -type f | wc -l) seeds"
+    if [ "$target" = capi ] || [ "$target" = rtm ]; then
+      mkdir -p "Fuzz/regressions/$target"
+      TETHER_FUZZ_WRITE_REGRESSIONS="Fuzz/regressions/$target" "$out/fuzz-$target"
+      echo "fuzz: Fuzz/regressions/$target: $(find "Fuzz/regressions/$target" -type f | wc -l) inputs"
+    fi
+  done
+}
+
+case ${1:-run} in
+  build) build ;;
+  run) build && run ;;
+  replay) build && replay ;;
+  seeds) build && seeds ;;
+  *) echo "usage: scripts/test/fuzz.sh build|run|replay|seeds" >&2; exit 2 ;;
+esac
