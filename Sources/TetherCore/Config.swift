@@ -52,3 +52,12 @@ public struct ChannelConfig: Sendable {
     else { throw .invalidArgument }
   }
 }
+
+extension ChannelConfig {
+  /// What the link runs on: the token is warned about and judged here, even while live.
+  var linkTiming: LinkTiming {
+    LinkTiming(
+      interruptedAfter: interruptedAfter, heartbeatInterval: heartbeatInterval, retry: retry,
+      tokenWarningBefore: tokenWillExpireBefore, tokenExpiresWhileLive: true)
+  }
+}

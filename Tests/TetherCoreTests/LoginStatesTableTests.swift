@@ -29,9 +29,9 @@ import TetherSim
       let h = make()
       #expect(h.state == state && h.reason == reason, "\(name)")
     }
-    #expect(fixtures[3].1().session.account?.renewalFallback != nil)
-    #expect(fixtures[4].1().session.account?.tokenExpiryReported == false)
-    #expect(fixtures[5].1().session.account?.tokenExpiryReported == true)
+    #expect(fixtures[3].1().session.link.renewal != nil)
+    #expect(fixtures[4].1().session.link.tokenExpiryReported == false)
+    #expect(fixtures[5].1().session.link.tokenExpiryReported == true)
   }
 
   // MARK: - Fixtures: one session per starting state
@@ -200,8 +200,8 @@ import TetherSim
     ]
   }
 
-  static let deadlines: [(String, LoginDeadline)] = [
-    ("deadline: login_timeout since the login call", .loginTimeout),
+  static let deadlines: [(String, LinkDeadline)] = [
+    ("deadline: login_timeout since the login call", .giveUp),
     ("deadline: token expiry", .tokenExpiry),
     ("deadline: 4 s since the last proof of a round trip", .interrupted),
     ("deadline: next retry", .retry),
@@ -222,7 +222,7 @@ import TetherSim
       }
       for (eventName, kind) in deadlines {
         var h = make()
-        guard let due = h.session.dueTime(of: kind) else { continue }
+        guard let due = h.session.link.dueTime(of: kind, own: nil) else { continue }
         h.now = max(h.now, due)
         let before = Snapshot(h)
         let mark = h.mark
@@ -245,8 +245,8 @@ import TetherSim
     let counters: LoginCounters
 
     init(_ h: H) {
-      lastData = h.session.lastData
-      token = h.session.account?.token
+      lastData = h.session.link.lastData
+      token = h.session.account == nil ? nil : h.session.link.token
       expiry = h.session.tokenExpiresAt
       channels = h.session.joinedChannels
       pending = h.session.channels.pending.map(\.sequence)

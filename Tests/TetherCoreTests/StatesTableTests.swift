@@ -111,7 +111,7 @@ import TetherSim
     ]
   }
 
-  static let deadlines: [(String, DeadlineKind)] = [
+  static let deadlines: [(String, LinkDeadline)] = [
     ("deadline: heartbeat interval", .heartbeat),
     ("deadline: interrupted_after since last data", .interrupted),
     ("deadline: lost_after since last data", .lost),
@@ -135,7 +135,9 @@ import TetherSim
       }
       for (eventName, kind) in deadlines {
         var h = make()
-        guard let due = h.session.dueTime(of: kind) else { continue }
+        guard let due = h.session.link.dueTime(of: kind, own: h.session.membersDue) else {
+          continue
+        }
         h.now = max(h.now, due)
         let before = Snapshot(h)
         let mark = h.mark
@@ -154,8 +156,8 @@ import TetherSim
     let expiry: Instant?
 
     init(_ h: Harness) {
-      lastData = h.session.lastData
-      token = h.session.membership?.token
+      lastData = h.session.link.lastData
+      token = h.session.membership == nil ? nil : h.session.link.token
       expiry = h.session.tokenExpiresAt
     }
   }

@@ -35,3 +35,13 @@ public struct LoginConfig: Sendable {
     }
   }
 }
+
+extension LoginConfig {
+  /// What the link runs on: no warning before the token expires, and its expiry counts
+  /// only while reconnecting (while CONNECTED the server judges the token).
+  var linkTiming: LinkTiming {
+    LinkTiming(
+      interruptedAfter: interruptedAfter, heartbeatInterval: heartbeatInterval, retry: retry,
+      tokenWarningBefore: nil, tokenExpiresWhileLive: false)
+  }
+}

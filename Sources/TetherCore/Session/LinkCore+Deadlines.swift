@@ -1,0 +1,103 @@
+// MARK: - Deadlines
+
+/// Everything a session waits for. On a tie the earlier case fires first. A profile
+/// fires each in its own way; some never fall due in one of them (the login profile has
+/// no will-expire warning, no connection-lost and no deadline of its own).
+enum LinkDeadline: CaseIterable, Sendable {
+  /// The token's expiry comes within the warning (``LinkTiming/tokenWarningBefore``).
+  case tokenWillExpire
+  /// The token's expiry, unless reported already.
+  case tokenExpiry
+  /// The effort's end: the channel's give-up, the login's timeout of the first login.
+  case giveUp
+  /// The effort's connection-lost threshold.
+  case lost
+  /// No proof of the round trip for `interruptedAfter` while live.
+  case interrupted
+  /// The next attempt of the effort.
+  case retry
+  /// The next heartbeat.
+  case heartbeat
+  /// The profile's own deadline, while live (the channel's member verdicts).
+  case own
+
+  /// Every case, in order. A stored array, read in place: iterating `allCases` costs code to
+  /// retain and release the array it returns.
+  static let all: [LinkDeadline] = [
+    .tokenWillExpire, .tokenExpiry, .giveUp, .lost, .interrupted, .retry, .heartbeat, .own,
+  ]
+}
+
+extension LinkCore {
+  /// When `kind` falls due, or nil if it does not apply now, with `own` the profile's own
+  /// deadline. Derived from the recorded times each time it is asked: nothing is stored
+  /// per deadline, so a packet that proves the round trip moves no timer.
+  func dueTime(of kind: LinkDeadline, own: Instant?) -> Instant? {
+    switch (kind, phase) {
+    case (.tokenWillExpire, .attempting), (.tokenWillExpire, .live):
+      guard !tokenWarned, let before = timing.tokenWarningBefore, let expiry = tokenExpiresAt
+      else { return nil }
+      return expiry - before
+    case (.tokenExpiry, .attempting):
+      return tokenExpiryReported ? nil : tokenExpiresAt
+    case (.tokenExpiry, .live):
+      return tokenExpiryReported || !timing.tokenExpiresWhileLive ? nil : tokenExpiresAt
+    case (.giveUp, .attempting(let effort)):
+      return effort.endsAt
+    case (.lost, .attempting(let effort)):
+      return effort.lostAt
+    case (.interrupted, .live):
+      return lastData + timing.interruptedAfter
+    case (.retry, .attempting(let effort)):
+      return effort.nextAttemptAt
+    case (.heartbeat, .live(let next)):
+      return next
+    case (.own, .live):
+      return own
+    default:
+      return nil
+    }
+  }
+
+  /// The deadline that falls due first (the earlier case on a tie), and `latest`, when the
+  /// driver must have called at the latest: the earliest due time, the heartbeat's with its
+  /// slack. One pass serves both the deadlines to run and the wake-up window.
+  @inline(never)  // both profiles, and runDue and the window in each: one copy
+  func earliestDue(own: Instant?) -> (kind: LinkDeadline, at: Instant, latest: Instant)? {
+    var best: (kind: LinkDeadline, at: Instant, latest: Instant)?
+    for kind in LinkDeadline.all {
+      guard let at = dueTime(of: kind, own: own) else { continue }
+      // Only the heartbeat has slack: 1/16 of its interval (62.5 ms at 1 s), so the
+      // heartbeats of many sessions on one loop go out in a few wake-ups a second instead of
+      // one each. Everything the app sees is exact.
+      let latest =
+        kind == .heartbeat
+        ? at + Interval(nanoseconds: timing.heartbeatInterval.nanoseconds / 16) : at
+      var next = best ?? (kind, at, latest)
+      if at < next.at { (next.kind, next.at) = (kind, at) }
+      next.latest = min(next.latest, latest)
+      best = next
+    }
+    return best
+  }
+
+  /// The deadline to fire next, if one is due by `now`. A profile's runDue fires them in
+  /// turn, earliest first; each firing moves its own deadline past `now` or removes it, so
+  /// the loop ends (its bound, ``dueBound``, is a belt for the braces).
+  func due(by now: Instant, own: Instant?) -> (kind: LinkDeadline, at: Instant)? {
+    guard let due = earliestDue(own: own), due.at <= now else { return nil }
+    return (due.kind, due.at)
+  }
+
+  /// At most this many deadlines fire for one entry point.
+  static let dueBound = 64
+
+  /// When the driver must next call the session: not before the window's start and by its
+  /// end (see ``DeadlineWindow``); nil when nothing is scheduled.
+  func window(own: Instant?) -> DeadlineWindow? {
+    guard let due = earliestDue(own: own) else { return nil }
+    var window = DeadlineWindow(start: due.at)
+    window.end = due.latest
+    return window
+  }
+}
