@@ -22,7 +22,7 @@ extension LoginSession {
     channels.removeAll()
     transition(.login, into: &output)
     startAttempts(since: now, now: now, into: &output)
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// Logs out at once, from any state but DISCONNECTED: a LOGIN result still owed is
@@ -81,7 +81,7 @@ extension LoginSession {
     if isConnected {
       output.send(Packet(cookie: link.cookie, message: .channelOperation(operation)))
     }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// Hands the session a new token. CONNECTED: sent to the server at once (and with each
@@ -98,7 +98,7 @@ extension LoginSession {
     if connected {
       output.send(Packet(cookie: link.cookie, message: .renewToken(token)))
     }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// The device's addresses, or the server's address, changed. CONNECTED: a RELOGIN at once
@@ -113,7 +113,7 @@ extension LoginSession {
     case .connecting, .reconnecting: retryNow(now: now, into: &output)
     case .disconnected, .aborted: break
     }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// CONNECTING, CONNECTED or RECONNECTING: the link is busy.

@@ -1,10 +1,14 @@
 // MARK: - Deadlines
 
 extension LoginSession {
-  /// Does everything due by `now`, in the order it fell due (calling it early, or late,
-  /// is harmless).
+  /// Does everything due by `now`, earliest first (calling it early, or late, is
+  /// harmless), as every entry point does before it returns.
   public mutating func advance(to now: Instant, into output: inout LoginOutput) {
-    runDue(link.tick(now), into: &output)
+    let now = link.tick(now)
+    for _ in 0..<LinkCore.dueBound {
+      guard let due = link.due(by: now, own: nil) else { return }
+      fire(due.kind, due: due.at, now: now, into: &output)
+    }
   }
 
   /// When the driver must next call ``advance(to:into:)``: not before the window's start
@@ -15,14 +19,6 @@ extension LoginSession {
   /// The earliest instant at which ``advance(to:into:)`` has something to do. After any
   /// entry point returns, it is later than the `now` that entry point was given.
   public var nextDeadline: Instant? { link.earliestDue(own: nil)?.at }
-
-  /// Fires due deadlines, earliest first.
-  mutating func runDue(_ now: Instant, into output: inout LoginOutput) {
-    for _ in 0..<LinkCore.dueBound {
-      guard let due = link.due(by: now, own: nil) else { return }
-      fire(due.kind, due: due.at, now: now, into: &output)
-    }
-  }
 
   mutating func fire(
     _ kind: LinkDeadline, due: Instant, now: Instant, into output: inout LoginOutput

@@ -22,7 +22,7 @@ extension LoginSession {
   public mutating func receive(_ packet: Packet, now: Instant, into output: inout LoginOutput) {
     let now = link.tick(now)
     if link.owns(packet) { handle(packet.message, now: now, into: &output) }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   private mutating func handle(_ message: Message, now: Instant, into output: inout LoginOutput) {

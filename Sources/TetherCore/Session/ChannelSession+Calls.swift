@@ -15,7 +15,7 @@ extension ChannelSession {
     lastHeard = now
     transition(.connecting, into: &output)
     startAttempts(outageSince: now, now: now, into: &output)
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// Leaves at once, from any state: DISCONNECTED/LEAVE_CHANNEL then leave-channel, and
@@ -74,7 +74,7 @@ extension ChannelSession {
     case .disconnected, .failed:
       throw .notReady
     }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// The device's addresses changed (`byUser`: the app said so; otherwise the driver saw
@@ -101,7 +101,7 @@ extension ChannelSession {
   public mutating func endpointResolved(now: Instant, into output: inout ChannelOutput) {
     let now = link.tick(now)
     if case .attempting = link.phase { retryNow(now: now, into: &output) }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   private mutating func reconnect(
@@ -117,6 +117,6 @@ extension ChannelSession {
     case .disconnected, .failed:
       break
     }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 }

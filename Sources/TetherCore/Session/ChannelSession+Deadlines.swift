@@ -1,10 +1,16 @@
 // MARK: - Deadlines
 
 extension ChannelSession {
-  /// Does everything due by `now`, in the order it fell due: the driver calls this when
-  /// ``nextDeadline`` passes (calling it early, or late, is harmless).
+  /// Does everything due by `now`, earliest first: the driver calls this when
+  /// ``nextDeadline`` passes (calling it early, or late, is harmless), and so does every
+  /// entry point before it returns. Each firing moves its own deadline past `now` or
+  /// removes it, so the loop ends; its bound is a belt for the braces.
   public mutating func advance(to now: Instant, into output: inout ChannelOutput) {
-    runDue(link.tick(now), into: &output)
+    let now = link.tick(now)
+    for _ in 0..<LinkCore.dueBound {
+      guard let due = link.due(by: now, own: membersDue) else { return }
+      fire(due.kind, due: due.at, now: now, into: &output)
+    }
   }
 
   /// The earliest instant at which ``advance(to:into:)`` has something to do; nil when
@@ -18,14 +24,6 @@ extension ChannelSession {
 
   /// The channel's own deadline: the next verdict on a remote member.
   var membersDue: Instant? { members.nextDeadline(horizon: memberHorizon) }
-
-  /// Fires due deadlines, earliest first.
-  mutating func runDue(_ now: Instant, into output: inout ChannelOutput) {
-    for _ in 0..<LinkCore.dueBound {
-      guard let due = link.due(by: now, own: membersDue) else { return }
-      fire(due.kind, due: due.at, now: now, into: &output)
-    }
-  }
 
   mutating func fire(
     _ kind: LinkDeadline, due: Instant, now: Instant, into output: inout ChannelOutput

@@ -22,7 +22,7 @@ extension ChannelSession {
   public mutating func receive(_ packet: Packet, now: Instant, into output: inout ChannelOutput) {
     let now = link.tick(now)
     if link.owns(packet) { handle(packet.message, now: now, into: &output) }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   private mutating func handle(_ message: Message, now: Instant, into output: inout ChannelOutput) {
@@ -40,9 +40,10 @@ extension ChannelSession {
       for entry in digest where entry.uid != membership.uid {
         members.apply(entry, at: now, elapsedMs: elapsed, into: &output)
       }
-    case .kick(let reason):
-      guard isJoiningOrJoined else { break }
-      fail(reason == .banned ? .bannedByServer : .sameUIDLogin, into: &output)
+    case .kick(.banned):
+      if isJoiningOrJoined { fail(.bannedByServer, into: &output) }
+    case .kick(.sameUID):
+      if isJoiningOrJoined { fail(.sameUIDLogin, into: &output) }
     case .tokenExpired:
       if isJoiningOrJoined { expireToken(into: &output) }
     case .sessionUnknown:
@@ -53,7 +54,8 @@ extension ChannelSession {
     case .tokenRenewed(let renewal):
       renewed(renewal, now: now, into: &output)
     case .join, .heartbeat, .leave, .renewToken, .login, .loginHeartbeat, .logout,
-      .channelOperation, .loginAccept, .loginRefuse, .memberEvents, .channelAck:
+      .channelOperation, .loginAccept, .loginRefuse, .memberEvents, .channelAck,
+      .kick(.remoteLogin):
       // Client-to-server types, and the login profile's: nothing a channel session uses.
       link.counters.unexpected &+= 1
     }

@@ -62,7 +62,7 @@ extension LinkCore {
   /// The deadline that falls due first (the earlier case on a tie), and `latest`, when the
   /// driver must have called at the latest: the earliest due time, the heartbeat's with its
   /// slack. One pass serves both the deadlines to run and the wake-up window.
-  @inline(never)  // both profiles, and runDue and the window in each: one copy
+  @inline(never)  // both profiles, and advance and the window in each: one copy
   func earliestDue(own: Instant?) -> (kind: LinkDeadline, at: Instant, latest: Instant)? {
     var best: (kind: LinkDeadline, at: Instant, latest: Instant)?
     for kind in LinkDeadline.all {
@@ -81,7 +81,7 @@ extension LinkCore {
     return best
   }
 
-  /// The deadline to fire next, if one is due by `now`. A profile's runDue fires them in
+  /// The deadline to fire next, if one is due by `now`. A profile's advance fires them in
   /// turn, earliest first; each firing moves its own deadline past `now` or removes it, so
   /// the loop ends (its bound, ``dueBound``, is a belt for the braces).
   func due(by now: Instant, own: Instant?) -> (kind: LinkDeadline, at: Instant)? {

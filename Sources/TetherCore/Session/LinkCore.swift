@@ -217,6 +217,16 @@ struct LinkTiming {
   /// The token's own expiry counts while live too (the channel profile). Otherwise it
   /// counts only while attempting: a live session's token is the server's to judge.
   var tokenExpiresWhileLive: Bool
+
+  /// - Throws: ``TetherError/invalidArgument`` when an interval or the retry base is zero,
+  ///   the retry cap is below its base, or heartbeats are not more frequent than
+  ///   `interruptedAfter` (a quiet but healthy link would read as interrupted between two
+  ///   beats).
+  func validate() throws(TetherError) {
+    guard heartbeatInterval != .zero, retry.base != .zero, heartbeatInterval < interruptedAfter,
+      retry.cap >= retry.base
+    else { throw .invalidArgument }
+  }
 }
 
 /// What the link does on the network.
