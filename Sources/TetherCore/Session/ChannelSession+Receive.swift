@@ -8,21 +8,17 @@ extension ChannelSession {
   public mutating func receive(
     datagram: ArraySlice<UInt8>, now: Instant, into output: inout ChannelOutput
   ) -> WireError? {
-    let (packet, error) = link.decode(datagram)
-    if let packet {
-      receive(packet, now: now, into: &output)
-    } else {
-      advance(to: now, into: &output)
-    }
+    let (message, error) = link.take(datagram, now: now)
+    if let message { handle(message, now: link.clock, into: &output) }
+    advance(to: link.clock, into: &output)
     return error
   }
 
   /// Handles one decoded packet. A packet whose cookie is not this session's is counted
   /// and ignored; so is any packet the current state has no use for.
   public mutating func receive(_ packet: Packet, now: Instant, into output: inout ChannelOutput) {
-    let now = link.tick(now)
-    if link.owns(packet) { handle(packet.message, now: now, into: &output) }
-    advance(to: now, into: &output)
+    if let message = link.take(packet, now: now) { handle(message, now: link.clock, into: &output) }
+    advance(to: link.clock, into: &output)
   }
 
   private mutating func handle(_ message: Message, now: Instant, into output: inout ChannelOutput) {

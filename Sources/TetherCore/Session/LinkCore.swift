@@ -72,25 +72,29 @@ struct LinkCore {
 
   // MARK: - Receiving
 
-  /// receive's prologue for a datagram: the packet it holds, or, when it does not decode,
-  /// its error (the datagram counted malformed).
-  mutating func decode(_ datagram: ArraySlice<UInt8>) -> (Packet?, WireError?) {
+  /// receive's prologue for a datagram: the time (never backwards), then the message it
+  /// holds, if it decodes (else it is counted malformed and its error returned) and is this
+  /// session's (else it is counted foreign).
+  mutating func take(_ datagram: ArraySlice<UInt8>, now: Instant) -> (Message?, WireError?) {
     do throws(WireError) {
-      return (try Packet.decode(datagram), nil)
+      return (take(try Packet.decode(datagram), now: now), nil)
     } catch {
+      _ = tick(now)
       counters.malformed &+= 1
       return (nil, error)
     }
   }
 
-  /// receive's prologue for a packet: whether it is this session's (its cookie); another
-  /// session's is counted foreign.
-  mutating func owns(_ packet: Packet) -> Bool {
+  /// receive's prologue for a packet: the time, then its message if it is this session's
+  /// (its cookie); another session's is counted foreign.
+  @inline(__always)  // in the datagram's take: one function fewer (-68 bytes on aarch64)
+  mutating func take(_ packet: consuming Packet, now: Instant) -> Message? {
+    _ = tick(now)
     guard cookie != 0, packet.cookie == cookie else {
       counters.foreign &+= 1
-      return false
+      return nil
     }
-    return true
+    return packet.message
   }
 
   /// A packet arrived that proves the round trip (the profile says which).
