@@ -44,7 +44,6 @@ public struct SessionOutput<Notification> {
     append(.notify(notification))
   }
 
-  @inline(never)  // the one append of an action (send and notify each had their own)
   private mutating func append(_ action: SessionAction<Notification>) {
     actions.append(action)
   }

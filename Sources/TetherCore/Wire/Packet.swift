@@ -37,7 +37,6 @@ public struct Packet: Equatable, Sendable {
 
   /// Appends the encoded packet to `bytes` (so a caller can reuse one buffer for every
   /// packet it sends).
-  @inline(never)  // else inlined where sessions send a packet, once per call site
   public func encode(into bytes: inout [UInt8]) {
     // Magic, version and a type byte of 0 in one write. The type byte is filled in from
     // what writing the body returns: one switch over the message instead of two (and no
@@ -190,7 +189,6 @@ extension ByteReader {
 
 extension Message {
   /// Appends the body and returns the message's type.
-  @inline(never)  // else inlined, one whole encoder each, where sessions send a packet
   func writeBody(into bytes: inout [UInt8]) -> MessageType {
     switch self {
     case .join(let request):
