@@ -35,7 +35,7 @@ public struct SessionOutput<Notification> {
   @inline(never)  // called from every step of a session: one copy of the encode and append
   mutating func send(_ packet: Packet) {
     let start = bytes.count
-    packet.encode(into: &bytes)
+    packet.encodeAsClient(into: &bytes)
     append(.send(Datagram(range: start..<bytes.count)))
   }
 

@@ -38,14 +38,26 @@ public struct Packet: Equatable, Sendable {
   /// Appends the encoded packet to `bytes` (so a caller can reuse one buffer for every
   /// packet it sends).
   public func encode(into bytes: inout [UInt8]) {
-    // Magic, version and a type byte of 0 in one write. The type byte is filled in from
-    // what writing the body returns: one switch over the message instead of two (and no
-    // copy of it for a second one).
+    let typeIndex = writeHeader(into: &bytes)
+    bytes[typeIndex] = message.writeBody(into: &bytes).rawValue
+  }
+
+  /// As ``encode(into:)``, for a client's packet: a session sends nothing else, so the
+  /// library it is built into holds no encoder of a server's message.
+  func encodeAsClient(into bytes: inout [UInt8]) {
+    let typeIndex = writeHeader(into: &bytes)
+    bytes[typeIndex] = message.writeClientBody(into: &bytes).rawValue
+  }
+
+  /// Magic, version, a type byte of 0 and the cookie; returns where the type byte is. It is
+  /// filled in from what writing the body returns: one switch over the message instead of
+  /// two (and no copy of it for a second one).
+  private func writeHeader(into bytes: inout [UInt8]) -> Int {
     bytes.appendBigEndian(
       UInt32(Self.magic.0) << 24 | UInt32(Self.magic.1) << 16 | UInt32(Self.version) << 8)
     let typeIndex = bytes.count - 1
     bytes.appendBigEndian(cookie)
-    bytes[typeIndex] = message.writeBody(into: &bytes).rawValue
+    return typeIndex
   }
 
   /// The encoded packet in a new array.
@@ -191,23 +203,9 @@ extension Message {
   /// Appends the body and returns the message's type.
   func writeBody(into bytes: inout [UInt8]) -> MessageType {
     switch self {
-    case .join(let request):
-      bytes.appendBigEndian(request.uid)
-      bytes.appendByte(request.isRejoin ? 1 : 0)
-      bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
-      bytes.appendPrefixed(request.channel.bytes, lengthWidth: 1)
-      bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
-      return .join
-    case .heartbeat(let sequence):
-      bytes.appendBigEndian(sequence)
-      return .heartbeat
-    case .leave: return .leave
-    case .tokenExpired: return .tokenExpired
-    case .sessionUnknown: return .sessionUnknown
-    case .logout: return .logout
-    case .renewToken(let token):
-      bytes.appendPrefixed(token.bytes, lengthWidth: 2)
-      return .renewToken
+    case .join, .heartbeat, .leave, .renewToken, .login, .loginHeartbeat, .logout,
+      .channelOperation:
+      return writeClientBody(into: &bytes)
     case .accept(let accept):
       bytes.appendBigEndian(accept.uid)
       bytes.appendBigEndian(accept.serverTimeMs)
@@ -227,25 +225,12 @@ extension Message {
     case .kick(let reason):
       bytes.appendByte(reason.rawValue)
       return .kick
+    case .tokenExpired: return .tokenExpired
+    case .sessionUnknown: return .sessionUnknown
     case .tokenRenewed(let renewal):
       bytes.appendByte(renewal.refused?.rawValue ?? 0)
       bytes.appendBigEndian(renewal.tokenTimeLeftMs)
       return .tokenRenewed
-    case .login(let request):
-      bytes.appendByte(request.isRelogin ? 1 : 0)
-      bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
-      bytes.appendPrefixed(request.userID.bytes, lengthWidth: 1)
-      bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
-      return .login
-    case .loginHeartbeat(let sequence, let received):
-      bytes.appendBigEndian(sequence)
-      bytes.appendBigEndian(received)
-      return .loginHeartbeat
-    case .channelOperation(let operation):
-      bytes.appendBigEndian(operation.sequence)
-      bytes.appendByte(operation.kind.rawValue)
-      bytes.appendPrefixed(operation.channel.bytes, lengthWidth: 1)
-      return .channelOperation
     case .loginAccept(let accept):
       bytes.appendBigEndian(accept.serverTimeMs)
       bytes.appendBigEndian(accept.tokenTimeLeftMs)
@@ -262,6 +247,43 @@ extension Message {
       bytes.appendBigEndian(session)
       bytes.appendBigEndian(sequence)
       return .channelAck
+    }
+  }
+
+  /// ``writeBody(into:)`` for the messages a client sends; a server's writes nothing (no
+  /// session sends one) and reads as LEAVE.
+  func writeClientBody(into bytes: inout [UInt8]) -> MessageType {
+    switch self {
+    case .join(let request):
+      bytes.appendBigEndian(request.uid)
+      bytes.appendByte(request.isRejoin ? 1 : 0)
+      bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.channel.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
+      return .join
+    case .heartbeat(let sequence):
+      bytes.appendBigEndian(sequence)
+      return .heartbeat
+    case .renewToken(let token):
+      bytes.appendPrefixed(token.bytes, lengthWidth: 2)
+      return .renewToken
+    case .login(let request):
+      bytes.appendByte(request.isRelogin ? 1 : 0)
+      bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.userID.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
+      return .login
+    case .loginHeartbeat(let sequence, let received):
+      bytes.appendBigEndian(sequence)
+      bytes.appendBigEndian(received)
+      return .loginHeartbeat
+    case .logout: return .logout
+    case .channelOperation(let operation):
+      bytes.appendBigEndian(operation.sequence)
+      bytes.appendByte(operation.kind.rawValue)
+      bytes.appendPrefixed(operation.channel.bytes, lengthWidth: 1)
+      return .channelOperation
+    default: return .leave
     }
   }
 }
