@@ -94,7 +94,7 @@ extension LoginSession {
     let now = link.tick(now)
     guard isLoggingInOrIn else { throw .notReady }
     let connected = isConnected
-    link.renew(with: token, keepingFallback: connected)
+    link.renew(with: token, connected ? .sentToServer : .afresh)
     if connected {
       output.send(Packet(cookie: link.cookie, message: .renewToken(token)))
     }

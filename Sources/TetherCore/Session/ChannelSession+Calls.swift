@@ -56,19 +56,12 @@ extension ChannelSession {
     guard membership != nil else { throw .notReady }
     switch state {
     case .connected:
-      link.renew(with: token, keepingFallback: true)
-      membership?.tokenUnconfirmed = false
+      link.renew(with: token, .sentToServer)
       output.send(Packet(cookie: link.cookie, message: .renewToken(token)))
     case .connecting, .reconnecting:
-      // The expiry already known keeps running until a server accepts the new token, and
-      // the app has acted on the old token's warning.
-      link.token = token
-      link.renewal = nil
-      link.tokenWarned = true
-      membership?.tokenUnconfirmed = true
+      link.renew(with: token, .forNextAttempt)
     case .failed where reason == .tokenExpired:
-      link.renew(with: token, keepingFallback: false)
-      membership?.tokenUnconfirmed = false
+      link.renew(with: token, .afresh)
       transition(.renewToken, into: &output)
       startAttempts(outageSince: now, now: now, into: &output)
     case .disconnected, .failed:

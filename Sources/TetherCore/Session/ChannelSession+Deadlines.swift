@@ -33,7 +33,7 @@ extension ChannelSession {
       link.tokenWarned = true
       output.notify(.tokenPrivilegeWillExpire(link.token))
     case .tokenExpiry:
-      guard membership?.tokenUnconfirmed == true else {
+      guard link.tokenUnconfirmed else {
         expireToken(into: &output)
         return
       }

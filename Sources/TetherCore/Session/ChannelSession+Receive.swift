@@ -68,11 +68,8 @@ extension ChannelSession {
     guard case .attempting = link.phase, let membership else { return }
     recordHeard(now)
     let rejoin = link.accepted(tokenTimeLeftMs: accept.tokenTimeLeftMs, now: now)
-    // The accepted JOIN carried the current token: a renewal is settled by it, and a
-    // token that waited for a server has one now.
+    // The accepted JOIN carried the current token: a renewal is settled by it.
     link.renewal = nil
-    if membership.tokenUnconfirmed { link.tokenWarned = false }
-    self.membership?.tokenUnconfirmed = false
     self.membership?.uid = accept.uid
     let elapsed = now.since(membership.joinedAt).clampedMilliseconds
     if rejoin {

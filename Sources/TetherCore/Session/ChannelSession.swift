@@ -177,7 +177,4 @@ struct Membership {
   /// Asked for, then the server's.
   var uid: UInt32
   let joinedAt: Instant
-  /// The token came with renew_token while (re)joining and no server has accepted it
-  /// yet: the link's expiry is still the previous token's.
-  var tokenUnconfirmed = false
 }

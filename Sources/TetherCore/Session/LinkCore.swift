@@ -30,6 +30,9 @@ struct LinkCore {
   var tokenWarned = false
   /// The app was told the token expired (the login profile's, once per token).
   var tokenExpiryReported = false
+  /// The token is for the next attempt and no server has accepted it yet: the expiry is
+  /// still the previous token's (``TokenChange/forNextAttempt``).
+  var tokenUnconfirmed = false
   /// A RENEW_TOKEN not yet answered, and what to go back to if the server refuses it.
   var renewal: PendingRenewal?
   var counters = LinkCounters()
@@ -55,7 +58,7 @@ struct LinkCore {
     everAccepted = false
     heartbeatSequence = 0
     lastData = now
-    renew(with: token, keepingFallback: false)
+    renew(with: token, .afresh)
   }
 
   /// The session stops where it is: no attempts, heartbeats or deadlines. Its cookie and
@@ -109,6 +112,11 @@ struct LinkCore {
     lastData = now
     setExpiry(timeLeftMs: tokenTimeLeftMs, now: now)
     tokenExpiryReported = false
+    if tokenUnconfirmed {
+      // The accepted attempt carried the new token: its warning is to come.
+      tokenUnconfirmed = false
+      tokenWarned = false
+    }
     if !isLive { phase = .live(nextHeartbeatAt: now + timing.heartbeatInterval) }
     return again
   }
@@ -171,16 +179,25 @@ struct LinkCore {
 
   // MARK: - The token
 
-  /// Takes `token`; its expiry is unknown until a server says. While a RENEW_TOKEN is out
-  /// (`keepingFallback`), the token the server last accepted stays the one to go back to.
-  mutating func renew(with token: Token, keepingFallback: Bool) {
-    if !keepingFallback {
+  /// Takes `token` as ``TokenChange`` says.
+  mutating func renew(with token: Token, _ change: TokenChange) {
+    switch change {
+    case .sentToServer:
+      if renewal == nil {
+        renewal = PendingRenewal(
+          previousToken: self.token, previousExpiresAt: tokenExpiresAt,
+          previousWarned: tokenWarned)
+      }
+    case .forNextAttempt, .afresh:
       renewal = nil
-    } else if renewal == nil {
-      renewal = PendingRenewal(
-        previousToken: self.token, previousExpiresAt: tokenExpiresAt, previousWarned: tokenWarned)
     }
     self.token = token
+    tokenUnconfirmed = change == .forNextAttempt
+    // The app has acted on the old token's warning; its expiry keeps running.
+    guard change != .forNextAttempt else {
+      tokenWarned = true
+      return
+    }
     tokenExpiresAt = nil
     tokenWarned = false
     tokenExpiryReported = false
@@ -252,6 +269,18 @@ struct Effort {
   var endsAt: Instant?
   /// connection-lost falls due here; nil: never, or reported already.
   var lostAt: Instant?
+}
+
+/// How a session takes a new token from the app.
+enum TokenChange {
+  /// A RENEW_TOKEN carries it to the server now: its expiry is unknown until the answer,
+  /// and the token the server last accepted is kept to go back to if it is refused.
+  case sentToServer
+  /// The next attempt carries it: the expiry already known keeps running until a server
+  /// accepts it (the channel profile, while (re)joining).
+  case forNextAttempt
+  /// It replaces the token outright; its expiry is unknown until a server says.
+  case afresh
 }
 
 /// What to go back to if the server refuses a renewed token.
