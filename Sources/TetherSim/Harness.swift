@@ -107,11 +107,6 @@ public struct SessionHarness<Session: HarnessedSession> {
 
   public var mark: Mark { Mark(log: log.count, sent: sent.count, trace: trace.count) }
 
-  /// Notifications logged at or after `time`.
-  public func notifications(since time: Instant) -> [Session.Notification] {
-    log.filter { $0.at >= time }.map(\.notification)
-  }
-
   /// Everything but the attempt reports, which carry jittered times.
   public var mainNotifications: [Session.Notification] { mainNotifications() }
 
@@ -122,7 +117,7 @@ public struct SessionHarness<Session: HarnessedSession> {
 
   /// As ``mainNotifications``, from `time` on.
   public func mainNotifications(since time: Instant) -> [Session.Notification] {
-    notifications(since: time).filter { !Session.isAttemptReport($0) }
+    log.filter { $0.at >= time && !Session.isAttemptReport($0.notification) }.map(\.notification)
   }
 
   public func sentMessages(since mark: Mark? = nil) -> [Message] {

@@ -1,23 +1,19 @@
 // MARK: - Deadlines
 
 extension LoginSession {
-  /// Does everything due by `now`, earliest first (calling it early, or late, is
-  /// harmless), as every entry point does before it returns.
+  /// As ``ChannelSession/advance(to:into:)``.
   public mutating func advance(to now: Instant, into output: inout LoginOutput) {
     let now = link.tick(now)
-    for _ in 0..<LinkCore.dueBound {
-      guard let due = link.due(by: now, own: nil) else { return }
+    for _ in 0..<64 {
+      guard let due = link.earliestDue(own: nil), due.at <= now else { return }
       fire(due.kind, due: due.at, now: now, into: &output)
     }
   }
 
-  /// When the driver must next call ``advance(to:into:)``: not before the window's start
-  /// and by its end; nil when nothing is scheduled (DISCONNECTED, ABORTED). Only the
-  /// heartbeat has slack, 1/16 of its interval, as in the channel profile.
+  /// As ``ChannelSession/nextDeadlineWindow``: nil while DISCONNECTED or ABORTED.
   public var nextDeadlineWindow: DeadlineWindow? { link.window(own: nil) }
 
-  /// The earliest instant at which ``advance(to:into:)`` has something to do. After any
-  /// entry point returns, it is later than the `now` that entry point was given.
+  /// As ``ChannelSession/nextDeadline``.
   public var nextDeadline: Instant? { link.earliestDue(own: nil)?.at }
 
   mutating func fire(

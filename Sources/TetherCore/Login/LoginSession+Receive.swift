@@ -1,9 +1,7 @@
 // MARK: - Packets from the edge server
 
 extension LoginSession {
-  /// Decodes and handles one datagram. A datagram that does not decode is counted and its
-  /// error returned (for a log); it changes nothing else. Either way, what fell due by
-  /// `now` runs, as after every entry point.
+  /// As ``ChannelSession/receive(datagram:now:into:)``.
   @discardableResult
   public mutating func receive(
     datagram: ArraySlice<UInt8>, now: Instant, into output: inout LoginOutput
@@ -14,8 +12,7 @@ extension LoginSession {
     return error
   }
 
-  /// Handles one decoded packet. A packet whose cookie is not this session's is counted
-  /// and ignored; so is any packet the current state has no use for.
+  /// As ``ChannelSession/receive(_:now:into:)``.
   public mutating func receive(_ packet: Packet, now: Instant, into output: inout LoginOutput) {
     if let message = link.take(packet, now: now) { handle(message, now: link.clock, into: &output) }
     advance(to: link.clock, into: &output)

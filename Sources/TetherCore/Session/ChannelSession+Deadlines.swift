@@ -7,8 +7,8 @@ extension ChannelSession {
   /// removes it, so the loop ends; its bound is a belt for the braces.
   public mutating func advance(to now: Instant, into output: inout ChannelOutput) {
     let now = link.tick(now)
-    for _ in 0..<LinkCore.dueBound {
-      guard let due = link.due(by: now, own: membersDue) else { return }
+    for _ in 0..<64 {
+      guard let due = link.earliestDue(own: membersDue), due.at <= now else { return }
       fire(due.kind, due: due.at, now: now, into: &output)
     }
   }

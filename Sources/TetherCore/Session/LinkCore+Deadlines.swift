@@ -1,25 +1,11 @@
 // MARK: - Deadlines
 
-/// Everything a session waits for. On a tie the earlier case fires first. A profile
-/// fires each in its own way; some never fall due in one of them (the login profile has
-/// no will-expire warning, no connection-lost and no deadline of its own).
+/// Everything a session waits for; on a tie the earlier case fires first. `giveUp` is the
+/// effort's end (the channel's give-up, the first login's timeout), `own` the profile's
+/// own deadline while live (the channel's member verdicts). A login session has no
+/// will-expire warning, no connection-lost and no deadline of its own.
 enum LinkDeadline: CaseIterable, Sendable {
-  /// The token's expiry comes within the warning (``LinkTiming/tokenWarningBefore``).
-  case tokenWillExpire
-  /// The token's expiry, unless reported already.
-  case tokenExpiry
-  /// The effort's end: the channel's give-up, the login's timeout of the first login.
-  case giveUp
-  /// The effort's connection-lost threshold.
-  case lost
-  /// No proof of the round trip for `interruptedAfter` while live.
-  case interrupted
-  /// The next attempt of the effort.
-  case retry
-  /// The next heartbeat.
-  case heartbeat
-  /// The profile's own deadline, while live (the channel's member verdicts).
-  case own
+  case tokenWillExpire, tokenExpiry, giveUp, lost, interrupted, retry, heartbeat, own
 
   /// Every case, in order. A stored array, read in place: iterating `allCases` costs code to
   /// retain and release the array it returns.
@@ -80,17 +66,6 @@ extension LinkCore {
     }
     return best
   }
-
-  /// The deadline to fire next, if one is due by `now`. A profile's advance fires them in
-  /// turn, earliest first; each firing moves its own deadline past `now` or removes it, so
-  /// the loop ends (its bound, ``dueBound``, is a belt for the braces).
-  func due(by now: Instant, own: Instant?) -> (kind: LinkDeadline, at: Instant)? {
-    guard let due = earliestDue(own: own), due.at <= now else { return nil }
-    return (due.kind, due.at)
-  }
-
-  /// At most this many deadlines fire for one entry point.
-  static let dueBound = 64
 
   /// When the driver must next call the session: not before the window's start and by its
   /// end (see ``DeadlineWindow``); nil when nothing is scheduled.

@@ -1,13 +1,11 @@
-/// What the sessions of both profiles share, once: the proof of the round trip and the
-/// interruption it guards, the (re)connect effort with its backoff and thresholds, the
-/// heartbeats on their grid, the session cookie, the token with its expiry and the renewal
-/// in flight, time that never runs backwards, the shared counters, and the deadline scan.
+/// What the sessions of both profiles share, once: the proof of the round trip, the
+/// (re)connect effort with its backoff and thresholds, heartbeats, the cookie, the token
+/// with its expiry and renewal, time that never runs backwards, counters, the deadlines.
 ///
-/// A session owns one and calls it; it never calls back. What it answers is plain data
-/// (which deadline fell due, an attempt's number, a heartbeat's sequence, the message of a
-/// datagram that is this session's), which the profile turns into its own packets,
-/// notifications and state changes. It is not generic, so one copy of it serves both
-/// profiles in the Embedded library.
+/// A session owns one and calls it; it never calls back. It answers with plain data (the
+/// deadline due, an attempt's number, a heartbeat's sequence, a message that is this
+/// session's) that the profile turns into its own packets, notifications and states. Not
+/// generic: one copy of it serves both profiles in the Embedded library.
 struct LinkCore {
   let timing: LinkTiming
   /// What the link does now; the profile's state says why.
@@ -15,7 +13,7 @@ struct LinkCore {
   /// The latest `now` seen: time never runs backwards inside a session.
   var clock: Instant = .zero
   /// When the last packet arrived that proves the server heard this session (the profile
-  /// says which do; the session's opening call, before any). INTERRUPTED counts from it.
+  /// says which; the opening call before any). INTERRUPTED counts from it.
   var lastData: Instant = .zero
   /// The session's cookie, drawn at random when it opens; 0 while no session is open.
   var cookie: UInt64 = 0
@@ -25,13 +23,11 @@ struct LinkCore {
   var token = Token(checked: [])
   /// When the current token expires, if a server said so.
   var tokenExpiresAt: Instant?
-  /// The expiry is near and the app was told (the channel's will-expire warning), or the
-  /// app acted on an earlier warning.
+  /// The app was warned of the expiry (the channel's will-expire), or acted on a warning.
   var tokenWarned = false
   /// The app was told the token expired (the login profile's, once per token).
   var tokenExpiryReported = false
-  /// The token is for the next attempt and no server has accepted it yet: the expiry is
-  /// still the previous token's (``TokenChange/forNextAttempt``).
+  /// No server has accepted the token yet: the expiry is still the previous token's.
   var tokenUnconfirmed = false
   /// A RENEW_TOKEN not yet answered, and what to go back to if the server refuses it.
   var renewal: PendingRenewal?
@@ -61,8 +57,8 @@ struct LinkCore {
     renew(with: token, .afresh)
   }
 
-  /// The session stops where it is: no attempts, heartbeats or deadlines. Its cookie and
-  /// token stay (the profile's terminal state holds them until the app ends it).
+  /// Stops where it is (the profile's terminal state): no attempts, heartbeats or
+  /// deadlines; the cookie and token stay until the app ends the session.
   mutating func stop() { phase = .idle }
 
   /// The session ends: nothing of it is kept, and no packet is its own any more.
@@ -75,9 +71,8 @@ struct LinkCore {
 
   // MARK: - Receiving
 
-  /// receive's prologue for a datagram: the time (never backwards), then the message it
-  /// holds, if it decodes (else it is counted malformed and its error returned) and is this
-  /// session's (else it is counted foreign).
+  /// receive's prologue: the time, then the datagram's message if it decodes (else counted
+  /// malformed, its error returned) and is this session's (else counted foreign).
   mutating func take(_ datagram: ArraySlice<UInt8>, now: Instant) -> (Message?, WireError?) {
     do throws(WireError) {
       return (take(try Packet.decode(datagram), now: now), nil)
@@ -88,9 +83,8 @@ struct LinkCore {
     }
   }
 
-  /// receive's prologue for a packet: the time, then its message if it is this session's
-  /// (its cookie); another session's is counted foreign.
-  @inline(__always)  // in the datagram's take: one function fewer (-68 bytes on aarch64)
+  /// As above, for a packet already decoded.
+  @inline(__always)  // one function fewer
   mutating func take(_ packet: consuming Packet, now: Instant) -> Message? {
     _ = tick(now)
     guard cookie != 0, packet.cookie == cookie else {
@@ -103,17 +97,15 @@ struct LinkCore {
   /// A packet arrived that proves the round trip (the profile says which).
   mutating func proven(_ now: Instant) { lastData = now }
 
-  /// A server accepted this session: the round trip is proven, heartbeats start (unless
-  /// they run already: a repeated accept keeps their grid), and the token expires when the
-  /// server says. Returns whether a server had accepted this session before (a rejoin).
+  /// A server accepted this session: proof of the round trip, heartbeats (a repeated accept
+  /// keeps their grid), the server's expiry. Returns whether one had accepted it before.
   mutating func accepted(tokenTimeLeftMs: UInt32, now: Instant) -> Bool {
     let again = everAccepted
     everAccepted = true
     lastData = now
     setExpiry(timeLeftMs: tokenTimeLeftMs, now: now)
     tokenExpiryReported = false
-    if tokenUnconfirmed {
-      // The accepted attempt carried the new token: its warning is to come.
+    if tokenUnconfirmed {  // the attempt carried the new token: its warning is to come
       tokenUnconfirmed = false
       tokenWarned = false
     }
@@ -123,9 +115,8 @@ struct LinkCore {
 
   // MARK: - Attempts
 
-  /// Begins a (re)connect effort whose clock started at `since`; the profile sends its
-  /// first attempt next. The effort ends (the profile gives up) `endsAfter` past `since`,
-  /// and connection-lost falls due `lostAfter` past it; nil: never.
+  /// Begins a (re)connect effort whose clock started at `since`: it ends `endsAfter` past
+  /// it, connection-lost falls due `lostAfter` past it (nil: never). The first attempt next.
   mutating func startEffort(
     since: Instant, now: Instant, endsAfter: Interval?, lostAfter: Interval?
   ) {
@@ -135,9 +126,9 @@ struct LinkCore {
         lostAt: lostAfter.map { since + $0 }))
   }
 
-  /// Counts the attempt going out now and schedules the next one, `draw` (a random number)
-  /// placing it within the backoff. Returns the effort as it stands; nil unless attempting.
-  @inline(never)  // both profiles' attempts: one copy of the backoff
+  /// An attempt goes out now: the next is scheduled, placed in the backoff by `draw` (a
+  /// random number). Returns the effort; nil unless attempting.
+  @inline(never)  // both profiles' attempts
   mutating func nextAttempt(now: Instant, draw: UInt64) -> Effort? {
     guard case .attempting(var effort) = phase else { return nil }
     effort.attempt = effort.attempt == .max ? .max : effort.attempt + 1
@@ -168,8 +159,8 @@ struct LinkCore {
 
   // MARK: - Heartbeats
 
-  /// The heartbeat due at `due` goes out now: returns its sequence number. The next stays
-  /// on the grid; after a late wake-up, the grid restarts from now.
+  /// The heartbeat due at `due` goes out now: returns its sequence. The next stays on the
+  /// grid; after a late wake-up, the grid restarts from now.
   mutating func beat(due: Instant, now: Instant) -> UInt32 {
     heartbeatSequence &+= 1
     let next = due + timing.heartbeatInterval
@@ -203,10 +194,9 @@ struct LinkCore {
     tokenExpiryReported = false
   }
 
-  /// Settles the RENEW_TOKEN that was out (a TOKEN_RENEWED arrived, which proves the round
-  /// trip): the new token stays with the expiry the server gave it, or, refused, the one
-  /// before comes back. Returns whether it was accepted; nil (and nothing changes) when no
-  /// RENEW_TOKEN was out.
+  /// A TOKEN_RENEWED (proof of the round trip) settles the RENEW_TOKEN out: the new token
+  /// stays with the server's expiry, or, refused, the one before comes back. Returns
+  /// whether it was accepted; nil (nothing changes) when none was out.
   mutating func settleRenewal(_ answer: TokenRenewal, now: Instant) -> Bool? {
     guard let previous = renewal else { return nil }
     lastData = now
@@ -232,17 +222,15 @@ struct LinkTiming {
   var interruptedAfter: Interval
   var heartbeatInterval: Interval
   var retry: RetryPolicy
-  /// The token's expiry is announced this long before it (the channel's will-expire
-  /// warning); nil: never announced.
+  /// The channel's will-expire warning this long before the expiry; nil: none.
   var tokenWarningBefore: Interval?
-  /// The token's own expiry counts while live too (the channel profile). Otherwise it
-  /// counts only while attempting: a live session's token is the server's to judge.
+  /// The expiry counts while live too (channel); else only while attempting (login: a live
+  /// session's token is the server's to judge).
   var tokenExpiresWhileLive: Bool
 
-  /// - Throws: ``TetherError/invalidArgument`` when an interval or the retry base is zero,
-  ///   the retry cap is below its base, or heartbeats are not more frequent than
-  ///   `interruptedAfter` (a quiet but healthy link would read as interrupted between two
-  ///   beats).
+  /// - Throws: ``TetherError/invalidArgument`` when the heartbeat interval or the retry base
+  ///   is zero, the cap is below the base, or heartbeats are not more frequent than
+  ///   `interruptedAfter` (a quiet but healthy link would read as interrupted).
   func validate() throws(TetherError) {
     guard heartbeatInterval != .zero, retry.base != .zero, heartbeatInterval < interruptedAfter,
       retry.cap >= retry.base
@@ -273,13 +261,11 @@ struct Effort {
 
 /// How a session takes a new token from the app.
 enum TokenChange {
-  /// A RENEW_TOKEN carries it to the server now: its expiry is unknown until the answer,
-  /// and the token the server last accepted is kept to go back to if it is refused.
+  /// In a RENEW_TOKEN now: expiry unknown until the answer; the last accepted token kept.
   case sentToServer
-  /// The next attempt carries it: the expiry already known keeps running until a server
-  /// accepts it (the channel profile, while (re)joining).
+  /// In the next attempt: the known expiry runs until a server accepts it (the channel).
   case forNextAttempt
-  /// It replaces the token outright; its expiry is unknown until a server says.
+  /// Outright: its expiry unknown until a server says.
   case afresh
 }
 
@@ -290,14 +276,12 @@ struct PendingRenewal {
   var previousWarned: Bool
 }
 
-/// What both profiles count the same way (each session's public counters show them).
+/// What both profiles count (their public counters): datagrams that did not decode,
+/// packets of another cookie (or of no session), packets the session had no use for (the
+/// profile says which), JOINs or LOGINs sent.
 struct LinkCounters {
-  /// Datagrams that did not decode.
   var malformed: UInt64 = 0
-  /// Packets whose cookie was not this session's (or that came with no session).
   var foreign: UInt64 = 0
-  /// Packets the session had no use for (the profile says which).
   var unexpected: UInt64 = 0
-  /// JOINs or LOGINs sent.
   var attempts: UInt64 = 0
 }
