@@ -20,9 +20,17 @@ enum Samples {
       ])
   }
 
-  /// The server's messages both profiles take, built from the input's fields, as both
-  /// session fuzzers number them (2, 4, 5, 6, 7); nil for the numbers of a profile's own.
-  static func linkMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message? {
+  /// A server → client message built from the input's fields (the encoder only writes
+  /// valid ones: this reaches the states raw bytes rarely do), one of `kinds`: those both
+  /// profiles take (2, 4, 5, 6, 7) built here, the others by `own`.
+  static func serverMessage(
+    _ input: inout FuzzInput, kinds: UInt8, own: (UInt8, inout FuzzInput) -> Message
+  ) -> Message {
+    let selector = input.u8() % kinds
+    return linkMessage(selector, &input) ?? own(selector, &input)
+  }
+
+  private static func linkMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message? {
     switch selector {
     case 2: return .heartbeatAck(sequence: input.u32(), serverTimeMs: input.u64())
     case 4: return .kick(input.pick(KickReason.allCases))

@@ -44,6 +44,13 @@ struct SeedProgram<Operation: FuzzOperation> {
     [UInt8(packet.count >> 8), UInt8(packet.count & 0xFF)] + packet
   }
 
+  /// Accepted (flags 0), then 30 s of silence from the server.
+  static var silent: Self {
+    var program = Self(flags: 0)
+    program.wait(seconds: 30)
+    return program
+  }
+
   /// Accepted (flags 0): `name` arrives, then an ack 2 s later, then 25 s pass.
   static func accepted(then name: String) -> Self {
     var program = Self(flags: 0)

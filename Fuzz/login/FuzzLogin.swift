@@ -121,11 +121,13 @@ struct LoginDriver: SessionFuzzer {
     }
   }
 
-  /// A server → client message built from the input's fields (the encoder only writes
-  /// valid ones: this reaches the states raw bytes rarely do).
+  /// A server → client message of one of 9 kinds: LOGIN_ACCEPT, LOGIN_REFUSE, CHANNEL_ACK
+  /// are the login's, and an ACCEPT (see ``Samples/serverMessage(_:kinds:own:)``).
   static func serverMessage(_ input: inout FuzzInput) -> Message {
-    let selector = input.u8() % 9
-    if let message = Samples.linkMessage(selector, &input) { return message }
+    Samples.serverMessage(&input, kinds: 9, own: loginMessage)
+  }
+
+  static func loginMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
     switch selector {
     case 0:
       return .loginAccept(

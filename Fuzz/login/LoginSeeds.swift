@@ -8,10 +8,7 @@ enum LoginSeeds {
 
   static func all() -> [(name: String, bytes: [UInt8])] {
     var seeds = SeedList<LoginOperation>()
-
-    var idle = Program(flags: 0)
-    idle.wait(seconds: 30)
-    seeds.add("connected-silent", idle)
+    seeds.add("connected-silent", .silent)
 
     for name in [
       "ack", "member-events", "channel-ack", "kick", "kick-remote-login", "token-expired",

@@ -85,11 +85,13 @@ struct SessionDriver: SessionFuzzer {
     }
   }
 
-  /// A server → client message built from the input's fields (the encoder only writes
-  /// valid ones: this reaches the states the raw bytes rarely do).
+  /// A server → client message of one of 8 kinds: ACCEPT, REFUSE, PRESENCE are the
+  /// channel's (see ``Samples/serverMessage(_:kinds:own:)``).
   static func serverMessage(_ input: inout FuzzInput) -> Message {
-    let selector = input.u8() % 8
-    if let message = Samples.linkMessage(selector, &input) { return message }
+    Samples.serverMessage(&input, kinds: 8, own: channelMessage)
+  }
+
+  static func channelMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
     switch selector {
     case 0:
       return .accept(
