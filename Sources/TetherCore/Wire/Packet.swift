@@ -29,8 +29,7 @@ public struct Packet: Equatable, Sendable {
     guard version == Self.version else { throw .unsupportedVersion(version) }
     let type = try reader.u8()
     let cookie = try reader.u64()
-    guard let kind = MessageType(rawValue: type) else { throw .unknownType(type) }
-    let message = try kind.decodeBody(&reader)
+    let message = try MessageType.decodeBody(type, &reader)
     try reader.expectEnd()
     return Packet(cookie: cookie, message: message)
   }
@@ -91,9 +90,9 @@ enum MessageType: UInt8 {
   case memberEvents = 0x8B
   case channelAck = 0x8C
 
-  func decodeBody(_ reader: inout ByteReader) throws(WireError) -> Message {
-    switch self {
-    case .join:
+  static func decodeBody(_ type: UInt8, _ reader: inout ByteReader) throws(WireError) -> Message {
+    switch type {
+    case MessageType.join.rawValue:
       let uid = try reader.u32()
       let flags = try reader.u8()
       guard flags & ~1 == 0 else { throw .invalidField }
@@ -102,13 +101,13 @@ enum MessageType: UInt8 {
       let token = try reader.field(Token.self, lengthWidth: 2)
       return .join(
         JoinRequest(uid: uid, appID: appID, channel: channel, token: token, isRejoin: flags == 1))
-    case .heartbeat:
+    case MessageType.heartbeat.rawValue:
       return .heartbeat(sequence: try reader.u32())
-    case .leave:
+    case MessageType.leave.rawValue:
       return .leave
-    case .renewToken:
+    case MessageType.renewToken.rawValue:
       return .renewToken(try reader.field(Token.self, lengthWidth: 2))
-    case .accept:
+    case MessageType.accept.rawValue:
       let uid = try reader.u32()
       let serverTime = try reader.u64()
       let timeLeft = try reader.u32()
@@ -117,45 +116,45 @@ enum MessageType: UInt8 {
       return .accept(
         JoinAccept(
           uid: uid, serverTimeMs: serverTime, tokenTimeLeftMs: timeLeft, resumed: flags == 1))
-    case .refuse:
+    case MessageType.refuse.rawValue:
       guard let reason = RefuseReason(rawValue: try reader.u8()) else { throw .invalidField }
       return .refuse(reason)
-    case .heartbeatAck:
+    case MessageType.heartbeatAck.rawValue:
       return .heartbeatAck(sequence: try reader.u32(), serverTimeMs: try reader.u64())
-    case .presence:
+    case MessageType.presence.rawValue:
       return .presence(try PresenceDigest(reading: &reader))
-    case .kick:
+    case MessageType.kick.rawValue:
       guard let reason = KickReason(rawValue: try reader.u8()) else { throw .invalidField }
       return .kick(reason)
-    case .tokenExpired:
+    case MessageType.tokenExpired.rawValue:
       return .tokenExpired
-    case .sessionUnknown:
+    case MessageType.sessionUnknown.rawValue:
       return .sessionUnknown
-    case .tokenRenewed:
+    case MessageType.tokenRenewed.rawValue:
       let status = try reader.u8()
       let timeLeft = try reader.u32()
       guard status == 0 || RefuseReason(rawValue: status) != nil else { throw .invalidField }
       return .tokenRenewed(
         TokenRenewal(refused: RefuseReason(rawValue: status), tokenTimeLeftMs: timeLeft))
-    case .login:
+    case MessageType.login.rawValue:
       let flags = try reader.u8()
       guard flags & ~1 == 0 else { throw .invalidField }
       let appID = try reader.field(AppID.self, lengthWidth: 1)
       let userID = try reader.field(UserID.self, lengthWidth: 1)
       let token = try reader.field(Token.self, lengthWidth: 2)
       return .login(LoginRequest(appID: appID, userID: userID, token: token, isRelogin: flags == 1))
-    case .loginHeartbeat:
+    case MessageType.loginHeartbeat.rawValue:
       return .loginHeartbeat(sequence: try reader.u32(), eventsReceived: try reader.u32())
-    case .logout:
+    case MessageType.logout.rawValue:
       return .logout
-    case .channelOperation:
+    case MessageType.channelOperation.rawValue:
       let sequence = try reader.u32()
       guard let kind = ChannelOperation.Kind(rawValue: try reader.u8()) else {
         throw .invalidField
       }
       let channel = try reader.field(ChannelName.self, lengthWidth: 1)
       return .channelOperation(ChannelOperation(sequence: sequence, kind: kind, channel: channel))
-    case .loginAccept:
+    case MessageType.loginAccept.rawValue:
       let serverTime = try reader.u64()
       let timeLeft = try reader.u32()
       let flags = try reader.u8()
@@ -165,14 +164,16 @@ enum MessageType: UInt8 {
         LoginAccept(
           serverTimeMs: serverTime, tokenTimeLeftMs: timeLeft, resumed: flags == 1,
           session: session))
-    case .loginRefuse:
+    case MessageType.loginRefuse.rawValue:
       let code = try reader.u8()
       guard code != 0 else { throw .invalidField }
       return .loginRefuse(code: code)
-    case .memberEvents:
+    case MessageType.memberEvents.rawValue:
       return .memberEvents(try MemberEvents(reading: &reader))
-    case .channelAck:
+    case MessageType.channelAck.rawValue:
       return .channelAck(session: try reader.u32(), sequence: try reader.u32())
+    default:
+      throw .unknownType(type)
     }
   }
 }
