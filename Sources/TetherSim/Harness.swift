@@ -22,6 +22,9 @@ public struct SessionHarness<Session: HarnessedSession> {
     session = try! Session(config: config, random: SeededRandom(seed: seed))
   }
 
+  public var state: Session.State { session.state }
+  public var reason: Session.Reason? { session.reason }
+
   /// The cookie of the current session (from the JOINs or LOGINs it sent).
   public var cookie: UInt64 {
     sent.last { Session.isAttempt($0.packet.message) }?.packet.cookie ?? 0
@@ -145,9 +148,13 @@ extension SessionHarness where Session.Notification: Equatable {
 public protocol HarnessedSession {
   associatedtype Notification
   associatedtype Config
+  associatedtype State
+  associatedtype Reason
   /// The config a harness uses unless told otherwise.
   static var harnessConfig: Config { get }
   init(config: Config, random: SeededRandom) throws(TetherError)
+  var state: State { get }
+  var reason: Reason? { get }
   var nextDeadline: Instant? { get }
   mutating func advance(to now: Instant, into output: inout SessionOutput<Notification>)
   mutating func receive(
@@ -183,9 +190,6 @@ extension ChannelSession: HarnessedSession where Random == SeededRandom {
 }
 
 extension SessionHarness where Session == ChannelSession<SeededRandom> {
-  public var state: ConnectionState { session.state }
-  public var reason: ConnectionChangedReason? { session.reason }
-
   public mutating func join(uid: UInt32 = 0, token: Token = Fixture.token) throws(TetherError) {
     try step { s, now, out throws(TetherError) in
       try s.join(token: token, channel: Fixture.channel, uid: uid, now: now, into: &out)

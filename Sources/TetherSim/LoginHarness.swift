@@ -23,9 +23,6 @@ extension SessionHarness where Session == LoginSession<SeededRandom> {
   public static var otherUser: UserID { try! UserID(validating: Array("bob".utf8)) }
   public static var config: LoginConfig { Session.harnessConfig }
 
-  public var state: LoginState { session.state }
-  public var reason: LoginChangeReason? { session.reason }
-
   // MARK: - Calls
 
   public mutating func login(token: Token? = Fixture.token, userID: UserID? = LoginHarness.user)

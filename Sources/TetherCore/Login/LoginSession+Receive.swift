@@ -26,11 +26,11 @@ extension LoginSession {
       refused(LoginError(refusal: code), into: &output)
     case .heartbeatAck:
       guard isConnected else { return unexpected() }
-      link.proven(now)
+      link.lastData = now
     case .channelAck(let session, let sequence):
       guard isConnected else { return unexpected() }
       guard session == channels.serverSession else { return stale() }
-      link.proven(now)
+      link.lastData = now
       channels.acknowledge(upTo: sequence)
     case .memberEvents(let events):
       guard isConnected else { return unexpected() }

@@ -66,7 +66,12 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   public var memberCount: Int { members.count }
 
   /// Where the current (re)join effort stands; nil unless CONNECTING or RECONNECTING.
-  public var retryStatus: RetryStatus? { link.effort.map(RetryStatus.init) }
+  public var retryStatus: RetryStatus? {
+    guard let effort = link.effort else { return nil }
+    return RetryStatus(
+      attempt: effort.attempt, nextAttemptAt: effort.nextAttemptAt,
+      giveUpAt: effort.endsAt ?? Instant(nanoseconds: .max))
+  }
 
   // MARK: - Shared steps
 
@@ -81,7 +86,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   /// A packet arrived that proves the round trip.
   mutating func recordData(_ now: Instant) {
     recordHeard(now)
-    link.proven(now)
+    link.lastData = now
   }
 
   /// A packet of this session arrived: the members' clock resumes if it had stopped.
@@ -136,15 +141,13 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
 
   @inline(never)  // three callers; one copy in the Embedded library
   mutating func sendJoinAttempt(now: Instant, into output: inout ChannelOutput) {
-    guard let membership, let effort = link.nextAttempt(now: now, draw: random.next()) else {
-      return
-    }
+    guard let membership, link.nextAttempt(now: now, draw: random.next()) != nil else { return }
     link.counters.attempts &+= 1
     let request = JoinRequest(
       uid: membership.uid, appID: config.appID, channel: membership.channel,
       token: link.token, isRejoin: link.everAccepted)
     output.send(Packet(cookie: link.cookie, message: .join(request)))
-    output.notify(.joinAttempt(RetryStatus(effort)))
+    if let status = retryStatus { output.notify(.joinAttempt(status)) }
   }
 }
 
@@ -159,15 +162,6 @@ public struct ChannelCounters: Equatable, Sendable {
   public var unexpected: UInt64 = 0
   /// JOINs sent: first joins, their retries, and rejoins.
   public var joinAttempts: UInt64 = 0
-}
-
-extension RetryStatus {
-  /// Where `effort` stands (a channel session's always ends: its give-up).
-  init(_ effort: Effort) {
-    self.init(
-      attempt: effort.attempt, nextAttemptAt: effort.nextAttemptAt,
-      giveUpAt: effort.endsAt ?? Instant(nanoseconds: .max))
-  }
 }
 
 /// The join being made or held: what only a channel session has (the link holds its

@@ -94,9 +94,6 @@ struct LinkCore {
     return packet.message
   }
 
-  /// A packet arrived that proves the round trip (the profile says which).
-  mutating func proven(_ now: Instant) { lastData = now }
-
   /// A server accepted this session: proof of the round trip, heartbeats (a repeated accept
   /// keeps their grid), the server's expiry. Returns whether one had accepted it before.
   mutating func accepted(tokenTimeLeftMs: UInt32, now: Instant) -> Bool {
