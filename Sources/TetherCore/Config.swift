@@ -44,9 +44,7 @@ public struct ChannelConfig: Sendable {
       remoteOfflineAfter >= interruptedAfter, tokenWillExpireBefore != .zero
     else { throw .invalidArgument }
   }
-}
 
-extension ChannelConfig {
   /// What the link runs on: the token is warned about and judged here, even while live.
   var linkTiming: LinkTiming {
     LinkTiming(

@@ -136,9 +136,7 @@ public struct SessionHarness<Session: HarnessedSession> {
   public func time(of match: (Session.Notification) -> Bool) -> Instant? {
     log.first { match($0.notification) }?.at
   }
-}
 
-extension SessionHarness where Session.Notification: Equatable {
   public func time(of notification: Session.Notification) -> Instant? {
     time { $0 == notification }
   }
@@ -146,7 +144,7 @@ extension SessionHarness where Session.Notification: Equatable {
 
 /// What a harness needs of a session: both profiles' sessions have it.
 public protocol HarnessedSession {
-  associatedtype Notification
+  associatedtype Notification: Equatable
   associatedtype Config
   associatedtype State
   associatedtype Reason

@@ -28,9 +28,7 @@ public struct LoginConfig: Sendable {
     try linkTiming.validate()
     guard loginTimeout != .zero else { throw .invalidArgument }
   }
-}
 
-extension LoginConfig {
   /// What the link runs on: no warning before the token expires, and its expiry counts
   /// only while reconnecting (while CONNECTED the server judges the token).
   var linkTiming: LinkTiming {

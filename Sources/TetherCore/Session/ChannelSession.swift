@@ -67,7 +67,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
 
   /// Where the current (re)join effort stands; nil unless CONNECTING or RECONNECTING.
   public var retryStatus: RetryStatus? {
-    guard let effort = link.effort else { return nil }
+    guard case .attempting(let effort) = link.phase else { return nil }
     return RetryStatus(
       attempt: effort.attempt, nextAttemptAt: effort.nextAttemptAt,
       giveUpAt: effort.endsAt ?? Instant(nanoseconds: .max))

@@ -149,11 +149,6 @@ struct LinkCore {
     phase = .attempting(effort)
   }
 
-  /// The effort's attempts so far; nil unless attempting.
-  var effort: Effort? {
-    if case .attempting(let effort) = phase { effort } else { nil }
-  }
-
   // MARK: - Heartbeats
 
   /// The heartbeat due at `due` goes out now: returns its sequence. The next stays on the
