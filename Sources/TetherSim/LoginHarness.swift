@@ -1,7 +1,5 @@
 import TetherCore
 
-// MARK: - The login profile
-
 /// One login session on a virtual clock (see ``SessionHarness``).
 public typealias LoginHarness = SessionHarness<LoginSession<SeededRandom>>
 

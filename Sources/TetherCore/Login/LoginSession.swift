@@ -158,8 +158,7 @@ public struct LoginCounters: Equatable, Sendable {
   public var staleSession: UInt64 = 0
 }
 
-/// The login being made or held: what only a login session has (the link holds its
-/// cookie and token).
+/// The login being made or held (the link holds its cookie and token).
 struct Account {
   let userID: UserID
   /// The `login` call's result is not reported yet.

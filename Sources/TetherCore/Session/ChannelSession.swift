@@ -158,14 +158,13 @@ public struct ChannelCounters: Equatable, Sendable {
   public var malformed: UInt64 = 0
   /// Packets whose cookie was not this session's (or that came with no session).
   public var foreign: UInt64 = 0
-  /// Packets of a client-to-server type.
+  /// Packets of a client-to-server type, or of the login profile.
   public var unexpected: UInt64 = 0
   /// JOINs sent: first joins, their retries, and rejoins.
   public var joinAttempts: UInt64 = 0
 }
 
-/// The join being made or held: what only a channel session has (the link holds its
-/// cookie and token).
+/// The join being made or held (the link holds its cookie and token).
 struct Membership {
   let channel: ChannelName
   /// Asked for, then the server's.

@@ -1,5 +1,3 @@
-// MARK: - Deadlines
-
 /// Everything a session waits for; on a tie the earlier case fires first. `giveUp` is the
 /// effort's end (the channel's give-up, the first login's timeout), `own` the profile's
 /// own deadline while live (the channel's member verdicts). A login session has no
@@ -7,8 +5,7 @@
 enum LinkDeadline: CaseIterable, Sendable {
   case tokenWillExpire, tokenExpiry, giveUp, lost, interrupted, retry, heartbeat, own
 
-  /// Every case, in order. A stored array, read in place: iterating `allCases` costs code to
-  /// retain and release the array it returns.
+  /// Every case, in order, read in place (iterating `allCases` retains its array).
   static let all: [LinkDeadline] = [
     .tokenWillExpire, .tokenExpiry, .giveUp, .lost, .interrupted, .retry, .heartbeat, .own,
   ]

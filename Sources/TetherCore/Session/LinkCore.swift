@@ -230,24 +230,22 @@ struct LinkTiming {
   }
 }
 
-/// What the link does on the network.
+/// What the link does on the network: nothing (no session, or one stopped in the
+/// profile's terminal state), attempts (CONNECTING, RECONNECTING), or heartbeats
+/// (CONNECTED).
 enum LinkPhase {
-  /// Nothing: no session, or one stopped in the profile's terminal state.
   case idle
-  /// Sending attempts (JOINs, LOGINs): CONNECTING or RECONNECTING.
   case attempting(Effort)
-  /// Accepted: CONNECTED, heartbeating.
   case live(nextHeartbeatAt: Instant)
 }
 
-/// A (re)connect effort: its attempts and the thresholds it runs against.
+/// A (re)connect effort: its attempts (1 for the first, 0 before it), and the thresholds
+/// it runs against: its end (the profile gives up) and connection-lost (nil: never, or
+/// reported already).
 struct Effort {
-  /// 1 for the first attempt of the effort, then 2, 3, ...; 0 before the first.
   var attempt: UInt32
   var nextAttemptAt: Instant
-  /// The profile gives up here; nil: never.
   var endsAt: Instant?
-  /// connection-lost falls due here; nil: never, or reported already.
   var lostAt: Instant?
 }
 
