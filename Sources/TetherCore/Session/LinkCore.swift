@@ -33,7 +33,7 @@ struct LinkCore {
   var renewal: PendingRenewal?
   var counters = LinkCounters()
 
-  @inline(never)
+  @inline(never)  // one copy for both profiles' creates
   init(timing: LinkTiming) { self.timing = timing }
 
   /// Never lets time run backwards, whatever the driver passes.
