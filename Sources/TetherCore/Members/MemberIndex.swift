@@ -79,8 +79,7 @@ struct MemberIndex {
   private mutating func grow(in members: [RemoteMembers.Member]) {
     let old = table
     table = []
-    // One append at a time: no specialization of append(contentsOf:) for this alone.
-    for _ in 0..<max(16, 2 * old.count) { table.append(Self.empty) }
+    table.append(contentsOf: repeatElement(Self.empty, count: max(16, 2 * old.count)))
     for slot in old where slot != Self.empty { place(slot, uid: members[Int(slot)].uid) }
   }
 }

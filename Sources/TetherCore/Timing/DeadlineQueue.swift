@@ -37,8 +37,9 @@ public struct DeadlineQueue {
   /// Makes room for slots 0..<`slots` (and for as many entries) now, so later calls do not
   /// grow the storage.
   public mutating func reserve(slots: Int) {
-    // One append at a time: no specialization of append(contentsOf:) for this alone.
-    while heap.positions.count < slots { heap.positions.append(-1) }
+    if heap.positions.count < slots {
+      heap.positions.append(contentsOf: repeatElement(-1, count: slots - heap.positions.count))
+    }
     heap.reserveCapacity(slots)
   }
 
