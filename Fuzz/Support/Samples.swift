@@ -20,6 +20,34 @@ enum Samples {
       ])
   }
 
+  /// A server → client message built from the input's fields (the encoder only writes
+  /// valid ones: this reaches the states raw bytes rarely do), one of `kinds`: those both
+  /// profiles take (2, 4, 5, 6, 7) built here, the others by `own`.
+  static func serverMessage(
+    _ input: inout FuzzInput, kinds: UInt8, own: (UInt8, inout FuzzInput) -> Message
+  ) -> Message {
+    let selector = input.u8() % kinds
+    return linkMessage(selector, &input) ?? own(selector, &input)
+  }
+
+  private static func linkMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message? {
+    switch selector {
+    case 2: return .heartbeatAck(sequence: input.u32(), serverTimeMs: input.u64())
+    case 4: return .kick(input.pick(KickReason.allCases))
+    case 5: return .tokenExpired
+    case 6: return .sessionUnknown
+    case 7:
+      let refused: RefuseReason? = input.bool() ? nil : input.pick(RefuseReason.allCases)
+      return .tokenRenewed(TokenRenewal(refused: refused, tokenTimeLeftMs: input.u32()))
+    default: return nil
+    }
+  }
+
+  /// The encoding of the sample packet `name` (with cookie 0).
+  static func packet(_ name: String) -> [UInt8] {
+    packets(cookie: 0).first { $0.name == name }!.packet.encoded
+  }
+
   /// One packet of every message type, as the encoder writes them.
   static func packets(cookie: UInt64) -> [(name: String, packet: Packet)] {
     let join = JoinRequest(uid: 7, appID: appID, channel: channel, token: token, isRejoin: true)

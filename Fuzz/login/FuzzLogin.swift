@@ -22,14 +22,7 @@ import TetherCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzLogin(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-  var input = FuzzInput(start, count)
-  guard var driver = LoginDriver(&input) else { return 0 }
-  var operations = 0
-  while !input.isEmpty && operations < 512 && driver.firingsLeft > 0 {
-    operations += 1
-    driver.perform(&input)
-  }
-  return 0
+  LoginDriver.fuzz(start, count)
 }
 
 /// What the fuzzer's input does next.
@@ -38,14 +31,13 @@ enum LoginOperation: UInt8, CaseIterable {
   case lateWakeUp, login, logout, join, leave, renew, networkChanged
 }
 
-struct LoginDriver {
+struct LoginDriver: SessionFuzzer {
   var session: LoginSession<SeededRandom>
   var now = Instant(nanoseconds: 1_000_000_000)
   var output = LoginOutput()
   var invariants = LoginInvariants()
   /// The cookie of the current login (from its LOGINs), 0 before the first.
   var cookie: UInt64 = 0
-  /// A cost cap, not a property (see fuzz-session): retries milliseconds apart for days.
   /// Lower than fuzz-session's: each firing's checks decode what it sent (a LOGIN may
   /// carry a 512-byte token), and an input that reaches the cap is still one of the slowest.
   var firingsLeft = 10_000
@@ -74,29 +66,15 @@ struct LoginDriver {
     login(token: Samples.token, userID: Samples.user)
     if flags & 4 == 0 {
       let timeLeft: UInt32 = flags & 8 == 0 ? 0 : 45_000
-      deliver(
-        Packet(
-          cookie: cookie,
-          message: .loginAccept(
-            LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: timeLeft, resumed: false))
-        ).encoded)
+      deliver(.loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: timeLeft, resumed: false)))
     }
   }
 
   mutating func perform(_ input: inout FuzzInput) {
     switch input.pick(LoginOperation.allCases) {
-    case .rawDatagram:
-      deliver(input.bytes(Int(input.u16() % 1300)))
-    case .ownCookieDatagram:
-      var bytes = input.bytes(Int(input.u16() % 1300))
-      if bytes.count >= Packet.headerSize {
-        for index in 4..<Packet.headerSize {
-          bytes[index] = UInt8(truncatingIfNeeded: cookie >> UInt64(8 * (11 - index)))
-        }
-      }
-      deliver(bytes)
-    case .message:
-      deliver(Packet(cookie: cookie, message: Self.serverMessage(&input)).encoded)
+    case .rawDatagram: deliverRaw(&input)
+    case .ownCookieDatagram: deliverOwnCookie(&input)
+    case .message: deliver(Self.serverMessage(&input))
     case .memberEvents:
       var entries: [MemberEvent.Entry] = []
       for _ in 0..<Int(1 + input.u8() % 8) {
@@ -106,18 +84,12 @@ struct LoginDriver {
             userID: input.bool() ? Samples.otherUser : Samples.user))
       }
       let first = input.pick([0, 1, 2, 3, 5, UInt32.max], orAny: true)
-      let batch = try! MemberEvents(firstSequence: first, entries: entries)
-      deliver(Packet(cookie: cookie, message: .memberEvents(batch)).encoded)
-    case .advance:
-      run(until: now + .milliseconds(input.milliseconds()))
-    case .runToDeadline:
-      if let due = session.nextDeadline { run(until: due) }
+      deliver(.memberEvents(try! MemberEvents(firstSequence: first, entries: entries)))
+    case .advance: wait(&input)
+    case .runToDeadline: runToDeadline()
     case .lateWakeUp:
-      let before = session.state
       now = now + .milliseconds(input.milliseconds())
-      output.removeAll()
-      session.advance(to: now, into: &output)
-      check(before: before, .advance)
+      advance()
     case .login:
       let choice = input.u8()
       let token: Token? = choice & 3 == 3 ? nil : (choice & 4 == 0 ? Samples.token : Self.longToken)
@@ -149,10 +121,14 @@ struct LoginDriver {
     }
   }
 
-  /// A server → client message built from the input's fields (the encoder only writes
-  /// valid ones: this reaches the states raw bytes rarely do).
+  /// A server → client message of one of 9 kinds: LOGIN_ACCEPT, LOGIN_REFUSE, CHANNEL_ACK
+  /// are the login's, and an ACCEPT (see ``Samples/serverMessage(_:kinds:own:)``).
   static func serverMessage(_ input: inout FuzzInput) -> Message {
-    switch input.u8() % 9 {
+    Samples.serverMessage(&input, kinds: 9, own: loginMessage)
+  }
+
+  static func loginMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
+    switch selector {
     case 0:
       return .loginAccept(
         LoginAccept(
@@ -160,14 +136,7 @@ struct LoginDriver {
           tokenTimeLeftMs: input.pick([0, 1, 4_000, 45_000], orAny: true),
           resumed: input.bool()))
     case 1: return .loginRefuse(code: input.u8())
-    case 2: return .heartbeatAck(sequence: input.u32(), serverTimeMs: input.u64())
     case 3: return .channelAck(sequence: input.pick([0, 1, 2, 5, UInt32.max], orAny: true))
-    case 4: return .kick(input.pick(KickReason.allCases))
-    case 5: return .tokenExpired
-    case 6: return .sessionUnknown
-    case 7:
-      let refused: RefuseReason? = input.bool() ? nil : input.pick(RefuseReason.allCases)
-      return .tokenRenewed(TokenRenewal(refused: refused, tokenTimeLeftMs: input.u32()))
     default:
       // A channel-profile packet: a login session has no use for it.
       return .accept(
@@ -196,32 +165,20 @@ struct LoginDriver {
     check(before: before, .call)
   }
 
-  mutating func deliver(_ bytes: [UInt8]) {
-    let decoded = try? Packet.decode(bytes[...])
-    if let decoded {
-      require(decoded.encoded == bytes, "decode then encode changed \(bytes)")
-    }
+  mutating func receive(_ bytes: [UInt8], decoded: Packet?) -> WireError? {
     let before = session.state
     output.removeAll()
     let error = session.receive(datagram: bytes[...], now: now, into: &output)
-    require((error == nil) == (decoded != nil), "receive and decode disagree on \(bytes)")
     let own = decoded.flatMap { $0.cookie == cookie && cookie != 0 ? $0.message : nil }
     check(before: before, .datagram(own))
+    return error
   }
 
-  /// Moves the clock to `time`, firing every deadline on the way at its instant.
-  mutating func run(until time: Instant) {
-    while let due = session.nextDeadline, due <= time {
-      guard firingsLeft > 0 else { return }
-      firingsLeft -= 1
-      require(due > now || now.nanoseconds == .max, "deadline \(due) not after now \(now)")
-      let before = session.state
-      now = due
-      output.removeAll()
-      session.advance(to: now, into: &output)
-      check(before: before, .advance)
-    }
-    now = time
+  mutating func advance() {
+    let before = session.state
+    output.removeAll()
+    session.advance(to: now, into: &output)
+    check(before: before, .advance)
   }
 
   mutating func check(before: LoginState, _ step: LoginInvariants.Step) {

@@ -16,14 +16,7 @@ import TetherCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSession(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-  var input = FuzzInput(start, count)
-  guard var driver = SessionDriver(&input) else { return 0 }
-  var operations = 0
-  while !input.isEmpty && operations < 512 && driver.firingsLeft > 0 {
-    operations += 1
-    driver.perform(&input)
-  }
-  return 0
+  SessionDriver.fuzz(start, count)
 }
 
 /// What the fuzzer's input does next.
@@ -32,7 +25,7 @@ enum Operation: UInt8, CaseIterable {
   case leave, join, renew, networkChanged, endpointChanged
 }
 
-struct SessionDriver {
+struct SessionDriver: SessionFuzzer {
   var session: ChannelSession<SeededRandom>
   var now = Instant(nanoseconds: 1_000_000_000)
   var output = ChannelOutput()
@@ -41,9 +34,6 @@ struct SessionDriver {
   var lastStateChange: (ConnectionState, ConnectionChangedReason)?
   /// Left, and not joined since: nothing may be reported.
   var left = false
-  /// Deadlines this input may still fire: a config with retries milliseconds apart and a
-  /// give-up days away fires millions, legitimately; the input stops there (a cost cap,
-  /// not a property: each firing is checked to move time forward).
   var firingsLeft = 50_000
 
   /// Reads a config and the opening (join, then an ACCEPT unless the input says not),
@@ -69,32 +59,17 @@ struct SessionDriver {
     if flags & 4 == 0 {
       let timeLeft: UInt32 = flags & 8 == 0 ? 0 : 45_000
       deliver(
-        Packet(
-          cookie: cookie,
-          message: .accept(
-            JoinAccept(uid: 1001, serverTimeMs: 0, tokenTimeLeftMs: timeLeft, resumed: false))
-        ).encoded)
+        .accept(JoinAccept(uid: 1001, serverTimeMs: 0, tokenTimeLeftMs: timeLeft, resumed: false)))
     }
   }
 
   mutating func perform(_ input: inout FuzzInput) {
     switch input.pick(Operation.allCases) {
-    case .rawDatagram:
-      deliver(input.bytes(Int(input.u16() % 1300)))
-    case .ownCookieDatagram:
-      var bytes = input.bytes(Int(input.u16() % 1300))
-      if bytes.count >= Packet.headerSize {
-        for index in 4..<Packet.headerSize {
-          bytes[index] = UInt8(truncatingIfNeeded: cookie >> UInt64(8 * (11 - index)))
-        }
-      }
-      deliver(bytes)
-    case .message:
-      deliver(Packet(cookie: cookie, message: Self.serverMessage(&input)).encoded)
-    case .advance:
-      run(until: now + .milliseconds(input.milliseconds()))
-    case .runToDeadline:
-      if let due = session.nextDeadline { run(until: due) }
+    case .rawDatagram: deliverRaw(&input)
+    case .ownCookieDatagram: deliverOwnCookie(&input)
+    case .message: deliver(Self.serverMessage(&input))
+    case .advance: wait(&input)
+    case .runToDeadline: runToDeadline()
     case .leave:
       leave()
     case .join:
@@ -110,10 +85,14 @@ struct SessionDriver {
     }
   }
 
-  /// A server → client message built from the input's fields (the encoder only writes
-  /// valid ones: this reaches the states the raw bytes rarely do).
+  /// A server → client message of one of 8 kinds: ACCEPT, REFUSE, PRESENCE are the
+  /// channel's (see ``Samples/serverMessage(_:kinds:own:)``).
   static func serverMessage(_ input: inout FuzzInput) -> Message {
-    switch input.u8() % 8 {
+    Samples.serverMessage(&input, kinds: 8, own: channelMessage)
+  }
+
+  static func channelMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
+    switch selector {
     case 0:
       return .accept(
         JoinAccept(
@@ -121,8 +100,7 @@ struct SessionDriver {
           tokenTimeLeftMs: input.pick([0, 1, 29_999, 30_001, 45_000], orAny: true),
           resumed: input.bool()))
     case 1: return .refuse(input.pick(RefuseReason.allCases))
-    case 2: return .heartbeatAck(sequence: input.u32(), serverTimeMs: input.u64())
-    case 3:
+    default:  // 3
       var entries: [PresenceEntry] = []
       for _ in 0..<Int(input.u8() % 8) {
         let uid = input.pick([1, 2, 3, 1001], orAny: true)
@@ -131,12 +109,6 @@ struct SessionDriver {
         entries.append(PresenceEntry(uid: uid, kind: kind, silentForMs: silent))
       }
       return .presence(try! PresenceDigest(entries))
-    case 4: return .kick(input.pick(KickReason.allCases))
-    case 5: return .tokenExpired
-    case 6: return .sessionUnknown
-    default:
-      let refused: RefuseReason? = input.bool() ? nil : input.pick(RefuseReason.allCases)
-      return .tokenRenewed(TokenRenewal(refused: refused, tokenTimeLeftMs: input.u32()))
     }
   }
 
@@ -159,26 +131,11 @@ struct SessionDriver {
     left = true
   }
 
-  mutating func deliver(_ bytes: [UInt8]) {
-    let decoded = try? Packet.decode(bytes[...])
-    if let decoded {
-      require(decoded.encoded == bytes, "decode then encode changed \(bytes)")
-    }
-    let error = step { s, now, out in s.receive(datagram: bytes[...], now: now, into: &out) }
-    require((error == nil) == (decoded != nil), "receive and decode disagree on \(bytes)")
+  mutating func receive(_ bytes: [UInt8], decoded: Packet?) -> WireError? {
+    step { s, now, out in s.receive(datagram: bytes[...], now: now, into: &out) }
   }
 
-  /// Moves the clock to `time`, firing every deadline on the way at its instant.
-  mutating func run(until time: Instant) {
-    while let due = session.nextDeadline, due <= time {
-      guard firingsLeft > 0 else { return }
-      firingsLeft -= 1
-      require(due > now || now.nanoseconds == .max, "deadline \(due) not after now \(now)")
-      now = due
-      step { s, now, out in s.advance(to: now, into: &out) }
-    }
-    now = time
-  }
+  mutating func advance() { step { s, now, out in s.advance(to: now, into: &out) } }
 
   /// Runs `body` at `now`, then checks the properties on what it produced.
   @discardableResult

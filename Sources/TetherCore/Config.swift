@@ -33,22 +33,22 @@ public struct ChannelConfig: Sendable {
 
   /// Checks that every interval is usable and that the thresholds come in the order the
   /// timeline needs.
-  /// - Throws: ``TetherError/invalidArgument`` when a threshold, the heartbeat interval or
-  ///   the retry base is zero, the retry cap is below the retry base, heartbeats are not
-  ///   more frequent than `interruptedAfter` (the session would call a quiet but healthy
-  ///   link interrupted between two beats), `lostAfter` is below `interruptedAfter`,
-  ///   `giveUpAfter` below `lostAfter`, or `remoteOfflineAfter` below `interruptedAfter`
-  ///   (a member would be dropped before it could be reported interrupted).
+  /// - Throws: ``TetherError/invalidArgument`` when the link's timing does not validate
+  ///   (``LinkTiming/validate()``), a threshold is zero, `lostAfter` is below
+  ///   `interruptedAfter`, `giveUpAfter` below `lostAfter`, or `remoteOfflineAfter` below
+  ///   `interruptedAfter` (a member would be dropped before it could be reported
+  ///   interrupted).
   public func validate() throws(TetherError) {
-    guard heartbeatInterval < interruptedAfter else { throw .invalidArgument }
-    let positive = [
-      interruptedAfter, lostAfter, remoteOfflineAfter, giveUpAfter, tokenWillExpireBefore,
-      heartbeatInterval, retry.base,
-    ]
-    for interval in positive where interval == .zero { throw .invalidArgument }
-    guard retry.cap >= retry.base else { throw .invalidArgument }
+    try linkTiming.validate()
     guard lostAfter >= interruptedAfter, giveUpAfter >= lostAfter,
-      remoteOfflineAfter >= interruptedAfter
+      remoteOfflineAfter >= interruptedAfter, tokenWillExpireBefore != .zero
     else { throw .invalidArgument }
+  }
+
+  /// What the link runs on: the token is warned about and judged here, even while live.
+  var linkTiming: LinkTiming {
+    LinkTiming(
+      interruptedAfter: interruptedAfter, heartbeatInterval: heartbeatInterval, retry: retry,
+      tokenWarningBefore: tokenWillExpireBefore, tokenExpiresWhileLive: true)
   }
 }

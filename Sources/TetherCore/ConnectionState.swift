@@ -7,14 +7,18 @@ public enum ConnectionState: Int32, CaseIterable, Sendable {
   case failed = 5
 
   /// The C spelling without its prefix (`TETHER_CONNECTION_STATE_` + name).
-  public var name: StaticString {
-    switch self {
-    case .disconnected: "DISCONNECTED"
-    case .connecting: "CONNECTING"
-    case .connected: "CONNECTED"
-    case .reconnecting: "RECONNECTING"
-    case .failed: "FAILED"
-    }
+  public var name: StaticString { stateName(rawValue, fifth: "FAILED") }
+}
+
+/// The C spelling of a state of either profile: the first four are the same in both (and
+/// numbered alike), the fifth is the profile's own end.
+func stateName(_ value: Int32, fifth: StaticString) -> StaticString {
+  switch value {
+  case 1: "DISCONNECTED"
+  case 2: "CONNECTING"
+  case 3: "CONNECTED"
+  case 4: "RECONNECTING"
+  default: fifth
   }
 }
 

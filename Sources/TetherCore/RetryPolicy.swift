@@ -32,10 +32,15 @@ public struct RetryPolicy: Sendable {
   public func delay<R: RandomNumberGenerator>(afterAttempt attempt: UInt32, using random: inout R)
     -> Interval
   {
+    delay(afterAttempt: attempt, draw: random.next())
+  }
+
+  /// The delay before the attempt that follows attempt `attempt`, placed by `draw`, one
+  /// uniform random number.
+  public func delay(afterAttempt attempt: UInt32, draw: UInt64) -> Interval {
     // One draw scaled by multiply-high: uniform enough, and bounded in time whatever the
     // generator returns (the standard library's rejection sampling may loop).
     let ceiling = ceiling(afterAttempt: attempt).nanoseconds
-    let draw = random.next()
     let drawn = ceiling == .max ? draw : draw.multipliedFullWidth(by: ceiling + 1).high
     return max(floor, Interval(nanoseconds: drawn))
   }

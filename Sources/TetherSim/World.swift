@@ -269,6 +269,13 @@ public struct World<Client: SimClient> {
 
   // MARK: - Network
 
+  /// Sends `bytes` to the server as if client `i` had sent them (a replay, a forgery), over
+  /// its uplink as it is.
+  public mutating func sendRaw(_ bytes: [UInt8], from i: Int) {
+    send(toServer: true, client: i, bytes: bytes, packet: try? Packet.decode(bytes[...]))
+    flush()
+  }
+
   private mutating func send(_ sent: [Sent], from i: Int) {
     for (bytes, packet) in sent {
       if watchesServer, let packet { noteSent(packet, by: i) }

@@ -272,6 +272,19 @@ import TetherSim
         == ChannelCounters(malformed: 1, foreign: 1, unexpected: 1, joinAttempts: 1))
   }
 
+  /// KICK REMOTE_LOGIN ends a login session taken over by another login of its user id:
+  /// the login profile's, so a channel session counts it and goes on (SAME_UID_LOGIN is a
+  /// channel's takeover, KICK SAME_UID).
+  @Test func kickRemoteLogin_isTheLoginProfiles_countedAndIgnored() {
+    var h = Harness.connected()
+    let mark = h.mark
+    h.deliver(.kick(.remoteLogin))
+    #expect(h.state == .connected && h.mainNotifications(since: mark).isEmpty)
+    #expect(h.session.counters.unexpected == 1)
+    h.deliver(.kick(.sameUID))
+    #expect(h.state == .failed && h.reason == .sameUIDLogin)
+  }
+
   @Test func time_runningBackwards_isClampedNotTrusted() {
     var h = Harness.connected()
     h.run(for: .ms(3000))

@@ -13,7 +13,12 @@ import TetherSim
   static let other = try! ChannelName(validating: Array("other".utf8))
 
   @Test func loginTransitionTable_inDocsStatesMD_isWhatTheCodeDoes() throws {
-    try GeneratedDocs.check(section: Self.begin, is: Self.render())
+    try GeneratedDocs.check(section: Self.begin, is: Self.table.render())
+  }
+
+  static var table: Table {
+    Table(
+      fixtures: fixtures, events: events, deadlines: deadlines, snapshot: Snapshot.init, row: row)
   }
 
   /// Every starting state of the table is reached, and each fixture is what its name says.
@@ -29,9 +34,9 @@ import TetherSim
       let h = make()
       #expect(h.state == state && h.reason == reason, "\(name)")
     }
-    #expect(fixtures[3].1().session.account?.renewalFallback != nil)
-    #expect(fixtures[4].1().session.account?.tokenExpiryReported == false)
-    #expect(fixtures[5].1().session.account?.tokenExpiryReported == true)
+    #expect(fixtures[3].1().session.link.renewal != nil)
+    #expect(fixtures[4].1().session.link.tokenExpiryReported == false)
+    #expect(fixtures[5].1().session.link.tokenExpiryReported == true)
   }
 
   // MARK: - Fixtures: one session per starting state
@@ -39,13 +44,13 @@ import TetherSim
   /// Logged in at 0 and accepted at 100 ms with a one-hour token, in `lobby` (acknowledged),
   /// then `then`.
   static func connected(_ then: @escaping (inout H) -> Void) -> () -> H {
-    {
-      var h = H.connected(tokenTimeLeftMs: 3_600_000)
-      try! h.join(room)
-      h.deliver(.channelAck(sequence: 1))
-      then(&h)
-      return h
-    }
+    Table.fixture(
+      { H.connected(tokenTimeLeftMs: 3_600_000) },
+      then: {
+        try! $0.join(room)
+        $0.deliver(.channelAck(sequence: 1))
+        then(&$0)
+      })
   }
 
   static var fixtures: [(String, () -> H)] {
@@ -53,13 +58,13 @@ import TetherSim
       ("DISCONNECTED", { H() }),
       (
         "CONNECTING",
-        {
-          var h = H()
-          try! h.login()
-          try! h.join(room)
-          h.run(for: .ms(300))
-          return h
-        }
+        Table.fixture(
+          { H() },
+          then: {
+            try! $0.login()
+            try! $0.join(room)
+            $0.run(for: .ms(300))
+          })
       ),
       ("CONNECTED", connected { $0.run(for: .ms(500), answering: true) }),
       (
@@ -84,41 +89,22 @@ import TetherSim
 
   // MARK: - Events
 
-  typealias Apply = (inout H) -> String
+  typealias Table = TransitionTable<LoginSession<SeededRandom>, Snapshot>
 
-  /// A call that throws `E`; the C return code is the error negated.
-  static func call<E: Error>(
-    _ code: @escaping (E) -> (Int32, StaticString),
-    _ body: @escaping (inout H) throws(E) -> Void
-  ) -> Apply {
-    { h in
-      do throws(E) {
-        try body(&h)
-        return "0"
-      } catch {
-        let (value, name) = code(error)
-        return "-\(value) (\(name))"
-      }
-    }
+  static func login(_ body: @escaping (inout H) throws(LoginError) -> Void) -> Table.Apply {
+    Table.call({ (e: LoginError) in "-\(e.rawValue) (\(e.name))" }, body)
   }
 
-  static func login(_ body: @escaping (inout H) throws(LoginError) -> Void) -> Apply {
-    call({ (e: LoginError) in (e.rawValue, e.name) }, body)
+  static func logout(_ body: @escaping (inout H) throws(LogoutError) -> Void) -> Table.Apply {
+    Table.call({ (e: LogoutError) in "-\(e.rawValue) (\(e.name))" }, body)
   }
 
-  static func logout(_ body: @escaping (inout H) throws(LogoutError) -> Void) -> Apply {
-    call({ (e: LogoutError) in (e.rawValue, e.name) }, body)
+  static func channelCall(_ body: @escaping (inout H) throws(TetherError) -> Void) -> Table.Apply {
+    Table.call({ (e: TetherError) in "\(e.rawValue) (\(e.name))" }, body)
   }
 
-  static func channelCall(_ body: @escaping (inout H) throws(TetherError) -> Void) -> Apply {
-    call({ (e: TetherError) in (-e.rawValue, e.name) }, body)
-  }
-
-  static func packet(_ message: Message, foreign: Bool = false) -> Apply {
-    { h in
-      h.deliver(message, cookie: foreign ? h.cookie ^ 0xFF : nil)
-      return ""
-    }
+  static func packet(_ message: Message, foreign: Bool = false) -> Table.Apply {
+    Table.packet(message, foreign: foreign)
   }
 
   static func events(_ entries: [(UInt32, MemberEvent.Kind)]) -> Message {
@@ -129,7 +115,7 @@ import TetherSim
       ))
   }
 
-  static var events: [(String, Apply)] {
+  static var events: [(String, Table.Apply)] {
     [
       ("`login`", login { h throws(LoginError) in try h.login() }),
       ("`login` (no token)", login { h throws(LoginError) in try h.login(token: nil) }),
@@ -182,72 +168,35 @@ import TetherSim
       ("recv KICK BANNED", packet(.kick(.banned))),
       ("recv KICK REMOTE_LOGIN", packet(.kick(.remoteLogin))),
       ("recv KICK SAME_UID", packet(.kick(.sameUID))),
-      ("recv TOKEN_EXPIRED", packet(.tokenExpired)),
-      ("recv SESSION_UNKNOWN", packet(.sessionUnknown)),
-      (
-        "recv TOKEN_RENEWED (accepted)",
-        packet(.tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 7_200_000)))
-      ),
-      (
-        "recv TOKEN_RENEWED (refused)",
-        packet(.tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0)))
-      ),
+    ] + Table.tokenPackets + [
       (
         "recv a channel-profile packet (ACCEPT)",
         packet(.accept(JoinAccept(uid: 1, serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: false)))
       ),
-      ("recv any packet with another cookie", packet(.kick(.banned), foreign: true)),
+      Table.foreignPacket,
     ]
   }
 
-  static let deadlines: [(String, LoginDeadline)] = [
-    ("deadline: login_timeout since the login call", .loginTimeout),
+  static let deadlines: [(String, LinkDeadline)] = [
+    ("deadline: login_timeout since the login call", .giveUp),
     ("deadline: token expiry", .tokenExpiry),
     ("deadline: 4 s since the last proof of a round trip", .interrupted),
     ("deadline: next retry", .retry),
     ("deadline: heartbeat interval", .heartbeat),
   ]
 
-  // MARK: - Rendering
-
-  static func render() -> String {
-    var rows: [String] = []
-    for (stateName, make) in fixtures {
-      for (eventName, apply) in events {
-        var h = make()
-        let before = Snapshot(h)
-        let mark = h.mark
-        let returns = apply(&h)
-        rows.append(row(stateName, eventName, returns, h, mark, before))
-      }
-      for (eventName, kind) in deadlines {
-        var h = make()
-        guard let due = h.session.dueTime(of: kind) else { continue }
-        h.now = max(h.now, due)
-        let before = Snapshot(h)
-        let mark = h.mark
-        h.step { s, now, out in s.fire(kind, due: due, now: now, into: &out) }
-        rows.append(row(stateName, eventName, "", h, mark, before))
-      }
-    }
-    return "\n| From | Event | Returns | To | Actions, in order |\n|---|---|---|---|---|\n"
-      + rows.joined(separator: "\n") + "\n"
-  }
+  // MARK: - Rows
 
   /// What a row reports of the session's inner state, beside its actions.
   struct Snapshot {
-    let lastData: Instant
-    let token: Token?
-    let expiry: Instant?
+    let link: LinkSnapshot
     let channels: [ChannelName]
     let pending: [UInt32]
     let eventsReceived: UInt32
     let counters: LoginCounters
 
     init(_ h: H) {
-      lastData = h.session.lastData
-      token = h.session.account?.token
-      expiry = h.session.tokenExpiresAt
+      link = LinkSnapshot(h.session)
       channels = h.session.joinedChannels
       pending = h.session.channels.pending.map(\.sequence)
       eventsReceived = h.session.channels.eventsReceived
@@ -264,18 +213,11 @@ import TetherSim
     _ from: String, _ event: String, _ returns: String, _ h: H, _ mark: H.Mark,
     _ before: Snapshot
   ) -> String {
-    var to = "same"
-    var actions: [String] = []
     let after = Snapshot(h)
     let kept = h.state != .disconnected
-    if after.lastData != before.lastData, kept { actions.append("last data := now") }
-    let restored = after.token == Fixture.token && before.token == Fixture.token2
-    if after.token != before.token, kept {
-      actions.append(restored ? "previous token and its expiry restored" : "token replaced")
-    }
-    if after.expiry != before.expiry, kept, !restored {
-      actions.append(after.expiry == nil ? "token expiry unknown" : "token expiry := server's")
-    }
+    let restored = after.link.token == Fixture.token && before.link.token == Fixture.token2
+    var actions = Table.linkActions(
+      before: before.link, after: after.link, kept: kept, restored: restored)
     if after.channels != before.channels {
       actions.append("channels: \(names(after.channels))")
     }
@@ -288,15 +230,9 @@ import TetherSim
     if after.eventsReceived != before.eventsReceived, kept {
       actions.append("member events received := \(after.eventsReceived)")
     }
-    for item in h.trace[mark.trace...] {
-      switch item {
-      case .sent(let packet): actions.append("send " + describe(packet.message))
-      case .notified(.connectionStateChanged(let s, let r)):
-        to = "**\(s.name)** / \(r.name)"
-        actions.append("on_connection_state_changed")
-      case .notified(let n): actions.append(describe(n))
-      }
-    }
+    let (to, traced) = Table.traced(
+      h, since: mark, listStateChange: true, message: describe, notification: describe)
+    actions += traced
     let counters = after.counters
     if actions.isEmpty && to == "same" {
       if counters.foreign != before.counters.foreign {

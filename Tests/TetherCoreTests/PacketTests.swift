@@ -153,6 +153,22 @@ struct PacketTests {
     }
   }
 
+  /// Sessions encode with the client's encoder alone (so a device's library holds no
+  /// encoder of a server's message): for every client message it writes what the full
+  /// encoder writes, and a server's message it does not write (a LEAVE's header instead).
+  @Test func encodeAsClient_isTheFullEncoder_forEveryClientMessage() throws {
+    for sample in try Self.samples() {
+      var bytes: [UInt8] = []
+      sample.packet.encodeAsClient(into: &bytes)
+      if sample.type < 0x80 {
+        #expect(bytes == sample.packet.encoded, "\(sample.name)")
+      } else {
+        let leave = Packet(cookie: sample.packet.cookie, message: .leave).encoded
+        #expect(bytes == leave, "\(sample.name)")
+      }
+    }
+  }
+
   @Test func encodeInto_appendsAfterBytesAlreadyInTheBuffer() throws {
     let packet = Packet(cookie: Self.cookie, message: .heartbeat(sequence: 42))
     var buffer: [UInt8] = [0xAA, 0xBB]

@@ -10,31 +10,27 @@ import TetherSim
   static let begin = "<!-- BEGIN GENERATED: swift test --filter StatesTableTests -->"
 
   @Test func transitionTable_inDocsStatesMD_isWhatTheCodeDoes() throws {
-    try GeneratedDocs.check(section: Self.begin, is: Self.render())
+    try GeneratedDocs.check(section: Self.begin, is: Self.table.render())
+  }
+
+  static var table: Table {
+    Table(
+      fixtures: fixtures, events: events, deadlines: deadlines,
+      snapshot: { LinkSnapshot($0.session) },
+      row: row)
   }
 
   // MARK: - Fixtures: one session per starting state
 
   /// A CONNECTED session with a one-hour token, then `then`.
   static func connected(_ then: @escaping (inout Harness) -> Void) -> () -> Harness {
-    {
-      var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
-      then(&h)
-      return h
-    }
+    Table.fixture({ Harness.connected(tokenTimeLeftMs: 3_600_000) }, then: then)
   }
 
   static var fixtures: [(String, () -> Harness)] {
     [
       ("DISCONNECTED", { Harness() }),
-      (
-        "CONNECTING",
-        {
-          var h = Harness()
-          try! h.join()
-          return h
-        }
-      ),
+      ("CONNECTING", Table.fixture({ Harness() }, then: { try! $0.join() })),
       ("CONNECTED", connected { $0.run(for: .ms(500)) }),
       (
         "CONNECTED (renewal sent)",
@@ -51,27 +47,17 @@ import TetherSim
 
   // MARK: - Events
 
-  typealias Apply = (inout Harness) -> String
+  typealias Table = TransitionTable<ChannelSession<SeededRandom>, LinkSnapshot>
 
-  static func call(_ body: @escaping (inout Harness) throws(TetherError) -> Void) -> Apply {
-    { h in
-      do throws(TetherError) {
-        try body(&h)
-        return "0"
-      } catch {
-        return "\(error.rawValue) (\(error.name))"
-      }
-    }
+  static func call(_ body: @escaping (inout Harness) throws(TetherError) -> Void) -> Table.Apply {
+    Table.call({ (e: TetherError) in "\(e.rawValue) (\(e.name))" }, body)
   }
 
-  static func packet(_ message: Message, foreign: Bool = false) -> Apply {
-    { h in
-      h.deliver(message, cookie: foreign ? h.cookie ^ 0xFF : nil)
-      return ""
-    }
+  static func packet(_ message: Message, foreign: Bool = false) -> Table.Apply {
+    Table.packet(message, foreign: foreign)
   }
 
-  static var events: [(String, Apply)] {
+  static var events: [(String, Table.Apply)] {
     [
       ("`join_channel`", call { h throws(TetherError) in try h.join() }),
       ("`leave_channel`", call { h in h.leave() }),
@@ -97,21 +83,10 @@ import TetherSim
       ),
       ("recv KICK BANNED", packet(.kick(.banned))),
       ("recv KICK SAME_UID", packet(.kick(.sameUID))),
-      ("recv TOKEN_EXPIRED", packet(.tokenExpired)),
-      ("recv SESSION_UNKNOWN", packet(.sessionUnknown)),
-      (
-        "recv TOKEN_RENEWED (accepted)",
-        packet(.tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 7_200_000)))
-      ),
-      (
-        "recv TOKEN_RENEWED (refused)",
-        packet(.tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0)))
-      ),
-      ("recv any packet with another cookie", packet(.kick(.banned), foreign: true)),
-    ]
+    ] + Table.tokenPackets + [Table.foreignPacket]
   }
 
-  static let deadlines: [(String, DeadlineKind)] = [
+  static let deadlines: [(String, LinkDeadline)] = [
     ("deadline: heartbeat interval", .heartbeat),
     ("deadline: interrupted_after since last data", .interrupted),
     ("deadline: lost_after since last data", .lost),
@@ -121,70 +96,19 @@ import TetherSim
     ("deadline: token expiry", .tokenExpiry),
   ]
 
-  // MARK: - Rendering
-
-  static func render() -> String {
-    var rows: [String] = []
-    for (stateName, make) in fixtures {
-      for (eventName, apply) in events {
-        var h = make()
-        let before = Snapshot(h)
-        let mark = h.mark
-        let returns = apply(&h)
-        rows.append(row(stateName, eventName, returns, h, mark, before))
-      }
-      for (eventName, kind) in deadlines {
-        var h = make()
-        guard let due = h.session.dueTime(of: kind) else { continue }
-        h.now = max(h.now, due)
-        let before = Snapshot(h)
-        let mark = h.mark
-        h.step { s, now, out in s.fire(kind, due: due, now: now, into: &out) }
-        rows.append(row(stateName, eventName, "", h, mark, before))
-      }
-    }
-    return "\n| From | Event | Returns | To | Actions, in order |\n|---|---|---|---|---|\n"
-      + rows.joined(separator: "\n") + "\n"
-  }
-
-  /// What a row reports of the session's inner state, beside its actions.
-  struct Snapshot {
-    let lastData: Instant
-    let token: Token?
-    let expiry: Instant?
-
-    init(_ h: Harness) {
-      lastData = h.session.lastData
-      token = h.session.membership?.token
-      expiry = h.session.tokenExpiresAt
-    }
-  }
+  // MARK: - Rows
 
   static func row(
     _ from: String, _ event: String, _ returns: String, _ h: Harness, _ mark: Harness.Mark,
-    _ before: Snapshot
+    _ before: LinkSnapshot
   ) -> String {
-    var to = "same"
-    var actions: [String] = []
-    let after = Snapshot(h)
-    if after.lastData != before.lastData, h.state != .disconnected {
-      actions.append("last data := now")
-    }
+    let after = LinkSnapshot(h.session)
     let restored = after.token == Fixture.token && before.token != Fixture.token
-    if after.token != before.token, h.state != .disconnected {
-      actions.append(restored ? "previous token and its expiry restored" : "token replaced")
-    }
-    if after.expiry != before.expiry, h.state != .disconnected, !restored {
-      actions.append(after.expiry == nil ? "token expiry unknown" : "token expiry := server's")
-    }
-    for item in h.trace[mark.trace...] {
-      switch item {
-      case .sent(let packet): actions.append("send " + describe(packet.message))
-      case .notified(.connectionStateChanged(let s, let r)):
-        to = "**\(s.name)** / \(r.name)"
-      case .notified(let n): actions.append(describe(n))
-      }
-    }
+    var actions = Table.linkActions(
+      before: before, after: after, kept: h.state != .disconnected, restored: restored)
+    let (to, traced) = Table.traced(
+      h, since: mark, listStateChange: false, message: describe, notification: describe)
+    actions += traced
     let effect =
       actions.isEmpty ? (to == "same" ? "ignored" : "—") : actions.joined(separator: "; ")
     return "| \(from) | \(event) | \(returns) | \(to) | \(effect) |"

@@ -22,16 +22,18 @@ public struct LoginConfig: Sendable {
     public static let heartbeatInterval = Interval.seconds(1)
   }
 
-  /// - Throws: ``TetherError/invalidArgument`` when an interval or the retry base is zero,
-  ///   the retry cap is below its base, or heartbeats are not more frequent than
-  ///   `interruptedAfter` (a quiet but healthy link would read as interrupted).
+  /// - Throws: ``TetherError/invalidArgument`` when the link's timing does not validate
+  ///   (``LinkTiming/validate()``) or `loginTimeout` is zero.
   public func validate() throws(TetherError) {
-    for interval in [loginTimeout, interruptedAfter, heartbeatInterval, retry.base]
-    where interval == .zero {
-      throw .invalidArgument
-    }
-    guard heartbeatInterval < interruptedAfter, retry.cap >= retry.base else {
-      throw .invalidArgument
-    }
+    try linkTiming.validate()
+    guard loginTimeout != .zero else { throw .invalidArgument }
+  }
+
+  /// What the link runs on: no warning before the token expires, and its expiry counts
+  /// only while reconnecting (while CONNECTED the server judges the token).
+  var linkTiming: LinkTiming {
+    LinkTiming(
+      interruptedAfter: interruptedAfter, heartbeatInterval: heartbeatInterval, retry: retry,
+      tokenWarningBefore: nil, tokenExpiresWhileLive: false)
   }
 }

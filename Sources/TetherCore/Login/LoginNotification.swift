@@ -22,20 +22,6 @@ public enum LoginNotification: Equatable, Sendable {
   /// goes out.
   case loginAttempt(attempt: UInt32, nextAttemptAt: Instant)
 
-  public static func == (lhs: LoginNotification, rhs: LoginNotification) -> Bool {
-    switch (lhs, rhs) {
-    case (.connectionStateChanged(let a, let b), .connectionStateChanged(let c, let d)):
-      a == c && b == d
-    case (.loginResult(let a), .loginResult(let b)): a == b
-    case (.logoutResult(let a), .logoutResult(let b)): a == b
-    case (.tokenExpired, .tokenExpired): true
-    case (.memberJoined(let a, let b), .memberJoined(let c, let d)),
-      (.memberLeft(let a, let b), .memberLeft(let c, let d)):
-      a.elementsEqual(c) && b.elementsEqual(d)
-    case (.loginAttempt(let a, let b), .loginAttempt(let c, let d)): a == c && b == d
-    default: false
-    }
-  }
 }
 
 /// The login session's output.

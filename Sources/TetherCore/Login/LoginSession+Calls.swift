@@ -12,18 +12,17 @@ extension LoginSession {
   public mutating func login(
     token: Token?, userID: UserID?, now: Instant, into output: inout LoginOutput
   ) throws(LoginError) {
-    let now = tick(now)
+    let now = link.tick(now)
     if let older = recentCalls.0, now.since(older) < .seconds(1) { throw .tooOften }
     recentCalls = (recentCalls.1, now)
     guard let token, let userID else { throw .invalidArgument }
     guard case .disconnected = state else { throw .alreadyLogin }
-    var cookie = random.next()
-    if cookie == 0 { cookie = 1 }
-    account = Account(userID: userID, token: token, cookie: cookie)
+    link.open(cookie: random.next(), token: token, now: now)
+    account = Account(userID: userID)
     channels.removeAll()
-    lastData = now
     transition(.login, into: &output)
     startAttempts(since: now, now: now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// Logs out at once, from any state but DISCONNECTED: a LOGIN result still owed is
@@ -31,12 +30,12 @@ extension LoginSession {
   /// the server unless the session was ABORTED (the server already ended it).
   /// - Throws: ``LogoutError/notLoggedIn`` when DISCONNECTED; nothing changes then.
   public mutating func logout(now: Instant, into output: inout LoginOutput) throws(LogoutError) {
-    _ = tick(now)
-    guard let account else { throw .notLoggedIn }
+    _ = link.tick(now)
+    guard account != nil else { throw .notLoggedIn }
     if state != .aborted {
       // Twice, back to back: nothing answers a LOGOUT, and one lost datagram would leave
       // the others waiting for the server's online grace to end.
-      let logout = Packet(cookie: account.cookie, message: .logout)
+      let logout = Packet(cookie: link.cookie, message: .logout)
       output.send(logout)
       output.send(logout)
     }
@@ -65,14 +64,13 @@ extension LoginSession {
     try changeChannel(.leave, channel, now: now, into: &output)
   }
 
+  @inline(never)  // joinChannel and leaveChannel share one copy
   private mutating func changeChannel(
     _ kind: ChannelOperation.Kind, _ channel: ChannelName, now: Instant,
     into output: inout LoginOutput
   ) throws(TetherError) {
-    let now = tick(now)
-    guard isLoggingInOrIn, !channels.isBacklogged, let cookie = account?.cookie else {
-      throw .notReady
-    }
+    let now = link.tick(now)
+    guard isLoggingInOrIn, !channels.isBacklogged else { throw .notReady }
     switch kind {
     case .join:
       guard !channels.contains(channel), !channels.isFull else { throw .joinChannelRejected }
@@ -81,9 +79,9 @@ extension LoginSession {
     }
     let operation = channels.apply(kind, channel)
     if isConnected {
-      output.send(Packet(cookie: cookie, message: .channelOperation(operation)))
+      output.send(Packet(cookie: link.cookie, message: .channelOperation(operation)))
     }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// Hands the session a new token. CONNECTED: sent to the server at once (and with each
@@ -93,15 +91,14 @@ extension LoginSession {
   public mutating func renewToken(_ token: Token, now: Instant, into output: inout LoginOutput)
     throws(TetherError)
   {
-    let now = tick(now)
-    guard isLoggingInOrIn, let cookie = account?.cookie else { throw .notReady }
-    // Changed in place: copying the account out and back costs code and retains.
+    let now = link.tick(now)
+    guard isLoggingInOrIn else { throw .notReady }
     let connected = isConnected
-    account?.renew(with: token, keepingFallback: connected)
+    link.renew(with: token, connected ? .sentToServer : .afresh)
     if connected {
-      output.send(Packet(cookie: cookie, message: .renewToken(token)))
+      output.send(Packet(cookie: link.cookie, message: .renewToken(token)))
     }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// The device's addresses, or the server's address, changed. CONNECTED: a RELOGIN at once
@@ -110,27 +107,19 @@ extension LoginSession {
   /// nothing.
   @inline(never)  // the driver reaches it through three hooks; one copy for all
   public mutating func networkChanged(now: Instant, into output: inout LoginOutput) {
-    let now = tick(now)
+    let now = link.tick(now)
     switch state {
     case .connected: sendLogin(into: &output)
     case .connecting, .reconnecting: retryNow(now: now, into: &output)
-    case .disconnected, .aborted: return
+    case .disconnected, .aborted: break
     }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
-  // The states below are matched with patterns, not compared with `==`: the optimizer
-  // takes an enum's synthesized `==` for code that may write anywhere (see
-  // ``dueTime(of:)``), and then keeps copies of the session it could otherwise drop.
-
+  /// CONNECTING, CONNECTED or RECONNECTING: the link is busy.
   var isLoggingInOrIn: Bool {
-    switch state {
-    case .connecting, .connected, .reconnecting: true
-    case .disconnected, .aborted: false
-    }
+    if case .idle = link.phase { false } else { true }
   }
 
-  var isConnected: Bool {
-    if case .connected = state { true } else { false }
-  }
+  var isConnected: Bool { link.isLive }
 }

@@ -1,42 +1,36 @@
 // MARK: - Packets from the edge server
 
 extension LoginSession {
-  /// Decodes and handles one datagram. A datagram that does not decode changes nothing;
-  /// it is counted and its error returned (for a log).
+  /// As ``ChannelSession/receive(datagram:now:into:)``.
   @discardableResult
   public mutating func receive(
     datagram: ArraySlice<UInt8>, now: Instant, into output: inout LoginOutput
   ) -> WireError? {
-    do {
-      let packet = try Packet.decode(datagram)
-      receive(packet, now: now, into: &output)
-      return nil
-    } catch {
-      counters.malformed &+= 1
-      return error
-    }
+    let (message, error) = link.take(datagram, now: now)
+    if let message { handle(message, now: link.clock, into: &output) }
+    advance(to: link.clock, into: &output)
+    return error
   }
 
-  /// Handles one decoded packet. A packet whose cookie is not this session's is counted
-  /// and ignored; so is any packet the current state has no use for.
+  /// As ``ChannelSession/receive(_:now:into:)``.
   public mutating func receive(_ packet: Packet, now: Instant, into output: inout LoginOutput) {
-    let now = tick(now)
-    guard let cookie = account?.cookie, packet.cookie == cookie else {
-      counters.foreign &+= 1
-      return
-    }
-    switch packet.message {
+    if let message = link.take(packet, now: now) { handle(message, now: link.clock, into: &output) }
+    advance(to: link.clock, into: &output)
+  }
+
+  private mutating func handle(_ message: Message, now: Instant, into output: inout LoginOutput) {
+    switch message {
     case .loginAccept(let accept):
       accepted(accept, now: now, into: &output)
     case .loginRefuse(let code):
       refused(LoginError(refusal: code), into: &output)
     case .heartbeatAck:
       guard isConnected else { return unexpected() }
-      lastData = now
+      link.lastData = now
     case .channelAck(let session, let sequence):
       guard isConnected else { return unexpected() }
       guard session == channels.serverSession else { return stale() }
-      lastData = now
+      link.lastData = now
       channels.acknowledge(upTo: sequence)
     case .memberEvents(let events):
       guard isConnected else { return unexpected() }
@@ -66,25 +60,20 @@ extension LoginSession {
       // payloads, 184 bytes of code.)
       unexpected()
     }
-    runDue(now, into: &output)
   }
 
-  private mutating func unexpected() { counters.unexpected &+= 1 }
+  private mutating func unexpected() { link.counters.unexpected &+= 1 }
 
   /// A MEMBER_EVENTS or CHANNEL_ACK of an earlier server session, overtaken by a new one's
   /// LOGIN_ACCEPT: its numbers are not the new session's.
-  private mutating func stale() { counters.staleSession &+= 1 }
+  private mutating func stale() { ownCounters.staleSession &+= 1 }
 
   private mutating func accepted(
     _ accept: LoginAccept, now: Instant, into output: inout LoginOutput
   ) {
-    guard isLoggingInOrIn, account != nil else { return unexpected() }
-    account?.everAccepted = true
-    account?.setExpiry(timeLeftMs: accept.tokenTimeLeftMs, now: now)
-    account?.tokenExpiryReported = false
-    lastData = now
+    guard isLoggingInOrIn else { return unexpected() }
     let wasLive = isConnected
-    if !wasLive { link = .live(nextHeartbeatAt: now + config.heartbeatInterval) }
+    _ = link.accepted(tokenTimeLeftMs: accept.tokenTimeLeftMs, now: now)
     // Only another server session's number means the server knows none of the channels
     // (its RESUMED flag does not: a late answer to an earlier LOGIN of this same session
     // says "not resumed" too, and must not reset the numbering the server goes on with).
@@ -110,10 +99,10 @@ extension LoginSession {
       case .notAuthorized:
         abort(.bannedByServer, into: &output)
       case .tokenExpired, .invalidToken:
-        counters.refusalsWhileReconnecting &+= 1
+        ownCounters.refusalsWhileReconnecting &+= 1
         reportTokenExpired(into: &output)
       default:
-        counters.refusalsWhileReconnecting &+= 1
+        ownCounters.refusalsWhileReconnecting &+= 1
       }
     case .disconnected, .connected, .aborted:
       unexpected()
@@ -137,13 +126,6 @@ extension LoginSession {
     }
   }
 
-  @inline(never)  // four callers
-  mutating func reportTokenExpired(into output: inout LoginOutput) {
-    guard account?.tokenExpiryReported == false else { return }
-    account?.tokenExpiryReported = true
-    output.notify(.tokenExpired)
-  }
-
   /// Delivers the entries that come next in order; earlier ones are repeats, and a batch
   /// that starts past the next expected number waits for the server to resend the gap.
   private mutating func take(_ events: MemberEvents, into output: inout LoginOutput) {
@@ -153,7 +135,7 @@ extension LoginSession {
         // Numbers after `expected` (in wrapping order): one is missing, stop here.
         // Numbers before it were delivered already.
         guard event.sequence &- expected >= 1 << 31 else {
-          counters.eventsOutOfOrder &+= 1
+          ownCounters.eventsOutOfOrder &+= 1
           return
         }
         continue
@@ -172,11 +154,9 @@ extension LoginSession {
   private mutating func renewed(
     _ renewal: TokenRenewal, now: Instant, into output: inout LoginOutput
   ) {
-    // One access through the optional account, not one per field.
-    guard isConnected, let accepted = account?.settleRenewal(renewal, now: now) else {
+    guard isConnected, let accepted = link.settleRenewal(renewal, now: now) else {
       return unexpected()
     }
-    lastData = now
     if !accepted { output.notify(.tokenExpired) }
   }
 }

@@ -10,15 +10,7 @@ public enum LoginState: Int32, CaseIterable, Sendable {
   case aborted = 5
 
   /// The C spelling without its prefix (`TETHER_RTM_CONNECTION_STATE_` + name).
-  public var name: StaticString {
-    switch self {
-    case .disconnected: "DISCONNECTED"
-    case .connecting: "CONNECTING"
-    case .connected: "CONNECTED"
-    case .reconnecting: "RECONNECTING"
-    case .aborted: "ABORTED"
-    }
-  }
+  public var name: StaticString { stateName(rawValue, fifth: "ABORTED") }
 }
 
 /// Why the login session's state changed (docs/BEHAVIOUR.md §2), numbered as in `tether.h`

@@ -8,29 +8,27 @@ extension ChannelSession {
   public mutating func join(
     token: Token, channel: ChannelName, uid: UInt32, now: Instant, into output: inout ChannelOutput
   ) throws(TetherError) {
-    let now = tick(now)
+    let now = link.tick(now)
     guard state == .disconnected else { throw .joinChannelRejected }
-    var cookie = random.next()
-    if cookie == 0 { cookie = 1 }
-    membership = Membership(channel: channel, token: token, uid: uid, cookie: cookie, joinedAt: now)
-    lastData = now
+    link.open(cookie: random.next(), token: token, now: now)
+    membership = Membership(channel: channel, uid: uid, joinedAt: now)
     lastHeard = now
     transition(.connecting, into: &output)
     startAttempts(outageSince: now, now: now, into: &output)
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// Leaves at once, from any state: DISCONNECTED/LEAVE_CHANNEL then leave-channel, and
   /// nothing after. A LEAVE goes to the server unless the session had FAILED. Idempotent:
   /// when already DISCONNECTED it does nothing.
   public mutating func leave(now: Instant, into output: inout ChannelOutput) {
-    _ = tick(now)
-    guard let membership else { return }
+    _ = link.tick(now)
+    guard membership != nil else { return }
     if state != .failed {
       // Twice, back to back: nothing answers a LEAVE and nothing is sent after it, so one
       // lost datagram would turn the others' QUIT into DROPPED, 20 s later. The server
       // takes the first that arrives and ignores the other (its cookie is no longer held).
-      let leave = Packet(cookie: membership.cookie, message: .leave)
+      let leave = Packet(cookie: link.cookie, message: .leave)
       output.send(leave)
       output.send(leave)
     }
@@ -54,25 +52,22 @@ extension ChannelSession {
   public mutating func renewToken(_ token: Token, now: Instant, into output: inout ChannelOutput)
     throws(TetherError)
   {
-    let now = tick(now)
-    // The membership is changed in place (a copy of it costs the Embedded library a copy
-    // and a destroy of every field at each use).
-    guard let cookie = membership?.cookie else { throw .notReady }
+    let now = link.tick(now)
+    guard membership != nil else { throw .notReady }
     switch state {
     case .connected:
-      membership?.startRenewal(with: token)
-      output.send(Packet(cookie: cookie, message: .renewToken(token)))
+      link.renew(with: token, .sentToServer)
+      output.send(Packet(cookie: link.cookie, message: .renewToken(token)))
     case .connecting, .reconnecting:
-      membership?.replaceToken(with: token)
+      link.renew(with: token, .forNextAttempt)
     case .failed where reason == .tokenExpired:
-      membership?.adopt(token)
-      membership?.renewal = nil
+      link.renew(with: token, .afresh)
       transition(.renewToken, into: &output)
       startAttempts(outageSince: now, now: now, into: &output)
     case .disconnected, .failed:
       throw .notReady
     }
-    runDue(now, into: &output)
+    advance(to: now, into: &output)
   }
 
   /// The device's addresses changed (`byUser`: the app said so; otherwise the driver saw
@@ -97,16 +92,15 @@ extension ChannelSession {
   /// backoff started over, with no state change (the effort goes on, only its target
   /// moved). Otherwise nothing: a live session keeps its server until it stops answering.
   public mutating func endpointResolved(now: Instant, into output: inout ChannelOutput) {
-    let now = tick(now)
-    guard case .attempting = link else { return }
-    retryNow(now: now, into: &output)
-    runDue(now, into: &output)
+    let now = link.tick(now)
+    if case .attempting = link.phase { retryNow(now: now, into: &output) }
+    advance(to: now, into: &output)
   }
 
   private mutating func reconnect(
     _ reason: ConnectionChangedReason, now: Instant, into output: inout ChannelOutput
   ) {
-    let now = tick(now)
+    let now = link.tick(now)
     switch state {
     case .connected, .reconnecting:
       transition(reason, into: &output)
@@ -114,37 +108,8 @@ extension ChannelSession {
     case .connecting:
       retryNow(now: now, into: &output)
     case .disconnected, .failed:
-      return
+      break
     }
-    runDue(now, into: &output)
-  }
-}
-
-extension Membership {
-  /// Takes `token` as the current one; its expiry is unknown until the server says.
-  mutating func adopt(_ token: Token) {
-    self.token = token
-    tokenExpiresAt = nil
-    tokenWarned = false
-    tokenUnconfirmed = false
-  }
-
-  /// CONNECTED: `token` is sent to the server; until it answers, what to go back to if it
-  /// refuses is kept (the token before the first renewal not answered yet).
-  mutating func startRenewal(with token: Token) {
-    if renewal == nil {
-      renewal = PendingRenewal(
-        previousToken: self.token, previousExpiresAt: tokenExpiresAt, previousWarned: tokenWarned)
-    }
-    adopt(token)
-  }
-
-  /// CONNECTING or RECONNECTING: the next JOIN carries `token`; the expiry already known
-  /// keeps running until a server accepts it.
-  mutating func replaceToken(with token: Token) {
-    self.token = token
-    renewal = nil
-    tokenUnconfirmed = true
-    tokenWarned = true  // the app has acted on the old token's warning
+    advance(to: now, into: &output)
   }
 }

@@ -7,6 +7,9 @@
 /// latest. Receiving a packet only records the time of activity: no timer structure is
 /// reordered, and the deadline it moves is found when it is next asked for.
 ///
+/// The machinery it shares with the login session is its ``LinkCore``; what is its own
+/// here is the channel: its members and their verdicts, join reasons and uid numbering.
+///
 /// `Random` supplies session cookies and retry jitter; tests inject a seeded one.
 public struct ChannelSession<Random: RandomNumberGenerator> {
   public let config: ChannelConfig
@@ -16,36 +19,39 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   public private(set) var state: ConnectionState = .disconnected
   /// The reason that came with the current state; nil before the first change.
   public private(set) var reason: ConnectionChangedReason?
-  /// What the session counted but did not act on.
-  public internal(set) var counters = ChannelCounters()
 
+  /// The machinery both profiles share. What proves the round trip here: an ACCEPT, a
+  /// HEARTBEAT_ACK, a TOKEN_RENEWED or a SESSION_UNKNOWN. INTERRUPTED, LOST and give-up
+  /// count from it: presence digests do not, since the server sends them to a session
+  /// whose uplink is dead until it forgets it (docs/BEHAVIOUR.md §1.3, "What counts as an
+  /// answer").
+  var link: LinkCore
   /// The join being made or held; nil while DISCONNECTED.
   var membership: Membership?
-  var link: Link = .idle
-  /// When the last packet arrived that proves the server heard this session: an ACCEPT, a
-  /// HEARTBEAT_ACK, a TOKEN_RENEWED or a SESSION_UNKNOWN (the join call, before any).
-  /// INTERRUPTED, LOST and give-up count from it: presence digests do not, since the server
-  /// sends them to a session whose uplink is dead until it forgets it (docs/BEHAVIOUR.md §1.3,
-  /// "What counts as an answer").
-  var lastData: Instant = .zero
   /// When any packet of this session arrived, presence digests included (the join call,
   /// before any): the downlink works up to here, so the members' clock runs up to two
   /// heartbeats past it.
   var lastHeard: Instant = .zero
   var members: RemoteMembers
-  /// The latest `now` seen: time never runs backwards inside the session.
-  var clock: Instant = .zero
 
   /// - Throws: ``TetherError/invalidArgument`` when `config` does not validate.
   public init(config: ChannelConfig, random: Random) throws(TetherError) {
     try config.validate()
     self.config = config
     self.random = random
-    self.members = RemoteMembers(
+    link = LinkCore(timing: config.linkTiming)
+    members = RemoteMembers(
       interruptedAfter: config.interruptedAfter, offlineAfter: config.remoteOfflineAfter)
   }
 
   // MARK: - Queries
+
+  /// What the session counted but did not act on.
+  public var counters: ChannelCounters {
+    ChannelCounters(
+      malformed: link.counters.malformed, foreign: link.counters.foreign,
+      unexpected: link.counters.unexpected, joinAttempts: link.counters.attempts)
+  }
 
   /// The channel joined or being joined; nil while DISCONNECTED.
   public var channel: ChannelName? { membership?.channel }
@@ -54,31 +60,20 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   public var uid: UInt32? { membership?.uid }
 
   /// When the current token expires, if the server said so.
-  public var tokenExpiresAt: Instant? { membership?.tokenExpiresAt }
+  public var tokenExpiresAt: Instant? { link.tokenExpiresAt }
 
   /// The remote members currently known.
   public var memberCount: Int { members.count }
 
   /// Where the current (re)join effort stands; nil unless CONNECTING or RECONNECTING.
   public var retryStatus: RetryStatus? {
-    guard case .attempting(let attempts) = link else { return nil }
+    guard case .attempting(let effort) = link.phase else { return nil }
     return RetryStatus(
-      attempt: attempts.attempt, nextAttemptAt: attempts.nextAttemptAt,
-      giveUpAt: attempts.outageSince + config.giveUpAfter)
+      attempt: effort.attempt, nextAttemptAt: effort.nextAttemptAt,
+      giveUpAt: effort.endsAt ?? Instant(nanoseconds: .max))
   }
-
-  /// The earliest instant at which ``advance(to:into:)`` has something to do; nil when
-  /// nothing is scheduled (DISCONNECTED, FAILED). After any entry point returns, it is
-  /// later than the `now` that entry point was given.
-  public var nextDeadline: Instant? { earliestDue()?.at }
 
   // MARK: - Shared steps
-
-  /// Never lets time run backwards, whatever the driver passes.
-  mutating func tick(_ now: Instant) -> Instant {
-    if now > clock { clock = now }
-    return clock
-  }
 
   /// Moves to `reason`'s state; reports it unless the pair is the current one.
   mutating func transition(_ reason: ConnectionChangedReason, into output: inout ChannelOutput) {
@@ -88,10 +83,10 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
     output.notify(.connectionStateChanged(state, reason))
   }
 
-  /// A packet arrived that proves the round trip (see ``lastData``).
+  /// A packet arrived that proves the round trip.
   mutating func recordData(_ now: Instant) {
     recordHeard(now)
-    lastData = now
+    link.lastData = now
   }
 
   /// A packet of this session arrived: the members' clock resumes if it had stopped.
@@ -106,7 +101,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   /// Stops the session where it is: no more attempts, deadlines or member verdicts.
   @inline(never)  // many callers; one copy in the Embedded library
   mutating func fail(_ reason: ConnectionChangedReason, into output: inout ChannelOutput) {
-    link = .idle
+    link.stop()
     members.removeAll()
     transition(reason, into: &output)
   }
@@ -114,7 +109,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   /// Ends the session entirely: back to DISCONNECTED with `reason`.
   @inline(never)  // two callers; one copy in the Embedded library
   mutating func end(_ reason: ConnectionChangedReason, into output: inout ChannelOutput) {
-    link = .idle
+    link.close()
     members.removeAll()
     membership = nil
     transition(reason, into: &output)
@@ -129,35 +124,29 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   /// Begins a (re)join effort whose clock started at `outageSince`, with a JOIN now.
   mutating func startAttempts(outageSince: Instant, now: Instant, into output: inout ChannelOutput)
   {
-    link = .attempting(
-      Attempts(attempt: 0, nextAttemptAt: now, outageSince: outageSince, lostReported: false))
+    link.startEffort(
+      since: outageSince, now: now, endsAfter: config.giveUpAfter, lostAfter: config.lostAfter)
     sendJoinAttempt(now: now, into: &output)
   }
 
   /// Sends a JOIN at once, starting the backoff over but keeping the effort's clock (or
   /// starting an effort from the last data if the session was live).
   mutating func retryNow(now: Instant, into output: inout ChannelOutput) {
-    guard case .attempting(var attempts) = link else {
-      startAttempts(outageSince: lastData, now: now, into: &output)
+    guard link.restartBackoff() else {
+      startAttempts(outageSince: link.lastData, now: now, into: &output)
       return
     }
-    attempts.attempt = 0
-    link = .attempting(attempts)
     sendJoinAttempt(now: now, into: &output)
   }
 
   @inline(never)  // three callers; one copy in the Embedded library
   mutating func sendJoinAttempt(now: Instant, into output: inout ChannelOutput) {
-    guard case .attempting(var attempts) = link, let membership else { return }
-    attempts.attempt = attempts.attempt == .max ? .max : attempts.attempt + 1
-    counters.joinAttempts &+= 1
-    attempts.nextAttemptAt =
-      now + config.retry.delay(afterAttempt: attempts.attempt, using: &random)
-    link = .attempting(attempts)
+    guard let membership, link.nextAttempt(now: now, draw: random.next()) != nil else { return }
+    link.counters.attempts &+= 1
     let request = JoinRequest(
       uid: membership.uid, appID: config.appID, channel: membership.channel,
-      token: membership.token, isRejoin: membership.everAccepted)
-    output.send(Packet(cookie: membership.cookie, message: .join(request)))
+      token: link.token, isRejoin: link.everAccepted)
+    output.send(Packet(cookie: link.cookie, message: .join(request)))
     if let status = retryStatus { output.notify(.joinAttempt(status)) }
   }
 }
@@ -169,53 +158,16 @@ public struct ChannelCounters: Equatable, Sendable {
   public var malformed: UInt64 = 0
   /// Packets whose cookie was not this session's (or that came with no session).
   public var foreign: UInt64 = 0
-  /// Packets of a client-to-server type.
+  /// Packets of a client-to-server type, or of the login profile.
   public var unexpected: UInt64 = 0
   /// JOINs sent: first joins, their retries, and rejoins.
   public var joinAttempts: UInt64 = 0
 }
 
-/// The join being made or held.
+/// The join being made or held (the link holds its cookie and token).
 struct Membership {
   let channel: ChannelName
-  var token: Token
   /// Asked for, then the server's.
   var uid: UInt32
-  let cookie: UInt64
   let joinedAt: Instant
-  /// A server accepted this membership once: later accepts are rejoins.
-  var everAccepted = false
-  var heartbeatSequence: UInt32 = 0
-  var tokenExpiresAt: Instant?
-  /// token-privilege-will-expire was reported for the current token.
-  var tokenWarned = false
-  /// The token came with renew_token while (re)joining and no server has accepted it
-  /// yet: `tokenExpiresAt` is still the previous token's.
-  var tokenUnconfirmed = false
-  /// A RENEW_TOKEN not yet answered, and what to go back to if it is refused.
-  var renewal: PendingRenewal?
-}
-
-struct PendingRenewal {
-  var previousToken: Token
-  var previousExpiresAt: Instant?
-  var previousWarned: Bool
-}
-
-/// What the session does on the network.
-enum Link {
-  /// Nothing: DISCONNECTED or FAILED.
-  case idle
-  /// Sending JOINs: CONNECTING or RECONNECTING.
-  case attempting(Attempts)
-  /// Joined: CONNECTED, heartbeating.
-  case live(nextHeartbeatAt: Instant)
-}
-
-struct Attempts {
-  var attempt: UInt32
-  var nextAttemptAt: Instant
-  /// The last data before the effort (or the join call): LOST and give-up count from it.
-  var outageSince: Instant
-  var lostReported: Bool
 }

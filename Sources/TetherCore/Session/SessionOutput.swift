@@ -14,9 +14,10 @@ public struct SessionOutput<Notification> {
 
   public mutating func removeAll() {
     // One at a time, keeping the storage: `removeAll(keepingCapacity:)` is a
-    // replaceSubrange specialization per notification type, this a small popLast.
+    // replaceSubrange specialization per element type, this a small popLast (a step sends
+    // a few dozen bytes, a JOIN at most a few hundred).
     while actions.popLast() != nil {}
-    bytes.removeAll(keepingCapacity: true)
+    while bytes.popLast() != nil {}
   }
 
   /// The bytes of one datagram of this output.
@@ -35,7 +36,7 @@ public struct SessionOutput<Notification> {
   @inline(never)  // called from every step of a session: one copy of the encode and append
   mutating func send(_ packet: Packet) {
     let start = bytes.count
-    packet.encode(into: &bytes)
+    packet.encodeAsClient(into: &bytes)
     append(.send(Datagram(range: start..<bytes.count)))
   }
 
@@ -44,7 +45,6 @@ public struct SessionOutput<Notification> {
     append(.notify(notification))
   }
 
-  @inline(never)  // the one append of an action (send and notify each had their own)
   private mutating func append(_ action: SessionAction<Notification>) {
     actions.append(action)
   }

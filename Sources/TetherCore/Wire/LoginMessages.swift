@@ -115,7 +115,8 @@ public struct MemberEvents: Equatable, Sendable, Sequence {
         lengthWidth: 1, allowed: ChannelName.allowed, lengths: ChannelName.lengths)
       _ = try reader.prefixed(lengthWidth: 1, allowed: UserID.allowed, lengths: UserID.lengths)
     }
-    storage = start.prefix(start.count - reader.rest.count)
+    // Index arithmetic, not prefix: no Collection specialization for it.
+    storage = start[start.startIndex..<reader.rest.startIndex]
   }
 
   func write(into bytes: inout [UInt8]) {

@@ -29,24 +29,34 @@ public struct Packet: Equatable, Sendable {
     guard version == Self.version else { throw .unsupportedVersion(version) }
     let type = try reader.u8()
     let cookie = try reader.u64()
-    guard let kind = MessageType(rawValue: type) else { throw .unknownType(type) }
-    let message = try kind.decodeBody(&reader)
+    let message = try MessageType.decodeBody(type, &reader)
     try reader.expectEnd()
     return Packet(cookie: cookie, message: message)
   }
 
   /// Appends the encoded packet to `bytes` (so a caller can reuse one buffer for every
   /// packet it sends).
-  @inline(never)  // else inlined where sessions send a packet, once per call site
   public func encode(into bytes: inout [UInt8]) {
-    // Magic, version and a type byte of 0 in one write. The type byte is filled in from
-    // what writing the body returns: one switch over the message instead of two (and no
-    // copy of it for a second one).
+    let typeIndex = writeHeader(into: &bytes)
+    bytes[typeIndex] = message.writeBody(into: &bytes).rawValue
+  }
+
+  /// As ``encode(into:)``, for a client's packet: a session sends nothing else, so the
+  /// library it is built into holds no encoder of a server's message.
+  func encodeAsClient(into bytes: inout [UInt8]) {
+    let typeIndex = writeHeader(into: &bytes)
+    bytes[typeIndex] = message.writeClientBody(into: &bytes).rawValue
+  }
+
+  /// Magic, version, a type byte of 0 and the cookie; returns where the type byte is. It is
+  /// filled in from what writing the body returns: one switch over the message instead of
+  /// two (and no copy of it for a second one).
+  private func writeHeader(into bytes: inout [UInt8]) -> Int {
     bytes.appendBigEndian(
       UInt32(Self.magic.0) << 24 | UInt32(Self.magic.1) << 16 | UInt32(Self.version) << 8)
     let typeIndex = bytes.count - 1
     bytes.appendBigEndian(cookie)
-    bytes[typeIndex] = message.writeBody(into: &bytes).rawValue
+    return typeIndex
   }
 
   /// The encoded packet in a new array.
@@ -80,9 +90,9 @@ enum MessageType: UInt8 {
   case memberEvents = 0x8B
   case channelAck = 0x8C
 
-  func decodeBody(_ reader: inout ByteReader) throws(WireError) -> Message {
-    switch self {
-    case .join:
+  static func decodeBody(_ type: UInt8, _ reader: inout ByteReader) throws(WireError) -> Message {
+    switch type {
+    case MessageType.join.rawValue:
       let uid = try reader.u32()
       let flags = try reader.u8()
       guard flags & ~1 == 0 else { throw .invalidField }
@@ -91,13 +101,13 @@ enum MessageType: UInt8 {
       let token = try reader.field(Token.self, lengthWidth: 2)
       return .join(
         JoinRequest(uid: uid, appID: appID, channel: channel, token: token, isRejoin: flags == 1))
-    case .heartbeat:
+    case MessageType.heartbeat.rawValue:
       return .heartbeat(sequence: try reader.u32())
-    case .leave:
+    case MessageType.leave.rawValue:
       return .leave
-    case .renewToken:
+    case MessageType.renewToken.rawValue:
       return .renewToken(try reader.field(Token.self, lengthWidth: 2))
-    case .accept:
+    case MessageType.accept.rawValue:
       let uid = try reader.u32()
       let serverTime = try reader.u64()
       let timeLeft = try reader.u32()
@@ -106,45 +116,45 @@ enum MessageType: UInt8 {
       return .accept(
         JoinAccept(
           uid: uid, serverTimeMs: serverTime, tokenTimeLeftMs: timeLeft, resumed: flags == 1))
-    case .refuse:
+    case MessageType.refuse.rawValue:
       guard let reason = RefuseReason(rawValue: try reader.u8()) else { throw .invalidField }
       return .refuse(reason)
-    case .heartbeatAck:
+    case MessageType.heartbeatAck.rawValue:
       return .heartbeatAck(sequence: try reader.u32(), serverTimeMs: try reader.u64())
-    case .presence:
+    case MessageType.presence.rawValue:
       return .presence(try PresenceDigest(reading: &reader))
-    case .kick:
+    case MessageType.kick.rawValue:
       guard let reason = KickReason(rawValue: try reader.u8()) else { throw .invalidField }
       return .kick(reason)
-    case .tokenExpired:
+    case MessageType.tokenExpired.rawValue:
       return .tokenExpired
-    case .sessionUnknown:
+    case MessageType.sessionUnknown.rawValue:
       return .sessionUnknown
-    case .tokenRenewed:
+    case MessageType.tokenRenewed.rawValue:
       let status = try reader.u8()
       let timeLeft = try reader.u32()
       guard status == 0 || RefuseReason(rawValue: status) != nil else { throw .invalidField }
       return .tokenRenewed(
         TokenRenewal(refused: RefuseReason(rawValue: status), tokenTimeLeftMs: timeLeft))
-    case .login:
+    case MessageType.login.rawValue:
       let flags = try reader.u8()
       guard flags & ~1 == 0 else { throw .invalidField }
       let appID = try reader.field(AppID.self, lengthWidth: 1)
       let userID = try reader.field(UserID.self, lengthWidth: 1)
       let token = try reader.field(Token.self, lengthWidth: 2)
       return .login(LoginRequest(appID: appID, userID: userID, token: token, isRelogin: flags == 1))
-    case .loginHeartbeat:
+    case MessageType.loginHeartbeat.rawValue:
       return .loginHeartbeat(sequence: try reader.u32(), eventsReceived: try reader.u32())
-    case .logout:
+    case MessageType.logout.rawValue:
       return .logout
-    case .channelOperation:
+    case MessageType.channelOperation.rawValue:
       let sequence = try reader.u32()
       guard let kind = ChannelOperation.Kind(rawValue: try reader.u8()) else {
         throw .invalidField
       }
       let channel = try reader.field(ChannelName.self, lengthWidth: 1)
       return .channelOperation(ChannelOperation(sequence: sequence, kind: kind, channel: channel))
-    case .loginAccept:
+    case MessageType.loginAccept.rawValue:
       let serverTime = try reader.u64()
       let timeLeft = try reader.u32()
       let flags = try reader.u8()
@@ -154,14 +164,16 @@ enum MessageType: UInt8 {
         LoginAccept(
           serverTimeMs: serverTime, tokenTimeLeftMs: timeLeft, resumed: flags == 1,
           session: session))
-    case .loginRefuse:
+    case MessageType.loginRefuse.rawValue:
       let code = try reader.u8()
       guard code != 0 else { throw .invalidField }
       return .loginRefuse(code: code)
-    case .memberEvents:
+    case MessageType.memberEvents.rawValue:
       return .memberEvents(try MemberEvents(reading: &reader))
-    case .channelAck:
+    case MessageType.channelAck.rawValue:
       return .channelAck(session: try reader.u32(), sequence: try reader.u32())
+    default:
+      throw .unknownType(type)
     }
   }
 }
@@ -190,26 +202,11 @@ extension ByteReader {
 
 extension Message {
   /// Appends the body and returns the message's type.
-  @inline(never)  // else inlined, one whole encoder each, where sessions send a packet
   func writeBody(into bytes: inout [UInt8]) -> MessageType {
     switch self {
-    case .join(let request):
-      bytes.appendBigEndian(request.uid)
-      bytes.appendByte(request.isRejoin ? 1 : 0)
-      bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
-      bytes.appendPrefixed(request.channel.bytes, lengthWidth: 1)
-      bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
-      return .join
-    case .heartbeat(let sequence):
-      bytes.appendBigEndian(sequence)
-      return .heartbeat
-    case .leave: return .leave
-    case .tokenExpired: return .tokenExpired
-    case .sessionUnknown: return .sessionUnknown
-    case .logout: return .logout
-    case .renewToken(let token):
-      bytes.appendPrefixed(token.bytes, lengthWidth: 2)
-      return .renewToken
+    case .join, .heartbeat, .leave, .renewToken, .login, .loginHeartbeat, .logout,
+      .channelOperation:
+      return writeClientBody(into: &bytes)
     case .accept(let accept):
       bytes.appendBigEndian(accept.uid)
       bytes.appendBigEndian(accept.serverTimeMs)
@@ -229,25 +226,12 @@ extension Message {
     case .kick(let reason):
       bytes.appendByte(reason.rawValue)
       return .kick
+    case .tokenExpired: return .tokenExpired
+    case .sessionUnknown: return .sessionUnknown
     case .tokenRenewed(let renewal):
       bytes.appendByte(renewal.refused?.rawValue ?? 0)
       bytes.appendBigEndian(renewal.tokenTimeLeftMs)
       return .tokenRenewed
-    case .login(let request):
-      bytes.appendByte(request.isRelogin ? 1 : 0)
-      bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
-      bytes.appendPrefixed(request.userID.bytes, lengthWidth: 1)
-      bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
-      return .login
-    case .loginHeartbeat(let sequence, let received):
-      bytes.appendBigEndian(sequence)
-      bytes.appendBigEndian(received)
-      return .loginHeartbeat
-    case .channelOperation(let operation):
-      bytes.appendBigEndian(operation.sequence)
-      bytes.appendByte(operation.kind.rawValue)
-      bytes.appendPrefixed(operation.channel.bytes, lengthWidth: 1)
-      return .channelOperation
     case .loginAccept(let accept):
       bytes.appendBigEndian(accept.serverTimeMs)
       bytes.appendBigEndian(accept.tokenTimeLeftMs)
@@ -264,6 +248,43 @@ extension Message {
       bytes.appendBigEndian(session)
       bytes.appendBigEndian(sequence)
       return .channelAck
+    }
+  }
+
+  /// ``writeBody(into:)`` for the messages a client sends; a server's writes nothing (no
+  /// session sends one) and reads as LEAVE.
+  func writeClientBody(into bytes: inout [UInt8]) -> MessageType {
+    switch self {
+    case .join(let request):
+      bytes.appendBigEndian(request.uid)
+      bytes.appendByte(request.isRejoin ? 1 : 0)
+      bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.channel.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
+      return .join
+    case .heartbeat(let sequence):
+      bytes.appendBigEndian(sequence)
+      return .heartbeat
+    case .renewToken(let token):
+      bytes.appendPrefixed(token.bytes, lengthWidth: 2)
+      return .renewToken
+    case .login(let request):
+      bytes.appendByte(request.isRelogin ? 1 : 0)
+      bytes.appendPrefixed(request.appID.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.userID.bytes, lengthWidth: 1)
+      bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
+      return .login
+    case .loginHeartbeat(let sequence, let received):
+      bytes.appendBigEndian(sequence)
+      bytes.appendBigEndian(received)
+      return .loginHeartbeat
+    case .logout: return .logout
+    case .channelOperation(let operation):
+      bytes.appendBigEndian(operation.sequence)
+      bytes.appendByte(operation.kind.rawValue)
+      bytes.appendPrefixed(operation.channel.bytes, lengthWidth: 1)
+      return .channelOperation
+    default: return .leave
     }
   }
 }

@@ -3,21 +3,19 @@ import TetherSim
 
 @testable import TetherCore
 
-/// The login session's deadline scan and its channel bookkeeping, against the plain
-/// definitions they were made smaller from: one pass over the deadlines for both the next
-/// deadline and the wake-up window, and acknowledgements that drop a prefix of `pending`.
-@Suite struct LoginDeadlineScanTests {
-  typealias H = LoginHarness
-
+/// The deadline scan both profiles' sessions share, against the plain definitions it was
+/// made smaller from: one pass over the deadlines for both the next deadline and the
+/// wake-up window.
+@Suite struct DeadlineScanTests {
   /// The window as the merge of every applicable deadline's own window (only the heartbeat
   /// has slack, 1/16 of its interval).
-  static func mergedWindow(_ s: LoginSession<SeededRandom>) -> DeadlineWindow? {
+  static func mergedWindow(_ link: LinkCore, own: Instant?) -> DeadlineWindow? {
     var window: DeadlineWindow?
-    for kind in LoginDeadline.allCases {
-      guard let at = s.dueTime(of: kind) else { continue }
+    for kind in LinkDeadline.allCases {
+      guard let at = link.dueTime(of: kind, own: own) else { continue }
       let slack =
         kind == .heartbeat
-        ? Interval(nanoseconds: s.config.heartbeatInterval.nanoseconds / 16) : .zero
+        ? Interval(nanoseconds: link.timing.heartbeatInterval.nanoseconds / 16) : .zero
       let own = DeadlineWindow(start: at, slack: slack)
       window = window.map { $0.merged(with: own) } ?? own
     }
@@ -25,29 +23,44 @@ import TetherSim
   }
 
   /// The earliest deadline, the earlier case winning a tie.
-  static func firstDue(_ s: LoginSession<SeededRandom>) -> (LoginDeadline, Instant)? {
-    var best: (LoginDeadline, Instant)?
-    for kind in LoginDeadline.allCases {
-      if let at = s.dueTime(of: kind), best.map({ at < $0.1 }) ?? true { best = (kind, at) }
+  static func firstDue(_ link: LinkCore, own: Instant?) -> (LinkDeadline, Instant)? {
+    var best: (LinkDeadline, Instant)?
+    for kind in LinkDeadline.allCases {
+      if let at = link.dueTime(of: kind, own: own), best.map({ at < $0.1 }) ?? true {
+        best = (kind, at)
+      }
     }
     return best
   }
 
-  static func check(_ h: H, _ label: String) {
-    #expect(h.session.nextDeadlineWindow == mergedWindow(h.session), "\(label)")
-    let scanned = h.session.earliestDue()
-    let expected = firstDue(h.session)
+  /// The scan of `link` agrees with both definitions, and the session's answers with it.
+  static func check(
+    _ link: LinkCore, own: Instant?, window: DeadlineWindow?, next: Instant?, _ label: String
+  ) {
+    #expect(window == mergedWindow(link, own: own), "\(label)")
+    let scanned = link.earliestDue(own: own)
+    let expected = firstDue(link, own: own)
     #expect(scanned?.kind == expected?.0 && scanned?.at == expected?.1, "\(label)")
-    #expect(h.session.nextDeadline == expected?.1, "\(label)")
+    #expect(next == expected?.1, "\(label)")
+  }
+
+  static func check(_ h: LoginHarness, _ label: String) {
+    let s = h.session
+    check(s.link, own: nil, window: s.nextDeadlineWindow, next: s.nextDeadline, label)
+  }
+
+  static func check(_ h: Harness, _ label: String) {
+    let s = h.session
+    check(s.link, own: s.membersDue, window: s.nextDeadlineWindow, next: s.nextDeadline, label)
   }
 
   @Test func theStoredCaseList_isAllCasesInOrder() {
-    #expect(LoginDeadline.all == LoginDeadline.allCases)
+    #expect(LinkDeadline.all == LinkDeadline.allCases)
   }
 
-  /// Every starting state of the transition table, then each of them run on in virtual
+  /// Every starting state of both transition tables, then each of them run on in virtual
   /// time in small steps (retries, heartbeats, interruptions, timeouts fall due).
-  @Test func oneScan_matchesEveryDeadlineMerged_inEveryState() {
+  @Test func oneScan_matchesEveryDeadlineMerged_inEveryLoginState() {
     for (name, make) in LoginStatesTableTests.fixtures {
       var h = make()
       Self.check(h, name)
@@ -58,10 +71,23 @@ import TetherSim
     }
   }
 
+  @Test func oneScan_matchesEveryDeadlineMerged_inEveryChannelState() {
+    for (name, make) in StatesTableTests.fixtures {
+      var h = make()
+      h.deliver(
+        .presence(try! PresenceDigest([PresenceEntry(uid: 7, kind: .joined, silentForMs: 0)])))
+      Self.check(h, name)
+      for step in 1...200 {
+        h.run(for: .ms(173))
+        Self.check(h, "\(name) + \(step * 173) ms")
+      }
+    }
+  }
+
   /// CONNECTED: the window opens at the heartbeat and closes 1/16 of its interval later.
   /// RECONNECTING: no slack at all.
   @Test func window_whileConnected_endsAtTheHeartbeatsSlack() {
-    var h = H.connected(tokenTimeLeftMs: 3_600_000)
+    var h = LoginHarness.connected(tokenTimeLeftMs: 3_600_000)
     let window = h.session.nextDeadlineWindow
     #expect(window?.start == h.now + .seconds(1))
     #expect(window?.end == h.now + .seconds(1) + Interval(nanoseconds: 62_500_000))
@@ -70,7 +96,11 @@ import TetherSim
     let reconnecting = h.session.nextDeadlineWindow
     #expect(reconnecting != nil && reconnecting?.start == reconnecting?.end)
   }
+}
 
+/// The channels of a login session: acknowledgements drop a prefix of `pending`, and a new
+/// server session numbers from 1 again.
+@Suite struct LoginChannelsTests {
   @Test func acknowledge_dropsTheOperationsUpToTheSequence_keepingTheRestInOrder() throws {
     var channels = LoginChannels()
     let names = try ["a", "b", "c", "d"].map { try ChannelName(validating: Array($0.utf8)) }
