@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Tether. `make help` lists every target with one line (the `##` after each); README.md
 # says what the first two are for. A recipe that needs more than a line or two is a script
 # of scripts/, grouped by purpose: build/, check/, test/, sanitize/, bench/.

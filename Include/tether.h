@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * tether.h - the C interface of Tether, a connection core for devices.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* device.c - a firmware-like host of Tether: joins a channel through an edge server and
  * prints every callback with a CLOCK_MONOTONIC timestamp, until SIGINT or SIGTERM, which
  * leave the channel cleanly. Build against an installed Tether:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* messaging.c - a firmware-like host of Tether's login session (tether_rtm_*): logs in to
  * an edge server as a user, joins channels, and prints every callback with a
  * CLOCK_MONOTONIC timestamp, until SIGINT or SIGTERM, which log out cleanly. Build against

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The smallest Tether host: join "lobby" and print every state change. */
 #include <ev.h>
 #include <stdio.h>

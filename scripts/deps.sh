@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks that the tools `make test` needs are here; installs the missing ones with apt when
 # run as root, otherwise prints the one command to run and fails. Idempotent and quiet when
 # all is well. Every failure ends in one line: "deps: missing PACKAGES ...; run: COMMAND".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* tether-bench: how late Tether's deadlines fire, beside the kernel's own wake-up lateness
  * and two libev timer designs, on one loop with 1 to 10,000 sessions, idle and with every
  * core kept busy. Needs only libc and libev (Tether is linked in statically), so the same

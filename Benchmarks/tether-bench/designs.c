@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The three designs, each as a fleet of sessions on one libev loop talking to the peer:
  *
  *  - tether:   Tether's engines (the library as users link it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* tether-bench: the scenario matrix, the cost figures, and the report. See bench.h and
  * Benchmarks/README.md. */
 #include "bench.h"

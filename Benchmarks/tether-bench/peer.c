@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The peer, in a process of its own: every session's datagrams go through it, so it can
  * cut links and knows when it last passed each session a datagram (what the "outside"
  * lateness is measured from). Without an edge it answers JOIN with ACCEPT and HEARTBEAT

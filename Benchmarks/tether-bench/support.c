@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Samples and percentiles, shared memory, and the child processes that are not the peer:
  * the kernel baseline and the load. */
 #include "bench.h"

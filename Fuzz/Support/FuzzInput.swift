@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The fuzzer's input read as a little program: bytes taken front to back, zero once it
 /// runs out (so every input, however short, is a complete program and the mutator's
 /// changes stay local).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// An operation of a session fuzzer's input: one byte, taken modulo the number of cases.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// What fuzz-session and fuzz-login share: a session of their profile on a virtual clock,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz-capi: the channel engine (tether_engine_* of Include/tether.h) as a profile of the
  * C API harness (harness.c), which checks what both profiles share. The engine's own
  * properties, each an abort() with a message:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The harness of fuzz-capi and fuzz-rtm (harness.h): random call sequences on up to three
  * connections of one profile, and a companion of the other profile on the same loop, with
  * NULL, empty, at-bound, oversized and malformed arguments, configs and handlers of every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The one harness of fuzz-capi and fuzz-rtm (harness.c): Include/tether.h driven by the
  * fuzzer's input as a careless or hostile host would, on a libev loop, against a fake edge
  * server on loopback. What differs between the two profiles is a table, struct profile:

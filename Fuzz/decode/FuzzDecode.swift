@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 // fuzz-decode: any bytes into Packet.decode. It must never trap; what decodes must be

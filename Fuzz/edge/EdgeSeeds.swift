@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// Seed programs for fuzz-edge, in the input's own format.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 // fuzz-login: a LoginSession (sans-IO, virtual time) logged in (and accepted, unless the

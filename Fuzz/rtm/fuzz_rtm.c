@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz-rtm: the login client (tether_rtm_* of Include/tether.h) as a profile of the C API
  * harness (../capi/harness.c), which checks what both profiles share. The client's own
  * properties, each an abort() with a message:

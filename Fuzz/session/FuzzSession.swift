@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 // fuzz-session: a ChannelSession (sans-IO, virtual time) joined and accepted, then driven

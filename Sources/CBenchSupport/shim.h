@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What the Swift benchmarks need from libc beyond Glibc's module. */
 #ifndef TETHER_BENCH_SUPPORT_H
 #define TETHER_BENCH_SUPPORT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libev for Swift: the header, plus static inline wrappers for what libev defines as
    macros (watcher initialisation and access), prefixed tether_ev_ so nothing collides. */
 #ifndef TETHER_CLIBEV_SHIM_H

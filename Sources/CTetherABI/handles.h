@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * handles.h - the opaque handles of tether.h as Swift sees them, for Swift only.
  *

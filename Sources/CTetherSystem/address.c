@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Endpoints: numeric addresses, their comparison, and name look-ups on a thread of their
    own (the job's life is described at tether_sys_lookup in tether_system.h). */
 #include "tether_system.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Clocks and the timerfd the driver's deadlines fire from. */
 #include "tether_system.h"
 

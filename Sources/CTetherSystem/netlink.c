@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Network changes: a netlink socket that hears address and route changes, and whether the
    route to the server now leaves from another source address. */
 #include "tether_system.h"

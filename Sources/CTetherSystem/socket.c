@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The engine's UDP socket: opened connected to the server, written one datagram at a time,
    read in batches of TETHER_SYS_BATCH with the kernel's arrival stamps. */
 #include "tether_system.h"

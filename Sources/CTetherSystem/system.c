@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What Swift cannot reach by itself in libc: errno, the calling thread, the one mutex of
    the driver's table of loops, random bytes. */
 #include "tether_system.h"

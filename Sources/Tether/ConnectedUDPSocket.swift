@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CTetherSystem
 
 /// The session's one non-blocking UDP socket, connected to the edge server, so the kernel

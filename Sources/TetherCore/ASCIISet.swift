@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A set of ASCII bytes as a 128-bit map: membership is two shifts and a mask, with no
 /// Unicode tables (which the armv7 embedded standard library ships only as soft-float).
 struct ASCIISet: Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// An application id: 1...64 bytes of printable ASCII without space.
 public struct AppID: Hashable, Sendable {
   public let bytes: [UInt8]

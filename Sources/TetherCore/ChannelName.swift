@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A channel name that passed the rule of docs/BEHAVIOUR.md §1.6: 1...63 bytes of
 /// `a-z A-Z 0-9`, space, and ``!#$%&()+-:;<=.>?@[]^_{}|~,``.
 ///

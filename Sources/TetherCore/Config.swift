@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The channel session's thresholds (docs/BEHAVIOUR.md §1), all configurable, with the spec's
 /// defaults. Tests and the demo scale them down together with the edge server's
 /// `--time-scale`.

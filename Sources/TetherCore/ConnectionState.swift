@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The channel session's connection state (docs/BEHAVIOUR.md §1), numbered as in `tether.h`.
 public enum ConnectionState: Int32, CaseIterable, Sendable {
   case disconnected = 1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A server's "host:port" text, split: the one parser of it, for the driver (the `server` of
 /// tether.h's configs) and for tether-edge (`--listen`, `--server`). The port is 1 to 5
 /// decimal digits, at most 65535, after the last colon. An IPv6 host is in brackets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How (re)join attempts are spaced: the first at once, then exponential backoff with
 /// full jitter, capped.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The negative return codes of the public calls of both profiles (docs/BEHAVIOUR.md
 /// §4.3), with the values of `tether.h`'s `TETHER_ERR_*`: one space, where a value means
 /// one condition whichever function returns it. New codes may be added; existing ones

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A token as the app server issued it. Only the edge server verifies it; the core checks
 /// only its shape: 0...512 bytes of printable ASCII without space (empty means "no token",
 /// for servers that do not ask for one).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A login session's user id: 1...64 bytes of printable ASCII without space (ABI: "User
 /// ids").
 public struct UserID: Hashable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A running `tether-edge serve` on 127.0.0.1, with what it printed (stdout: its

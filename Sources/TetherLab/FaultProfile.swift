@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Which way a datagram goes through the ``FaultProxy``.
 public enum FaultDirection: Int, Sendable, CaseIterable, CustomStringConvertible {
   /// Device → edge.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A running `examples/messaging` (the C host of the login session), with the lines it

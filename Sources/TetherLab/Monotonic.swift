@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CTetherClock
 
 /// CLOCK_MONOTONIC in seconds: the clock the device example stamps its lines with, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A network namespace of the test's own (`ip netns`), with its loopback up, removed when

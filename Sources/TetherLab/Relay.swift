@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The ``FaultProxy`` where links are only cut and healed (`tether-demo`, the channel and
 /// login end-to-end tests): a link is up, cut both ways, or cut from the device only.
 /// One implementation, so a relay and a fault run forward, stamp and lock alike.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// One session of either profile on a virtual clock, talking to a server the test plays

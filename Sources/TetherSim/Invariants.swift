@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// Which state a reason may be reported from (docs/BEHAVIOUR.md §1, docs/STATES.md's table); the

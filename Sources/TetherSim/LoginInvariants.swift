@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// The login session's invariants (docs/BEHAVIOUR.md §2, docs/STATES.md "Login session states"),

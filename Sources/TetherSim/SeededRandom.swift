@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// SplitMix64: a tiny deterministic generator, so every run of a test sees the same
 /// cookies, jitter and random event sequences for the same seed.
 public struct SeededRandom: RandomNumberGenerator {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// How one direction of one client's link treats datagrams: its delay, and the faults it

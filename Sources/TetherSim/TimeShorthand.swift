@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// `.ms(250)`, `.s(10)`: instants and intervals as the tests and scenarios write them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// docs/BENCHMARKS.md, written from one run: the machine, the command, every figure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// What `tether-bench --out DIR` wrote to DIR/results.txt: one `scenario` line per design

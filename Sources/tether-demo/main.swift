@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tether-demo: docs/BEHAVIOUR.md §1.4's timeline on real processes over loopback. tether-edge runs
 // the channel; two C devices (examples/device) join it through a relay that can cut a
 // device's link; every threshold is scaled by --scale (default 0.05: interrupted after

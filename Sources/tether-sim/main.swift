@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tether-sim: picks its mode from the arguments, and exits with the mode's status.
 //
 //   tether-sim                    the seed timeline in virtual time (TimelineMode.swift,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The C tests' harness: see harness.h. */
 #define _GNU_SOURCE
 #include "harness.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The C tests' one harness (harness.c), compiled into every test binary with the strict
  * flags: checks and a line per test case, the loop run until something happened or a time
  * passed, and one fake edge server on loopback that speaks both profiles' wire format

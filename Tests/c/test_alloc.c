@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* No heap allocation per received packet in steady state: the engine (the Embedded library,
  * linked statically) is joined to the fake server, warmed up, then fed 10,000 heartbeat
  * acks and 1,000 presence digests while every malloc, calloc, realloc, posix_memalign and

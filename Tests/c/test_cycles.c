@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Lifetimes under load, for `make check` (valgrind memcheck: no error, no leak) and
  * `make test`: 1,000 create/join/leave/destroy cycles of one engine against the fake edge
  * server on loopback, each one connected before it leaves, then engines on two loops in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Regression (found by fuzz-capi): tether_engine_destroy promises "without callbacks", yet
  * the datagrams it still sends (a LEAVE queued just before it, in the same callback) called
  * on_log when the kernel refused them, after the engine was destroyed. Sends fail here for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Regression (found by fuzz-capi): tether_engine_destroy on one engine inside a callback of
  * ANOTHER engine of the same loop. tether.h promises that the destroyed engine's memory is
  * released when the callback returns, and that until then every call on its handle returns

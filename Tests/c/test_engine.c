@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* C tests of the engine's ABI (Include/tether.h) on a real libev loop, against the
  * harness's fake edge server on loopback (it answers JOIN with ACCEPT and HEARTBEAT with
  * its ack, and can go silent). One behaviour per test, named test_tether_<function>_<case>.

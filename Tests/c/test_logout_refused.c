@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Regression (found by fuzz-rtm): a tether_rtm_logout refused with NOT_LOGGED_IN inside a
  * callback dropped the callbacks already queued. tether.h: a refused logout changes
  * nothing, and a logout that returned 0 is followed by DISCONNECTED/LOGOUT and

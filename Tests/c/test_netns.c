@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Address and route changes, in a network namespace this test makes for itself (it needs
  * root; nothing outside the namespace is touched and no datagram leaves it). The engine
  * talks to 10.9.9.1 through a veth whose other end answers nothing, so it stays CONNECTING

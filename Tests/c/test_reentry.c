@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Calls made from inside the engine's callbacks: for every callback of tether_engine_handler
  * that a session can be driven to, tether_leave_channel inside it, then (separately)
  * tether_engine_destroy inside it. The rules of tether.h ("Calls from inside a callback"):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The login session's C ABI (tether_rtm_*), from C: every documented code of every call,
  * and the behaviour of docs/BEHAVIOUR.md section 2 against the harness's fake edge server on
  * loopback with scaled thresholds (login timeout 200 ms, interrupted 60 ms, heartbeat

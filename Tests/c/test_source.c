@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Datagrams from another source than the server never reach the session: the engine's
  * socket is connected to the server, so the kernel drops them before the engine reads.
  * A KICK carrying the session's own cookie is sent to the device's socket from another

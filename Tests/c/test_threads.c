@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Every "Thread:" rule of tether.h, from a second thread, while the loop's thread works.
  *
  * The main thread owns a loop with an engine and a login client, both connected to fake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiling for aarch64-linux-gnu (64-bit Raspberry Pi OS, Debian arm64 boards) with
 # Debian's cross compiler: apt-get install gcc-aarch64-linux-gnu, and libev-dev:arm64 after
 # dpkg --add-architecture arm64.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiling for arm-linux-gnueabihf (32-bit Raspberry Pi OS, other armhf images) with
 # Debian's cross compiler: apt-get install gcc-arm-linux-gnueabihf, and libev-dev:armhf
 # after dpkg --add-architecture armhf.

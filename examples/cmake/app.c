@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* app.c - a C host of Tether built with CMake (examples/cmake/CMakeLists.txt).
  *
  * Checks that the library it linked is the one its header describes, then joins a channel

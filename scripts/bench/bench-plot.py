@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The lateness plot of docs/BENCHMARKS.md: for the most sessions of a `tether-bench --out`
 run, steady pattern, idle and loaded, the CDF of how late the INTERRUPTED callbacks ran as
 seen from outside, for Tether and the two libev designs, beside the kernel's own wake-up

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Measures tether-edge under a flood of garbage datagrams (docs/PROTOCOL.md, "Security").
 
 Starts `tether-edge serve` on loopback, joins two members that speak the protocol (a

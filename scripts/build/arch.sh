@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Sourced by the packaging scripts: what each ARCH of the Makefile is called elsewhere.
 #   tether_arch ARCH   sets MULTIARCH (Debian's library directory), DEBARCH (a package's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds what C hosts link: an Embedded Swift build of TetherCore + Tether (no Swift runtime;
 # libc and libev only), as build/lib/ARCH/libtether.a and libtether.so (SONAME
 # libtether.so.0), with a linker map. Usage: scripts/build/build-lib.sh [x86_64|aarch64|armv7]

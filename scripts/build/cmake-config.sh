@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes TetherConfig.cmake and TetherConfigVersion.cmake (from cmake/*.cmake.in) into
 # <prefix>/LIBDIR/cmake/Tether, for find_package(Tether).
 # Usage: scripts/build/cmake-config.sh PREFIX LIBDIR VERSION ARCH

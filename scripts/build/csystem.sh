@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Compiles the C of CTetherSystem (Sources/CTetherSystem/*.c: the driver's system calls) with
 # the strict flags of every C file of the project and the clang flags given, one output per
 # file, and prints the outputs' paths, one a line. The builds of the Embedded library that do

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make deb: Debian packages of Tether for one ARCH, from the tree `make install ARCH=...
 # PREFIX=$BUILD_DIR/deb/ARCH/installed` wrote (the Makefile does that first), into
 # $BUILD_DIR/deb/:

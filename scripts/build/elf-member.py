@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """One member of libtether.a, cut from the library's relocatable object.
 
 Usage: elf-member.py IN.o OUT.o KEEP-LIST

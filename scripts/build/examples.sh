@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The C examples built as a C developer builds them: against a staged `make install` of ARCH
 # (build/install for x86_64, build/install-ARCH for a board), with pkg-config and the strict
 # flags, into build/examples/ARCH/NAME.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make install: what a C host needs, in PREFIX: include/tether.h, lib/libtether.a and
 # libtether.so (with its SONAME), lib/pkgconfig/tether.pc and lib/cmake/Tether (relocatable),
 # README and docs/ in share/doc/tether; and, for the host (x86_64), bin/tether-edge, built

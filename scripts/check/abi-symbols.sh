@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The functions Include/tether.h declares and the ones the library exports must be the same
 # set: a declared function missing from the library would fail to link in a user's program;
 # an exported one missing from the header would be API nobody documented.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Heap allocations per steady-state round of a joined channel session (one heartbeat sent,
 # its ack and a presence digest received), counted by valgrind on the normal Swift build:
 # the allocations of `tether-sim steady N` for two values of N, differenced.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every function of Include/tether.h is implemented in Swift with its whole C signature, as
 # the compiler sees it, and nothing else is exported.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fails when a tracked file cites a file that is not in the repository.
 
 What ships must stand alone: a user reading the installed docs or header, or a contributor

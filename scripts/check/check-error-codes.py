@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fails when the return codes of Include/tether.h are not one space that the library names.
 
 tether.h: every function of both profiles returns 0 or a negative TETHER_ERR_* code whose

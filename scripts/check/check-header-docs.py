@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fails when a function of Include/tether.h is not documented in the header's one layout.
 
 Each function declaration must follow its own comment block that, in this order:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tether-edge as an operator gets it (make test): the installed binary is under 16 MB and
 # self-contained (it needs the C library family alone: no libswift*, libFoundation*,
 # libicu*), and contrib/tether-edge.service is a unit systemd takes whose ExecStart= flags

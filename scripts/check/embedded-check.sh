@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Compiles Sources/TetherCore as Embedded Swift for the host and for the device targets,
 # with the toolchain alone (linking comes with the driver). Proves the core stays inside
 # the Embedded subset: no Foundation, no existentials, no untyped throws, ...

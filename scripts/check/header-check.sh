@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Include/tether.h compiles on its own as strict C99 (the flags every C file of the project
 # and its examples use) and as C++11: what a C or C++ host includes must need nothing else.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every source and build file git tracks says its licence in an SPDX line near its top
 # (Apache-2.0, the LICENSE file), so a file copied out of the tree still carries it. Prints
 # the files that do not, and fails.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What a static C host links from libtether.a, per profile (scripts/build/build-lib.sh splits the
 # archive into the members common, channel, rtm and messages). For ARCH it links three
 # generated hosts against build/lib/ARCH/libtether.a: one that calls every function of the

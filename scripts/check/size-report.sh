@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Prints the size tables of docs/BENCHMARKS.md: text/data/bss of libtether.a (Embedded
 # Swift, -Osize) per architecture and the stripped size of examples/device linked against
 # it statically (one firmware-like binary; libc and libev stay shared); then what a static

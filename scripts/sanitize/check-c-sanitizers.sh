@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The C ABI tests against the library C hosts link, under the compilers' sanitizers, for
 # `make check`: the Embedded Swift build of TetherCore + Tether (the sources and module
 # scripts/build/build-lib.sh compiles, at -Onone -g for ASan and -O -g for TSan instead of

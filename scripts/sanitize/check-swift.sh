@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Swift tests under a sanitizer, for `make check`, each in its own scratch path:
 #   scripts/sanitize/check-swift.sh asan   AddressSanitizer (with LeakSanitizer) on the Swift and C
 #                                 code, UndefinedBehaviorSanitizer on the C code (.build-asan)

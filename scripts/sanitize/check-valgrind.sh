@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The C side of `make check`: the C ABI tests (test_engine, test_reentry, test_rtm: the login
 # profile, test_logout_refused, test_cycles: 1,000 create/join/leave/destroy cycles, then engines on two loops in
 # two threads) under valgrind memcheck, then test_cycles' two threads under helgrind, then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # In make test: seconds-long runs of the benchmark that assert no timing, only that it runs
 # and reports. x86_64: tether-bench with its own peer, then the whole of make bench against
 # the staged tether-edge in small (tether-benchmarks --smoke). aarch64, armv7: the board

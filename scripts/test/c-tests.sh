@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The C tests of Tests/c, one way: each test_NAME.c with the one harness (harness.c), built
 # with the strict flags against the Embedded library C hosts link, and run as its row of the
 # table below says. One line per run: the binary's own last line ("c-abi: 35 passed, 0

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # An example host under valgrind memcheck against the staged tether-edge on loopback, for
 # `make check` (scripts/sanitize/check-valgrind.sh): a short scripted run through every path that
 # host drives. Host A runs under valgrind; host B (native) joins beside it; every step has a

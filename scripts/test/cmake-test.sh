@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make cmake-test: the CMake route, as a C developer takes it. For each ARCH given, against
 # the tree `make install ARCH=... PREFIX=$BUILD_DIR/cmake-test/ARCH/installed` wrote (the
 # Makefile does that first), moved elsewhere to show that nothing in it is absolute:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make deb-test: the packages of make deb, checked as a Debian user would meet them. For
 # each ARCH given (the Makefile builds its packages first):
 #   - dpkg-deb --info: Package, Version, Architecture, Multi-Arch, and Depends that name

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What the channel session's liveness rules imply under random loss, in heartbeat units.
 
 The model behind the expectations of Tests/EndToEndTests/FaultEndToEndTests.swift: each

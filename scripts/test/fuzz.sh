@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # libFuzzer targets of Tether (sources in Fuzz/, see Fuzz/README.md).
 #
 #   scripts/test/fuzz.sh build    builds build/fuzz/fuzz-{decode,session,login,edge,capi,rtm} (what changed)

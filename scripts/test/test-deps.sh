@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make deps-test: scripts/deps.sh's paths, without network and without touching the
 # machine. deps.sh runs with a PATH of stubs only: every tool it checks for is there but
 # cmake, and `id`, `dpkg`, `apt-get` and `sleep` are fakes that log their calls; apt-get's

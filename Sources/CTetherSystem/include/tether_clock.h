@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The one reader of the monotonic clock, for the driver (through tether_system.h), the edge
    server and the lab (defined in clock.c). A module of its own (CTetherClock, in this
    directory's module map), without tether_system.h's _GNU_SOURCE: a module that imports

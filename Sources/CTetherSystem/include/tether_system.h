@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The system calls of the Tether driver, as prefixed C functions (defined in the .c files
    of Sources/CTetherSystem, compiled with the strict flags). Swift reaches libc only
    through here (not through Glibc, which Embedded Swift does not have), and the macros and

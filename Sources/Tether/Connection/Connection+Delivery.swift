@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How far a connection has performed its session's output: datagrams and C callbacks, in
 /// the order the session produced them, except when deadlines fire together: then every
 /// connection's callbacks come first, and the datagrams set aside go out when

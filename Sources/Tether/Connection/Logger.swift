@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CTetherABI
 
 /// The app's optional `on_log` callback and its context (both handlers have one).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #if canImport(TetherCore)
   // Absent in the single-module Embedded build (scripts/build/build-lib.sh), present in SwiftPM's.
   import TetherCore

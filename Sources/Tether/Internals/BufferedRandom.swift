@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CTetherSystem
 
 /// The kernel's random numbers, fetched eight at a time.

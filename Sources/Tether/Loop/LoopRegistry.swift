@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CTetherSystem
 
 /// Which ``LoopContext`` serves which libev loop. Connections on several loops on several

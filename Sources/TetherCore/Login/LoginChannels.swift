@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The channels a login session is in, as the app asked, and the operations the server
 /// has not acknowledged yet (docs/PROTOCOL.md, CHANNEL_OPERATION).
 struct LoginChannels {

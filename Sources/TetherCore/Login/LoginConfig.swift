@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The login session's thresholds (docs/BEHAVIOUR.md §2), with the spec's defaults.
 public struct LoginConfig: Sendable {
   public var appID: AppID

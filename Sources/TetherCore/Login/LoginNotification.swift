@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What a login session tells the app: each case is one callback of `tether_rtm_handler`
 /// (or a log line), in the order the session emits them.
 public enum LoginNotification: Equatable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// docs/BEHAVIOUR.md §2's login session as a value: the messaging profile's state machine, with
 /// no socket, no clock and no allocation of its own in steady state. The machinery it
 /// shares with the channel session is its ``LinkCore``, with the codec and the output

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The login session's connection state (docs/BEHAVIOUR.md §2), numbered as in `tether.h`
 /// (`TETHER_RTM_CONNECTION_STATE_*`).
 public enum LoginState: Int32, CaseIterable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A binary min-heap of member check times. It is touched only when a check falls due or
 /// a member changes state, never when a member is merely heard from: that only writes the
 /// member's last-seen time, and a check that finds the member fresher re-queues it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Which slot of ``RemoteMembers`` holds which uid: an open-addressing hash table of slot
 /// numbers (linear probing, at most half full, deletion by backward shift), so a lookup
 /// is one multiply and, on average, under two probes, whatever the member count.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The other members of the channel, as the server's presence digests describe them, and
 /// the verdicts the client draws from their silence: interrupted after `interruptedAfter`,
 /// offline (DROPPED) after `offlineAfter`, back when heard again.

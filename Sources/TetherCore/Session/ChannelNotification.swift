@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the session tells the app: each case is one callback of `tether_engine_handler`,
 /// in the order the session emits them.
 public enum ChannelNotification: Equatable, Sendable {

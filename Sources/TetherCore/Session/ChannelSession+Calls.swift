@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MARK: - The app's calls (docs/BEHAVIOUR.md §1.6)
 
 extension ChannelSession {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The channel session of docs/BEHAVIOUR.md §1 as a value: a state machine with no socket, no clock
 /// and no allocation of its own in steady state.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Everything a session waits for; on a tie the earlier case fires first. `giveUp` is the
 /// effort's end (the channel's give-up, the first login's timeout), `own` the profile's
 /// own deadline while live (the channel's member verdicts). A login session has no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the sessions of both profiles share, once: the proof of the round trip, the
 /// (re)connect effort with its backoff and thresholds, heartbeats, the cookie, the token
 /// with its expiry and renewal, time that never runs backwards, counters, the deadlines.

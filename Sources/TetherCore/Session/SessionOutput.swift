@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What a session asks its driver to do, in order: datagrams to send and notifications to
 /// deliver. The session appends; the driver performs the actions and calls
 /// ``removeAll()``, which keeps the storage, so a steady session reuses the same memory

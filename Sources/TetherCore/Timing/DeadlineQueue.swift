@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The next deadline window of each of many owners (the engines on one event loop): a
 /// binary min-heap on the windows' ends, indexed by owner slot.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// When a deadline may run: not before `start` (nothing is due earlier), and by `end`.
 ///
 /// A threshold the app sees (INTERRUPTED, LOST, give-up, a token or member verdict) has no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A fixed-size log-linear histogram of durations in nanoseconds: how late deadlines fired.
 ///
 /// Values below 8 ns have a bucket each; above, every power of two is split into 8 equal

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A binary min-heap of entries ordered by `key`: the one heap behind ``DeadlineQueue``
 /// (one entry per slot, found through `positions`) and ``DeadlineHeap`` (member checks,
 /// several entries per slot, no positions). One type for both keeps one copy of the heap

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A point on the host's monotonic clock, in nanoseconds.
 ///
 /// The core never reads a clock: every entry point takes `now` as an `Instant` and the

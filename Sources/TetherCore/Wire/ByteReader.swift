@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Reads big-endian fields from a datagram, front to back, throwing ``WireError/truncated``
 /// instead of reading past the end. Package-wide, not public: the edge server's own
 /// datagrams (admin) use the same reader as the protocol's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The bodies of the login profile's messages (docs/PROTOCOL.md, "Login sessions").
 
 /// The body of ``Message/login(_:)``.

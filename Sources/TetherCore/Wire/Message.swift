@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Every message of protocol version 1 (docs/PROTOCOL.md). A ``Packet`` carries one, after
 /// a header with the session cookie.
 public enum Message: Equatable, Sendable {

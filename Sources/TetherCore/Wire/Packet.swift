@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One UDP datagram of the Tether protocol: a 12-byte header (magic "TH", version, type,
 /// session cookie) and one ``Message``. See docs/PROTOCOL.md for the byte layout.
 public struct Packet: Equatable, Sendable {

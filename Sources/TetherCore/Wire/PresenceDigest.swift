@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the server knows of a channel's members, in one datagram: a list of entries, each
 /// a uid, what happened to it and how long since the server last heard from it.
 ///

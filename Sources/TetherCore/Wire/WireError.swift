@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why a datagram was not decoded. Every malformed input ends in one of these; decoding
 /// never traps. See docs/PROTOCOL.md.
 public enum WireError: Error, Equatable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// The admin datagram of `tether-edge kick`: remove a member from a channel, and refuse

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CSodium
 
 /// HMAC-SHA256 (RFC 2104, RFC 4231), from libsodium: the keyed MAC of the edge's tokens and

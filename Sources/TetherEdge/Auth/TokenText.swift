@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text of a token (TokenSigner.swift): its fields, in decimal and lowercase hex.
 
 /// The fields of a token's text, checked for shape only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// A non-blocking, unconnected UDP socket: each datagram is sent to, or came from, a peer

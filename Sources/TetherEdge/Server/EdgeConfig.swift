@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// The edge server's settings. Every timing constant of the server itself is its default

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// Something the server did that an operator may want in a log (`serve --log-level info`: one line each).

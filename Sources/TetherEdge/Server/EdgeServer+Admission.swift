@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 // MARK: - JOIN and LOGIN: one admission for both profiles

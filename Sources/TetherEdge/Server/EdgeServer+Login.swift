@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 // MARK: - The login profile's own: channels and member events (docs/PROTOCOL.md §6)

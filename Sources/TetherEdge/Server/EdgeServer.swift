@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// The edge server's logic as a value: no socket, no clock (sans-IO, like the client's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// How many JOINs the server takes from one source address (docs/PROTOCOL.md, "Join rate

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Where a datagram came from, as an opaque value: the bytes of a `sockaddr_in` or
 /// `sockaddr_in6` for the UDP loop, or any short byte string for tests.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// The members of channels: channel → member → the cookie of the member's session. A

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
 /// The two profiles a session can be of. A datagram of one profile's types under the cookie

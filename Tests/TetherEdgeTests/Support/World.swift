@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TetherSim
 
 /// The edge tests' world is the simulator's: the real ``EdgeServer`` and real
