@@ -72,6 +72,8 @@ fuzz-replay: deps lib ## each fuzzer once over its committed corpus and crash in
 edge-check: stage-x86_64 ## the installed tether-edge: under 16 MB, self-contained, its systemd unit valid
 	@scripts/check/edge-check.sh $(BUILD_DIR)/install/bin/tether-edge
 cmake-test: lib lib-aarch64 ## examples/cmake with find_package(Tether), static and shared, x86_64 and aarch64
+	@rm -rf $(BUILD_DIR)/cmake-test && for arch in x86_64 aarch64; do \
+		scripts/build/install.sh $(BUILD_DIR)/cmake-test/$$arch/installed $$arch $(VERSION) > /dev/null || exit 1; done
 	@scripts/test/cmake-test.sh x86_64 aarch64
 deb-test: lib lib-aarch64 ## the Debian packages as a user meets them, x86_64 and aarch64
 	@$(MAKE) --no-print-directory deb > /dev/null && $(MAKE) --no-print-directory deb ARCH=aarch64 > /dev/null
