@@ -82,7 +82,7 @@ struct Report {
 
         ## Size of what C hosts link
 
-        `make sizes` (Embedded Swift, `-Osize`; run by `make bench`):
+        `make sizes` (Embedded Swift, `-Osize`; run by `make bench`), both profiles:
 
         \(sizes)
 

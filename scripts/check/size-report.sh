@@ -30,6 +30,9 @@ for arch in "${archs[@]}"; do
   awk -v a="$arch" -v t="$text" -v d="$data" -v b="$bss" -v o="$total" -v s="$bytes" 'BEGIN {
     printf "| %s | %d (%.1f KiB) | %d | %d | %d | %d bytes (%.1f KiB) |\n", a, t, t / 1024, d, b, o, s, s / 1024 }'
 done
+printf '\narmv7 is built with `-O`, not `-Osize`: Swift 6.3.1'"'"'s `-Osize` code for armv7 miscompiled the\n'
+printf 'wire decoder (`scripts/build/build-lib.sh` says how), so its figures are not comparable with\n'
+printf 'the other two.\n'
 printf '\nWhat a static C host links from libtether.a, per profile (`scripts/check/profile-hosts.sh`:\n'
 printf 'generated hosts that take the address of every function of a profile; their text minus\n'
 printf 'that of the same program calling nothing, so PLT and relocations count; libc and libev\n'
