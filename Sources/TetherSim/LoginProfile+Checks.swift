@@ -69,7 +69,7 @@ public struct LoginProfile: SimProfile {
       let failure = stage.world.login(c, token: token, user: user)
       try stage.expect(
         failure == nil
-          ? before == .disconnected : failure != .alreadyLogin || before != .disconnected,
+          ? before == .disconnected : failure != .alreadyLoggedIn || before != .disconnected,
         "call rules", c, "login in \(before.name): \(String(describing: failure))")
       if failure == nil {
         taken[c] = 0

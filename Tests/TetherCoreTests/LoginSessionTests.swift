@@ -99,41 +99,45 @@ import TetherSim
 
   @Test func login_refusesOnTheSpot_inTheDocumentedOrder() throws {
     var h = H()
-    #expect(throws: LoginError.invalidArgument) { try h.login(token: nil) }
+    #expect(throws: TetherError.invalidArgument) { try h.login(token: nil) }
     h.now = h.now + .seconds(1)
-    #expect(throws: LoginError.invalidArgument) { try h.login(userID: nil) }
+    #expect(throws: TetherError.invalidArgument) { try h.login(userID: nil) }
     h.now = h.now + .seconds(1)
     try h.login()
     h.now = h.now + .seconds(1)
-    #expect(throws: LoginError.alreadyLogin) { try h.login() }
+    #expect(throws: TetherError.alreadyLoggedIn) { try h.login() }
     #expect(h.mainNotifications() == [Self.state(.connecting, .login)])
+    // The one error space (docs/BEHAVIOUR.md §2.4): -2 and -208, not the negated login
+    // results 3 INVALID_ARGUMENT and 8 ALREADY_LOGIN (what a result callback would say).
+    #expect(
+      TetherError.invalidArgument.rawValue == -2 && TetherError.alreadyLoggedIn.rawValue == -208)
     #expect(LoginError.invalidArgument.rawValue == 3 && LoginError.alreadyLogin.rawValue == 8)
   }
 
   @Test func login_moreThanTwoCallsASecond_isTooOften_countingRefusedCalls() throws {
     var h = H()
-    #expect(throws: LoginError.invalidArgument) { try h.login(token: nil) }
+    #expect(throws: TetherError.invalidArgument) { try h.login(token: nil) }
     h.now = .zero + .ms(400)
     try h.login()
     h.now = .zero + .ms(999)
-    #expect(throws: LoginError.tooOften) { try h.login() }
+    #expect(throws: TetherError.tooOften) { try h.login() }
     // A refusal as too often is not counted: at 1 s the first call has aged out.
     h.now = .zero + .ms(1000)
-    #expect(throws: LoginError.alreadyLogin) { try h.login() }
+    #expect(throws: TetherError.alreadyLoggedIn) { try h.login() }
     h.now = .zero + .ms(1399)
-    #expect(throws: LoginError.tooOften) { try h.login() }
+    #expect(throws: TetherError.tooOften) { try h.login() }
     h.now = .zero + .ms(1400)
     try h.logout()
     try h.login()
     #expect(h.state == .connecting)
-    #expect(LoginError.tooOften.rawValue == 10)
+    #expect(TetherError.tooOften.rawValue == -210 && LoginError.tooOften.rawValue == 10)
   }
 
   @Test func logout_whenDisconnected_isNotLoggedIn_andChangesNothing() {
     var h = H()
-    #expect(throws: LogoutError.notLoggedIn) { try h.logout() }
+    #expect(throws: TetherError.notLoggedIn) { try h.logout() }
     #expect(h.log.isEmpty && h.sent.isEmpty)
-    #expect(LogoutError.notLoggedIn.rawValue == 102)
+    #expect(TetherError.notLoggedIn.rawValue == -302 && LogoutError.notLoggedIn.rawValue == 102)
   }
 
   // MARK: - Logout from every state
@@ -252,7 +256,7 @@ import TetherSim
     #expect(h.session.nextDeadline == nil)
     h.run(for: .seconds(60))
     #expect(h.sent.count == mark.sent)
-    #expect(throws: LoginError.alreadyLogin) { try h.login() }
+    #expect(throws: TetherError.alreadyLoggedIn) { try h.login() }
     #expect(throws: TetherError.notReady) { try h.join() }
     let beforeLogout = h.mark
     try h.logout()
