@@ -209,9 +209,7 @@ import TetherSim
   ) -> String {
     let after = Snapshot(h)
     let kept = h.state != .disconnected
-    let restored = after.link.token == Fixture.token && before.link.token == Fixture.token2
-    var actions = Table.linkActions(
-      before: before.link, after: after.link, kept: kept, restored: restored)
+    var actions = Table.linkActions(before: before.link, after: after.link, kept: kept)
     if after.channels != before.channels {
       actions.append("channels: \(names(after.channels))")
     }
