@@ -343,6 +343,46 @@ import TetherSim
     #expect(!h.sentMessages(since: after).contains(.renewToken(Fixture.token2)))
   }
 
+  /// The channel's bug of a renewal while connecting (CallRulesTests), in the login: a
+  /// LOGIN with the old token went out before the renewal, so the accept may be its answer
+  /// and the server may hold the old token: the new one follows in a RENEW_TOKEN.
+  @Test func renewToken_whileReconnecting_afterALoginWithTheOldToken_isRenewedOnceAccepted()
+    throws
+  {
+    var h = H.connected(tokenTimeLeftMs: 60_000)
+    h.run(for: .ms(4100))
+    #expect(h.state == .reconnecting)
+    #expect(h.logins().last?.request.token == Fixture.token)
+    try h.renew()
+    let mark = h.mark
+    h.accept(resumed: true, tokenTimeLeftMs: 60_000)
+    #expect(h.sentMessages(since: mark).contains(.renewToken(Fixture.token2)))
+    h.deliver(.tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 3_600_000)))
+    #expect(h.session.tokenExpiresAt == h.now + .seconds(3600))
+    let settled = h.mark
+    h.run(for: .ms(2100), answering: true)
+    #expect(!h.sentMessages(since: settled).contains(.renewToken(Fixture.token2)))
+  }
+
+  /// A relogin that carried the renewed token settles the RENEW_TOKEN still out, as a
+  /// channel's rejoin does (the twins drifted: the login kept resending it, and a late
+  /// refusal of it brought back the token the server had replaced).
+  @Test func renewToken_whileConnected_aReloginWithTheNewTokenSettlesIt() throws {
+    var h = H.connected(tokenTimeLeftMs: 3_600_000)
+    try h.renew()
+    h.run(for: .ms(4100))  // no answer: INTERRUPTED, RELOGINs with the new token
+    #expect(h.state == .reconnecting)
+    #expect(h.logins().last?.request.token == Fixture.token2)
+    h.accept(resumed: true, tokenTimeLeftMs: 3_600_000)
+    #expect(h.session.tokenExpiresAt == h.now + .seconds(3600))
+    let mark = h.mark
+    h.run(for: .ms(2100), answering: true)
+    #expect(!h.sentMessages(since: mark).contains(.renewToken(Fixture.token2)))
+    h.deliver(.tokenRenewed(TokenRenewal(refused: .tokenExpired, tokenTimeLeftMs: 0)))
+    #expect(h.session.link.token == Fixture.token2)
+    #expect(!h.mainNotifications().contains(.tokenExpired))
+  }
+
   @Test func renewToken_whenNotLoggedIn_isNotReady() {
     var h = H()
     #expect(throws: TetherError.notReady) { try h.renew() }

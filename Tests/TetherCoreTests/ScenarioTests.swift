@@ -63,20 +63,16 @@ import TetherSim
   }
 
   /// Found by the channel scenarios' closing phase (`make soak`, seeds 26609, 31200 and
-  /// 40213): renew_token while CONNECTING only replaces the token of the next JOIN. When
-  /// the accept of the JOIN sent with the old token comes first, the client takes that
-  /// token's time left and ignores the later RESUMED accept of the retry that carried the
-  /// new one (it is CONNECTED by then); at the old token's expiry it goes
-  /// FAILED/TOKEN_EXPIRED although the app renewed first (docs/BEHAVIOUR.md §1, tokens) and
-  /// the server holds the session with the new token, so the peers' views and the server's
-  /// roster disagree. A fix in ChannelSession turns this into a failure: then drop
-  /// `withKnownIssue`.
+  /// 40213): renew_token while CONNECTING only replaced the token of the next JOIN. When
+  /// the accept of the JOIN sent with the old token came first, the client took that
+  /// token's time left and ignored the later RESUMED accept of the retry that carried the
+  /// new one; at the old token's expiry it went FAILED/TOKEN_EXPIRED although the app
+  /// renewed first (docs/BEHAVIOUR.md §1.5) and the server held the session with the new
+  /// token. Now the new token follows such an accept in a RENEW_TOKEN (CallRulesTests).
   @Test func renewalWhileConnecting_survivesTheOldTokensAccept() {
     for seed: UInt64 in [26609, 31200, 40213] {
-      withKnownIssue("ChannelSession loses a renewal made while CONNECTING") {
-        var run = ScenarioRun(Scenario<ChannelProfile>.generate(seed: seed))
-        #expect(throws: Never.self) { try run.run() }
-      }
+      var run = ScenarioRun(Scenario<ChannelProfile>.generate(seed: seed))
+      #expect(throws: Never.self, "seed \(seed)") { try run.run() }
     }
   }
 

@@ -89,7 +89,9 @@ extension LoginSession {
 
   /// Hands the session a new token. CONNECTED: sent to the server at once (and with each
   /// heartbeat until answered); a refusal restores the old token and reports
-  /// token-expired. CONNECTING, RECONNECTING: the next LOGIN carries it.
+  /// token-expired. CONNECTING, RECONNECTING: the next LOGIN carries it, and the expiry of
+  /// the one it replaces is no longer reported; if a LOGIN of the effort went out with the
+  /// old token, a RENEW_TOKEN follows the accept (as the channel's, ``LinkCore``).
   /// - Throws: ``TetherError/notReady`` when DISCONNECTED or ABORTED.
   public mutating func renewToken(_ token: Token, now: Instant, into output: inout LoginOutput)
     throws(TetherError)
@@ -97,7 +99,7 @@ extension LoginSession {
     let now = link.tick(now)
     guard isLoggingInOrIn else { throw .notReady }
     let connected = isConnected
-    link.renew(with: token, connected ? .sentToServer : .afresh)
+    link.renew(with: token, connected ? .sentToServer : .forNextAttemptExpiryUnknown)
     if connected {
       output.send(Packet(cookie: link.cookie, message: .renewToken(token)))
     }
