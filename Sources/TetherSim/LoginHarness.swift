@@ -13,7 +13,7 @@ extension LoginSession: HarnessedSession where Random == SeededRandom {
     if case .loginAttempt = notification { true } else { false }
   }
   public static func heartbeatSequence(_ message: Message) -> UInt32? {
-    if case .loginHeartbeat(let sequence, _) = message { sequence } else { nil }
+    if case .loginHeartbeat(let sequence, _, _) = message { sequence } else { nil }
   }
 }
 

@@ -190,7 +190,7 @@ public struct LoginProfile: SimProfile {
     }
     // What it sent after them (a heartbeat due at the same instant comes after).
     for packet in step.sent {
-      if case .loginHeartbeat(_, let received) = packet.message {
+      if case .loginHeartbeat(_, _, let received) = packet.message {
         try stage.expect(
           received == taken[c], "event count", c,
           "heartbeat says \(received) taken, took \(taken[c])")

@@ -256,7 +256,7 @@ struct LoginPropertyRun {
     for datagram in output.datagrams {
       guard let packet = try? Packet.decode(datagram) else { continue }
       switch packet.message {
-      case .loginHeartbeat(let sequence, _) where int(10) < 8:
+      case .loginHeartbeat(let sequence, _, _) where int(10) < 8:
         replies.append(.heartbeatAck(sequence: sequence, serverTimeMs: 0))
       case .login where int(10) < 3:
         let resumed = server.acceptedBefore && int(2) == 0
@@ -450,7 +450,8 @@ struct ModelServer {
   mutating func heard(_ packet: Packet) {
     switch packet.message {
     case .login: cookie = packet.cookie
-    case .loginHeartbeat(_, let received): acknowledged = Int(received)
+    case .loginHeartbeat(_, let session, let received) where session == self.session:
+      acknowledged = Int(received)
     default: break
     }
   }

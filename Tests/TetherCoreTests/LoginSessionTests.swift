@@ -462,16 +462,18 @@ import TetherSim
     h.run(for: .seconds(40))
     let mark = h.mark
     h.accept(resumed: false, session: 1)  // a new server session: another number
+    // Numbered in the new session, and naming it.
     let rejoins: [Message] = [
-      .channelOperation(ChannelOperation(sequence: 1, kind: .join, channel: Self.room)),
-      .channelOperation(ChannelOperation(sequence: 2, kind: .join, channel: Self.other)),
+      .channelOperation(ChannelOperation(session: 1, sequence: 1, kind: .join, channel: Self.room)),
+      .channelOperation(
+        ChannelOperation(session: 1, sequence: 2, kind: .join, channel: Self.other)),
     ]
     #expect(h.sentMessages(since: mark) == rejoins)
     // Until acknowledged they go again with each heartbeat, which counts events from 0.
     h.run(for: .seconds(1))
     #expect(
-      h.sentMessages(since: mark) == rejoins + [.loginHeartbeat(sequence: 4, eventsReceived: 0)]
-        + rejoins)
+      h.sentMessages(since: mark)
+        == rejoins + [.loginHeartbeat(sequence: 4, session: 1, eventsReceived: 0)] + rejoins)
   }
 
   /// A late answer to an earlier LOGIN of the session held says "not resumed" (the server

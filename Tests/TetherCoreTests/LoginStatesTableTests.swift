@@ -247,7 +247,7 @@ import TetherSim
   static func describe(_ message: Message) -> String {
     switch message {
     case .login(let r): r.isRelogin ? "LOGIN (relogin)" : "LOGIN"
-    case .loginHeartbeat(_, let received): "LOGIN_HEARTBEAT (events received \(received))"
+    case .loginHeartbeat(_, _, let received): "LOGIN_HEARTBEAT (events received \(received))"
     case .logout: "LOGOUT"
     case .channelOperation(let o):
       "CHANNEL_OPERATION #\(o.sequence) \(o.kind == .join ? "join" : "leave") \(names([o.channel]))"
