@@ -228,9 +228,9 @@ static size_t answer(const unsigned char *in, size_t n, unsigned char *out, int 
     if (n < 16) return 0;
     memcpy(out + 12, in + 12, 4);
     return typed(out, 0x83, 24);
-  case 0x08: /* CHANNEL_OPERATION: CHANNEL_ACK, server session 0 */
-    if (n < 16) return 0;
-    memcpy(out + 16, in + 12, 4);
+  case 0x08: /* CHANNEL_OPERATION: CHANNEL_ACK, server session 0, the operation's sequence */
+    if (n < 20) return 0;
+    memcpy(out + 16, in + 16, 4);
     return typed(out, 0x8C, 20);
   case 0x04: /* RENEW_TOKEN: TOKEN_RENEWED, accepted, an hour left */
     put32(out + 13, 3600000);

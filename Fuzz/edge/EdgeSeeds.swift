@@ -33,16 +33,19 @@ enum EdgeSeeds {
       op(.login, [address, cookie - 1, user] + token + [0, relogin ? 1 : 0])
     }
 
-    /// A LOGIN_HEARTBEAT that has taken `events` (0...3) member events.
+    /// A LOGIN_HEARTBEAT that has taken `events` (0...3) member events, naming the server
+    /// session of the cookie's login (the server numbers them from 0 as they are made, and
+    /// the seeds' logins make them in cookie order).
     mutating func loginHeartbeat(address: UInt8, cookie: UInt8, events: UInt8 = 0) {
-      op(.loginHeartbeat, [address, cookie - 1, 0, 0, 0, 7, events])
+      op(.loginHeartbeat, [address, cookie - 1, 0, 0, 0, 7, cookie - 1, events])
     }
 
-    /// CHANNEL_OPERATION number `sequence` (1...4): join (or leave) channel `channel`.
+    /// CHANNEL_OPERATION number `sequence` (1...4): join (or leave) channel `channel`, in
+    /// the server session of the cookie's login (as ``loginHeartbeat(address:cookie:events:)``).
     mutating func operation(
       address: UInt8, cookie: UInt8, sequence: UInt8, join: Bool = true, channel: UInt8 = 0
     ) {
-      op(.channelOperation, [address, cookie - 1, sequence - 1, join ? 1 : 0, channel])
+      op(.channelOperation, [address, cookie - 1, cookie - 1, sequence - 1, join ? 1 : 0, channel])
     }
 
     mutating func wait(seconds: UInt16) {

@@ -63,10 +63,13 @@ struct EdgeDriver {
     let maxSessions = Int(input.u8() % 6) + 1
     let timeScale: Double = input.bool() ? 1 : 0.01
     guard
-      let config = try? EdgeConfig(
+      var config = try? EdgeConfig(
         appID: Samples.appID, appCertificate: Self.certificate, timeScale: timeScale,
         maxSessions: maxSessions)
     else { return nil }
+    // Login sessions numbered 0, 1, 2...: a heartbeat or operation names one of them now
+    // and then (a random start would make every one of another server session).
+    config.firstLoginSession = 0
     server = EdgeServer(config: config)
     signer = TokenSigner(appID: Samples.appID, certificate: Self.certificate)
   }
@@ -125,12 +128,14 @@ struct EdgeDriver {
       let address = input.pick(Self.addresses)
       let cookie = pickCookie(&input)
       let message = Message.loginHeartbeat(
-        sequence: input.u32(), eventsReceived: input.pick([0, 1, 2, 3], orAny: true))
+        sequence: input.u32(), session: input.pick([0, 1, 2, 3], orAny: true),
+        eventsReceived: input.pick([0, 1, 2, 3], orAny: true))
       receive(Packet(cookie: cookie, message: message).encoded, from: address)
     case .channelOperation:
       let address = input.pick(Self.addresses)
       let cookie = pickCookie(&input)
       let operation = ChannelOperation(
+        session: input.pick([0, 1, 2, 3], orAny: true),
         sequence: input.pick([1, 2, 3, 4], orAny: true), kind: input.bool() ? .join : .leave,
         channel: input.pick(Self.channels))
       receive(Packet(cookie: cookie, message: .channelOperation(operation)).encoded, from: address)

@@ -101,7 +101,7 @@ struct LoginDriver: SessionFuzzer {
       let before = session.state
       output.removeAll()
       let succeeded: Bool
-      do throws(LogoutError) {
+      do throws(TetherError) {
         try session.logout(now: now, into: &output)
         succeeded = true
       } catch {
@@ -149,7 +149,7 @@ struct LoginDriver: SessionFuzzer {
     let before = session.state
     output.removeAll()
     let started: Bool
-    do throws(LoginError) {
+    do throws(TetherError) {
       try session.login(token: token, userID: userID, now: now, into: &output)
       started = true
     } catch {

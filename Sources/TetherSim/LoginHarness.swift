@@ -13,7 +13,7 @@ extension LoginSession: HarnessedSession where Random == SeededRandom {
     if case .loginAttempt = notification { true } else { false }
   }
   public static func heartbeatSequence(_ message: Message) -> UInt32? {
-    if case .loginHeartbeat(let sequence, _) = message { sequence } else { nil }
+    if case .loginHeartbeat(let sequence, _, _) = message { sequence } else { nil }
   }
 }
 
@@ -25,15 +25,15 @@ extension SessionHarness where Session == LoginSession<SeededRandom> {
   // MARK: - Calls
 
   public mutating func login(token: Token? = Fixture.token, userID: UserID? = LoginHarness.user)
-    throws(LoginError)
+    throws(TetherError)
   {
-    try step { s, now, out throws(LoginError) in
+    try step { s, now, out throws(TetherError) in
       try s.login(token: token, userID: userID, now: now, into: &out)
     }
   }
 
-  public mutating func logout() throws(LogoutError) {
-    try step { s, now, out throws(LogoutError) in try s.logout(now: now, into: &out) }
+  public mutating func logout() throws(TetherError) {
+    try step { s, now, out throws(TetherError) in try s.logout(now: now, into: &out) }
   }
 
   public mutating func join(_ channel: ChannelName = Fixture.channel) throws(TetherError) {

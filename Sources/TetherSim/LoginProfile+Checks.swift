@@ -69,7 +69,7 @@ public struct LoginProfile: SimProfile {
       let failure = stage.world.login(c, token: token, user: user)
       try stage.expect(
         failure == nil
-          ? before == .disconnected : failure != .alreadyLogin || before != .disconnected,
+          ? before == .disconnected : failure != .alreadyLoggedIn || before != .disconnected,
         "call rules", c, "login in \(before.name): \(String(describing: failure))")
       if failure == nil {
         taken[c] = 0
@@ -190,7 +190,7 @@ public struct LoginProfile: SimProfile {
     }
     // What it sent after them (a heartbeat due at the same instant comes after).
     for packet in step.sent {
-      if case .loginHeartbeat(_, let received) = packet.message {
+      if case .loginHeartbeat(_, _, let received) = packet.message {
         try stage.expect(
           received == taken[c], "event count", c,
           "heartbeat says \(received) taken, took \(taken[c])")

@@ -78,14 +78,14 @@ extension World where Client == LoginClient {
     try! Token(validating: simSigner.sign(.user(user), expiresAt: wallClock + seconds))
   }
 
-  public mutating func login(_ i: Int, token: Token, user: UserID) -> LoginError? {
-    enter(i, LoginInvariants.Step.login(started:)) { s, now, out throws(LoginError) in
+  public mutating func login(_ i: Int, token: Token, user: UserID) -> TetherError? {
+    enter(i, LoginInvariants.Step.login(started:)) { s, now, out throws(TetherError) in
       try s.login(token: token, userID: user, now: now, into: &out)
     }
   }
 
-  public mutating func logout(_ i: Int) -> LogoutError? {
-    enter(i, LoginInvariants.Step.logout(succeeded:)) { s, now, out throws(LogoutError) in
+  public mutating func logout(_ i: Int) -> TetherError? {
+    enter(i, LoginInvariants.Step.logout(succeeded:)) { s, now, out throws(TetherError) in
       try s.logout(now: now, into: &out)
     }
   }

@@ -161,8 +161,8 @@ extension World {
     switch packet.message {
     case .loginHeartbeat, .channelOperation:
       // Sent before the client took the LOGIN_ACCEPT of the server session now held for its
-      // cookie (a LOGIN_HEARTBEAT would confirm the new session and make it answer RESUMED;
-      // a CHANNEL_OPERATION would be numbered in it).
+      // cookie. (They name their server session, so the edge takes nothing of them; set
+      // aside, the run shows the checks hold either way.)
       guard flight.toServer, sides[i].held, flight.generation < sides[i].generation else {
         return false
       }

@@ -29,10 +29,11 @@ import TetherLab
         token: token, isRelogin: false))
   }
 
-  static func join(_ channel: String, sequence: UInt32) throws -> Message {
+  static func join(_ channel: String, sequence: UInt32, session: UInt32) throws -> Message {
     .channelOperation(
       ChannelOperation(
-        sequence: sequence, kind: .join, channel: try ChannelName(validating: Array(channel.utf8))))
+        session: session, sequence: sequence, kind: .join,
+        channel: try ChannelName(validating: Array(channel.utf8))))
   }
 
   @Test func loginChannelsKickBanAndGrace_onARealServer() throws {
@@ -55,7 +56,7 @@ import TetherLab
       return
     }
     #expect(!accept.resumed)
-    try bob.send(Self.join("room", sequence: 1))
+    try bob.send(Self.join("room", sequence: 1, session: accept.session))
     #expect(bob.receive() == .channelAck(session: accept.session, sequence: 1))
     try alice.send(Self.login("alice", token: Self.token("alice", edge: edge)))
     guard case .loginAccept(let aliceAccept)? = alice.receive() else {
@@ -64,7 +65,7 @@ import TetherLab
     }
     // Each server session has a number of its own, carried by what belongs to it.
     #expect(aliceAccept.session != accept.session)
-    try alice.send(Self.join("room", sequence: 1))
+    try alice.send(Self.join("room", sequence: 1, session: aliceAccept.session))
     #expect(alice.receive() == .channelAck(session: aliceAccept.session, sequence: 1))
     guard case .memberEvents(let joined)? = bob.receive() else {
       Issue.record("bob: no member event")

@@ -259,6 +259,82 @@ import TetherSim
     #expect(h.session.tokenExpiresAt == h.now + .ms(60_000))
   }
 
+  /// Found by the channel scenarios (`make soak`, seeds 26609, 31200, 40213): the ACCEPT of
+  /// the JOIN sent with the old token came first, the client took its time left, and the
+  /// later RESUMED ACCEPT of the retry with the new token (not wanted once CONNECTED) was
+  /// lost on it: FAILED/TOKEN_EXPIRED at the old token's expiry, while the server held the
+  /// session with the new one. No ACCEPT says which token it took: the new one goes in a
+  /// RENEW_TOKEN, and the answer decides.
+  @Test func renewToken_whileConnecting_theOldTokensAcceptFirst_theNewOneIsRenewed() throws {
+    var h = Harness()
+    try h.join()  // a JOIN with the old token
+    try h.renew(Fixture.token2)
+    h.run(for: .ms(1000))  // a retry with the new one
+    #expect(h.joins().last?.request.token == Fixture.token2)
+    let mark = h.mark
+    let acceptedAt = h.now
+    h.accept(tokenTimeLeftMs: 3000)  // the old JOIN's: 3 s left
+    h.deliver(
+      .accept(JoinAccept(uid: 42, serverTimeMs: 0, tokenTimeLeftMs: 3_600_000, resumed: true)))
+    #expect(h.sentMessages(since: mark) == [.renewToken(Fixture.token2)])
+    h.deliver(.tokenRenewed(TokenRenewal(refused: nil, tokenTimeLeftMs: 3_600_000)))
+    h.run(for: .seconds(5), answering: true)
+    #expect(h.state == .connected)
+    #expect(!h.notifications.contains(.requestToken))
+    #expect(h.session.tokenExpiresAt == acceptedAt + .seconds(3600))
+  }
+
+  /// As above, with no JOIN of the new token sent before the accept; and the old token's
+  /// expiry passing before the server's answer is reported without failing (the server
+  /// decides: had it kept the old token, its TOKEN_EXPIRED ends the session).
+  @Test func renewToken_whileConnecting_acceptBeforeAnyNewJoin_renewsIt_expiryReportedOnly()
+    throws
+  {
+    var h = Harness()
+    try h.join()
+    h.run(for: .ms(50))
+    try h.renew(Fixture.token2)
+    #expect(h.joins().allSatisfy { $0.request.token == Fixture.token })
+    let mark = h.mark
+    h.accept(tokenTimeLeftMs: 3000)
+    #expect(h.sentMessages(since: mark) == [.renewToken(Fixture.token2)])
+    h.run(for: .ms(3500), answering: true)
+    #expect(h.state == .connected)
+    #expect(h.mainNotifications(since: mark).filter { $0 == .requestToken }.count == 1)
+    #expect(h.sentMessages(since: mark).filter { $0 == .renewToken(Fixture.token2) }.count == 4)
+    h.deliver(.tokenExpired)
+    #expect(h.state == .failed && h.reason == .tokenExpired)
+  }
+
+  /// A renewal refused after such an accept goes back to the old token, with the accept's
+  /// expiry.
+  @Test func renewToken_whileConnecting_refusedAfterTheAccept_restoresTheOldToken() throws {
+    var h = Harness()
+    try h.join()
+    try h.renew(Fixture.token2)
+    h.accept(tokenTimeLeftMs: 60_000)
+    let expiry = h.session.tokenExpiresAt
+    h.deliver(.tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0)))
+    #expect(h.session.link.token == Fixture.token)
+    #expect(h.session.tokenExpiresAt == expiry && expiry != nil)
+    #expect(h.notifications.last == .requestToken)
+  }
+
+  /// A rejoin whose every JOIN carried the renewed token settles the RENEW_TOKEN out (the
+  /// same rule as the login's: LoginSessionTests).
+  @Test func renewToken_whileConnected_aRejoinWithTheNewTokenSettlesIt() throws {
+    var h = Harness.connected(tokenTimeLeftMs: 3_600_000)
+    try h.renew(Fixture.token2)
+    h.run(for: .ms(4100))
+    #expect(h.state == .reconnecting)
+    #expect(h.joins().last?.request.token == Fixture.token2)
+    h.accept(tokenTimeLeftMs: 3_600_000)
+    let mark = h.mark
+    h.run(for: .ms(2100), answering: true)
+    #expect(!h.sentMessages(since: mark).contains(.renewToken(Fixture.token2)))
+    #expect(h.session.tokenExpiresAt == h.now - .ms(2100) + .seconds(3600))
+  }
+
   // MARK: - Packets the session does not expect
 
   @Test func packets_withAForeignCookie_orClientTypes_orMalformed_changeNothing() {

@@ -34,7 +34,8 @@ struct LoginPacketTests {
 
   @Test func roundTrip_loginHeartbeat_logout_channelAck() throws {
     for value: UInt32 in [0, 1, .max] {
-      try PacketTests.expectRoundTrip(.loginHeartbeat(sequence: value, eventsReceived: ~value))
+      try PacketTests.expectRoundTrip(
+        .loginHeartbeat(sequence: value, session: value &+ 1, eventsReceived: ~value))
       try PacketTests.expectRoundTrip(.channelAck(sequence: value))
     }
     try PacketTests.expectRoundTrip(.logout)
@@ -43,7 +44,7 @@ struct LoginPacketTests {
   @Test func roundTrip_channelOperation_bothKinds_longestName() throws {
     for kind in ChannelOperation.Kind.allCases {
       for name in [try Self.channel("c"), try PacketTests.longChannel()] {
-        let operation = ChannelOperation(sequence: 7, kind: kind, channel: name)
+        let operation = ChannelOperation(session: .max, sequence: 7, kind: kind, channel: name)
         try PacketTests.expectRoundTrip(.channelOperation(operation))
       }
     }
@@ -130,8 +131,16 @@ struct LoginPacketTests {
     #expect(
       Packet(cookie: 1, message: .channelAck(session: 7, sequence: 9)).encoded.suffix(8)
         == [0, 0, 0, 7, 0, 0, 0, 9])
-    let heartbeat = Packet(cookie: 1, message: .loginHeartbeat(sequence: 2, eventsReceived: 3))
-    #expect(heartbeat.encoded.suffix(8) == [0, 0, 0, 2, 0, 0, 0, 3])
+    // Both upstream messages of a server session's numbering name it (docs/PROTOCOL.md §6).
+    let heartbeat = Packet(
+      cookie: 1, message: .loginHeartbeat(sequence: 2, session: 7, eventsReceived: 3))
+    #expect(heartbeat.encoded.count == 24)
+    #expect(heartbeat.encoded.suffix(12) == [0, 0, 0, 2, 0, 0, 0, 7, 0, 0, 0, 3])
+    let operation = ChannelOperation(
+      session: 7, sequence: 9, kind: .leave, channel: try Self.channel("c"))
+    #expect(
+      Packet(cookie: 1, message: .channelOperation(operation)).encoded
+        == [0x54, 0x48, 1, 0x08, 0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 7, 0, 0, 0, 9, 2, 1, 0x63])
   }
 
   // MARK: - Rejection
@@ -163,7 +172,7 @@ struct LoginPacketTests {
         ChannelOperation(sequence: 1, kind: .join, channel: try Self.channel("c")))
     ).encoded
     for kind in UInt8.min...UInt8.max where kind != 1 && kind != 2 {
-      #expect(PacketTests.decodeError(PacketTests.patch(operation, at: 16, kind)) == .invalidField)
+      #expect(PacketTests.decodeError(PacketTests.patch(operation, at: 20, kind)) == .invalidField)
     }
   }
 

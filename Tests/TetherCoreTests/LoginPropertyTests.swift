@@ -33,7 +33,7 @@ import TetherSim
     // The sequences reach what the invariants are about (not a vacuous pass).
     #expect(totals.states.count == LoginState.allCases.count, "\(totals.states)")
     #expect(totals.reasons.count == LoginChangeReason.allCases.count, "\(totals.reasons)")
-    #expect(totals.loginErrors == [.ok, .tooOften, .invalidArgument, .alreadyLogin])
+    #expect(totals.loginErrors == [nil, .tooOften, .invalidArgument, .alreadyLoggedIn])
     #expect(
       totals.channelErrors == [
         0, TetherError.notReady.rawValue, TetherError.joinChannelRejected.rawValue,
@@ -60,7 +60,7 @@ struct LoginPropertyRun {
   var leftReconnecting = 0
   /// The two latest login calls not refused as too often.
   var loginCalls: [Instant] = []
-  var loginErrors: Set<LoginError> = []
+  var loginErrors: Set<TetherError?> = []
   var channelErrors: Set<Int32> = []
 
   static let channels = (0..<20).map { try! ChannelName(validating: Array("room-\($0)".utf8)) }
@@ -100,7 +100,7 @@ struct LoginPropertyRun {
     case 7..<10:
       lastEvent = "logout"
       let loggedIn = session.state != .disconnected
-      do throws(LogoutError) {
+      do throws(TetherError) {
         try session.logout(now: now, into: &output)
         kind = .logout(succeeded: true)
       } catch {
@@ -207,14 +207,14 @@ struct LoginPropertyRun {
     let token: Token? = r % 10 == 0 ? nil : (r % 3 == 0 ? Self.longToken : Fixture.token)
     let user: UserID? = r % 13 == 0 ? nil : (r % 5 == 0 ? Self.longUser : LoginHarness.user)
     let tooOften = loginCalls.filter { now.since($0) < .seconds(1) }.count >= 2
-    let expected: LoginError? =
+    let expected: TetherError? =
       tooOften
       ? .tooOften
       : token == nil || user == nil
-        ? .invalidArgument : session.state != .disconnected ? .alreadyLogin : nil
+        ? .invalidArgument : session.state != .disconnected ? .alreadyLoggedIn : nil
     if !tooOften { loginCalls = Array((loginCalls + [now]).suffix(2)) }
-    var returned: LoginError?
-    do throws(LoginError) {
+    var returned: TetherError?
+    do throws(TetherError) {
       try session.login(token: token, userID: user, now: now, into: &output)
     } catch {
       returned = error
@@ -222,7 +222,7 @@ struct LoginPropertyRun {
     let extra =
       returned == expected
       ? [] : ["login returned \(String(describing: returned)), not \(String(describing: expected))"]
-    loginErrors.insert(returned ?? .ok)
+    loginErrors.insert(returned)
     guard returned == nil else { return (.login(started: false), extra) }
     server.newLogin()
     return (.login(started: true), extra)
@@ -256,7 +256,7 @@ struct LoginPropertyRun {
     for datagram in output.datagrams {
       guard let packet = try? Packet.decode(datagram) else { continue }
       switch packet.message {
-      case .loginHeartbeat(let sequence, _) where int(10) < 8:
+      case .loginHeartbeat(let sequence, _, _) where int(10) < 8:
         replies.append(.heartbeatAck(sequence: sequence, serverTimeMs: 0))
       case .login where int(10) < 3:
         let resumed = server.acceptedBefore && int(2) == 0
@@ -396,7 +396,7 @@ struct LoginPropertyRun {
   struct Totals {
     var states: Set<LoginState> = []
     var reasons: Set<LoginChangeReason> = []
-    var loginErrors: Set<LoginError> = []
+    var loginErrors: Set<TetherError?> = []
     var channelErrors: Set<Int32> = []
     var loginResults = 0
     var memberEvents = 0
@@ -450,7 +450,8 @@ struct ModelServer {
   mutating func heard(_ packet: Packet) {
     switch packet.message {
     case .login: cookie = packet.cookie
-    case .loginHeartbeat(_, let received): acknowledged = Int(received)
+    case .loginHeartbeat(_, let session, let received) where session == self.session:
+      acknowledged = Int(received)
     default: break
     }
   }

@@ -63,6 +63,9 @@ import TetherSim
     h.accept(resumed: true, session: 2)
     #expect(
       h.sentMessages(since: mark)
-        == [.channelOperation(ChannelOperation(sequence: 1, kind: .join, channel: Self.room))])
+        == [
+          .channelOperation(
+            ChannelOperation(session: 2, sequence: 1, kind: .join, channel: Self.room))
+        ])
   }
 }

@@ -92,15 +92,8 @@ import TetherSim
 
   typealias Table = TransitionTable<LoginSession<SeededRandom>, Snapshot>
 
-  static func login(_ body: @escaping (inout H) throws(LoginError) -> Void) -> Table.Apply {
-    Table.call({ (e: LoginError) in "-\(e.rawValue) (\(e.name))" }, body)
-  }
-
-  static func logout(_ body: @escaping (inout H) throws(LogoutError) -> Void) -> Table.Apply {
-    Table.call({ (e: LogoutError) in "-\(e.rawValue) (\(e.name))" }, body)
-  }
-
-  static func channelCall(_ body: @escaping (inout H) throws(TetherError) -> Void) -> Table.Apply {
+  /// Every call of the session: 0, or a code of the one error space (docs/BEHAVIOUR.md §4.3).
+  static func call(_ body: @escaping (inout H) throws(TetherError) -> Void) -> Table.Apply {
     Table.call({ (e: TetherError) in "\(e.rawValue) (\(e.name))" }, body)
   }
 
@@ -118,26 +111,26 @@ import TetherSim
 
   static var events: [(String, Table.Apply)] {
     [
-      ("`login`", login { h throws(LoginError) in try h.login() }),
-      ("`login` (no token)", login { h throws(LoginError) in try h.login(token: nil) }),
+      ("`login`", call { h throws(TetherError) in try h.login() }),
+      ("`login` (no token)", call { h throws(TetherError) in try h.login(token: nil) }),
       (
         // Two refused calls (no user id) just before: refused calls count too.
         "`login`, the third call within a second",
-        login { h throws(LoginError) in
+        call { h throws(TetherError) in
           for _ in 0..<2 { _ = try? h.login(userID: nil) }
           try h.login()
         }
       ),
-      ("`logout`", logout { h throws(LogoutError) in try h.logout() }),
-      ("`join_channel` (a new one)", channelCall { h throws(TetherError) in try h.join(other) }),
+      ("`logout`", call { h throws(TetherError) in try h.logout() }),
+      ("`join_channel` (a new one)", call { h throws(TetherError) in try h.join(other) }),
       (
         "`join_channel` (one it is in)",
-        channelCall { h throws(TetherError) in try h.join(room) }
+        call { h throws(TetherError) in try h.join(room) }
       ),
       (
-        "`leave_channel` (one it is in)", channelCall { h throws(TetherError) in try h.leave(room) }
+        "`leave_channel` (one it is in)", call { h throws(TetherError) in try h.leave(room) }
       ),
-      ("`renew_token`", channelCall { h throws(TetherError) in try h.renew() }),
+      ("`renew_token`", call { h throws(TetherError) in try h.renew() }),
       (
         "network changed",
         { h in
@@ -216,9 +209,7 @@ import TetherSim
   ) -> String {
     let after = Snapshot(h)
     let kept = h.state != .disconnected
-    let restored = after.link.token == Fixture.token && before.link.token == Fixture.token2
-    var actions = Table.linkActions(
-      before: before.link, after: after.link, kept: kept, restored: restored)
+    var actions = Table.linkActions(before: before.link, after: after.link, kept: kept)
     if after.channels != before.channels {
       actions.append("channels: \(names(after.channels))")
     }
@@ -256,7 +247,7 @@ import TetherSim
   static func describe(_ message: Message) -> String {
     switch message {
     case .login(let r): r.isRelogin ? "LOGIN (relogin)" : "LOGIN"
-    case .loginHeartbeat(_, let received): "LOGIN_HEARTBEAT (events received \(received))"
+    case .loginHeartbeat(_, _, let received): "LOGIN_HEARTBEAT (events received \(received))"
     case .logout: "LOGOUT"
     case .channelOperation(let o):
       "CHANNEL_OPERATION #\(o.sequence) \(o.kind == .join ? "join" : "leave") \(names([o.channel]))"

@@ -63,34 +63,32 @@ import TetherSim
   }
 
   /// Found by the channel scenarios' closing phase (`make soak`, seeds 26609, 31200 and
-  /// 40213): renew_token while CONNECTING only replaces the token of the next JOIN. When
-  /// the accept of the JOIN sent with the old token comes first, the client takes that
-  /// token's time left and ignores the later RESUMED accept of the retry that carried the
-  /// new one (it is CONNECTED by then); at the old token's expiry it goes
-  /// FAILED/TOKEN_EXPIRED although the app renewed first (docs/BEHAVIOUR.md §1, tokens) and
-  /// the server holds the session with the new token, so the peers' views and the server's
-  /// roster disagree. A fix in ChannelSession turns this into a failure: then drop
-  /// `withKnownIssue`.
+  /// 40213): renew_token while CONNECTING only replaced the token of the next JOIN. When
+  /// the accept of the JOIN sent with the old token came first, the client took that
+  /// token's time left and ignored the later RESUMED accept of the retry that carried the
+  /// new one; at the old token's expiry it went FAILED/TOKEN_EXPIRED although the app
+  /// renewed first (docs/BEHAVIOUR.md §1.5) and the server held the session with the new
+  /// token. Now the new token follows such an accept in a RENEW_TOKEN (CallRulesTests).
   @Test func renewalWhileConnecting_survivesTheOldTokensAccept() {
     for seed: UInt64 in [26609, 31200, 40213] {
-      withKnownIssue("ChannelSession loses a renewal made while CONNECTING") {
-        var run = ScenarioRun(Scenario<ChannelProfile>.generate(seed: seed))
-        #expect(throws: Never.self) { try run.run() }
-      }
+      var run = ScenarioRun(Scenario<ChannelProfile>.generate(seed: seed))
+      #expect(throws: Never.self, "seed \(seed)") { try run.run() }
     }
   }
 
-  /// Found by `make soak LOGIN=1` (seeds 32175 and 59033; the runs before this one's
-  /// merge fail there too): in the closing phase a client's channels disagree with the
-  /// server's (32175: two channel operations stay pending, acknowledged under a server
-  /// session the client takes for another's; 59033: the client is in lobby, the server has
-  /// it in no channel). A fix turns this into a failure: then drop `withKnownIssue`.
+  /// Found by `make soak LOGIN=1` (seeds 32175 and 59033): in the closing phase a client's
+  /// channels disagreed with the server's. After a server restart, a LOGIN under the
+  /// client's cookie (32175: a late copy of its first; 59033: a network change's, sent while
+  /// CONNECTED) made a new server session whose LOGIN_ACCEPT was lost, while the client went
+  /// on in the session it had: its heartbeats confirmed the new one, its operations were
+  /// applied or acknowledged there (32175: two stayed pending, acknowledged under a number
+  /// the client took for another session's; 59033: the client in lobby, the server's
+  /// session in no channel). Heartbeats and operations name their server session now, and
+  /// the edge answers one of another session SESSION_UNKNOWN (EdgeLoginStaleConfirmationTests).
   @Test func loginChannels_agreeWithTheServer_afterTheNetworkHealed() {
     for seed: UInt64 in [32175, 59033] {
-      withKnownIssue("login channels disagree with the server after a heal") {
-        var run = ScenarioRun(Scenario<LoginProfile>.generate(seed: seed))
-        #expect(throws: Never.self) { try run.run() }
-      }
+      var run = ScenarioRun(Scenario<LoginProfile>.generate(seed: seed))
+      #expect(throws: Never.self, "seed \(seed)") { try run.run() }
     }
   }
 

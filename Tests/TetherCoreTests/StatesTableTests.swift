@@ -14,6 +14,16 @@ import TetherSim
     try GeneratedDocs.check(section: Self.begin, is: Self.table.render())
   }
 
+  /// A join from DISCONNECTED takes its token afresh: there was none to restore (the
+  /// generator once said "previous token and its expiry restored" here, taking any change
+  /// to ``Fixture/token`` for the refused renewal's).
+  @Test func joinFromDisconnected_replacesTheToken_restoresNone() {
+    let row =
+      "| DISCONNECTED | `join_channel` | 0 | **CONNECTING** / CONNECTING | token replaced; "
+      + "send JOIN; join attempt reported |"
+    #expect(Self.table.render().contains(row))
+  }
+
   static var table: Table {
     Table(
       fixtures: fixtures, events: events, deadlines: deadlines,
@@ -104,9 +114,7 @@ import TetherSim
     _ before: LinkSnapshot
   ) -> String {
     let after = LinkSnapshot(h.session)
-    let restored = after.token == Fixture.token && before.token != Fixture.token
-    var actions = Table.linkActions(
-      before: before, after: after, kept: h.state != .disconnected, restored: restored)
+    var actions = Table.linkActions(before: before, after: after, kept: h.state != .disconnected)
     let (to, traced) = Table.traced(
       h, since: mark, listStateChange: false, message: describe, notification: describe)
     actions += traced

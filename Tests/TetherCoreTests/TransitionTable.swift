@@ -102,10 +102,12 @@ struct TransitionTable<Session: TabledSession, Snapshot> {
   // MARK: - Rows
 
   /// What the link's own state says of a step: the proof of the round trip, the token and
-  /// its expiry (only while a session is kept). `restored` says the token came back.
-  static func linkActions(before: LinkSnapshot, after: LinkSnapshot, kept: Bool, restored: Bool)
-    -> [String]
-  {
+  /// its expiry (only while a session is kept). The fixtures renew ``Fixture/token`` with
+  /// ``Fixture/token2``, so only a step from the renewed token back to the first restores
+  /// one; any other change of token replaces it (a join or login of a session held by none
+  /// takes its token afresh: nothing was there to restore).
+  static func linkActions(before: LinkSnapshot, after: LinkSnapshot, kept: Bool) -> [String] {
+    let restored = before.token == Fixture.token2 && after.token == Fixture.token
     var actions: [String] = []
     if after.lastData != before.lastData, kept { actions.append("last data := now") }
     if after.token != before.token, kept {

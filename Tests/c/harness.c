@@ -183,25 +183,25 @@ static void answer(struct fake_server *s, const unsigned char *in, size_t n) {
     return;
   case WIRE_HEARTBEAT:
   case WIRE_LOGIN_HEARTBEAT: /* HEARTBEAT_ACK: the sequence, server time 0 */
-    if (n != (in[3] == WIRE_HEARTBEAT ? 16u : 20u)) return;
+    if (n != (in[3] == WIRE_HEARTBEAT ? 16u : 24u)) return;
     s->heartbeats++;
-    if (in[3] == WIRE_LOGIN_HEARTBEAT) s->events_received = (int)get32(in + 16);
+    if (in[3] == WIRE_LOGIN_HEARTBEAT) s->events_received = (int)get32(in + 20);
     if (s->silent) return;
     memcpy(body, in + 12, 4);
     fake_send(s, WIRE_HEARTBEAT_ACK, body, 12);
     return;
   case WIRE_CHANNEL_OPERATION: /* CHANNEL_ACK: the session, the operation's sequence */
-    if (n < 18) return;
+    if (n < 22) return;
     s->operations++;
-    s->last_operation = get32(in + 12);
-    s->last_operation_kind = in[16];
-    length = in[17] < sizeof s->last_channel ? in[17] : sizeof s->last_channel - 1;
-    if (length > n - 18) length = n - 18;
-    memcpy(s->last_channel, in + 18, length);
+    s->last_operation = get32(in + 16);
+    s->last_operation_kind = in[20];
+    length = in[21] < sizeof s->last_channel ? in[21] : sizeof s->last_channel - 1;
+    if (length > n - 22) length = n - 22;
+    memcpy(s->last_channel, in + 22, length);
     s->last_channel[length] = 0;
     if (s->silent) return;
     put32(body, s->session);
-    memcpy(body + 4, in + 12, 4);
+    memcpy(body + 4, in + 16, 4);
     fake_send(s, WIRE_CHANNEL_ACK, body, 8);
     return;
   case WIRE_LEAVE: count_goodbye(s, in + 4, &s->leaves, &s->leave_datagrams); return;

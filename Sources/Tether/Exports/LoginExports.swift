@@ -87,11 +87,11 @@ public func tether_rtm_login(
     let userID = userID.flatMap {
       try? UserID(validating: cStringBytes($0, limit: UserID.maximumLength))
     }
-    do throws(LoginError) {
+    do throws(TetherError) {
       try profile.session.login(
         token: token, userID: userID, now: connection.now, into: &profile.output)
     } catch {
-      return TetherError(refusing: error).rawValue
+      return error.rawValue
     }
     connection.flush(rescheduling: true)
     return 0
@@ -103,29 +103,14 @@ public func tether_rtm_logout(_ client: UnsafeMutablePointer<tether_rtm_client>?
   withClient(client) { connection, profile in
     // Only a logout that happens silences what was queued: a refused one changes nothing.
     let queued = profile.output.actions.count
-    do throws(LogoutError) {
+    do throws(TetherError) {
       try profile.session.logout(now: connection.now, into: &profile.output)
     } catch {
-      // The session refuses a logout for one reason only: DISCONNECTED.
-      return TetherError.notLoggedIn.rawValue
+      return error.rawValue
     }
     connection.silenceUndelivered(before: queued)
     connection.flush(rescheduling: true)
     return 0
-  }
-}
-
-extension TetherError {
-  /// The return code of a login the session refused on the spot. The session names its
-  /// refusals with the login result numbers (what on_login_result reports); a function
-  /// returns the one error space of tether.h, where no value means two things.
-  init(refusing refusal: LoginError) {
-    switch refusal {
-    case .tooOften: self = .tooOften
-    case .invalidArgument: self = .invalidArgument
-    case .alreadyLogin: self = .alreadyLoggedIn
-    default: self = .failed  // the session refuses with no other
-    }
   }
 }
 

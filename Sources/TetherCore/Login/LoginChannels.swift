@@ -68,7 +68,9 @@ struct LoginChannels {
   private mutating func enqueue(_ kind: ChannelOperation.Kind, _ channel: ChannelName)
     -> ChannelOperation
   {
-    let operation = ChannelOperation(sequence: nextSequence, kind: kind, channel: channel)
+    // Numbered in the server session known (a restart numbers them all again for the next).
+    let operation = ChannelOperation(
+      session: serverSession ?? 0, sequence: nextSequence, kind: kind, channel: channel)
     nextSequence &+= 1
     pending.append(operation)
     return operation

@@ -7,17 +7,19 @@ extension LoginSession {
   ///
   /// `token` and `userID` are nil when the caller's strings did not validate: checked in
   /// this order, so every code is reachable.
-  /// - Throws: ``LoginError/tooOften`` for a third call within one second (not counted);
-  ///   ``LoginError/invalidArgument`` for a nil token or user id;
-  ///   ``LoginError/alreadyLogin`` unless DISCONNECTED. Nothing changes then.
+  /// - Throws: ``TetherError/tooOften`` (-210) for a third call within one second (not
+  ///   counted); ``TetherError/invalidArgument`` for a nil token or user id;
+  ///   ``TetherError/alreadyLoggedIn`` (-208) unless DISCONNECTED. Nothing changes then.
+  ///   (The login results of ``LoginError`` are what ``LoginNotification/loginResult(_:)``
+  ///   reports, never thrown: one error space for every call of both profiles.)
   public mutating func login(
     token: Token?, userID: UserID?, now: Instant, into output: inout LoginOutput
-  ) throws(LoginError) {
+  ) throws(TetherError) {
     let now = link.tick(now)
     if let older = recentCalls.0, now.since(older) < .seconds(1) { throw .tooOften }
     recentCalls = (recentCalls.1, now)
     guard let token, let userID else { throw .invalidArgument }
-    guard case .disconnected = state else { throw .alreadyLogin }
+    guard case .disconnected = state else { throw .alreadyLoggedIn }
     link.open(cookie: random.next(), token: token, now: now)
     account = Account(userID: userID)
     channels.removeAll()
@@ -29,8 +31,8 @@ extension LoginSession {
   /// Logs out at once, from any state but DISCONNECTED: a LOGIN result still owed is
   /// reported UNKNOWN, then DISCONNECTED/LOGOUT and the logout result. A LOGOUT goes to
   /// the server unless the session was ABORTED (the server already ended it).
-  /// - Throws: ``LogoutError/notLoggedIn`` when DISCONNECTED; nothing changes then.
-  public mutating func logout(now: Instant, into output: inout LoginOutput) throws(LogoutError) {
+  /// - Throws: ``TetherError/notLoggedIn`` (-302) when DISCONNECTED; nothing changes then.
+  public mutating func logout(now: Instant, into output: inout LoginOutput) throws(TetherError) {
     _ = link.tick(now)
     guard account != nil else { throw .notLoggedIn }
     if state != .aborted {
@@ -87,7 +89,9 @@ extension LoginSession {
 
   /// Hands the session a new token. CONNECTED: sent to the server at once (and with each
   /// heartbeat until answered); a refusal restores the old token and reports
-  /// token-expired. CONNECTING, RECONNECTING: the next LOGIN carries it.
+  /// token-expired. CONNECTING, RECONNECTING: the next LOGIN carries it, and the expiry of
+  /// the one it replaces is no longer reported; if a LOGIN of the effort went out with the
+  /// old token, a RENEW_TOKEN follows the accept (as the channel's, ``LinkCore``).
   /// - Throws: ``TetherError/notReady`` when DISCONNECTED or ABORTED.
   public mutating func renewToken(_ token: Token, now: Instant, into output: inout LoginOutput)
     throws(TetherError)
@@ -95,7 +99,7 @@ extension LoginSession {
     let now = link.tick(now)
     guard isLoggingInOrIn else { throw .notReady }
     let connected = isConnected
-    link.renew(with: token, connected ? .sentToServer : .afresh)
+    link.renew(with: token, connected ? .sentToServer : .forNextAttemptExpiryUnknown)
     if connected {
       output.send(Packet(cookie: link.cookie, message: .renewToken(token)))
     }

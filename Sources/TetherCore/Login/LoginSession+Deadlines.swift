@@ -37,7 +37,9 @@ extension LoginSession {
       output.send(
         Packet(
           cookie: link.cookie,
-          message: .loginHeartbeat(sequence: sequence, eventsReceived: channels.eventsReceived)))
+          message: .loginHeartbeat(
+            sequence: sequence, session: channels.serverSession ?? 0,
+            eventsReceived: channels.eventsReceived)))
       sendPendingOperations(limit: LoginChannels.resentPerHeartbeat, into: &output)
       if link.renewal != nil {
         output.send(Packet(cookie: link.cookie, message: .renewToken(link.token)))

@@ -74,7 +74,7 @@ extension LoginSession {
   ) {
     guard isLoggingInOrIn else { return unexpected() }
     let wasLive = isConnected
-    _ = link.accepted(tokenTimeLeftMs: accept.tokenTimeLeftMs, now: now)
+    let renew = link.accepted(tokenTimeLeftMs: accept.tokenTimeLeftMs, now: now).renew
     // Only another server session's number means the server knows none of the channels
     // (its RESUMED flag does not: a late answer to an earlier LOGIN of this same session
     // says "not resumed" too, and must not reset the numbering the server goes on with).
@@ -86,6 +86,7 @@ extension LoginSession {
     if !wasLive || !accept.resumed {
       sendPendingOperations(limit: LoginChannels.maximumPending, into: &output)
     }
+    if renew { output.send(Packet(cookie: link.cookie, message: .renewToken(link.token))) }
   }
 
   private mutating func refused(_ error: LoginError, into output: inout LoginOutput) {

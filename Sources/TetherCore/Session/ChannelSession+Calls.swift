@@ -45,7 +45,9 @@ extension ChannelSession {
   /// - CONNECTING, RECONNECTING: used by the next JOIN; its expiry comes with the accept.
   ///   Until then the expiry already known keeps running: if it passes first, request-token
   ///   and no state change (docs/BEHAVIOUR.md §3: an expiry during a reconnect is always reported;
-  ///   the new token may still be good, so the rejoin goes on with it).
+  ///   the new token may still be good, so the rejoin goes on with it). If a JOIN of the
+  ///   effort went out with the old token, the accept may be that JOIN's: the new token then
+  ///   goes to the server in a RENEW_TOKEN too, as when CONNECTED (``LinkCore/accepted(tokenTimeLeftMs:now:)``).
   /// - FAILED after TOKEN_EXPIRED: RECONNECTING/RENEW_TOKEN and a rejoin at once; the
   ///   give-up clock starts again from now.
   /// - Throws: ``TetherError/notReady`` (-3) when DISCONNECTED, or FAILED for another

@@ -34,11 +34,13 @@ extension ChannelSession {
       link.tokenWarned = true
       output.notify(.tokenPrivilegeWillExpire(link.token))
     case .tokenExpiry:
-      guard link.tokenUnconfirmed else {
+      guard link.renewal != nil else {
         expireToken(into: &output)
         return
       }
-      // The old token ran out while its successor waits for a server: say so, and go on.
+      // The old token ran out while its successor waits for a server (in the next JOIN, or
+      // in a RENEW_TOKEN after an accept that may have taken the old one): say so, and go
+      // on; if the server held the old one, its TOKEN_EXPIRED ends the session.
       link.tokenExpiresAt = nil
       output.notify(.requestToken)
     case .giveUp:

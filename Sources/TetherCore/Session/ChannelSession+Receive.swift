@@ -68,9 +68,8 @@ extension ChannelSession {
   ) {
     guard case .attempting = link.phase, let membership else { return }
     recordHeard(now)
-    let rejoin = link.accepted(tokenTimeLeftMs: accept.tokenTimeLeftMs, now: now)
-    // The accepted JOIN carried the current token: a renewal is settled by it.
-    link.renewal = nil
+    let (rejoin, renew) = link.accepted(tokenTimeLeftMs: accept.tokenTimeLeftMs, now: now)
+    if renew { output.send(Packet(cookie: link.cookie, message: .renewToken(link.token))) }
     self.membership?.uid = accept.uid
     let elapsed = now.since(membership.joinedAt).clampedMilliseconds
     if rejoin {

@@ -28,10 +28,13 @@ struct LinkCore {
   var tokenWarned = false
   /// The app was told the token expired (the login profile's, once per token).
   var tokenExpiryReported = false
-  /// No server has accepted the token yet: the expiry is still the previous token's.
-  var tokenUnconfirmed = false
-  /// A RENEW_TOKEN not yet answered, and what to go back to if the server refuses it.
+  /// The app renewed the token and no answer has shown yet that the server took it: while
+  /// attempting, the next attempts carry it; while live, a RENEW_TOKEN does, again with
+  /// every heartbeat. What to go back to if the server refuses it.
   var renewal: PendingRenewal?
+  /// An attempt of the current effort went out with a token older than ``token``: an
+  /// accept may answer that attempt, so it does not show that the server took ``token``.
+  var attemptsCarriedOlderToken = false
   var counters = LinkCounters()
 
   @inline(never)  // one copy for both profiles' creates
@@ -96,19 +99,34 @@ struct LinkCore {
   }
 
   /// A server accepted this session: proof of the round trip, heartbeats (a repeated accept
-  /// keeps their grid), the server's expiry. Returns whether one had accepted it before.
-  mutating func accepted(tokenTimeLeftMs: UInt32, now: Instant) -> Bool {
+  /// keeps their grid), the server's expiry. Returns whether one had accepted it before,
+  /// and whether the profile must send the current token in a RENEW_TOKEN now.
+  ///
+  /// An accept that ends an effort settles a renewal when every attempt of the effort
+  /// carried the renewed token. When some carried an older one, it may answer one of those
+  /// (no accept says which token it took): the server may hold the older token, whose
+  /// time left this is at worst. Then the renewed token goes to the server in a
+  /// RENEW_TOKEN, as a renewal while live does, and a refusal of it goes back to the older
+  /// token with this expiry; until the answer this expiry runs (its passing is the older
+  /// token's, reported without ending anything while the renewal is out).
+  mutating func accepted(tokenTimeLeftMs: UInt32, now: Instant) -> (again: Bool, renew: Bool) {
     let again = everAccepted
     everAccepted = true
     lastData = now
     setExpiry(timeLeftMs: tokenTimeLeftMs, now: now)
     tokenExpiryReported = false
-    if tokenUnconfirmed {  // the attempt carried the new token: its warning is to come
-      tokenUnconfirmed = false
-      tokenWarned = false
+    var renew = false
+    if renewal != nil, case .attempting = phase {
+      if attemptsCarriedOlderToken {
+        renewal?.previousExpiresAt = tokenExpiresAt
+        renew = true
+      } else {  // the server took the renewed token: its warning is to come
+        renewal = nil
+        tokenWarned = false
+      }
     }
     if !isLive { phase = .live(nextHeartbeatAt: now + timing.heartbeatInterval) }
-    return again
+    return (again, renew)
   }
 
   // MARK: - Attempts
@@ -118,6 +136,7 @@ struct LinkCore {
   mutating func startEffort(
     since: Instant, now: Instant, endsAfter: Interval?, lostAfter: Interval?
   ) {
+    attemptsCarriedOlderToken = false  // every attempt of it carries the current token
     phase = .attempting(
       Effort(
         attempt: 0, nextAttemptAt: now, endsAt: endsAfter.map { since + $0 },
@@ -165,18 +184,19 @@ struct LinkCore {
 
   /// Takes `token` as ``TokenChange`` says.
   mutating func renew(with token: Token, _ change: TokenChange) {
-    switch change {
-    case .sentToServer:
+    if change == .afresh {
+      renewal = nil
+    } else {
+      // What the server holds until it takes the new token (kept from the first renewal
+      // of a run of them: the ones between were never taken).
       if renewal == nil {
         renewal = PendingRenewal(
           previousToken: self.token, previousExpiresAt: tokenExpiresAt,
           previousWarned: tokenWarned)
       }
-    case .forNextAttempt, .afresh:
-      renewal = nil
+      if case .attempting = phase { attemptsCarriedOlderToken = true }
     }
     self.token = token
-    tokenUnconfirmed = change == .forNextAttempt
     // The app has acted on the old token's warning; its expiry keeps running.
     guard change != .forNextAttempt else {
       tokenWarned = true
@@ -196,6 +216,7 @@ struct LinkCore {
     renewal = nil
     guard answer.refused != nil else {
       setExpiry(timeLeftMs: answer.tokenTimeLeftMs, now: now)
+      tokenWarned = false  // the new token's warning is to come
       return true
     }
     token = previous.previousToken
@@ -252,15 +273,22 @@ struct Effort {
 
 /// How a session takes a new token from the app.
 enum TokenChange {
-  /// In a RENEW_TOKEN now: expiry unknown until the answer; the last accepted token kept.
+  /// In a RENEW_TOKEN now (live): expiry unknown until the answer; the last accepted token
+  /// kept to go back to.
   case sentToServer
-  /// In the next attempt: the known expiry runs until a server accepts it (the channel).
+  /// In the next attempts (attempting): the known expiry runs until a server takes the new
+  /// token (the channel reports its passing); the last accepted token kept to go back to.
   case forNextAttempt
-  /// Outright: its expiry unknown until a server says.
+  /// As ``forNextAttempt``, the known expiry dropped: the login reports no expiry of a
+  /// token the app has replaced.
+  case forNextAttemptExpiryUnknown
+  /// Outright, for a session the server does not hold: its expiry unknown until a server
+  /// says.
   case afresh
 }
 
-/// What to go back to if the server refuses a renewed token.
+/// What to go back to if the server refuses a renewed token: the token it held and the
+/// expiry it gave (the first accept's, if that may have answered an attempt with it).
 struct PendingRenewal {
   var previousToken: Token
   var previousExpiresAt: Instant?

@@ -41,19 +41,23 @@ public struct LoginAccept: Equatable, Sendable {
 }
 
 /// The body of ``Message/channelOperation(_:)``: join or leave one channel. Operations are
-/// numbered from 1 in each server session; the server applies them in order, once each,
-/// and acknowledges the highest it applied (``Message/channelAck(session:sequence:)``).
+/// numbered from 1 in each server session, and name it; the server applies them in order,
+/// once each, only in the session they name, and acknowledges the highest it applied
+/// (``Message/channelAck(session:sequence:)``).
 public struct ChannelOperation: Equatable, Sendable {
   public enum Kind: UInt8, CaseIterable, Sendable {
     case join = 1
     case leave = 2
   }
 
+  /// The server session it is numbered in (``LoginAccept/session``).
+  public var session: UInt32
   public var sequence: UInt32
   public var kind: Kind
   public var channel: ChannelName
 
-  public init(sequence: UInt32, kind: Kind, channel: ChannelName) {
+  public init(session: UInt32 = 0, sequence: UInt32, kind: Kind, channel: ChannelName) {
+    self.session = session
     self.sequence = sequence
     self.kind = kind
     self.channel = channel

@@ -14,9 +14,11 @@ public enum Message: Equatable, Sendable {
   case renewToken(Token)
   /// Log in (or back in) as a user of an app: the login profile.
   case login(LoginRequest)
-  /// Keep-alive while logged in, with how many member events the client has taken (so the
-  /// server sends again what it missed); answered with ``heartbeatAck(sequence:serverTimeMs:)``.
-  case loginHeartbeat(sequence: UInt32, eventsReceived: UInt32)
+  /// Keep-alive while logged in, with the server session the client is in
+  /// (``LoginAccept/session``) and how many of its member events the client has taken (so
+  /// the server sends again what it missed); answered with
+  /// ``heartbeatAck(sequence:serverTimeMs:)`` when the session is the one the server holds.
+  case loginHeartbeat(sequence: UInt32, session: UInt32 = 0, eventsReceived: UInt32)
   /// The client logs out; the others in its channels get member-left.
   case logout
   /// Join or leave one channel in a login session; answered with ``channelAck(sequence:)``.

@@ -145,16 +145,19 @@ enum MessageType: UInt8 {
       let token = try reader.field(Token.self, lengthWidth: 2)
       return .login(LoginRequest(appID: appID, userID: userID, token: token, isRelogin: flags == 1))
     case MessageType.loginHeartbeat.rawValue:
-      return .loginHeartbeat(sequence: try reader.u32(), eventsReceived: try reader.u32())
+      return .loginHeartbeat(
+        sequence: try reader.u32(), session: try reader.u32(), eventsReceived: try reader.u32())
     case MessageType.logout.rawValue:
       return .logout
     case MessageType.channelOperation.rawValue:
+      let session = try reader.u32()
       let sequence = try reader.u32()
       guard let kind = ChannelOperation.Kind(rawValue: try reader.u8()) else {
         throw .invalidField
       }
       let channel = try reader.field(ChannelName.self, lengthWidth: 1)
-      return .channelOperation(ChannelOperation(sequence: sequence, kind: kind, channel: channel))
+      return .channelOperation(
+        ChannelOperation(session: session, sequence: sequence, kind: kind, channel: channel))
     case MessageType.loginAccept.rawValue:
       let serverTime = try reader.u64()
       let timeLeft = try reader.u32()
@@ -275,12 +278,14 @@ extension Message {
       bytes.appendPrefixed(request.userID.bytes, lengthWidth: 1)
       bytes.appendPrefixed(request.token.bytes, lengthWidth: 2)
       return .login
-    case .loginHeartbeat(let sequence, let received):
+    case .loginHeartbeat(let sequence, let session, let received):
       bytes.appendBigEndian(sequence)
+      bytes.appendBigEndian(session)
       bytes.appendBigEndian(received)
       return .loginHeartbeat
     case .logout: return .logout
     case .channelOperation(let operation):
+      bytes.appendBigEndian(operation.session)
       bytes.appendBigEndian(operation.sequence)
       bytes.appendByte(operation.kind.rawValue)
       bytes.appendPrefixed(operation.channel.bytes, lengthWidth: 1)

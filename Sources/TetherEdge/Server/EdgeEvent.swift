@@ -96,6 +96,10 @@ public struct EdgeCounters: Equatable, Sendable {
   public var channelOperationsOverLimit: UInt64 = 0
   /// MEMBER_EVENTS sent again in answer to a LOGIN_HEARTBEAT that had not taken them all.
   public var memberEventsResent: UInt64 = 0
+  /// LOGIN_HEARTBEATs and CHANNEL_OPERATIONs naming another server session than the one
+  /// held under their cookie: nothing applied, taken or confirmed (answered SESSION_UNKNOWN
+  /// while the session held is not confirmed yet).
+  public var otherServerSession: UInt64 = 0
   /// Login sessions ended because more member events waited for their client than
   /// ``MemberEventQueue/capacity``.
   public var eventQueueOverflows: UInt64 = 0

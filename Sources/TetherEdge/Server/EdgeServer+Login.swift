@@ -6,11 +6,14 @@ import TetherCore
 extension EdgeServer {
   /// HEARTBEAT_ACK, then the oldest member events the client has not taken (one datagram).
   mutating func loginHeartbeat(
-    sequence: UInt32, eventsReceived: UInt32, cookie: UInt64, from address: PeerAddress,
-    now: Instant
+    sequence: UInt32, session: UInt32, eventsReceived: UInt32, cookie: UInt64,
+    from address: PeerAddress, now: Instant
   ) {
-    guard hear(cookie, .login, from: address, now: now) != nil else {
+    guard let login = hear(cookie, .login, from: address, now: now)?.login else {
       return answerUnheard(cookie, to: address)
+    }
+    guard session == login.session else {
+      return otherServerSession(login, cookie: cookie, to: address)
     }
     let ack = Message.heartbeatAck(sequence: sequence, serverTimeMs: Self.milliseconds(now))
     outbox.send(ack, cookie: cookie, to: address)
@@ -33,6 +36,9 @@ extension EdgeServer {
     guard let login = hear(cookie, .login, from: address, now: now)?.login else {
       return answerUnheard(cookie, to: address)
     }
+    guard operation.session == login.session else {
+      return otherServerSession(login, cookie: cookie, to: address)
+    }
     let next = operation.sequence == login.appliedOperations &+ 1
     let applied = next ? operation.sequence : login.appliedOperations
     table.updateLogin(cookie) {
@@ -45,6 +51,22 @@ extension EdgeServer {
       counters.channelOperationsUnordered &+= 1
     }
     outbox.send(.channelAck(session: login.session, sequence: applied), cookie: cookie, to: address)
+  }
+
+  /// A LOGIN_HEARTBEAT or CHANNEL_OPERATION numbered in another server session than the
+  /// one held under its cookie: its events count and operation sequence are not this
+  /// session's, so nothing is taken, applied or confirmed. Its client either lost this
+  /// session's LOGIN_ACCEPT (the server restarted, or made this session of a late LOGIN
+  /// under the cookie, while the client went on in the session it had), or sent it before
+  /// it took that accept. While the session is not confirmed, SESSION_UNKNOWN: the client
+  /// logs in again and gets the first LOGIN_ACCEPT again (not resumed). Once confirmed, the
+  /// client has shown it is in this session: a late datagram, dropped.
+  private mutating func otherServerSession(
+    _ login: LoginState, cookie: UInt64, to address: PeerAddress
+  ) {
+    counters.otherServerSession &+= 1
+    guard !login.confirmed else { return }
+    outbox.send(.sessionUnknown, cookie: cookie, to: address)
   }
 
   private mutating func apply(_ operation: ChannelOperation, user: UserID, cookie: UInt64) {

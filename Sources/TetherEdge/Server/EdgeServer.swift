@@ -173,10 +173,10 @@ public struct EdgeServer {
       }
       let ack = Message.heartbeatAck(sequence: sequence, serverTimeMs: Self.milliseconds(now))
       outbox.send(ack, cookie: cookie, to: address)
-    case .loginHeartbeat(let sequence, let eventsReceived):
+    case .loginHeartbeat(let sequence, let session, let eventsReceived):
       loginHeartbeat(
-        sequence: sequence, eventsReceived: eventsReceived, cookie: cookie, from: address,
-        now: now)
+        sequence: sequence, session: session, eventsReceived: eventsReceived, cookie: cookie,
+        from: address, now: now)
     case .channelOperation(let operation):
       channelOperation(operation, cookie: cookie, from: address, now: now)
     case .renewToken(let token):

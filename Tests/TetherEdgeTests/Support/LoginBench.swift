@@ -76,10 +76,36 @@ struct LoginBench {
   }
 
   /// Delivers `message` under `cookie` from `address` at the current time; returns what the
-  /// server answered (also appended to ``sent``).
+  /// server answered (also appended to ``sent``). The bench's clients are in the server
+  /// session held under their cookie (they took its LOGIN_ACCEPT): a LOGIN_HEARTBEAT or
+  /// CHANNEL_OPERATION names it, whatever session `message` says. ``sendAsIs(_:cookie:from:)``
+  /// sends one of another server session.
   @discardableResult
   mutating func send(_ message: Message, cookie: UInt64, from address: PeerAddress) -> [Sent] {
+    sendAsIs(inHeldSession(message, cookie: cookie), cookie: cookie, from: address)
+  }
+
+  /// As ``send(_:cookie:from:)``, with the server session `message` names.
+  @discardableResult
+  mutating func sendAsIs(_ message: Message, cookie: UInt64, from address: PeerAddress) -> [Sent] {
     sendRaw(Self.datagram(message, cookie: cookie), from: address)
+  }
+
+  /// The number of the login session held under `cookie`, if any.
+  func session(_ cookie: UInt64) -> UInt32? { server.table[cookie]?.login?.session }
+
+  /// `message` as a client in the session held under `cookie` sends it.
+  func inHeldSession(_ message: Message, cookie: UInt64) -> Message {
+    guard let session = session(cookie) else { return message }
+    switch message {
+    case .loginHeartbeat(let sequence, _, let received):
+      return .loginHeartbeat(sequence: sequence, session: session, eventsReceived: received)
+    case .channelOperation(var operation):
+      operation.session = session
+      return .channelOperation(operation)
+    default:
+      return message
+    }
   }
 
   @discardableResult
