@@ -76,6 +76,19 @@ struct SeedProgram<Operation: FuzzOperation> {
 struct SeedList<Operation: FuzzOperation> {
   private(set) var all: [(name: String, bytes: [UInt8])] = []
 
+  /// The stories every session target starts from, named in its profile's words: `silent`
+  /// (accepted, then 30 s of silence); `live`-NAME for each of `afterAccept` (accepted,
+  /// then the sample packet NAME); `opening`-NAME for each of `unanswered` (not accepted,
+  /// NAME comes 3 s in).
+  init(
+    silent: String, live: String, afterAccept: [String], opening: String,
+    unanswered: [String]
+  ) {
+    add(silent, .silent)
+    for name in afterAccept { add("\(live)-\(name)", .accepted(then: name)) }
+    for name in unanswered { add("\(opening)-\(name)", .unanswered(then: name)) }
+  }
+
   mutating func add(_ name: String, _ program: SeedProgram<Operation>) {
     all.append((name, program.bytes))
   }
