@@ -9,11 +9,11 @@ enum LoginSeeds {
     var seeds = SeedList<LoginOperation>(
       silent: "connected-silent", live: "connected",
       afterAccept: [
-        "ack", "member-events", "channel-ack", "kick", "kick-remote-login", "token-expired",
-        "session-unknown", "login-accept", "login-accept-resumed", "login-refuse",
+        "member-events", "channel-ack", "kick-remote-login", "login-accept",
+        "login-accept-resumed", "login-refuse",
       ],
       opening: "connecting",
-      unanswered: ["login-accept", "login-refuse", "kick", "kick-remote-login", "token-expired"])
+      unanswered: ["login-accept", "login-refuse", "kick-remote-login", "token-expired"])
 
     var reconnecting = Program(flags: 8)
     reconnecting.wait(seconds: 5)

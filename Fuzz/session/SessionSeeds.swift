@@ -7,11 +7,8 @@ enum SessionSeeds {
 
   static func all() -> [(name: String, bytes: [UInt8])] {
     var seeds = SeedList<Operation>(
-      silent: "accepted-silent", live: "joined",
-      afterAccept: [
-        "ack", "presence", "kick", "kick-same-uid", "token-expired", "session-unknown",
-      ],
-      opening: "joining", unanswered: ["accept", "refuse-expired", "refuse-invalid", "kick"])
+      silent: "accepted-silent", live: "joined", afterAccept: ["presence", "kick-same-uid"],
+      opening: "joining", unanswered: ["accept", "refuse-expired", "refuse-invalid"])
     for name in ["renewed", "renew-refused"] {
       var program = Program(flags: 8)
       program.op(.renew, [1])
