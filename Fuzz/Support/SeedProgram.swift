@@ -76,6 +76,21 @@ struct SeedProgram<Operation: FuzzOperation> {
 struct SeedList<Operation: FuzzOperation> {
   private(set) var all: [(name: String, bytes: [UInt8])] = []
 
+  /// The stories every session target starts from, named in its profile's words: `silent`
+  /// (accepted, then 30 s of silence); `live`-NAME (accepted, then the sample packet NAME)
+  /// for each message both profiles take and each of the profile's `afterAccept`;
+  /// `opening`-NAME (not accepted, NAME comes 3 s in) for a KICK and each of `unanswered`.
+  init(
+    silent: String, live: String, afterAccept: [String], opening: String,
+    unanswered: [String]
+  ) {
+    add(silent, .silent)
+    for name in ["ack", "kick", "token-expired", "session-unknown"] + afterAccept {
+      add("\(live)-\(name)", .accepted(then: name))
+    }
+    for name in ["kick"] + unanswered { add("\(opening)-\(name)", .unanswered(then: name)) }
+  }
+
   mutating func add(_ name: String, _ program: SeedProgram<Operation>) {
     all.append((name, program.bytes))
   }

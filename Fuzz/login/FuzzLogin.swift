@@ -27,15 +27,14 @@ public func fuzzLogin(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
 }
 
 /// What the fuzzer's input does next.
-enum LoginOperation: UInt8, CaseIterable {
+enum LoginOperation: UInt8, CaseIterable, FuzzOperation {
   case rawDatagram, ownCookieDatagram, message, memberEvents, advance, runToDeadline
   case lateWakeUp, login, logout, join, leave, renew, networkChanged
 }
 
 struct LoginDriver: SessionFuzzer {
-  var session: LoginSession<SeededRandom>
+  var subject: SessionUnderTest<LoginSession<SeededRandom>>
   var now = Instant(nanoseconds: 1_000_000_000)
-  var output = LoginOutput()
   var invariants = LoginInvariants()
   /// The cookie of the current login (from its LOGINs), 0 before the first.
   var cookie: UInt64 = 0
@@ -49,27 +48,9 @@ struct LoginDriver: SessionFuzzer {
   static let longToken = try! Token(validating: Array(repeating: UInt8(ascii: "t"), count: 512))
   static let longUser = try! UserID(validating: Array(repeating: UInt8(ascii: "u"), count: 64))
 
-  /// Reads a config and the opening (login, then a LOGIN_ACCEPT unless the input says
-  /// not), or nil for a config the session refuses.
-  init?(_ input: inout FuzzInput) {
-    var config = LoginConfig(appID: Samples.appID)
-    let flags = input.u8()
-    if flags & 1 == 1 {
-      config.loginTimeout = .milliseconds(UInt64(input.u16()))
-      config.interruptedAfter = .milliseconds(UInt64(input.u16()))
-      config.heartbeatInterval = .milliseconds(UInt64(input.u16()))
-      config.retry = RetryPolicy(
-        base: .milliseconds(UInt64(input.u16())), cap: .milliseconds(UInt64(input.u16())))
-    }
-    guard let session = try? LoginSession(config: config, random: SeededRandom(seed: input.u64()))
-    else { return nil }
-    self.session = session
-    login(token: Samples.token, userID: Samples.user)
-    if flags & 4 == 0 {
-      let timeLeft: UInt32 = flags & 8 == 0 ? 0 : 45_000
-      deliver(.loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: timeLeft, resumed: false)))
-    }
-  }
+  init(session: LoginSession<SeededRandom>) { subject = SessionUnderTest(session: session) }
+
+  mutating func start(flags: UInt8) { login(token: Samples.token, userID: Samples.user) }
 
   mutating func perform(_ input: inout FuzzInput) {
     switch input.pick(LoginOperation.allCases) {
@@ -98,16 +79,14 @@ struct LoginDriver: SessionFuzzer {
         choice & 24 == 24 ? nil : (choice & 32 == 0 ? Samples.user : Self.longUser)
       login(token: token, userID: user)
     case .logout:
-      let before = session.state
-      output.removeAll()
-      let succeeded: Bool
-      do throws(TetherError) {
-        try session.logout(now: now, into: &output)
-        succeeded = true
-      } catch {
-        succeeded = false
+      step({ .end(succeeded: $0) }) { s, now, out in
+        do throws(TetherError) {
+          try s.logout(now: now, into: &out)
+          return true
+        } catch {
+          return false
+        }
       }
-      check(before: before, .logout(succeeded: succeeded))
     case .join:
       let channel = input.pick(Self.channels)
       call { s, now, out in _ = try? s.joinChannel(channel, now: now, into: &out) }
@@ -122,13 +101,16 @@ struct LoginDriver: SessionFuzzer {
     }
   }
 
-  /// A server → client message of one of 9 kinds: LOGIN_ACCEPT, LOGIN_REFUSE, CHANNEL_ACK
-  /// are the login's, and an ACCEPT (see ``Samples/serverMessage(_:kinds:own:)``).
-  static func serverMessage(_ input: inout FuzzInput) -> Message {
-    Samples.serverMessage(&input, kinds: 9, own: loginMessage)
+  // MARK: - The server's messages
+
+  /// LOGIN_ACCEPT, LOGIN_REFUSE and CHANNEL_ACK are the login's own, and an ACCEPT.
+  static let messageKinds: UInt8 = 9
+
+  static func accept(tokenTimeLeftMs: UInt32) -> Message {
+    .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: tokenTimeLeftMs, resumed: false))
   }
 
-  static func loginMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
+  static func ownMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
     switch selector {
     case 0:
       return .loginAccept(
@@ -146,47 +128,34 @@ struct LoginDriver: SessionFuzzer {
   }
 
   mutating func login(token: Token?, userID: UserID?) {
-    let before = session.state
-    output.removeAll()
-    let started: Bool
-    do throws(TetherError) {
-      try session.login(token: token, userID: userID, now: now, into: &output)
-      started = true
-    } catch {
-      started = false
+    step({ .start(succeeded: $0) }) { s, now, out in
+      do throws(TetherError) {
+        try s.login(token: token, userID: userID, now: now, into: &out)
+        return true
+      } catch {
+        return false
+      }
     }
-    check(before: before, .login(started: started))
   }
 
-  mutating func call(_ body: (inout LoginSession<SeededRandom>, Instant, inout LoginOutput) -> Void)
-  {
-    let before = session.state
-    output.removeAll()
-    body(&session, now, &output)
-    check(before: before, .call)
-  }
-
-  mutating func receive(_ bytes: [UInt8], decoded: Packet?) -> WireError? {
-    let before = session.state
-    output.removeAll()
-    let error = session.receive(datagram: bytes[...], now: now, into: &output)
-    let own = decoded.flatMap { $0.cookie == cookie && cookie != 0 ? $0.message : nil }
-    check(before: before, .datagram(own))
-    return error
-  }
-
-  mutating func advance() {
-    let before = session.state
-    output.removeAll()
-    session.advance(to: now, into: &output)
-    check(before: before, .advance)
-  }
-
-  mutating func check(before: LoginState, _ step: LoginInvariants.Step) {
+  mutating func check(before: LoginState, _ step: FuzzStep) {
     let violations = invariants.check(
-      session, before: before, step: step, output: output, now: now)
+      session, before: before, step: invariantStep(step), output: output, now: now)
     require(violations.isEmpty, "\(violations)")
     cookie = invariants.cookie ?? 0
+  }
+
+  /// `step` as LoginInvariants names it: a datagram counts as the login's only when it
+  /// decoded and carries the login's cookie.
+  func invariantStep(_ step: FuzzStep) -> LoginInvariants.Step {
+    switch step {
+    case .datagram(let packet):
+      .datagram(packet.flatMap { $0.cookie == cookie && cookie != 0 ? $0.message : nil })
+    case .advance: .advance
+    case .start(let started): .login(started: started)
+    case .end(let succeeded): .logout(succeeded: succeeded)
+    case .call: .call
+    }
   }
 }
 

@@ -1,25 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
-extension LoginOperation: FuzzOperation {}
-
 /// Seed programs for fuzz-login, each a short story in the input's own format.
 enum LoginSeeds {
   typealias Program = SeedProgram<LoginOperation>
 
   static func all() -> [(name: String, bytes: [UInt8])] {
-    var seeds = SeedList<LoginOperation>()
-    seeds.add("connected-silent", .silent)
-
-    for name in [
-      "ack", "member-events", "channel-ack", "kick", "kick-remote-login", "token-expired",
-      "session-unknown", "login-accept", "login-accept-resumed", "login-refuse",
-    ] {
-      seeds.add("connected-\(name)", .accepted(then: name))
-    }
-    for name in ["login-accept", "login-refuse", "kick", "kick-remote-login", "token-expired"] {
-      seeds.add("connecting-\(name)", .unanswered(then: name))
-    }
+    var seeds = SeedList<LoginOperation>(
+      silent: "connected-silent", live: "connected",
+      afterAccept: [
+        "member-events", "channel-ack", "kick-remote-login", "login-accept",
+        "login-accept-resumed", "login-refuse",
+      ],
+      opening: "connecting",
+      unanswered: ["login-accept", "login-refuse", "kick-remote-login", "token-expired"])
 
     var reconnecting = Program(flags: 8)
     reconnecting.wait(seconds: 5)
@@ -70,8 +64,8 @@ enum LoginSeeds {
     aborted.op(.login, [0])
     seeds.add("aborted-logout-login", aborted)
 
-    // Login timeout, interrupted after, heartbeat, retry base and cap, in ms.
-    var fast = Program(flags: 1, config: Program.fields([600, 400, 100, 40, 300]))
+    // Interrupted after, heartbeat, retry base and cap, login timeout, in ms.
+    var fast = Program(flags: 1, config: Program.fields([400, 100, 40, 300, 600]))
     fast.deliver("member-events")
     fast.wait(seconds: 5)
     fast.op(.login, [0])

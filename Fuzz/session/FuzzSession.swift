@@ -21,15 +21,14 @@ public func fuzzSession(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
 }
 
 /// What the fuzzer's input does next.
-enum Operation: UInt8, CaseIterable {
+enum Operation: UInt8, CaseIterable, FuzzOperation {
   case rawDatagram, ownCookieDatagram, message, advance, runToDeadline
   case leave, join, renew, networkChanged, endpointChanged
 }
 
 struct SessionDriver: SessionFuzzer {
-  var session: ChannelSession<SeededRandom>
+  var subject: SessionUnderTest<ChannelSession<SeededRandom>>
   var now = Instant(nanoseconds: 1_000_000_000)
-  var output = ChannelOutput()
   /// The cookie of the current membership (from its JOINs), 0 before the first.
   var cookie: UInt64 = 0
   var lastStateChange: (ConnectionState, ConnectionChangedReason)?
@@ -37,32 +36,10 @@ struct SessionDriver: SessionFuzzer {
   var left = false
   var firingsLeft = 50_000
 
-  /// Reads a config and the opening (join, then an ACCEPT unless the input says not),
-  /// or nil for a config the session refuses.
-  init?(_ input: inout FuzzInput) {
-    var config = ChannelConfig(appID: Samples.appID)
-    let flags = input.u8()
-    if flags & 1 == 1 {
-      config.interruptedAfter = .milliseconds(UInt64(input.u16()))
-      config.lostAfter = .milliseconds(UInt64(input.u16()))
-      config.remoteOfflineAfter = .milliseconds(UInt64(input.u16()))
-      config.giveUpAfter = .milliseconds(UInt64(input.u32()))
-      config.tokenWillExpireBefore = .milliseconds(UInt64(input.u16()))
-      config.heartbeatInterval = .milliseconds(UInt64(input.u16()))
-      config.retry = RetryPolicy(
-        base: .milliseconds(UInt64(input.u16())), cap: .milliseconds(UInt64(input.u16())))
-    }
-    guard
-      let session = try? ChannelSession(config: config, random: SeededRandom(seed: input.u64()))
-    else { return nil }
-    self.session = session
-    join(uid: flags & 2 == 0 ? 0 : 7)
-    if flags & 4 == 0 {
-      let timeLeft: UInt32 = flags & 8 == 0 ? 0 : 45_000
-      deliver(
-        .accept(JoinAccept(uid: 1001, serverTimeMs: 0, tokenTimeLeftMs: timeLeft, resumed: false)))
-    }
-  }
+  init(session: ChannelSession<SeededRandom>) { subject = SessionUnderTest(session: session) }
+
+  /// Flag 2: the join asks for uid 7 rather than one the server assigns.
+  mutating func start(flags: UInt8) { join(uid: flags & 2 == 0 ? 0 : 7) }
 
   mutating func perform(_ input: inout FuzzInput) {
     switch input.pick(Operation.allCases) {
@@ -77,22 +54,26 @@ struct SessionDriver: SessionFuzzer {
       join(uid: input.pick([0, 7, 1001, UInt32.max]))
     case .renew:
       let token = input.bool() ? Samples.token2 : Samples.token
-      step { s, now, out in _ = try? s.renewToken(token, now: now, into: &out) }
+      call { s, now, out in _ = try? s.renewToken(token, now: now, into: &out) }
     case .networkChanged:
       let byUser = input.bool()
-      step { s, now, out in s.networkChanged(byUser: byUser, now: now, into: &out) }
+      call { s, now, out in s.networkChanged(byUser: byUser, now: now, into: &out) }
     case .endpointChanged:
-      step { s, now, out in s.endpointChanged(now: now, into: &out) }
+      call { s, now, out in s.endpointChanged(now: now, into: &out) }
     }
   }
 
-  /// A server → client message of one of 8 kinds: ACCEPT, REFUSE, PRESENCE are the
-  /// channel's (see ``Samples/serverMessage(_:kinds:own:)``).
-  static func serverMessage(_ input: inout FuzzInput) -> Message {
-    Samples.serverMessage(&input, kinds: 8, own: channelMessage)
+  // MARK: - The server's messages
+
+  /// ACCEPT, REFUSE and PRESENCE are the channel's own.
+  static let messageKinds: UInt8 = 8
+
+  static func accept(tokenTimeLeftMs: UInt32) -> Message {
+    .accept(
+      JoinAccept(uid: 1001, serverTimeMs: 0, tokenTimeLeftMs: tokenTimeLeftMs, resumed: false))
   }
 
-  static func channelMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
+  static func ownMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
     switch selector {
     case 0:
       return .accept(
@@ -115,9 +96,9 @@ struct SessionDriver: SessionFuzzer {
 
   mutating func join(uid: UInt32) {
     if session.state == .disconnected { left = false }
-    step { s, now, out in
-      _ = try? s.join(
-        token: Samples.token, channel: Samples.channel, uid: uid, now: now, into: &out)
+    step({ .start(succeeded: $0) }) { s, now, out in
+      (try? s.join(
+        token: Samples.token, channel: Samples.channel, uid: uid, now: now, into: &out)) != nil
     }
   }
 
@@ -125,31 +106,15 @@ struct SessionDriver: SessionFuzzer {
   mutating func leave() {
     let wasJoined = session.state != .disconnected
     left = false
-    step { s, now, out in s.leave(now: now, into: &out) }
+    step({ _ in .end(succeeded: true) }) { s, now, out in s.leave(now: now, into: &out) }
     let expected: [ChannelNotification] =
       wasJoined ? [.connectionStateChanged(.disconnected, .leaveChannel), .leaveChannel] : []
     require(output.notifications == expected, "leave reported \(output.notifications)")
     left = true
   }
 
-  mutating func receive(_ bytes: [UInt8], decoded: Packet?) -> WireError? {
-    step { s, now, out in s.receive(datagram: bytes[...], now: now, into: &out) }
-  }
-
-  mutating func advance() { step { s, now, out in s.advance(to: now, into: &out) } }
-
-  /// Runs `body` at `now`, then checks the properties on what it produced.
-  @discardableResult
-  mutating func step<T>(
-    _ body: (inout ChannelSession<SeededRandom>, Instant, inout ChannelOutput) -> T
-  ) -> T {
-    output.removeAll()
-    let result = body(&session, now, &output)
-    check()
-    return result
-  }
-
-  mutating func check() {
+  /// The properties hold whatever the step was.
+  mutating func check(before: ConnectionState, _ step: FuzzStep) {
     let state = session.state
     if let reason = session.reason {
       require(reason.state == state, "state \(state) with reason \(reason)")

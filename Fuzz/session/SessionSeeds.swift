@@ -1,22 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
-extension Operation: FuzzOperation {}
-
 /// Seed programs for fuzz-session, each a short story in the input's own format.
 enum SessionSeeds {
   typealias Program = SeedProgram<Operation>
 
   static func all() -> [(name: String, bytes: [UInt8])] {
-    var seeds = SeedList<Operation>()
-    seeds.add("accepted-silent", .silent)
-
-    for name in ["ack", "presence", "kick", "kick-same-uid", "token-expired", "session-unknown"] {
-      seeds.add("joined-\(name)", .accepted(then: name))
-    }
-    for name in ["accept", "refuse-expired", "refuse-invalid", "kick"] {
-      seeds.add("joining-\(name)", .unanswered(then: name))
-    }
+    var seeds = SeedList<Operation>(
+      silent: "accepted-silent", live: "joined", afterAccept: ["presence", "kick-same-uid"],
+      opening: "joining", unanswered: ["accept", "refuse-expired", "refuse-invalid"])
     for name in ["renewed", "renew-refused"] {
       var program = Program(flags: 8)
       program.op(.renew, [1])
@@ -49,9 +41,9 @@ enum SessionSeeds {
     network.wait(seconds: 12)
     seeds.add("network-change", network)
 
-    // interruptedAfter, lostAfter, remoteOfflineAfter, giveUpAfter (32 bits: 0, 60_000),
-    // tokenWillExpireBefore, heartbeatInterval, retry base and cap, in ms.
-    let config = Program.fields([400, 1000, 2000, 0, 60_000, 300, 100, 50, 800])
+    // interruptedAfter, heartbeatInterval, retry base and cap, lostAfter,
+    // remoteOfflineAfter, giveUpAfter (32 bits: 0, 60_000), tokenWillExpireBefore, in ms.
+    let config = Program.fields([400, 100, 50, 800, 1000, 2000, 0, 60_000, 300])
     var fast = Program(flags: 1, config: config)
     fast.deliver("presence")
     fast.wait(seconds: 5)

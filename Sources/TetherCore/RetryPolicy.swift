@@ -58,12 +58,6 @@ public struct RetryStatus: Equatable, Sendable {
   /// When the effort stops with FAILED/JOIN_FAILED.
   public var giveUpAt: Instant
 
-  public init(attempt: UInt32, nextAttemptAt: Instant, giveUpAt: Instant) {
-    self.attempt = attempt
-    self.nextAttemptAt = nextAttemptAt
-    self.giveUpAt = giveUpAt
-  }
-
   /// Time left before giving up, seen from `now`.
   public func timeLeft(at now: Instant) -> Interval { giveUpAt.since(now) }
 }

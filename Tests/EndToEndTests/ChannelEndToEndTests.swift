@@ -40,10 +40,8 @@ import TetherLab
     defer { relay.stop() }
     usleep(300_000)  // a few presence digests
     relay.cutUplink(0)
-    let lastAnswer = try #require(relay.lastAnswerToDevice(0))
-    let interrupted = try #require(a.waitForState("RECONNECTING", "INTERRUPTED"))
-    #expect(interrupted.time >= lastAnswer + 0.2 - 0.002)
-    #expect(interrupted.time <= lastAnswer + 0.2 + 0.3)
+    let lastAnswer = try a.expectInterrupted(
+      0.2, afterLastAnswerThrough: relay, early: 0.002, late: 0.3)
     // Presence kept reaching A after its last answer.
     #expect((relay.lastToDevice(0) ?? 0) > lastAnswer)
     #expect(b.waitFor("remote-interrupted uid=1") != nil)
@@ -61,12 +59,10 @@ import TetherLab
       edge.stop()
     }
     relay.cut(0)
-    let lastData = try #require(relay.lastAnswerToDevice(0))
-    let interrupted = try #require(a.waitForState("RECONNECTING", "INTERRUPTED"))
     // Not before the threshold; late by at most a generous margin (a shared, noisy machine:
     // lateness is measured by the benchmarks, not here).
-    #expect(interrupted.time >= lastData + 0.2 - 0.002)
-    #expect(interrupted.time <= lastData + 0.2 + 0.3)
+    let lastData = try a.expectInterrupted(
+      0.2, afterLastAnswerThrough: relay, early: 0.002, late: 0.3)
     let lost = try #require(a.waitForState("RECONNECTING", "LOST"))
     #expect(lost.time >= lastData + 0.5 - 0.002 && lost.time <= lastData + 0.5 + 0.3)
     #expect(a.waitFor("connection-lost") != nil)

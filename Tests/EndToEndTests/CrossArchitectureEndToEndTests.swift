@@ -24,9 +24,8 @@ import TetherLab
     #expect(a.reaches("CONNECTED", "JOIN_SUCCESS", timeout: 20))
     #expect(b.waitFor("user-joined uid=1") != nil)
     relay.cut(0)
-    let lastData = try #require(relay.lastAnswerToDevice(0))
-    let interrupted = try #require(a.waitForState("RECONNECTING", "INTERRUPTED"))
-    #expect(interrupted.time >= lastData + 0.4 - 0.005 && interrupted.time <= lastData + 0.4 + 0.3)
+    let lastData = try a.expectInterrupted(
+      0.4, afterLastAnswerThrough: relay, early: 0.005, late: 0.3)
     let lost = try #require(a.waitForState("RECONNECTING", "LOST"))
     #expect(lost.time >= lastData + 1.0 - 0.005 && lost.time <= lastData + 1.0 + 0.3)
     relay.heal(0)
@@ -53,10 +52,7 @@ import TetherLab
       binary: cross.messaging, launcher: cross.launcher)
     #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS", timeout: 20))
     relay.cut(0)
-    let lastAnswer = try #require(relay.lastAnswerToDevice(0))
-    let interrupted = try #require(alice.waitForState("RECONNECTING", "INTERRUPTED"))
-    #expect(
-      interrupted.time >= lastAnswer + 0.4 - 0.005 && interrupted.time <= lastAnswer + 0.4 + 0.3)
+    try alice.expectInterrupted(0.4, afterLastAnswerThrough: relay, early: 0.005, late: 0.3)
     relay.heal(0)
     #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS", from: alice.lines.count - 1))
     let native = try Lab.messaging("A-native", edge: edge, user: "alice", scale: scale)

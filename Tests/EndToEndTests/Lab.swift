@@ -79,6 +79,23 @@ extension HostProcess {
     waitForState(state, reason, from: from, timeout: timeout) != nil
   }
 
+  /// RECONNECTING/INTERRUPTED, `threshold` seconds after the last answer `relay` passed to
+  /// link `index` (read at the call: make it right after cutting the link), not sooner but
+  /// for `early` (the clocks' rounding), and at most `late` after. Returns when that last
+  /// answer passed.
+  @discardableResult
+  func expectInterrupted(
+    _ threshold: Double, afterLastAnswerThrough relay: Relay, index: Int = 0, early: Double,
+    late: Double, sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> Double {
+    let lastAnswer = try #require(relay.lastAnswerToDevice(index), sourceLocation: sourceLocation)
+    let interrupted = try #require(
+      waitForState("RECONNECTING", "INTERRUPTED"), sourceLocation: sourceLocation)
+    #expect(interrupted.time >= lastAnswer + threshold - early, sourceLocation: sourceLocation)
+    #expect(interrupted.time <= lastAnswer + threshold + late, sourceLocation: sourceLocation)
+    return lastAnswer
+  }
+
   /// Every "state ..." line, in order, as "STATE REASON".
   var states: [String] {
     lines.compactMap { line in

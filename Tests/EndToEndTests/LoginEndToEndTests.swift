@@ -92,10 +92,8 @@ import TetherLab
     let alice = try Lab.messaging("A", edge: edge, relay: relay, user: "alice", scale: scale)
     #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS"))
     relay.cut(0)
-    let lastAnswer = try #require(relay.lastAnswerToDevice(0))
-    let interrupted = try #require(alice.waitForState("RECONNECTING", "INTERRUPTED"))
-    #expect(interrupted.time >= lastAnswer + self.interrupted - 0.005)
-    #expect(interrupted.time <= lastAnswer + self.interrupted + slack)
+    try alice.expectInterrupted(
+      interrupted, afterLastAnswerThrough: relay, early: 0.005, late: slack)
     usleep(UInt32(5 * self.interrupted * 1e6))
     #expect(alice.states.last == "RECONNECTING INTERRUPTED")
     relay.heal(0)
@@ -110,9 +108,8 @@ import TetherLab
       edge.stop()
     }
     relay.cutUplink(0)
-    let lastAnswer = try #require(relay.lastAnswerToDevice(0))
-    let interrupted = try #require(alice.waitForState("RECONNECTING", "INTERRUPTED"))
-    #expect(interrupted.time <= lastAnswer + self.interrupted + slack)
+    try alice.expectInterrupted(
+      interrupted, afterLastAnswerThrough: relay, early: 0.005, late: slack)
     relay.heal(0)
     #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS", from: alice.lines.count - 1))
   }

@@ -73,10 +73,10 @@ build_embedded() {
 }
 
 link_swift() { # TARGET EXTRA...
-  local target=$1 exe=$out/fuzz-$1 objects=() argument
+  local target=$1 exe=$out/fuzz-$1 objects=() flags=() argument
   shift
   for argument in "$@"; do
-    if [[ $argument == "$out"/obj/*.o ]]; then objects+=("$argument"); fi
+    if [[ $argument == "$out"/obj/*.o ]]; then objects+=("$argument"); else flags+=("$argument"); fi
   done
   # The project's seeded generator (SplitMix64) is compiled in, not written again: cookies
   # and retry jitter are then a function of the input, so every crash replays.
@@ -85,9 +85,13 @@ link_swift() { # TARGET EXTRA...
   if [ "$target" = login ]; then shared+=(Sources/TetherSim/LoginInvariants.swift); fi
   stale "$exe" Fuzz/Support "Fuzz/$target" "${shared[@]}" "${objects[@]}" || return 0
   echo "fuzz: linking fuzz-$target"
+  # Compiled whole-module, then linked: the shared driver (Fuzz/Support) is generic over
+  # the profile, and is specialized for the target's only so (fuzz-login ran 1.5 times
+  # slower without).
   # shellcheck disable=SC2046
-  swiftc "${swift_flags[@]}" -I "$out/mod" $(sources Fuzz/Support "Fuzz/$target") "${shared[@]}" "$@" \
-    -o "$exe"
+  swiftc "${swift_flags[@]}" -wmo -module-name "fuzz_$target" -I "$out/mod" "${flags[@]}" \
+    $(sources Fuzz/Support "Fuzz/$target") "${shared[@]}" -c -o "$out/obj/fuzz-$target.o"
+  swiftc "${swift_flags[@]}" "$out/obj/fuzz-$target.o" "$@" -o "$exe"
   touch "$exe"
 }
 
