@@ -130,7 +130,7 @@ extension TetherError {
 }
 
 /// join or leave: the channel's name checked, then the session's rules.
-@inline(never)  // one copy for both
+@inline(never)  // one copy for join and leave
 private func changeChannel(
   _ client: UnsafeRawPointer?, _ channel: UnsafePointer<CChar>?, join: Bool
 ) -> Int32 {
