@@ -15,6 +15,21 @@ func cStringBytes(_ pointer: UnsafePointer<CChar>, limit: Int) -> [UInt8] {
   return Array(UnsafeRawBufferPointer(start: pointer, count: length))
 }
 
+/// A config's `app_id`.
+/// - Throws: ``TetherError/invalidAppID`` when it is NULL or malformed.
+func appID(_ text: UnsafePointer<CChar>?) throws(TetherError) -> AppID {
+  guard let text else { throw .invalidAppID }
+  return try AppID(validating: cStringBytes(text, limit: AppID.maximumLength))
+}
+
+/// The `channel` argument of both profiles' join and leave.
+/// - Throws: ``TetherError/invalidArgument`` when it is NULL,
+///   ``TetherError/invalidChannelName`` when it is malformed.
+func channelName(_ text: UnsafePointer<CChar>?) throws(TetherError) -> ChannelName {
+  guard let text else { throw .invalidArgument }
+  return try ChannelName(validating: cStringBytes(text, limit: ChannelName.maximumLength))
+}
+
 /// A static C string for the `*_name` functions.
 func cString(_ text: StaticString) -> UnsafePointer<CChar> {
   UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
