@@ -61,9 +61,9 @@ extension LoopContext {
 }
 
 /// The lateness at `permille` (nil: the maximum) in whole microseconds, rounded up (a
-/// lateness is never understated), clamped to UInt32. Out of line, and the histogram taken
-/// in place: inlined at each of the seven figures, it copied the 1 KB histogram each time.
-@inline(never)
+/// lateness is never understated), clamped to UInt32. The histogram (1 KB) is read in
+/// place, not copied.
+@inline(never)  // one copy for the seven figures
 func microseconds(of lateness: inout LatencyHistogram, permille: UInt32?) -> UInt32 {
   let interval =
     permille.map { lateness.percentile(permille: $0) } ?? Interval(nanoseconds: lateness.maximum)

@@ -68,9 +68,8 @@ extension Connection {
   /// behind an app's handle on its own thread, entered, and 0; or nil and the code to
   /// return: NOT_INITIALIZED for NULL or a destroyed connection, WRONG_THREAD from another
   /// thread (which reads nothing but the owner). The caller calls ``leave()`` when done
-  /// (in a `defer`). (Not a closure: this check is in every function that takes a handle,
-  /// and the optimizer copied a function taking one for each caller.)
-  @inline(never)
+  /// (in a `defer`).
+  @inline(never)  // one copy for every function that takes a handle
   static func enter(handle: UnsafeRawPointer?) -> (Connection?, Int32) {
     guard let handle else { return (nil, TetherError.notInitialized.rawValue) }
     let connection = Unmanaged<Connection>.fromOpaque(handle).takeUnretainedValue()
@@ -98,7 +97,6 @@ extension Connection {
   }
 
   /// Counts one more entry into the loop's connections; false when this one was destroyed.
-  @inline(never)  // in every way in, as is leave()
   private func beginEntry() -> Bool {
     guard lifecycle == .live || lifecycle == .dispatching else { return false }
     context.entries += 1
@@ -106,7 +104,7 @@ extension Connection {
   }
 
   /// Ends an entry; the outermost gives back what was destroyed under it.
-  @inline(never)
+  @inline(never)  // one copy for every way in
   func leave() { context.entryEnded() }
 }
 

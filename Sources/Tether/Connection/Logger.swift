@@ -13,7 +13,7 @@ struct Logger {
   /// Sends `text`, then `number` in decimal if given, to the app's on_log. Built from
   /// bytes, not String: the Embedded library carries no string formatting; and on the
   /// stack, not in an Array: a line allocates nothing.
-  @inline(never)  // inlined, it was copied into every caller
+  @inline(never)  // one copy for every line logged
   func log(_ level: LogLevel, _ text: StaticString, _ number: Int64? = nil) {
     guard let callback else { return }
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.lineRoom) { line in

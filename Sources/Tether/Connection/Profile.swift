@@ -81,8 +81,7 @@ where Sink.Notification == Session.Notification {
     session.receive(datagram: datagram, now: arrival, into: &output)
   }
 
-  // Through an inout parameter: a getter called on the stored property copied the whole
-  // session first (hundreds of bytes, and a retain of each of its arrays).
+  // Through an inout parameter, so the session is read in place, not copied first.
   override var deadlineWindow: DeadlineWindow? { Self.window(of: &session) }
 
   private static func window(of session: inout Session) -> DeadlineWindow? {
@@ -100,12 +99,8 @@ where Sink.Notification == Session.Notification {
   override func endpointResolved(now: Instant) { session.endpointResolved(now: now, into: &output) }
 
   override var counters: (malformed: UInt64, foreign: UInt64, attempts: UInt64) {
-    Self.counters(of: &session)
+    session.trafficCounters
   }
-
-  private static func counters(of session: inout Session) -> (
-    malformed: UInt64, foreign: UInt64, attempts: UInt64
-  ) { session.trafficCounters }
 
   override var actionCount: Int { output.actions.count }
 
@@ -126,9 +121,7 @@ where Sink.Notification == Session.Notification {
     try session.renewToken(token, now: now, into: &output)
   }
 
-  override var stateValue: Int32 { Self.state(of: &session) }
-
-  private static func state(of session: inout Session) -> Int32 { session.state.rawValue }
+  override var stateValue: Int32 { session.state.rawValue }
 }
 
 /// The channel profile: the core's channel session and the app's `tether_engine_handler`.

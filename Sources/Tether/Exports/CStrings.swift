@@ -9,10 +9,25 @@ import CTetherSystem
 /// The bytes of a C string, reading at most `limit + 1` bytes (never past a missing NUL
 /// further than that): a string longer than `limit` comes back `limit + 1` bytes long, so
 /// the caller's length check refuses it.
-@inline(never)  // eleven callers
+@inline(never)  // one copy for every string argument
 func cStringBytes(_ pointer: UnsafePointer<CChar>, limit: Int) -> [UInt8] {
   let length = strnlen(pointer, limit + 1)
   return Array(UnsafeRawBufferPointer(start: pointer, count: length))
+}
+
+/// A config's `app_id`.
+/// - Throws: ``TetherError/invalidAppID`` when it is NULL or malformed.
+func appID(_ text: UnsafePointer<CChar>?) throws(TetherError) -> AppID {
+  guard let text else { throw .invalidAppID }
+  return try AppID(validating: cStringBytes(text, limit: AppID.maximumLength))
+}
+
+/// The `channel` argument of both profiles' join and leave.
+/// - Throws: ``TetherError/invalidArgument`` when it is NULL,
+///   ``TetherError/invalidChannelName`` when it is malformed.
+func channelName(_ text: UnsafePointer<CChar>?) throws(TetherError) -> ChannelName {
+  guard let text else { throw .invalidArgument }
+  return try ChannelName(validating: cStringBytes(text, limit: ChannelName.maximumLength))
 }
 
 /// A static C string for the `*_name` functions.
@@ -28,10 +43,6 @@ let cStringsRoom = Token.maximumLength + 1 + UserID.maximumLength + 1
 /// callbacks of both profiles pass. Returns where the second starts. Each is a validated
 /// name or token, so neither is ever cut (the limits, `first` at ``Token``'s maximum and
 /// `second` at ``UserID``'s, only keep both inside the room whatever they hold).
-///
-/// (A buffer from the caller, not a closure: the optimizer copied a function taking a
-/// closure once per call site.)
-@inline(never)
 func writeCStrings(
   _ first: ArraySlice<UInt8>, _ second: ArraySlice<UInt8>,
   into buffer: UnsafeMutableBufferPointer<CChar>

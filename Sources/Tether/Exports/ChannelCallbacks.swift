@@ -13,24 +13,14 @@ struct ChannelCallbacks: NotificationSink {
   let handler: tether_engine_handler
   let context: UnsafeMutableRawPointer?
 
-  /// The size of the first published handler: `size` and the nine callbacks of the
-  /// contract, up to `on_request_token`. A handler declaring less was not initialised.
-  static let minimumSize = MemoryLayout<
-    (
-      UInt32, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?,
-      UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?,
-      UnsafeRawPointer?
-    )
-  >.size
-
-  /// Nil when `given` declares a size below ``minimumSize`` (the app forgot
-  /// `tether_engine_handler_init`): its callbacks would never be called.
-  init?(_ given: UnsafePointer<tether_engine_handler>?, context: UnsafeMutableRawPointer?) {
+  /// - Throws: ``TetherError/invalidArgument`` when `given` declares less than the first
+  ///   published handler, `size` and the nine callbacks of the contract up to
+  ///   `on_request_token` (the app forgot `tether_engine_handler_init`).
+  init(
+    _ given: UnsafePointer<tether_engine_handler>?, context: UnsafeMutableRawPointer?
+  ) throws(TetherError) {
     var handler = tether_engine_handler()
-    let read = withUnsafeMutableBytes(of: &handler) {
-      readHandler(given, minimum: Self.minimumSize, into: $0)
-    }
-    guard read else { return nil }
+    try readHandler(given, callbacks: 9, into: &handler)
     self.handler = handler
     self.context = context
   }

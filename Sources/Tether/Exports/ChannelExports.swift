@@ -38,15 +38,11 @@ public func tether_engine_config_init(_ config: UnsafeMutablePointer<tether_engi
 
 @c @implementation
 public func tether_engine_handler_init(_ handler: UnsafeMutablePointer<tether_engine_handler>?) {
-  guard let handler else { return }
-  handler.pointee = tether_engine_handler()
-  handler.pointee.size = UInt32(MemoryLayout<tether_engine_handler>.size)
+  initializeHandler(handler)
 }
 
 private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> ChannelConfig {
-  guard let appIDPointer = c.app_id else { throw .invalidAppID }
-  var config = ChannelConfig(
-    appID: try AppID(validating: cStringBytes(appIDPointer, limit: AppID.maximumLength)))
+  var config = ChannelConfig(appID: try appID(c.app_id))
   config.interruptedAfter = .milliseconds(UInt64(c.interrupted_after_ms))
   config.lostAfter = .milliseconds(UInt64(c.lost_after_ms))
   config.remoteOfflineAfter = .milliseconds(UInt64(c.remote_offline_after_ms))
@@ -67,9 +63,7 @@ public func tether_engine_create(
   create(loop: loop, config: config, defaults: defaultEngineConfig(), out: out) {
     given throws(TetherError) in
     let session = try ChannelSession(config: channelConfig(given), random: BufferedRandom())
-    guard let callbacks = ChannelCallbacks(handler, context: context) else {
-      throw .invalidArgument
-    }
+    let callbacks = try ChannelCallbacks(handler, context: context)
     let profile = ChannelProfile(session: consume session, callbacks: callbacks)
     return (profile, callbacks.logger, given.server)
   }
@@ -87,10 +81,8 @@ public func tether_join_channel(
   _ uid: UInt32
 ) -> Int32 {
   withEngine(engine) { connection, profile in
-    guard let channel else { return TetherError.invalidArgument.rawValue }
     do throws(TetherError) {
-      let name = try ChannelName(
-        validating: cStringBytes(channel, limit: ChannelName.maximumLength))
+      let name = try channelName(channel)
       let tokenBytes = token.map { cStringBytes($0, limit: Token.maximumLength) } ?? []
       let token = try Token(validating: tokenBytes)
       try profile.session.join(

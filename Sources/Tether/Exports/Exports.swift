@@ -20,9 +20,8 @@ public func tether_version() -> UInt32 {
 @c @implementation
 public func tether_error_name(_ value: Int32) -> UnsafePointer<CChar>? { errorName(value) }
 
-/// The body of tether_error_name as a Swift function: inlined into it, TetherError.name's
-/// switch becomes a table of pointers; the `@c` function alone kept the getter out of line
-/// (190 bytes more on aarch64).
+/// The body of tether_error_name, as a Swift function the tests call too. (Inlined from
+/// here, TetherError.name's switch becomes a table of pointers.)
 func errorName(_ value: Int32) -> UnsafePointer<CChar> {
   value == 0 ? cString("OK") : cString(TetherError(rawValue: value)?.name ?? "UNKNOWN")
 }

@@ -13,23 +13,14 @@ struct LoginCallbacks: NotificationSink {
   let handler: tether_rtm_handler
   let context: UnsafeMutableRawPointer?
 
-  /// The size of the first published handler: `size` and the six callbacks of the
-  /// contract, up to `on_member_left`.
-  static let minimumSize = MemoryLayout<
-    (
-      UInt32, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?,
-      UnsafeRawPointer?, UnsafeRawPointer?
-    )
-  >.size
-
-  /// Nil when `given` declares a size below ``minimumSize`` (the app forgot
-  /// `tether_rtm_handler_init`).
-  init?(_ given: UnsafePointer<tether_rtm_handler>?, context: UnsafeMutableRawPointer?) {
+  /// - Throws: ``TetherError/invalidArgument`` when `given` declares less than the first
+  ///   published handler, `size` and the six callbacks of the contract up to
+  ///   `on_member_left` (the app forgot `tether_rtm_handler_init`).
+  init(
+    _ given: UnsafePointer<tether_rtm_handler>?, context: UnsafeMutableRawPointer?
+  ) throws(TetherError) {
     var handler = tether_rtm_handler()
-    let read = withUnsafeMutableBytes(of: &handler) {
-      readHandler(given, minimum: Self.minimumSize, into: $0)
-    }
-    guard read else { return nil }
+    try readHandler(given, callbacks: 6, into: &handler)
     self.handler = handler
     self.context = context
   }

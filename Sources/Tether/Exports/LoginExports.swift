@@ -35,15 +35,11 @@ public func tether_rtm_config_init(_ config: UnsafeMutablePointer<tether_rtm_con
 
 @c @implementation
 public func tether_rtm_handler_init(_ handler: UnsafeMutablePointer<tether_rtm_handler>?) {
-  guard let handler else { return }
-  handler.pointee = tether_rtm_handler()
-  handler.pointee.size = UInt32(MemoryLayout<tether_rtm_handler>.size)
+  initializeHandler(handler)
 }
 
 private func loginConfig(_ c: tether_rtm_config) throws(TetherError) -> LoginConfig {
-  guard let appIDPointer = c.app_id else { throw .invalidAppID }
-  var config = LoginConfig(
-    appID: try AppID(validating: cStringBytes(appIDPointer, limit: AppID.maximumLength)))
+  var config = LoginConfig(appID: try appID(c.app_id))
   config.loginTimeout = .milliseconds(UInt64(c.login_timeout_ms))
   config.interruptedAfter = .milliseconds(UInt64(c.interrupted_after_ms))
   config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
@@ -61,9 +57,7 @@ public func tether_rtm_client_create(
   create(loop: loop, config: config, defaults: defaultRtmConfig(), out: out) {
     given throws(TetherError) in
     let session = try LoginSession(config: loginConfig(given), random: BufferedRandom())
-    guard let callbacks = LoginCallbacks(handler, context: context) else {
-      throw .invalidArgument
-    }
+    let callbacks = try LoginCallbacks(handler, context: context)
     let profile = LoginProfile(session: consume session, callbacks: callbacks)
     return (profile, callbacks.logger, given.server)
   }
@@ -115,15 +109,13 @@ public func tether_rtm_logout(_ client: UnsafeMutablePointer<tether_rtm_client>?
 }
 
 /// join or leave: the channel's name checked, then the session's rules.
-@inline(never)  // one copy for both
+@inline(never)  // one copy for join and leave
 private func changeChannel(
   _ client: UnsafeRawPointer?, _ channel: UnsafePointer<CChar>?, join: Bool
 ) -> Int32 {
   withClient(client) { connection, profile in
-    guard let channel else { return TetherError.invalidArgument.rawValue }
     do throws(TetherError) {
-      let name = try ChannelName(
-        validating: cStringBytes(channel, limit: ChannelName.maximumLength))
+      let name = try channelName(channel)
       if join {
         try profile.session.joinChannel(name, now: connection.now, into: &profile.output)
       } else {
