@@ -69,7 +69,6 @@ extension ChannelSession {
     guard case .attempting = link.phase, let membership else { return }
     recordHeard(now)
     let (rejoin, renew) = link.accepted(tokenTimeLeftMs: accept.tokenTimeLeftMs, now: now)
-    if renew { output.send(Packet(cookie: link.cookie, message: .renewToken(link.token))) }
     self.membership?.uid = accept.uid
     let elapsed = now.since(membership.joinedAt).clampedMilliseconds
     if rejoin {
@@ -81,6 +80,8 @@ extension ChannelSession {
       output.notify(
         .joinChannelSuccess(channel: membership.channel, uid: accept.uid, elapsedMs: elapsed))
     }
+    // As a renewal while CONNECTED: the session is live, and the answer proves the trip.
+    if renew { output.send(Packet(cookie: link.cookie, message: .renewToken(link.token))) }
   }
 
   private mutating func refused(_ reason: RefuseReason, into output: inout ChannelOutput) {
