@@ -37,7 +37,8 @@ public struct LoginProfile: SimProfile {
     /// accept, a heartbeat or channel ack of its server session, an awaited renewal).
     var loginAt: Instant = .zero
     var lastData: Instant = .zero
-    /// A renew_token call while CONNECTED is not answered yet.
+    /// A RENEW_TOKEN is not answered yet (a renew_token call while CONNECTED, or the one
+    /// after an accept that may answer an attempt with the older token).
     var renewalPending = false
     /// The channels the app joined (and did not leave) since its login.
     var channels: Set<Int> = []
@@ -190,10 +191,16 @@ public struct LoginProfile: SimProfile {
     }
     // What it sent after them (a heartbeat due at the same instant comes after).
     for packet in step.sent {
-      if case .loginHeartbeat(_, _, let received) = packet.message {
+      switch packet.message {
+      case .loginHeartbeat(_, _, let received):
         try stage.expect(
           received == taken[c], "event count", c,
           "heartbeat says \(received) taken, took \(taken[c])")
+      case .renewToken:
+        // After an accept that may answer an attempt with the older token, the renewed
+        // one goes in a RENEW_TOKEN, as a renewal while CONNECTED does.
+        if case .datagram(.loginAccept?) = step.step { models[c].renewalPending = true }
+      default: break
       }
     }
   }
