@@ -208,8 +208,12 @@ public struct LoginProfile: SimProfile {
   /// The model's last data: what proves to the session that the server heard it.
   mutating func heard(_ message: Message, in step: LoginClient.Step, of c: Int) {
     switch (message, step.before) {
-    case (.loginAccept, .connecting), (.loginAccept, .connected), (.loginAccept, .reconnecting),
-      (.heartbeatAck, .connected):
+    case (.loginAccept, .connecting), (.loginAccept, .reconnecting):
+      models[c].lastData = step.at
+      // An accept that ends an effort settles a renewal (when an attempt carried the
+      // older token, the RENEW_TOKEN it sends awaits an answer again: see below).
+      models[c].renewalPending = false
+    case (.loginAccept, .connected), (.heartbeatAck, .connected):
       models[c].lastData = step.at
     case (.channelAck(let session, _), .connected) where session == acceptedSession[c]:
       models[c].lastData = step.at
