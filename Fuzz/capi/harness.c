@@ -680,12 +680,29 @@ static void write_seeds(const char *variable, const struct seed *seeds, int coun
   }
 }
 
+/* The profile's handler is a const struct; what it stands for, the header's handler_init,
+   gives the size and no callback (a pointer per word after the size's). */
+static void check_handler_init(const struct profile *p) {
+  void *words[32]; /* aligned for any of the structs */
+  uint32_t size;
+  size_t i;
+  memset(words, 0xA5, sizeof words);
+  p->api->handler_init(words);
+  memcpy(&size, words, sizeof size);
+  if (size != p->api->handler_size) fail("handler_init's size", (int)size);
+  for (i = 1; i < p->api->handler_size / sizeof words[0]; i++) {
+    if (words[i] != NULL) fail("handler_init left a callback", (int)i);
+  }
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
   companion_profile = profile == &channel_profile ? &login_profile : &channel_profile;
   if (profile->api->config_size > 256 || profile->api->handler_size > 256) fail("struct size", 0);
+  check_handler_init(profile);
+  check_handler_init(companion_profile);
   tracing = getenv("TETHER_FUZZ_TRACE") != NULL;
   write_seeds("TETHER_FUZZ_WRITE_SEEDS", profile->seeds, profile->seed_count);
   write_seeds("TETHER_FUZZ_WRITE_REGRESSIONS", profile->regressions, profile->regression_count);
