@@ -84,15 +84,9 @@ static void on_will_expire(void *c, const char *token) {
   hit(c, K_WILL_EXPIRE, 0, 0);
 }
 static void on_request_token(void *c) { hit(c, K_REQUEST_TOKEN, 0, 0); }
-static void on_log(void *c, tether_log_level level, const char *message) {
-  if (!message || level < TETHER_LOG_ERROR || level > TETHER_LOG_DEBUG) fail("log", (int)level);
-  trace("log: %s", message);
-  hit(c, K_LOG, (int)level, 0);
-}
 static void on_attempt(void *c, uint32_t attempt, uint32_t next_ms, uint32_t give_up_ms) {
   (void)next_ms, (void)give_up_ms;
-  if (attempt == 0) fail("attempt 0", 0);
-  hit(c, K_ATTEMPT, (int)attempt, 0);
+  checked_attempt(c, K_ATTEMPT, attempt);
 }
 static void on_remote_interrupted(void *c, uint32_t uid) {
   (void)uid;
@@ -103,23 +97,15 @@ static void on_remote_resumed(void *c, uint32_t uid) {
   hit(c, K_REMOTE_RESUMED, 0, 0);
 }
 
-static void handler_fill(void *handler) {
-  tether_engine_handler *h = handler;
-  tether_engine_handler_init(h);
-  h->on_connection_state_changed = on_state;
-  h->on_join_channel_success = on_join;
-  h->on_rejoin_channel_success = on_rejoin;
-  h->on_connection_lost = on_lost;
-  h->on_leave_channel = on_leave;
-  h->on_user_joined = on_user_joined;
-  h->on_user_offline = on_user_offline;
-  h->on_token_privilege_will_expire = on_will_expire;
-  h->on_request_token = on_request_token;
-  h->on_log = on_log;
-  h->on_join_attempt = on_attempt;
-  h->on_remote_member_interrupted = on_remote_interrupted;
-  h->on_remote_member_resumed = on_remote_resumed;
-}
+static const tether_engine_handler handler = {
+    sizeof(tether_engine_handler), .on_connection_state_changed = on_state,
+    .on_join_channel_success = on_join, .on_rejoin_channel_success = on_rejoin,
+    .on_connection_lost = on_lost, .on_leave_channel = on_leave,
+    .on_user_joined = on_user_joined, .on_user_offline = on_user_offline,
+    .on_token_privilege_will_expire = on_will_expire, .on_request_token = on_request_token,
+    .on_log = checked_log, .on_join_attempt = on_attempt,
+    .on_remote_member_interrupted = on_remote_interrupted,
+    .on_remote_member_resumed = on_remote_resumed};
 
 /* ---- The calls ------------------------------------------------------------------------------- */
 
@@ -147,78 +133,39 @@ static int make_leave(struct context *c, void *engine) {
 }
 static int plain_leave(void *engine) { return tether_leave_channel(engine); }
 
-static int make_renew(struct context *c, void *engine) {
-  char *token = string_arg("token-B");
-  int rc = tether_renew_token(engine, token);
-  (void)c;
-  free(token);
-  return rc;
-}
-static int plain_renew(void *engine) { return tether_renew_token(engine, "token-B"); }
-
-static int make_set_server(struct context *c, void *engine) {
-  char *server = server_arg();
-  int rc = tether_set_server(engine, server);
-  (void)c;
-  free(server);
-  return rc;
-}
-static int plain_set_server(void *engine) { return tether_set_server(engine, "127.0.0.1:9"); }
-
-static int make_network_changed(struct context *c, void *engine) {
-  (void)c;
-  return tether_network_changed(engine);
-}
-static int plain_network_changed(void *engine) { return tether_network_changed(engine); }
+STRING_CALL(renew, tether_renew_token, string_arg("token-B"), "token-B")
+STRING_CALL(set_server, tether_set_server, server_arg(), "127.0.0.1:9")
+HANDLE_CALL(network_changed, tether_network_changed)
 
 #define SESSION (IN(2) | IN(3) | IN(4)) /* CONNECTING, CONNECTED, RECONNECTING */
 enum { C_JOIN, C_LEAVE, C_RENEW, C_SET_SERVER, C_NETWORK_CHANGED, C_COUNT };
 static const struct call calls[C_COUNT] = {
-    [C_JOIN] = {"join", make_join, plain_join,
+    [C_JOIN] = {CALL(join),
                 {{0, IN(1)}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE},
                  {TETHER_ERR_INVALID_ARGUMENT, ANY_STATE},
                  {TETHER_ERR_INVALID_CHANNEL_NAME, ANY_STATE},
                  {TETHER_ERR_INVALID_TOKEN, ANY_STATE},
                  {TETHER_ERR_JOIN_CHANNEL_REJECTED, SESSION | IN(5)}}},
-    [C_LEAVE] = {"leave", make_leave, plain_leave,
-                 {{0, ANY_STATE}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE}}},
-    [C_RENEW] = {"renew", make_renew, plain_renew,
+    [C_LEAVE] = {CALL(leave), {{0, ANY_STATE}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE}}},
+    [C_RENEW] = {CALL(renew),
                  {{0, SESSION | IN(5)}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE},
                   {TETHER_ERR_INVALID_ARGUMENT, ANY_STATE},
                   {TETHER_ERR_INVALID_TOKEN, ANY_STATE}, {TETHER_ERR_NOT_READY, IN(1) | IN(5)}}},
-    [C_SET_SERVER] = {"set_server", make_set_server, plain_set_server,
+    [C_SET_SERVER] = {CALL(set_server),
                       {{0, ANY_STATE}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE},
                        {TETHER_ERR_INVALID_ARGUMENT, ANY_STATE}, {TETHER_ERR_FAILED, ANY_STATE}}},
-    [C_NETWORK_CHANGED] = {"network_changed", make_network_changed, plain_network_changed,
+    [C_NETWORK_CHANGED] = {CALL(network_changed),
                            {{0, ANY_STATE}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE}}},
 };
 
 /* ---- The functions, as the harness calls them ---------------------------------------------- */
 
-static void config_init(void *config) { tether_engine_config_init(config); }
-static void handler_init(void *handler) { tether_engine_handler_init(handler); }
-static int create(struct ev_loop *loop, const void *config, const void *handler, void *ctx,
-                  void **out) {
-  tether_engine *engine = out ? *out : NULL; /* what the call leaves in it is checked */
-  int rc = tether_engine_create(loop, config, handler, ctx, out ? &engine : NULL);
-  if (out) *out = engine;
-  return rc;
-}
-static int destroy(void *engine) { return tether_engine_destroy(engine); }
-static int state(const void *engine) { return (int)tether_get_connection_state(engine); }
-static int get_stats(const void *engine, tether_connection_stats *out) {
-  return tether_engine_get_stats(engine, out);
-}
-
-static void companion_state(void *ctx, tether_connection_state s,
-                            tether_connection_changed_reason r) {
-  (void)s, (void)r;
-  companion_heard(ctx);
-}
-static void companion_fill(void *handler) {
-  tether_engine_handler_init(handler);
-  ((tether_engine_handler *)handler)->on_connection_state_changed = companion_state;
-}
+PROFILE_API(tether_engine, tether_engine_config, tether_engine_handler, tether_connection_state,
+            tether_connection_changed_reason, tether_engine_config_init,
+            tether_engine_handler_init, tether_engine_create, tether_engine_destroy,
+            tether_get_connection_state, tether_engine_get_stats, tether_connection_state_name,
+            tether_connection_changed_reason_name, tether_user_offline_reason_name,
+            tether_error_name);
 
 /* ---- Seeds: TETHER_FUZZ_WRITE_SEEDS=DIR fuzz-capi writes them (scripts/test/fuzz.sh seeds) ------- */
 
@@ -310,18 +257,6 @@ static const signed char reason_states[] = {2, 3, 4, 5, 5, 1, 5, 5, 1, 5,
                                             5, 4, 4, 4, 4, 3, 4, 0, 4, 5};
 
 const struct profile channel_profile = {
-    "engine",
-    sizeof(tether_engine_config), config_init, offsetof(tether_engine_config, app_id),
-    offsetof(tether_engine_config, server), thresholds,
-    (int)(sizeof thresholds / sizeof thresholds[0]),
-    sizeof(tether_engine_handler), handler_init, handler_fill, K_COUNT,
-    reason_states, (int)sizeof reason_states,
-    create, destroy, state, get_stats,
-    {tether_connection_state_name, tether_connection_changed_reason_name,
-     tether_user_offline_reason_name, tether_error_name},
-    calls, C_COUNT, C_JOIN, C_LEAVE,
-    prepare, callback,
-    0x01, 0x04, messages, S_COUNT,
-    companion_fill,
-    seeds, (int)(sizeof seeds / sizeof seeds[0]),
-    regressions, (int)(sizeof regressions / sizeof regressions[0])};
+    "engine", &api, TABLE(thresholds), &handler, K_COUNT, K_LOG, TABLE(reason_states),
+    TABLE(calls), C_JOIN, C_LEAVE, prepare, callback, 0x01, 0x04, TABLE(messages),
+    TABLE(seeds), TABLE(regressions)};

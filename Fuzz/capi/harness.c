@@ -391,7 +391,7 @@ static struct context *slots[SLOTS];
 int in_callback;
 
 static int state_of(const void *handle) {
-  int state = profile->state(handle);
+  int state = profile->api->state(handle);
   if (state < 1 || state > 5) fail("state out of range", state);
   return state;
 }
@@ -426,7 +426,7 @@ static void destroy(struct context *c) {
   c->destroyed = 1;
   if (slots[c->slot] == c) slots[c->slot] = NULL;
   trace("destroy %s %d (in callback %d)", profile->name, c->index, in_callback);
-  if ((rc = profile->destroy(handle)) != 0) fail("destroy", rc);
+  if ((rc = profile->api->destroy(handle)) != 0) fail("destroy", rc);
   if (!in_callback) return;
   /* Until the callback returns, the handle answers NOT_INITIALIZED. */
   for (i = 0; i < profile->call_count; i++) {
@@ -436,11 +436,11 @@ static void destroy(struct context *c) {
     }
   }
   stats.size = sizeof stats;
-  if (profile->get_stats(handle, &stats) != TETHER_ERR_NOT_INITIALIZED) {
+  if (profile->api->get_stats(handle, &stats) != TETHER_ERR_NOT_INITIALIZED) {
     fail("get_stats after destroy", 0);
   }
   if (state_of(handle) != 1) fail("state after destroy", 0);
-  if ((rc = profile->destroy(handle)) != 0) fail("destroy again", rc); /* a no-op */
+  if ((rc = profile->api->destroy(handle)) != 0) fail("destroy again", rc); /* a no-op */
 }
 
 static void act(struct context *c) {
@@ -483,6 +483,17 @@ void hit(void *ctx, int kind, int a, int b) {
   }
 }
 
+void checked_log(void *ctx, tether_log_level level, const char *message) {
+  if (!message || level < TETHER_LOG_ERROR || level > TETHER_LOG_DEBUG) fail("log", (int)level);
+  trace("log: %s", message);
+  hit(ctx, profile->log_kind, (int)level, 0);
+}
+
+void checked_attempt(void *ctx, int kind, uint32_t attempt) {
+  if (attempt == 0) fail("attempt 0", 0);
+  hit(ctx, kind, (int)attempt, 0);
+}
+
 static uint32_t threshold(uint32_t fast) {
   switch (u8() % 8) {
   case 0: return 0;
@@ -508,7 +519,7 @@ static void *sized(const void *full, size_t size, uint32_t declared) {
 static void create(void) {
   int slot = u8() % SLOTS, rc, i;
   uint8_t flags = u8();
-  uint32_t config_size = (uint32_t)profile->config_size, handler_size = 0;
+  uint32_t config_size = (uint32_t)profile->api->config_size, handler_size = 0;
   uint64_t full[32], handlers[32]; /* aligned for any of the structs */
   void *config, *handler = NULL, *handle = &full; /* must come back NULL on failure */
   char *app_id, *server;
@@ -522,27 +533,27 @@ static void create(void) {
   c->action = u8() % (A_CALL + profile->call_count);
   c->acts_left = u8() % 3;
 
-  profile->config_init(full);
+  profile->api->config_init(full);
   app_id = u8() % 4 == 0 ? string_arg("app-1") : copy_of("app-1");
   server = u8() % 4 == 0 ? server_arg() : copy_of(server_address);
-  memcpy((char *)full + profile->app_id_at, &app_id, sizeof app_id);
-  memcpy((char *)full + profile->server_at, &server, sizeof server);
+  memcpy((char *)full + profile->api->app_id_at, &app_id, sizeof app_id);
+  memcpy((char *)full + profile->api->server_at, &server, sizeof server);
   for (i = 0; i < profile->threshold_count; i++) {
     uint32_t ms = threshold(profile->thresholds[i].fast);
     memcpy((char *)full + profile->thresholds[i].at, &ms, sizeof ms);
   }
   /* The declared size: the struct's, smaller (an older caller), 0, or larger. */
-  if (flags & 1) config_size = u8() % (profile->config_size + 16);
-  config = sized(full, profile->config_size, config_size);
+  if (flags & 1) config_size = u8() % (profile->api->config_size + 16);
+  config = sized(full, profile->api->config_size, config_size);
   if (!(flags & 2)) {
-    profile->handler_fill(handlers);
-    handler_size = (uint32_t)profile->handler_size;
-    if (flags & 4) handler_size = (uint32_t)(u8() % (profile->handler_size + 1)) & ~7u;
+    memcpy(handlers, profile->handler, profile->api->handler_size);
+    handler_size = (uint32_t)profile->api->handler_size;
+    if (flags & 4) handler_size = (uint32_t)(u8() % (profile->api->handler_size + 1)) & ~7u;
     if (handler_size < 8) handler_size = (flags & 8) ? 0 : 8;
     handler = sized(handlers, handler_size, handler_size);
   }
   profile->prepare(c, handler_size);
-  rc = profile->create(loop, config, handler, c, (flags & 16) ? NULL : &handle);
+  rc = profile->api->create(loop, config, handler, c, (flags & 16) ? NULL : &handle);
   trace("create %s %d (handler %u bytes): %d", profile->name, c->index, handler_size, rc);
   free(config);
   free(handler);
@@ -578,7 +589,7 @@ static void stats(const void *handle) {
   if (size > sizeof out.bytes) size = sizeof out.bytes;
   memset(out.bytes, 0xA5, sizeof out.bytes);
   out.stats.size = size;
-  rc = profile->get_stats(handle, u8() % 16 == 0 ? NULL : &out.stats);
+  rc = profile->api->get_stats(handle, u8() % 16 == 0 ? NULL : &out.stats);
   if (rc != 0 && rc != TETHER_ERR_NOT_INITIALIZED && rc != TETHER_ERR_INVALID_ARGUMENT) {
     fail("get_stats: a return code the header does not list", rc);
   }
@@ -592,13 +603,13 @@ static void stats(const void *handle) {
 static void names(void) {
   int value = (int)u32(), i;
   for (i = 0; i < 4; i++) {
-    if (!profile->names[i](value)) fail("a name function returned NULL", value);
+    if (!profile->api->names[i](value)) fail("a name function returned NULL", value);
   }
   if (!tether_error_name(value) || !tether_error_message(value)) {
     fail("an error's name or message is NULL", value);
   }
-  profile->config_init(NULL);
-  profile->handler_init(NULL);
+  profile->api->config_init(NULL);
+  profile->api->handler_init(NULL);
 }
 
 /* ---- The companion: the other profile on the same loop ---------------------------------- */
@@ -617,19 +628,19 @@ static void companion_toggle(void) {
   int rc, i;
   if (companion) {
     companion_alive = 0;
-    p->destroy(companion);
+    p->api->destroy(companion);
     companion = NULL;
     return;
   }
-  p->config_init(config);
-  memcpy((char *)config + p->app_id_at, &app_id, sizeof app_id);
-  memcpy((char *)config + p->server_at, &server, sizeof server);
+  p->api->config_init(config);
+  memcpy((char *)config + p->api->app_id_at, &app_id, sizeof app_id);
+  memcpy((char *)config + p->api->server_at, &server, sizeof server);
   for (i = 0; i < p->threshold_count; i++) {
     memcpy((char *)config + p->thresholds[i].at, &p->thresholds[i].fast, sizeof(uint32_t));
   }
-  p->companion_fill(handler);
+  p->api->companion_fill(handler);
   companion_alive = 1;
-  rc = p->create(loop, config, handler, &companion, &companion);
+  rc = p->api->create(loop, config, handler, &companion, &companion);
   if (rc == 0) rc = p->calls[p->start_call].plain(companion);
   if (rc != 0) fail("the companion's create or start", rc);
 }
@@ -669,12 +680,29 @@ static void write_seeds(const char *variable, const struct seed *seeds, int coun
   }
 }
 
+/* The profile's handler is a const struct; what it stands for, the header's handler_init,
+   gives the size and no callback (a pointer per word after the size's). */
+static void check_handler_init(const struct profile *p) {
+  void *words[32]; /* aligned for any of the structs */
+  uint32_t size;
+  size_t i;
+  memset(words, 0xA5, sizeof words);
+  p->api->handler_init(words);
+  memcpy(&size, words, sizeof size);
+  if (size != p->api->handler_size) fail("handler_init's size", (int)size);
+  for (i = 1; i < p->api->handler_size / sizeof words[0]; i++) {
+    if (words[i] != NULL) fail("handler_init left a callback", (int)i);
+  }
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
   companion_profile = profile == &channel_profile ? &login_profile : &channel_profile;
-  if (profile->config_size > 256 || profile->handler_size > 256) fail("struct size", 0);
+  if (profile->api->config_size > 256 || profile->api->handler_size > 256) fail("struct size", 0);
+  check_handler_init(profile);
+  check_handler_init(companion_profile);
   tracing = getenv("TETHER_FUZZ_TRACE") != NULL;
   write_seeds("TETHER_FUZZ_WRITE_SEEDS", profile->seeds, profile->seed_count);
   write_seeds("TETHER_FUZZ_WRITE_REGRESSIONS", profile->regressions, profile->regression_count);
@@ -703,7 +731,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case OP_CREATE: create(); break;
     case OP_DESTROY:
       if ((c = pick())) destroy(c);
-      else if ((rc = profile->destroy(NULL)) != 0) fail("destroy NULL", rc);
+      else if ((rc = profile->api->destroy(NULL)) != 0) fail("destroy NULL", rc);
       break;
     case OP_STATE: state_of((c = pick()) ? c->handle : NULL); break;
     case OP_STATS: stats((c = pick()) ? c->handle : NULL); break;

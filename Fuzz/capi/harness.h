@@ -111,28 +111,35 @@ struct seed {
   size_t size;
 };
 
-struct profile {
-  const char *name; /* "engine", "client" */
-  /* Its config: size, init, the two strings, the thresholds. */
-  size_t config_size;
-  void (*config_init)(void *config);
-  size_t app_id_at, server_at;
-  const struct threshold *thresholds;
-  int threshold_count;
-  /* Its handler: size, init, and one with every callback (each calls hit). */
+/* Its functions on void pointers (PROFILE_API writes them from the typed ones). */
+struct api {
+  size_t config_size, app_id_at, server_at; /* its config: size, the two strings */
   size_t handler_size;
+  void (*config_init)(void *config);
   void (*handler_init)(void *handler);
-  void (*handler_fill)(void *handler);
-  int callback_count; /* kinds; 0 is on_connection_state_changed */
-  const signed char *reason_states; /* the state each reason goes with (0: none) */
-  int reason_count;
-  /* Its functions. */
   int (*create)(struct ev_loop *loop, const void *config, const void *handler, void *ctx,
                 void **out);
   int (*destroy)(void *handle);
   int (*state)(const void *handle);
   int (*get_stats)(const void *handle, tether_connection_stats *out);
-  const char *(*names[4])(int value);
+  const char *(*names[4])(int value); /* of its enums, and of its calls' codes */
+  /* As the companion on the other profile's loop: a handler whose state callback calls
+     companion_heard (the companion is made with valid strings and the fast thresholds,
+     and started with the start call's plain form). */
+  void (*companion_fill)(void *handler);
+};
+
+struct profile {
+  const char *name; /* "engine", "client" */
+  const struct api *api;
+  const struct threshold *thresholds; /* of its config */
+  int threshold_count;
+  /* Its handler with every callback (each calls hit; on_log is checked_log), api->handler_size
+     bytes. */
+  const void *handler;
+  int callback_count, log_kind; /* kinds; 0 is on_connection_state_changed */
+  const signed char *reason_states; /* the state each reason goes with (0: none) */
+  int reason_count;
   const struct call *calls;
   int call_count;
   int start_call, end_call; /* indices in calls: join/login, leave/logout */
@@ -144,10 +151,6 @@ struct profile {
   unsigned char first_request, last_request;
   const enum message *messages;
   int message_count;
-  /* As the companion on the other profile's loop: a handler whose state callback calls
-     companion_heard (the companion is made with valid strings and the fast thresholds,
-     and started with the start call's plain form). */
-  void (*companion_fill)(void *handler);
   /* TETHER_FUZZ_WRITE_SEEDS=DIR: these are written to DIR (and the regressions to
      TETHER_FUZZ_WRITE_REGRESSIONS=DIR), and the fuzzer exits. */
   const struct seed *seeds;
@@ -157,6 +160,70 @@ struct profile {
 };
 
 extern const struct profile channel_profile, login_profile;
+
+/* ---- Writing a profile: the parts every profile would otherwise write again -------------- */
+
+/* on_log, the same in both handlers: a message at a known level, then
+   hit(ctx, profile's log_kind, level, 0). */
+void checked_log(void *ctx, tether_log_level level, const char *message);
+/* The attempt callbacks' common part: attempts count from 1; then hit(ctx, kind, attempt, 0). */
+void checked_attempt(void *ctx, int kind, uint32_t attempt);
+
+/* A struct call's make_NAME and plain_NAME for `function` of the handle and one string:
+   make_NAME passes `arg` (string_arg(...), channel_arg(), server_arg()) and frees it right
+   after the call; plain_NAME passes `valid`. */
+#define STRING_CALL(name, function, arg, valid)                                            \
+  static int make_##name(struct context *c, void *handle) {                                \
+    char *string = arg;                                                                    \
+    int rc = function(handle, string);                                                     \
+    (void)c;                                                                               \
+    free(string);                                                                          \
+    return rc;                                                                             \
+  }                                                                                        \
+  static int plain_##name(void *handle) { return function(handle, valid); }
+/* The same for `function` of the handle alone. */
+#define HANDLE_CALL(name, function)                                                        \
+  static int make_##name(struct context *c, void *handle) {                                \
+    (void)c;                                                                               \
+    return function(handle);                                                               \
+  }                                                                                        \
+  static int plain_##name(void *handle) { return function(handle); }
+/* A struct call's name, make and plain. */
+#define CALL(name) #name, make_##name, plain_##name
+/* An array and its length, as two initializers. */
+#define TABLE(array) array, (int)(sizeof array / sizeof array[0])
+
+/* `static const struct api api`, from the profile's types (handle, config, handler, and the
+   state callback's two enums) and functions (config_init, handler_init, create, destroy,
+   state, get_stats, then the four name functions). */
+#define PROFILE_API(handle_t, config_t, handler_t, state_t, reason_t, config_init_f,        \
+                    handler_init_f, create_f, destroy_f, state_f, get_stats_f, ...)        \
+  static void config_init(void *config) { config_init_f(config); }                         \
+  static void handler_init(void *handler) { handler_init_f(handler); }                     \
+  static int create(struct ev_loop *loop, const void *config, const void *handler,         \
+                    void *ctx, void **out) {                                               \
+    handle_t *handle = out ? *out : NULL; /* what the call leaves in it is checked */      \
+    int rc = create_f(loop, config, handler, ctx, out ? &handle : NULL);                   \
+    if (out) *out = handle;                                                                \
+    return rc;                                                                             \
+  }                                                                                        \
+  static int destroy(void *handle) { return destroy_f(handle); }                           \
+  static int state(const void *handle) { return (int)state_f(handle); }                    \
+  static int get_stats(const void *handle, tether_connection_stats *out) {                 \
+    return get_stats_f(handle, out);                                                       \
+  }                                                                                        \
+  static void companion_state(void *ctx, state_t state, reason_t reason) {                 \
+    (void)state, (void)reason;                                                             \
+    companion_heard(ctx);                                                                  \
+  }                                                                                        \
+  static void companion_fill(void *handler) {                                              \
+    handler_init_f(handler);                                                               \
+    ((handler_t *)handler)->on_connection_state_changed = companion_state;                 \
+  }                                                                                        \
+  static const struct api api = {                                                          \
+      sizeof(config_t), offsetof(config_t, app_id), offsetof(config_t, server),            \
+      sizeof(handler_t), config_init, handler_init, create, destroy, state, get_stats,     \
+      {__VA_ARGS__}, companion_fill}
 
 /* ---- The program's operations, for seeds -------------------------------------------------- */
 

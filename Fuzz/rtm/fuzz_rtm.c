@@ -128,29 +128,16 @@ static void on_member_left(void *c, const char *channel, const char *user) {
   check_member(channel, user);
   hit(c, K_MEMBER_LEFT, 0, 0);
 }
-static void on_log(void *c, tether_log_level level, const char *message) {
-  if (!message || level < TETHER_LOG_ERROR || level > TETHER_LOG_DEBUG) fail("log", (int)level);
-  trace("log: %s", message);
-  hit(c, K_LOG, (int)level, 0);
-}
 static void on_attempt(void *c, uint32_t attempt, uint32_t next_ms) {
   (void)next_ms;
-  if (attempt == 0) fail("attempt 0", 0);
-  hit(c, K_ATTEMPT, (int)attempt, 0);
+  checked_attempt(c, K_ATTEMPT, attempt);
 }
 
-static void handler_fill(void *handler) {
-  tether_rtm_handler *h = handler;
-  tether_rtm_handler_init(h);
-  h->on_connection_state_changed = on_state;
-  h->on_login_result = on_login_result;
-  h->on_logout_result = on_logout_result;
-  h->on_token_expired = on_token_expired;
-  h->on_member_joined = on_member_joined;
-  h->on_member_left = on_member_left;
-  h->on_log = on_log;
-  h->on_login_attempt = on_attempt;
-}
+static const tether_rtm_handler handler = {
+    sizeof(tether_rtm_handler), .on_connection_state_changed = on_state,
+    .on_login_result = on_login_result, .on_logout_result = on_logout_result,
+    .on_token_expired = on_token_expired, .on_member_joined = on_member_joined,
+    .on_member_left = on_member_left, .on_log = checked_log, .on_login_attempt = on_attempt};
 
 /* ---- The calls ------------------------------------------------------------------------------- */
 
@@ -209,93 +196,48 @@ static int make_logout(struct context *c, void *client) {
 }
 static int plain_logout(void *client) { return tether_rtm_logout(client); }
 
-static int make_join(struct context *c, void *client) {
-  char *channel = channel_arg();
-  int rc = tether_rtm_join_channel(client, channel);
-  (void)c;
-  free(channel);
-  return rc;
-}
-static int plain_join(void *client) { return tether_rtm_join_channel(client, "lobby"); }
-
-static int make_leave(struct context *c, void *client) {
-  char *channel = channel_arg();
-  int rc = tether_rtm_leave_channel(client, channel);
-  (void)c;
-  free(channel);
-  return rc;
-}
-static int plain_leave(void *client) { return tether_rtm_leave_channel(client, "lobby"); }
-
-static int make_renew(struct context *c, void *client) {
-  char *token = string_arg("token-B");
-  int rc = tether_rtm_renew_token(client, token);
-  (void)c;
-  free(token);
-  return rc;
-}
-static int plain_renew(void *client) { return tether_rtm_renew_token(client, "token-B"); }
-
-static int make_network_changed(struct context *c, void *client) {
-  (void)c;
-  return tether_rtm_network_changed(client);
-}
-static int plain_network_changed(void *client) { return tether_rtm_network_changed(client); }
+STRING_CALL(join, tether_rtm_join_channel, channel_arg(), "lobby")
+STRING_CALL(leave, tether_rtm_leave_channel, channel_arg(), "lobby")
+STRING_CALL(renew, tether_rtm_renew_token, string_arg("token-B"), "token-B")
+HANDLE_CALL(network_changed, tether_rtm_network_changed)
 
 #define SESSION (IN(2) | IN(3) | IN(4)) /* CONNECTING, CONNECTED, RECONNECTING */
 enum { C_LOGIN, C_LOGOUT, C_JOIN, C_LEAVE, C_RENEW, C_NETWORK_CHANGED, C_COUNT };
 static const struct call calls[C_COUNT] = {
-    [C_LOGIN] = {"login", make_login, plain_login,
+    [C_LOGIN] = {CALL(login),
                  {{0, IN(1)}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE},
                   {TETHER_ERR_TOO_OFTEN, ANY_STATE}, {TETHER_ERR_INVALID_ARGUMENT, ANY_STATE},
                   {TETHER_ERR_ALREADY_LOGGED_IN, SESSION | IN(5)}}},
-    [C_LOGOUT] = {"logout", make_logout, plain_logout,
+    [C_LOGOUT] = {CALL(logout),
                   {{0, SESSION | IN(5)}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE},
                    {TETHER_ERR_NOT_LOGGED_IN, IN(1)}}},
-    [C_JOIN] = {"join", make_join, plain_join,
+    [C_JOIN] = {CALL(join),
                 {{0, SESSION}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE},
                  {TETHER_ERR_INVALID_ARGUMENT, ANY_STATE},
                  {TETHER_ERR_INVALID_CHANNEL_NAME, ANY_STATE}, {TETHER_ERR_NOT_READY, ANY_STATE},
                  {TETHER_ERR_JOIN_CHANNEL_REJECTED, ANY_STATE}}},
-    [C_LEAVE] = {"leave", make_leave, plain_leave,
+    [C_LEAVE] = {CALL(leave),
                  {{0, SESSION}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE},
                   {TETHER_ERR_INVALID_ARGUMENT, ANY_STATE},
                   {TETHER_ERR_INVALID_CHANNEL_NAME, ANY_STATE},
                   {TETHER_ERR_NOT_READY, ANY_STATE}}},
-    [C_RENEW] = {"renew", make_renew, plain_renew,
+    [C_RENEW] = {CALL(renew),
                  {{0, SESSION}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE},
                   {TETHER_ERR_INVALID_ARGUMENT, ANY_STATE},
                   {TETHER_ERR_INVALID_TOKEN, ANY_STATE}, {TETHER_ERR_NOT_READY, IN(1) | IN(5)}}},
-    [C_NETWORK_CHANGED] = {"network_changed", make_network_changed, plain_network_changed,
+    [C_NETWORK_CHANGED] = {CALL(network_changed),
                            {{0, ANY_STATE}, {TETHER_ERR_NOT_INITIALIZED, ANY_STATE}}},
 };
 
 /* ---- The functions, as the harness calls them ---------------------------------------------- */
 
-static void config_init(void *config) { tether_rtm_config_init(config); }
-static void handler_init(void *handler) { tether_rtm_handler_init(handler); }
-static int create(struct ev_loop *loop, const void *config, const void *handler, void *ctx,
-                  void **out) {
-  tether_rtm_client *client = out ? *out : NULL; /* what the call leaves in it is checked */
-  int rc = tether_rtm_client_create(loop, config, handler, ctx, out ? &client : NULL);
-  if (out) *out = client;
-  return rc;
-}
-static int destroy(void *client) { return tether_rtm_client_destroy(client); }
-static int state(const void *client) { return (int)tether_rtm_get_connection_state(client); }
-static int get_stats(const void *client, tether_connection_stats *out) {
-  return tether_rtm_client_get_stats(client, out);
-}
-
-static void companion_state(void *ctx, tether_rtm_connection_state s,
-                            tether_rtm_connection_change_reason r) {
-  (void)s, (void)r;
-  companion_heard(ctx);
-}
-static void companion_fill(void *handler) {
-  tether_rtm_handler_init(handler);
-  ((tether_rtm_handler *)handler)->on_connection_state_changed = companion_state;
-}
+PROFILE_API(tether_rtm_client, tether_rtm_config, tether_rtm_handler,
+            tether_rtm_connection_state, tether_rtm_connection_change_reason,
+            tether_rtm_config_init, tether_rtm_handler_init, tether_rtm_client_create,
+            tether_rtm_client_destroy, tether_rtm_get_connection_state,
+            tether_rtm_client_get_stats, tether_rtm_connection_state_name,
+            tether_rtm_connection_change_reason_name, tether_rtm_login_error_name,
+            tether_rtm_logout_error_name);
 
 /* ---- Seeds: TETHER_FUZZ_WRITE_SEEDS=DIR fuzz-rtm writes them (scripts/test/fuzz.sh seeds) -------- */
 
@@ -397,18 +339,6 @@ static const struct threshold thresholds[] = {
 static const signed char reason_states[] = {0, 2, 3, 1, 1, 4, 1, 5, 5, 1};
 
 const struct profile login_profile = {
-    "client",
-    sizeof(tether_rtm_config), config_init, offsetof(tether_rtm_config, app_id),
-    offsetof(tether_rtm_config, server), thresholds,
-    (int)(sizeof thresholds / sizeof thresholds[0]),
-    sizeof(tether_rtm_handler), handler_init, handler_fill, K_COUNT,
-    reason_states, (int)sizeof reason_states,
-    create, destroy, state, get_stats,
-    {tether_rtm_connection_state_name, tether_rtm_connection_change_reason_name,
-     tether_rtm_login_error_name, tether_rtm_logout_error_name},
-    calls, C_COUNT, C_LOGIN, C_LOGOUT,
-    prepare, callback,
-    0x05, 0x08, messages, S_COUNT,
-    companion_fill,
-    seeds, (int)(sizeof seeds / sizeof seeds[0]),
-    regressions, (int)(sizeof regressions / sizeof regressions[0])};
+    "client", &api, TABLE(thresholds), &handler, K_COUNT, K_LOG, TABLE(reason_states),
+    TABLE(calls), C_LOGIN, C_LOGOUT, prepare, callback, 0x05, 0x08, TABLE(messages),
+    TABLE(seeds), TABLE(regressions)};

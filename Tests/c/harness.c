@@ -303,6 +303,24 @@ void fake_push_member_event(struct fake_server *s, uint32_t sequence, int kind,
   fake_send(s, WIRE_MEMBER_EVENTS, body, at);
 }
 
+/* ---- What a connection reported ------------------------------------------------------- */
+
+void log_state(struct state_log *log, int state, int reason) {
+  if (log->count < 64) {
+    log->states[log->count] = state;
+    log->reasons[log->count] = reason;
+  }
+  log->count++;
+}
+
+int last_reason_is(const struct state_log *log, int reason) {
+  return log->count > 0 && log->count <= 64 && log->reasons[log->count - 1] == reason;
+}
+
+int last_state_is(const struct state_log *log, int state) {
+  return log->count > 0 && log->count <= 64 && log->states[log->count - 1] == state;
+}
+
 /* ---- Configs ---------------------------------------------------------------------------- */
 
 tether_engine_config engine_config(const char *server) {

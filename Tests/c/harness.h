@@ -27,6 +27,13 @@ void harness_check(int holds, const char *what, const char *file, int line);
 #define RUN(test) harness_run(#test, test)
 void harness_run(const char *name, void (*test)(void));
 
+/* The main() of a binary of one case: RUN(test), then harness_report(binary, note). */
+#define ONE_CASE_MAIN(binary, test, note) \
+  int main(void) {                        \
+    RUN(test);                            \
+    return harness_report(binary, note);  \
+  }
+
 /* A case made of more than one function call (a case per row of a table): between
    harness_begin and harness_end. The first case makes stdout line-buffered, so that a
    binary's lines come in order with its FAIL lines on stderr. */
@@ -122,6 +129,17 @@ void fake_push_kick(struct fake_server *s, unsigned char reason);
    `channel`. */
 void fake_push_member_event(struct fake_server *s, uint32_t sequence, int kind,
                             const char *channel, const char *user);
+
+/* ---- What a connection reported -------------------------------------------------------- */
+
+/* Its state changes in order: the first 64 kept, `count` all of them. */
+struct state_log {
+  int states[64], reasons[64], count;
+};
+void log_state(struct state_log *log, int state, int reason);
+/* The last change came with `reason` (with `state`); false before any, or past the 64 kept. */
+int last_reason_is(const struct state_log *log, int reason);
+int last_state_is(const struct state_log *log, int state);
 
 /* ---- Configs ---------------------------------------------------------------------------- */
 

@@ -92,7 +92,4 @@ static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
   test_loop_destroy(loop, &srv);
 }
 
-int main(void) {
-  RUN(test_tether_engine_receive_allocatesNothingInSteadyState);
-  return harness_report("alloc", NULL);
-}
+ONE_CASE_MAIN("alloc", test_tether_engine_receive_allocatesNothingInSteadyState, NULL)

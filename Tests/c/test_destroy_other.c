@@ -52,7 +52,5 @@ static void test_tether_engine_destroy_insideAnotherEnginesCallback_liveUntilItR
   test_loop_destroy(loop, &srv);
 }
 
-int main(void) {
-  RUN(test_tether_engine_destroy_insideAnotherEnginesCallback_liveUntilItReturns);
-  return harness_report("destroy-other", NULL);
-}
+ONE_CASE_MAIN("destroy-other",
+              test_tether_engine_destroy_insideAnotherEnginesCallback_liveUntilItReturns, NULL)

@@ -89,7 +89,7 @@ static int timing_checked(void) { return getenv("TETHER_TEST_NO_TIMING") == NULL
 struct seen {
   struct ev_loop *loop;
   tether_engine *engine;
-  int states[64], reasons[64], changes;
+  struct state_log changes;
   int join_success, rejoin_success, lost, left, attempts;
   uint32_t uid;
   char channel[80];
@@ -106,8 +106,7 @@ struct seen {
 
 static void on_state(void *ctx, tether_connection_state state, tether_connection_changed_reason r) {
   struct seen *s = (struct seen *)ctx;
-  if (s->changes < 64) { s->states[s->changes] = (int)state; s->reasons[s->changes] = (int)r; }
-  s->changes++;
+  log_state(&s->changes, (int)state, (int)r);
   if (s->left) s->after_leave++;
   if (s->leave_in == (int)state) { s->leave_in = 0; tether_leave_channel(s->engine); }
   if (s->leave_then_destroy_in == (int)state) {
@@ -180,15 +179,14 @@ static tether_engine_config scaled_config(const char *server) {
   return c;
 }
 
-static int last_reason_is(const struct seen *s, int reason) {
-  return s->changes > 0 && s->changes <= 64 && s->reasons[s->changes - 1] == reason;
-}
 static int connected(void *s) { return ((struct seen *)s)->join_success > 0; }
 static int interrupted(void *s) {
-  return last_reason_is(s, TETHER_CONNECTION_CHANGED_INTERRUPTED);
+  return last_reason_is(&((struct seen *)s)->changes, TETHER_CONNECTION_CHANGED_INTERRUPTED);
 }
 static int rejoined(void *s) { return ((struct seen *)s)->rejoin_success > 0; }
-static int gave_up(void *s) { return last_reason_is(s, TETHER_CONNECTION_CHANGED_JOIN_FAILED); }
+static int gave_up(void *s) {
+  return last_reason_is(&((struct seen *)s)->changes, TETHER_CONNECTION_CHANGED_JOIN_FAILED);
+}
 
 /* ---- Tests ---------------------------------------------------------------------------- */
 
@@ -364,7 +362,7 @@ static void test_tether_join_channel_refusesBadInput_beforeSending(void) {
   CHECK(tether_renew_token(e, NULL) == TETHER_ERR_INVALID_ARGUMENT);
   CHECK(tether_set_server(e, "nonsense") == TETHER_ERR_INVALID_ARGUMENT);
   run_until(r.loop, NULL, &r.s, 30);
-  CHECK(r.srv.joins == 0 && r.s.changes == 0);
+  CHECK(r.srv.joins == 0 && r.s.changes.count == 0);
   rig_stop(&r);
 }
 
@@ -376,17 +374,18 @@ static void test_tether_join_channel_connects_thenSecondJoinIsRejected(void) {
   e = r.s.engine;
   CHECK(tether_join_channel(e, "tok", "lobby", 0) == TETHER_OK);
   CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_CONNECTING);
-  CHECK(r.s.changes == 1 && r.s.states[0] == 2 && r.s.reasons[0] == 0 && r.s.attempts == 1);
+  CHECK(r.s.changes.count == 1 && r.s.changes.states[0] == 2 && r.s.changes.reasons[0] == 0 &&
+        r.s.attempts == 1);
   run_until(r.loop, connected, &r.s, 2000);
   CHECK(r.s.join_success == 1 && r.s.uid == 4242 && strcmp(r.s.channel, "lobby") == 0);
-  CHECK(r.s.changes == 2 && r.s.states[1] == 3 &&
-        r.s.reasons[1] == TETHER_CONNECTION_CHANGED_JOIN_SUCCESS);
+  CHECK(r.s.changes.count == 2 && r.s.changes.states[1] == 3 &&
+        r.s.changes.reasons[1] == TETHER_CONNECTION_CHANGED_JOIN_SUCCESS);
   CHECK(tether_join_channel(e, NULL, "lobby", 1) == TETHER_ERR_JOIN_CHANNEL_REJECTED);
   run_until(r.loop, NULL, &r.s, 100); /* heartbeats keep it connected past interrupted_after */
   CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_CONNECTED);
   CHECK(r.srv.heartbeats >= 3);
   CHECK(tether_leave_channel(e) == TETHER_OK);
-  CHECK(r.s.left == 1 && r.s.states[r.s.changes - 1] == 1 && r.s.reasons[r.s.changes - 1] == 5);
+  CHECK(r.s.left == 1 && last_state_is(&r.s.changes, 1) && last_reason_is(&r.s.changes, 5));
   CHECK(tether_leave_channel(e) == TETHER_OK && r.s.left == 1);
   run_until(r.loop, NULL, &r.s, 20);
   CHECK(r.srv.leaves == 1);
@@ -1032,7 +1031,7 @@ static void test_tether_set_server_withAName_looksItUpOffTheLoop(void) {
   snprintf(server, sizeof server, "proxy.test:%u", r.srv.port);
   CHECK(tether_set_server(r.s.engine, server) == TETHER_OK);
   CHECK(LOOKUPS(lookups_finished) == 0);
-  CHECK(r.s.reasons[r.s.changes - 1] == TETHER_CONNECTION_CHANGED_SETTING_PROXY_SERVER);
+  CHECK(last_reason_is(&r.s.changes, TETHER_CONNECTION_CHANGED_SETTING_PROXY_SERVER));
   run_until(r.loop, rejoined, &r.s, 3000);
   CHECK(r.s.rejoin_success == 1 && moved.joins >= 1);
   CHECK(LOOKUPS(lookups_on_main_thread) == 0);

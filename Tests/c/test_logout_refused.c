@@ -14,16 +14,12 @@
 #include "tether.h"
 
 static tether_rtm_client *client;
-static int results, result_code = -1, inner_logout = 1, logout_results, changes;
-static int states[8], reasons[8];
+static int results, result_code = -1, inner_logout = 1, logout_results;
+static struct state_log changes;
 
 static void on_state(void *ctx, tether_rtm_connection_state s, tether_rtm_connection_change_reason r) {
   (void)ctx;
-  if (changes < 8) {
-    states[changes] = (int)s;
-    reasons[changes] = (int)r;
-  }
-  changes++;
+  log_state(&changes, (int)s, (int)r);
 }
 static void on_login_result(void *ctx, int error) {
   (void)ctx;
@@ -55,9 +51,9 @@ static void test_tether_rtm_logout_refusedInsideACallback_keepsTheOuterLogoutsCa
   CHECK(results == 1 && result_code == TETHER_RTM_LOGIN_ERR_UNKNOWN);
   CHECK(inner_logout == TETHER_ERR_NOT_LOGGED_IN);
   /* CONNECTING/LOGIN, then the outer logout's DISCONNECTED/LOGOUT and its result. */
-  CHECK(changes == 2);
-  CHECK(states[1] == TETHER_RTM_CONNECTION_STATE_DISCONNECTED &&
-        reasons[1] == TETHER_RTM_CONNECTION_CHANGE_REASON_LOGOUT);
+  CHECK(changes.count == 2);
+  CHECK(changes.states[1] == TETHER_RTM_CONNECTION_STATE_DISCONNECTED &&
+        changes.reasons[1] == TETHER_RTM_CONNECTION_CHANGE_REASON_LOGOUT);
   CHECK(logout_results == 1);
   CHECK(tether_rtm_get_connection_state(client) == TETHER_RTM_CONNECTION_STATE_DISCONNECTED);
 
@@ -65,7 +61,5 @@ static void test_tether_rtm_logout_refusedInsideACallback_keepsTheOuterLogoutsCa
   test_loop_destroy(loop, &server);
 }
 
-int main(void) {
-  RUN(test_tether_rtm_logout_refusedInsideACallback_keepsTheOuterLogoutsCallbacks);
-  return harness_report("logout-refused", NULL);
-}
+ONE_CASE_MAIN("logout-refused",
+              test_tether_rtm_logout_refusedInsideACallback_keepsTheOuterLogoutsCallbacks, NULL)

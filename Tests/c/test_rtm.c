@@ -20,7 +20,7 @@
 struct seen {
   struct ev_loop *loop;
   tether_rtm_client *client;
-  int states[64], reasons[64], changes;
+  struct state_log changes;
   int results[16], result_count, result_at_change; /* result_at_change: changes when it came */
   int logout_results[8], logout_result_count;
   int token_expired, attempts;
@@ -35,11 +35,7 @@ static void on_state(void *ctx, tether_rtm_connection_state state,
                      tether_rtm_connection_change_reason reason) {
   struct seen *s = (struct seen *)ctx;
   if (s->logout_result_count) s->after_logout++;
-  if (s->changes < 64) {
-    s->states[s->changes] = (int)state;
-    s->reasons[s->changes] = (int)reason;
-  }
-  s->changes++;
+  log_state(&s->changes, (int)state, (int)reason);
   if (s->destroy_in == (int)state) {
     CHECK(tether_rtm_client_destroy(s->client) == 0);
     CHECK(tether_rtm_login(s->client, "t", "u") == TETHER_ERR_NOT_INITIALIZED);
@@ -56,7 +52,7 @@ static void on_login_result(void *ctx, int error) {
   struct seen *s = (struct seen *)ctx;
   if (s->result_count < 16) s->results[s->result_count] = error;
   s->result_count++;
-  s->result_at_change = s->changes;
+  s->result_at_change = s->changes.count;
 }
 
 static void on_logout_result(void *ctx, int error) {
@@ -103,22 +99,18 @@ static tether_rtm_config scaled_config(const char *server) {
   return c;
 }
 
-static int last_reason_is(const struct seen *s, int reason) {
-  return s->changes > 0 && s->changes <= 64 && s->reasons[s->changes - 1] == reason;
-}
-static int last_state_is(const struct seen *s, int state) {
-  return s->changes > 0 && s->changes <= 64 && s->states[s->changes - 1] == state;
-}
 static int connected(void *s) {
-  return last_reason_is(s, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_SUCCESS);
+  return last_reason_is(&((struct seen *)s)->changes, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_SUCCESS);
 }
 static int interrupted(void *s) {
-  return last_reason_is(s, TETHER_RTM_CONNECTION_CHANGE_REASON_INTERRUPTED);
+  return last_reason_is(&((struct seen *)s)->changes, TETHER_RTM_CONNECTION_CHANGE_REASON_INTERRUPTED);
 }
-static int aborted(void *s) { return last_state_is(s, TETHER_RTM_CONNECTION_STATE_ABORTED); }
+static int aborted(void *s) {
+  return last_state_is(&((struct seen *)s)->changes, TETHER_RTM_CONNECTION_STATE_ABORTED);
+}
 static int disconnected(void *s) {
-  return ((struct seen *)s)->changes > 1 &&
-         last_state_is(s, TETHER_RTM_CONNECTION_STATE_DISCONNECTED);
+  const struct state_log *changes = &((struct seen *)s)->changes;
+  return changes->count > 1 && last_state_is(changes, TETHER_RTM_CONNECTION_STATE_DISCONNECTED);
 }
 static int destroyed(void *s) { return ((struct seen *)s)->client == NULL; }
 static int server_heard_the_leave(void *server) {
@@ -262,7 +254,7 @@ static void test_tether_rtm_login_refusesOnTheSpot_everyCode(void) {
   CHECK(tether_rtm_login(c, "t", NULL) == TETHER_ERR_INVALID_ARGUMENT);
   /* A third call within a second, whatever the arguments. */
   CHECK(tether_rtm_login(c, "t", "has space") == TETHER_ERR_TOO_OFTEN);
-  CHECK(r.seen.changes == 0 && r.server.logins == 0);
+  CHECK(r.seen.changes.count == 0 && r.server.logins == 0);
   ev_sleep(1.05);
   ev_now_update(r.loop);
   CHECK(tether_rtm_login(c, "t", "has space") == TETHER_ERR_INVALID_ARGUMENT);
@@ -277,7 +269,7 @@ static void test_tether_rtm_login_refusesOnTheSpot_everyCode(void) {
   ev_sleep(1.05);
   ev_now_update(r.loop);
   CHECK(tether_rtm_login(c, "token-A", "alice") == TETHER_ERR_ALREADY_LOGGED_IN);
-  CHECK(r.seen.changes == 1);
+  CHECK(r.seen.changes.count == 1);
   rig_stop(&r);
 }
 
@@ -286,7 +278,7 @@ static void test_tether_rtm_logout_whenDisconnected_isNotLoggedIn(void) {
   rig_init(&r);
   CHECK(rig_create(&r) == 0);
   CHECK(tether_rtm_logout(r.seen.client) == TETHER_ERR_NOT_LOGGED_IN);
-  CHECK(r.seen.changes == 0 && r.seen.logout_result_count == 0);
+  CHECK(r.seen.changes.count == 0 && r.seen.logout_result_count == 0);
   rig_stop(&r);
 }
 
@@ -314,10 +306,10 @@ static void test_tether_rtm_channels_refuseBadInput_andOutOfState(void) {
 static void test_tether_rtm_login_connects_resultBeforeTheStateChange(void) {
   struct rig r;
   rig_connect(&r);
-  CHECK(r.seen.changes == 2);
-  CHECK(r.seen.states[0] == TETHER_RTM_CONNECTION_STATE_CONNECTING);
-  CHECK(r.seen.reasons[0] == TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN);
-  CHECK(r.seen.states[1] == TETHER_RTM_CONNECTION_STATE_CONNECTED);
+  CHECK(r.seen.changes.count == 2);
+  CHECK(r.seen.changes.states[0] == TETHER_RTM_CONNECTION_STATE_CONNECTING);
+  CHECK(r.seen.changes.reasons[0] == TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN);
+  CHECK(r.seen.changes.states[1] == TETHER_RTM_CONNECTION_STATE_CONNECTED);
   CHECK(r.seen.result_count == 1 && r.seen.results[0] == TETHER_RTM_LOGIN_ERR_OK);
   CHECK(r.seen.result_at_change == 1); /* before CONNECTED */
   /* A slow run (valgrind) may retry once before the answer arrives. */
@@ -337,7 +329,7 @@ static void test_tether_rtm_login_refused_reportsTheCode_thenLoginFailure(void) 
   CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
   run_until(r.loop, disconnected, &r.seen, 2000);
   CHECK(r.seen.result_count == 1 && r.seen.results[0] == TETHER_RTM_LOGIN_ERR_INVALID_TOKEN);
-  CHECK(last_reason_is(&r.seen, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_FAILURE));
+  CHECK(last_reason_is(&r.seen.changes, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_FAILURE));
   rig_stop(&r);
 }
 
@@ -349,7 +341,7 @@ static void test_tether_rtm_login_timesOut_whenNothingAnswers(void) {
   CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
   run_until(r.loop, disconnected, &r.seen, 3000);
   CHECK(r.seen.result_count == 1 && r.seen.results[0] == TETHER_RTM_LOGIN_ERR_TIMEOUT);
-  CHECK(last_reason_is(&r.seen, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_TIMEOUT));
+  CHECK(last_reason_is(&r.seen.changes, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_TIMEOUT));
   CHECK(r.server.logins >= 2); /* retried before giving up */
   rig_stop(&r);
 }
@@ -360,7 +352,7 @@ static void test_tether_rtm_interrupted_thenBack_withoutASecondLoginResult(void)
   r.server.silent = 1;
   run_until(r.loop, interrupted, &r.seen, 2000);
   CHECK(interrupted(&r.seen));
-  CHECK(r.seen.states[r.seen.changes - 1] == TETHER_RTM_CONNECTION_STATE_RECONNECTING);
+  CHECK(last_state_is(&r.seen.changes, TETHER_RTM_CONNECTION_STATE_RECONNECTING));
   run_until_count(r.loop, &r.server.relogins, 2, 2000);
   CHECK(r.server.relogins >= 2);
   CHECK(interrupted(&r.seen)); /* no FAILED: reconnecting goes on */
@@ -376,11 +368,11 @@ static void test_tether_rtm_remoteLogin_aborts_thenOnlyLogoutThenLogin(void) {
   rig_connect(&r);
   fake_push_kick(&r.server, 3);
   run_until(r.loop, aborted, &r.seen, 2000);
-  CHECK(last_reason_is(&r.seen, TETHER_RTM_CONNECTION_CHANGE_REASON_REMOTE_LOGIN));
+  CHECK(last_reason_is(&r.seen.changes, TETHER_RTM_CONNECTION_CHANGE_REASON_REMOTE_LOGIN));
   CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == TETHER_ERR_ALREADY_LOGGED_IN);
   CHECK(tether_rtm_join_channel(r.seen.client, "lobby") == TETHER_ERR_NOT_READY);
   CHECK(tether_rtm_logout(r.seen.client) == 0);
-  CHECK(last_reason_is(&r.seen, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGOUT));
+  CHECK(last_reason_is(&r.seen.changes, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGOUT));
   CHECK(r.seen.logout_result_count == 1 && r.seen.logout_results[0] == TETHER_RTM_LOGOUT_ERR_OK);
   run_until(r.loop, NULL, &r.seen, 30);
   CHECK(r.server.logout_datagrams == 0); /* the server had ended it already */
@@ -398,7 +390,7 @@ static void test_tether_rtm_banned_aborts(void) {
   rig_connect(&r);
   fake_push_kick(&r.server, 1);
   run_until(r.loop, aborted, &r.seen, 2000);
-  CHECK(last_reason_is(&r.seen, TETHER_RTM_CONNECTION_CHANGE_REASON_BANNED_BY_SERVER));
+  CHECK(last_reason_is(&r.seen.changes, TETHER_RTM_CONNECTION_CHANGE_REASON_BANNED_BY_SERVER));
   rig_stop(&r);
 }
 
@@ -446,7 +438,7 @@ static void test_tether_rtm_destroy_insideACallback_isSafe(void) {
   CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
   run_until(r.loop, destroyed, &r.seen, 2000);
   CHECK(r.seen.client == NULL);
-  CHECK(r.seen.changes == 2);
+  CHECK(r.seen.changes.count == 2);
   rig_stop(&r);
 }
 
@@ -458,8 +450,8 @@ static void test_tether_rtm_logout_insideACallback_dropsWhatWasQueued(void) {
   CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
   run_until(r.loop, NULL, &r.seen, 60);
   /* CONNECTING, then the logout's own: login result UNKNOWN, DISCONNECTED/LOGOUT, result. */
-  CHECK(r.seen.changes == 2);
-  CHECK(last_reason_is(&r.seen, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGOUT));
+  CHECK(r.seen.changes.count == 2);
+  CHECK(last_reason_is(&r.seen.changes, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGOUT));
   CHECK(r.seen.result_count == 1 && r.seen.results[0] == TETHER_RTM_LOGIN_ERR_UNKNOWN);
   CHECK(r.seen.logout_result_count == 1 && r.seen.after_logout == 0);
   rig_stop(&r);

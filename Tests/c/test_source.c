@@ -113,8 +113,5 @@ static void test_tether_engine_takesDatagramsOnlyFromItsServer(void) {
   test_loop_destroy(loop, &srv);
 }
 
-int main(void) {
-  RUN(test_tether_engine_takesDatagramsOnlyFromItsServer);
-  return harness_report("source", "a KICK under the session's cookie from 3 other sources "
-                                  "and from the server");
-}
+ONE_CASE_MAIN("source", test_tether_engine_takesDatagramsOnlyFromItsServer,
+              "a KICK under the session's cookie from 3 other sources and from the server")

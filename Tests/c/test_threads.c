@@ -331,7 +331,5 @@ static void test_tether_calls_fromASecondThread_keepEveryThreadRule(void) {
   test_loop_destroy(loop, &srv);
 }
 
-int main(void) {
-  RUN(test_tether_calls_fromASecondThread_keepEveryThreadRule);
-  return harness_report("threads", "every Thread: rule of tether.h, from a second thread");
-}
+ONE_CASE_MAIN("threads", test_tether_calls_fromASecondThread_keepEveryThreadRule,
+              "every Thread: rule of tether.h, from a second thread")
