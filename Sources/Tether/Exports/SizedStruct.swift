@@ -106,6 +106,7 @@ extension ConfigStruct {
   /// The core config of the app id and the link fields; the profile reads its own fields
   /// into it, then validates it.
   /// - Throws: ``TetherError/invalidAppID`` when the app id is NULL or malformed.
+  @inline(__always)  // armv7's -O keeps a copy per profile beside its one caller: 400 bytes
   func linkConfig<Config: LinkConfig>() throws(TetherError) -> Config {
     var config = Config(appID: try appID(app_id))
     config.interruptedAfter = .milliseconds(UInt64(interrupted_after_ms))
