@@ -30,7 +30,7 @@ extension LoginSession {
             eventsReceived: channels.eventsReceived)))
       sendPendingOperations(limit: LoginChannels.resentPerHeartbeat, into: &output)
       if link.renewal != nil {
-        output.send(Packet(cookie: link.cookie, message: .renewToken(link.token)))
+        output.send(link.renewalPacket)
       }
     case .tokenWillExpire, .lost, .own:
       // Not the login profile's: its link never schedules them.

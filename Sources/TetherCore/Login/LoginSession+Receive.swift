@@ -77,7 +77,7 @@ extension LoginSession: LinkSession {
     if !wasLive || !accept.resumed {
       sendPendingOperations(limit: LoginChannels.maximumPending, into: &output)
     }
-    if renew { output.send(Packet(cookie: link.cookie, message: .renewToken(link.token))) }
+    if renew { output.send(link.renewalPacket) }
   }
 
   private mutating func refused(_ error: LoginError, into output: inout LoginOutput) {

@@ -57,7 +57,7 @@ extension ChannelSession: LinkSession {
     guard case .attempting = link.phase, let membership else { return }
     recordHeard(now)
     let (rejoin, renew) = link.accepted(tokenTimeLeftMs: accept.tokenTimeLeftMs, now: now)
-    if renew { output.send(Packet(cookie: link.cookie, message: .renewToken(link.token))) }
+    if renew { output.send(link.renewalPacket) }
     self.membership?.uid = accept.uid
     let elapsed = now.since(membership.joinedAt).clampedMilliseconds
     if rejoin {
