@@ -26,7 +26,8 @@ func create<Session, Sink: AppCallbacks, Config: ConfigStruct>(
     let session = try session(given)
     let callbacks = try Sink(handler, context: context)
     let profile = SessionProfile(session: consume session, callbacks: callbacks)
-    return start(profile, logger: callbacks.logger, loop: loop, server: given.server, out: out)
+    return start(
+      profile, logger: profile.callbacks.logger, loop: loop, server: given.server, out: out)
   } catch {
     return error.rawValue
   }
