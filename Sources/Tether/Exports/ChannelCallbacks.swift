@@ -6,11 +6,6 @@ import CTetherABI
   import TetherCore
 #endif
 
-@c @implementation
-public func tether_engine_handler_init(_ handler: UnsafeMutablePointer<tether_engine_handler>?) {
-  initializeHandler(handler)
-}
-
 /// The app's channel handler (`tether_engine_handler`), copied at create (up to the size the
 /// app declared; the rest NULL), and its context pointer: each notification of the channel
 /// session becomes one C callback, if the app set it.

@@ -26,6 +26,11 @@ public func tether_engine_config_init(_ config: UnsafeMutablePointer<tether_engi
   config?.pointee = defaultEngineConfig()
 }
 
+@c @implementation
+public func tether_engine_handler_init(_ handler: UnsafeMutablePointer<tether_engine_handler>?) {
+  initializeHandler(handler)
+}
+
 private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> ChannelConfig {
   var config: ChannelConfig = try c.linkConfig()
   config.lostAfter = .milliseconds(UInt64(c.lost_after_ms))

@@ -23,6 +23,11 @@ public func tether_rtm_config_init(_ config: UnsafeMutablePointer<tether_rtm_con
   config?.pointee = defaultRtmConfig()
 }
 
+@c @implementation
+public func tether_rtm_handler_init(_ handler: UnsafeMutablePointer<tether_rtm_handler>?) {
+  initializeHandler(handler)
+}
+
 private func loginConfig(_ c: tether_rtm_config) throws(TetherError) -> LoginConfig {
   var config: LoginConfig = try c.linkConfig()
   config.loginTimeout = .milliseconds(UInt64(c.login_timeout_ms))
