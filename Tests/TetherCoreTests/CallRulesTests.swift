@@ -2,7 +2,7 @@
 import Testing
 import TetherSim
 
-@testable import TetherCore
+@_spi(Link) @testable import TetherCore
 
 /// docs/BEHAVIOUR.md §1.6: what each call accepts, refuses and changes.
 @Suite struct CallRulesTests {

@@ -2,7 +2,7 @@
 import Testing
 import TetherSim
 
-@testable import TetherCore
+@_spi(Link) @testable import TetherCore
 
 /// The deadline scan both profiles' sessions share, against the plain definitions it was
 /// made smaller from: one pass over the deadlines for both the next deadline and the
@@ -52,7 +52,7 @@ import TetherSim
 
   static func check(_ h: Harness, _ label: String) {
     let s = h.session
-    check(s.link, own: s.membersDue, window: s.nextDeadlineWindow, next: s.nextDeadline, label)
+    check(s.link, own: s.ownDue, window: s.nextDeadlineWindow, next: s.nextDeadline, label)
   }
 
   @Test func theStoredCaseList_isAllCasesInOrder() {

@@ -2,7 +2,7 @@
 import Testing
 import TetherSim
 
-@testable import TetherCore
+@_spi(Link) @testable import TetherCore
 
 /// The login session of docs/BEHAVIOUR.md §2 in virtual time: every transition, every login and
 /// logout error code, the 6 s login timeout, the 4 s liveness rule, reconnection that never

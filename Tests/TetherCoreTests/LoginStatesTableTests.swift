@@ -2,7 +2,7 @@
 import Testing
 import TetherSim
 
-@testable import TetherCore
+@_spi(Link) @testable import TetherCore
 
 /// docs/STATES.md's login transition table ("Login session states"), generated from the
 /// code by this test and checked against the file like the channel one (StatesTableTests).
@@ -92,15 +92,6 @@ import TetherSim
 
   typealias Table = TransitionTable<LoginSession<SeededRandom>, Snapshot>
 
-  /// Every call of the session: 0, or a code of the one error space (docs/BEHAVIOUR.md §4.3).
-  static func call(_ body: @escaping (inout H) throws(TetherError) -> Void) -> Table.Apply {
-    Table.call({ (e: TetherError) in "\(e.rawValue) (\(e.name))" }, body)
-  }
-
-  static func packet(_ message: Message, foreign: Bool = false) -> Table.Apply {
-    Table.packet(message, foreign: foreign)
-  }
-
   static func events(_ entries: [(UInt32, MemberEvent.Kind)]) -> Message {
     .memberEvents(
       try! MemberEvents(
@@ -111,26 +102,26 @@ import TetherSim
 
   static var events: [(String, Table.Apply)] {
     [
-      ("`login`", call { h throws(TetherError) in try h.login() }),
-      ("`login` (no token)", call { h throws(TetherError) in try h.login(token: nil) }),
+      ("`login`", Table.call { h throws(TetherError) in try h.login() }),
+      ("`login` (no token)", Table.call { h throws(TetherError) in try h.login(token: nil) }),
       (
         // Two refused calls (no user id) just before: refused calls count too.
         "`login`, the third call within a second",
-        call { h throws(TetherError) in
+        Table.call { h throws(TetherError) in
           for _ in 0..<2 { _ = try? h.login(userID: nil) }
           try h.login()
         }
       ),
-      ("`logout`", call { h throws(TetherError) in try h.logout() }),
-      ("`join_channel` (a new one)", call { h throws(TetherError) in try h.join(other) }),
+      ("`logout`", Table.call { h throws(TetherError) in try h.logout() }),
+      ("`join_channel` (a new one)", Table.call { h throws(TetherError) in try h.join(other) }),
       (
         "`join_channel` (one it is in)",
-        call { h throws(TetherError) in try h.join(room) }
+        Table.call { h throws(TetherError) in try h.join(room) }
       ),
       (
-        "`leave_channel` (one it is in)", call { h throws(TetherError) in try h.leave(room) }
+        "`leave_channel` (one it is in)", Table.call { h throws(TetherError) in try h.leave(room) }
       ),
-      ("`renew_token`", call { h throws(TetherError) in try h.renew() }),
+      ("`renew_token`", Table.call { h throws(TetherError) in try h.renew() }),
       (
         "network changed",
         { h in
@@ -140,32 +131,33 @@ import TetherSim
       ),
       (
         "recv LOGIN_ACCEPT (new server session)",
-        packet(
+        Table.packet(
           .loginAccept(
             LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 7_200_000, resumed: false, session: 1)))
       ),
       (
         "recv LOGIN_ACCEPT (the session held)",
-        packet(
+        Table.packet(
           .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 7_200_000, resumed: true)))
       ),
-      ("recv LOGIN_REFUSE 2 (REJECTED)", packet(.loginRefuse(code: 2))),
-      ("recv LOGIN_REFUSE 4 (INVALID_APP_ID)", packet(.loginRefuse(code: 4))),
-      ("recv LOGIN_REFUSE 5 (INVALID_TOKEN)", packet(.loginRefuse(code: 5))),
-      ("recv LOGIN_REFUSE 6 (TOKEN_EXPIRED)", packet(.loginRefuse(code: 6))),
-      ("recv LOGIN_REFUSE 7 (NOT_AUTHORIZED)", packet(.loginRefuse(code: 7))),
-      ("recv LOGIN_REFUSE any other code", packet(.loginRefuse(code: 9))),
-      ("recv HEARTBEAT_ACK", packet(.heartbeatAck(sequence: 1, serverTimeMs: 0))),
-      ("recv CHANNEL_ACK", packet(.channelAck(sequence: 1))),
-      ("recv MEMBER_EVENTS (next in order)", packet(events([(1, .joined), (2, .left)]))),
-      ("recv MEMBER_EVENTS (after a gap)", packet(events([(3, .joined)]))),
-      ("recv KICK BANNED", packet(.kick(.banned))),
-      ("recv KICK REMOTE_LOGIN", packet(.kick(.remoteLogin))),
-      ("recv KICK SAME_UID", packet(.kick(.sameUID))),
+      ("recv LOGIN_REFUSE 2 (REJECTED)", Table.packet(.loginRefuse(code: 2))),
+      ("recv LOGIN_REFUSE 4 (INVALID_APP_ID)", Table.packet(.loginRefuse(code: 4))),
+      ("recv LOGIN_REFUSE 5 (INVALID_TOKEN)", Table.packet(.loginRefuse(code: 5))),
+      ("recv LOGIN_REFUSE 6 (TOKEN_EXPIRED)", Table.packet(.loginRefuse(code: 6))),
+      ("recv LOGIN_REFUSE 7 (NOT_AUTHORIZED)", Table.packet(.loginRefuse(code: 7))),
+      ("recv LOGIN_REFUSE any other code", Table.packet(.loginRefuse(code: 9))),
+      ("recv HEARTBEAT_ACK", Table.packet(.heartbeatAck(sequence: 1, serverTimeMs: 0))),
+      ("recv CHANNEL_ACK", Table.packet(.channelAck(sequence: 1))),
+      ("recv MEMBER_EVENTS (next in order)", Table.packet(events([(1, .joined), (2, .left)]))),
+      ("recv MEMBER_EVENTS (after a gap)", Table.packet(events([(3, .joined)]))),
+      ("recv KICK BANNED", Table.packet(.kick(.banned))),
+      ("recv KICK REMOTE_LOGIN", Table.packet(.kick(.remoteLogin))),
+      ("recv KICK SAME_UID", Table.packet(.kick(.sameUID))),
     ] + Table.tokenPackets + [
       (
         "recv a channel-profile packet (ACCEPT)",
-        packet(.accept(JoinAccept(uid: 1, serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: false)))
+        Table.packet(
+          .accept(JoinAccept(uid: 1, serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: false)))
       ),
       Table.foreignPacket,
     ]

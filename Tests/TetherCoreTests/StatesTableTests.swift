@@ -2,7 +2,7 @@
 import Testing
 import TetherSim
 
-@testable import TetherCore
+@_spi(Link) @testable import TetherCore
 
 /// docs/STATES.md's transition table is generated from the code by this test and checked
 /// against the file, so the two cannot drift. To regenerate after a deliberate change:
@@ -60,40 +60,32 @@ import TetherSim
 
   typealias Table = TransitionTable<ChannelSession<SeededRandom>, LinkSnapshot>
 
-  static func call(_ body: @escaping (inout Harness) throws(TetherError) -> Void) -> Table.Apply {
-    Table.call({ (e: TetherError) in "\(e.rawValue) (\(e.name))" }, body)
-  }
-
-  static func packet(_ message: Message, foreign: Bool = false) -> Table.Apply {
-    Table.packet(message, foreign: foreign)
-  }
-
   static var events: [(String, Table.Apply)] {
     [
-      ("`join_channel`", call { h throws(TetherError) in try h.join() }),
-      ("`leave_channel`", call { h in h.leave() }),
-      ("`renew_token`", call { h throws(TetherError) in try h.renew() }),
-      ("IP address changed (detected)", call { h in h.networkChanged(byUser: false) }),
-      ("IP address changed (app reports)", call { h in h.networkChanged(byUser: true) }),
-      ("server/proxy endpoint changed", call { h in h.endpointChanged() }),
+      ("`join_channel`", Table.call { h throws(TetherError) in try h.join() }),
+      ("`leave_channel`", Table.call { h in h.leave() }),
+      ("`renew_token`", Table.call { h throws(TetherError) in try h.renew() }),
+      ("IP address changed (detected)", Table.call { h in h.networkChanged(byUser: false) }),
+      ("IP address changed (app reports)", Table.call { h in h.networkChanged(byUser: true) }),
+      ("server/proxy endpoint changed", Table.call { h in h.endpointChanged() }),
       (
         "recv ACCEPT",
-        packet(
+        Table.packet(
           .accept(JoinAccept(uid: 42, serverTimeMs: 0, tokenTimeLeftMs: 3_600_000, resumed: false)))
       ),
-      ("recv REFUSE INVALID_APP_ID", packet(.refuse(.invalidAppID))),
-      ("recv REFUSE INVALID_CHANNEL_NAME", packet(.refuse(.invalidChannelName))),
-      ("recv REFUSE INVALID_TOKEN", packet(.refuse(.invalidToken))),
-      ("recv REFUSE TOKEN_EXPIRED", packet(.refuse(.tokenExpired))),
-      ("recv REFUSE REJECTED", packet(.refuse(.rejected))),
-      ("recv HEARTBEAT_ACK", packet(.heartbeatAck(sequence: 1, serverTimeMs: 0))),
+      ("recv REFUSE INVALID_APP_ID", Table.packet(.refuse(.invalidAppID))),
+      ("recv REFUSE INVALID_CHANNEL_NAME", Table.packet(.refuse(.invalidChannelName))),
+      ("recv REFUSE INVALID_TOKEN", Table.packet(.refuse(.invalidToken))),
+      ("recv REFUSE TOKEN_EXPIRED", Table.packet(.refuse(.tokenExpired))),
+      ("recv REFUSE REJECTED", Table.packet(.refuse(.rejected))),
+      ("recv HEARTBEAT_ACK", Table.packet(.heartbeatAck(sequence: 1, serverTimeMs: 0))),
       (
         "recv PRESENCE (a member joined)",
-        packet(
+        Table.packet(
           .presence(try! PresenceDigest([PresenceEntry(uid: 7, kind: .joined, silentForMs: 0)])))
       ),
-      ("recv KICK BANNED", packet(.kick(.banned))),
-      ("recv KICK SAME_UID", packet(.kick(.sameUID))),
+      ("recv KICK BANNED", Table.packet(.kick(.banned))),
+      ("recv KICK SAME_UID", Table.packet(.kick(.sameUID))),
     ] + Table.tokenPackets + [Table.foreignPacket]
   }
 

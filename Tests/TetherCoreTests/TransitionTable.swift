@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherSim
 
-@testable import TetherCore
+@_spi(Link) @testable import TetherCore
 
 /// A transition table of docs/STATES.md, generated from the code: for every starting state
 /// (a fixture), every event and every deadline that applies, one row of what the session
@@ -56,16 +56,15 @@ struct TransitionTable<Session: TabledSession, Snapshot> {
     }
   }
 
-  /// A call that throws `E`: "0", or its C code and name as `describe` spells them.
-  static func call<E: Error>(
-    _ describe: @escaping (E) -> String, _ body: @escaping (inout H) throws(E) -> Void
-  ) -> Apply {
+  /// A call of the session: "0", or its code of the one error space (docs/BEHAVIOUR.md
+  /// §4.3) and that code's name.
+  static func call(_ body: @escaping (inout H) throws(TetherError) -> Void) -> Apply {
     { h in
-      do throws(E) {
+      do throws(TetherError) {
         try body(&h)
         return "0"
       } catch {
-        return describe(error)
+        return "\(error.rawValue) (\(error.name))"
       }
     }
   }
@@ -158,20 +157,13 @@ struct LinkSnapshot {
   }
 }
 
-/// What a transition table needs of a session beyond a harness's.
-protocol TabledSession: HarnessedSession {
-  var link: LinkCore { get }
-  /// The profile's own deadline (``LinkDeadline/own``).
-  var ownDue: Instant? { get }
-  mutating func fire(
-    _ kind: LinkDeadline, due: Instant, now: Instant, into output: inout SessionOutput<Notification>
-  )
+/// What a transition table needs of a session beyond a harness's and its link's.
+protocol TabledSession: HarnessedSession, LinkSession {
   /// "**STATE** / REASON" for a state change; nil for any other notification.
   static func stateChange(_ notification: Notification) -> String?
 }
 
 extension ChannelSession: TabledSession where Random == SeededRandom {
-  var ownDue: Instant? { membersDue }
   static func stateChange(_ notification: ChannelNotification) -> String? {
     guard case .connectionStateChanged(let s, let r) = notification else { return nil }
     return "**\(s.name)** / \(r.name)"
@@ -179,7 +171,6 @@ extension ChannelSession: TabledSession where Random == SeededRandom {
 }
 
 extension LoginSession: TabledSession where Random == SeededRandom {
-  var ownDue: Instant? { nil }
   static func stateChange(_ notification: LoginNotification) -> String? {
     guard case .connectionStateChanged(let s, let r) = notification else { return nil }
     return "**\(s.name)** / \(r.name)"

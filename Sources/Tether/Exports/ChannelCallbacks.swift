@@ -9,21 +9,14 @@ import CTetherABI
 /// The app's channel handler (`tether_engine_handler`), copied at create (up to the size the
 /// app declared; the rest NULL), and its context pointer: each notification of the channel
 /// session becomes one C callback, if the app set it.
-struct ChannelCallbacks: NotificationSink {
+struct ChannelCallbacks: NotificationSink, AppCallbacks {
   let handler: tether_engine_handler
   let context: UnsafeMutableRawPointer?
 
-  /// - Throws: ``TetherError/invalidArgument`` when `given` declares less than the first
-  ///   published handler, `size` and the nine callbacks of the contract up to
-  ///   `on_request_token` (the app forgot `tether_engine_handler_init`).
-  init(
-    _ given: UnsafePointer<tether_engine_handler>?, context: UnsafeMutableRawPointer?
-  ) throws(TetherError) {
-    var handler = tether_engine_handler()
-    try readHandler(given, callbacks: 9, into: &handler)
-    self.handler = handler
-    self.context = context
-  }
+  /// The first published handler: `size` and the nine callbacks of the contract up to
+  /// `on_request_token`.
+  static let firstPublishedCallbacks = 9
+  var logger: Logger { Logger(callback: handler.on_log, context: context) }
 
   func deliver(_ notification: ChannelNotification, from connection: Connection) {
     switch notification {
@@ -78,7 +71,4 @@ struct ChannelCallbacks: NotificationSink {
       callback(context, buffer.baseAddress, uid, elapsed)
     }
   }
-
-  /// The app's on_log.
-  var logger: Logger { Logger(callback: handler.on_log, context: context) }
 }

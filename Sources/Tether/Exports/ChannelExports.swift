@@ -10,24 +10,14 @@ import CTetherABI
 // Include/tether.h, documented there): what is the channel's own, the rest handed to the
 // halves both profiles share (Exports.swift).
 
-/// Runs `body` on the live engine behind `engine`, on its own thread.
-private func withEngine(
-  _ engine: UnsafeRawPointer?, _ body: (Connection, ChannelProfile) -> Int32
-) -> Int32 {
-  withProfile(engine, body)
-}
-
 func defaultEngineConfig() -> tether_engine_config {
   typealias Defaults = ChannelConfig.Defaults
-  var config = tether_engine_config()
-  config.size = UInt32(MemoryLayout<tether_engine_config>.size)
-  config.interrupted_after_ms = Defaults.interruptedAfter.clampedMilliseconds
+  var config = tether_engine_config(
+    interruptedAfter: Defaults.interruptedAfter, heartbeatInterval: Defaults.heartbeatInterval)
   config.lost_after_ms = Defaults.lostAfter.clampedMilliseconds
   config.remote_offline_after_ms = Defaults.remoteOfflineAfter.clampedMilliseconds
   config.give_up_after_ms = Defaults.giveUpAfter.clampedMilliseconds
   config.token_will_expire_before_ms = Defaults.tokenWillExpireBefore.clampedMilliseconds
-  config.heartbeat_interval_ms = Defaults.heartbeatInterval.clampedMilliseconds
-  (config.retry_base_ms, config.retry_cap_ms) = RetryPolicy().milliseconds
   return config
 }
 
@@ -42,14 +32,11 @@ public func tether_engine_handler_init(_ handler: UnsafeMutablePointer<tether_en
 }
 
 private func channelConfig(_ c: tether_engine_config) throws(TetherError) -> ChannelConfig {
-  var config = ChannelConfig(appID: try appID(c.app_id))
-  config.interruptedAfter = .milliseconds(UInt64(c.interrupted_after_ms))
+  var config: ChannelConfig = try c.linkConfig()
   config.lostAfter = .milliseconds(UInt64(c.lost_after_ms))
   config.remoteOfflineAfter = .milliseconds(UInt64(c.remote_offline_after_ms))
   config.giveUpAfter = .milliseconds(UInt64(c.give_up_after_ms))
   config.tokenWillExpireBefore = .milliseconds(UInt64(c.token_will_expire_before_ms))
-  config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
-  config.retry = RetryPolicy(milliseconds: c.retry_base_ms, c.retry_cap_ms)
   try config.validate()
   return config
 }
@@ -60,12 +47,11 @@ public func tether_engine_create(
   _ handler: UnsafePointer<tether_engine_handler>?, _ context: UnsafeMutableRawPointer?,
   _ out: UnsafeMutablePointer<UnsafeMutablePointer<tether_engine>?>?
 ) -> Int32 {
-  create(loop: loop, config: config, defaults: defaultEngineConfig(), out: out) {
-    given throws(TetherError) in
-    let session = try ChannelSession(config: channelConfig(given), random: BufferedRandom())
-    let callbacks = try ChannelCallbacks(handler, context: context)
-    let profile = ChannelProfile(session: consume session, callbacks: callbacks)
-    return (profile, callbacks.logger, given.server)
+  create(
+    ChannelProfile.self, loop: loop, config: config, defaults: defaultEngineConfig(),
+    handler: handler, context: context, out: out
+  ) { given throws(TetherError) in
+    try ChannelSession(config: channelConfig(given), random: BufferedRandom())
   }
 }
 
@@ -80,7 +66,7 @@ public func tether_join_channel(
   _ channel: UnsafePointer<CChar>?,
   _ uid: UInt32
 ) -> Int32 {
-  withEngine(engine) { connection, profile in
+  withProfile(engine) { (connection, profile: ChannelProfile) in
     do throws(TetherError) {
       let name = try channelName(channel)
       let tokenBytes = token.map { cStringBytes($0, limit: Token.maximumLength) } ?? []
@@ -97,7 +83,7 @@ public func tether_join_channel(
 
 @c @implementation
 public func tether_leave_channel(_ engine: UnsafeMutablePointer<tether_engine>?) -> Int32 {
-  withEngine(engine) { connection, profile in
+  withProfile(engine) { (connection, profile: ChannelProfile) in
     connection.silenceUndelivered()
     profile.session.leave(now: connection.now, into: &profile.output)
     connection.flush(rescheduling: true)
@@ -128,7 +114,7 @@ public func tether_network_changed(_ engine: UnsafeMutablePointer<tether_engine>
 public func tether_set_server(
   _ engine: UnsafeMutablePointer<tether_engine>?, _ server: UnsafePointer<CChar>?
 ) -> Int32 {
-  withEngine(engine) { connection, _ in
+  withProfile(engine) { (connection, _: Profile) in
     guard let endpoint = serverEndpoint(server) else {
       return TetherError.invalidArgument.rawValue
     }

@@ -9,22 +9,25 @@ import CTetherABI
 
 /// tether_engine_create and tether_rtm_client_create: `out` (a `tether_engine **` or a
 /// `tether_rtm_client **`) set to NULL first; the config read up to the size it declares
-/// (the rest from `defaults`); then `make` makes the profile from it (its session and the
-/// app's callbacks, with their logger and the config's server), throwing the code to
-/// return; then the connection is started (``start(_:logger:loop:server:out:)``). Returns
-/// 0, or the code tether.h lists for create.
-func create<Config>(
-  loop: OpaquePointer?, config: UnsafePointer<Config>?, defaults: Config,
-  out: UnsafeMutableRawPointer?,
-  make: (Config) throws(TetherError) -> (Profile, Logger, UnsafePointer<CChar>?)
+/// (the rest from `defaults`); then `session` makes the profile's session from it, and the
+/// app's `handler` is read (either throwing the code to return); then the connection is
+/// started (``start(_:logger:loop:server:out:)``) with a `Profile`. Returns 0, or the code
+/// tether.h lists for create.
+func create<Session, Sink: AppCallbacks, Config: ConfigStruct>(
+  _: SessionProfile<Session, Sink>.Type, loop: OpaquePointer?, config: UnsafePointer<Config>?,
+  defaults: Config, handler: UnsafePointer<Sink.Handler>?, context: UnsafeMutableRawPointer?,
+  out: UnsafeMutableRawPointer?, session: (Config) throws(TetherError) -> Session
 ) -> Int32 {
   guard let out else { return TetherError.invalidArgument.rawValue }
   out.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
   guard let config, let given = readSized(config, minimum: minimumConfigSize, defaults: defaults)
   else { return TetherError.invalidArgument.rawValue }
   do throws(TetherError) {
-    let (profile, logger, server) = try make(given)
-    return start(profile, logger: logger, loop: loop, server: server, out: out)
+    let session = try session(given)
+    let callbacks = try Sink(handler, context: context)
+    let profile = SessionProfile(session: consume session, callbacks: callbacks)
+    return start(
+      profile, logger: profile.callbacks.logger, loop: loop, server: given.server, out: out)
   } catch {
     return error.rawValue
   }

@@ -9,23 +9,13 @@ import CTetherABI
 /// The app's login handler (`tether_rtm_handler`), copied at create (up to the size the app
 /// declared; the rest NULL), and its context pointer: each notification of the login
 /// session becomes one C callback, if the app set it.
-struct LoginCallbacks: NotificationSink {
+struct LoginCallbacks: NotificationSink, AppCallbacks {
   let handler: tether_rtm_handler
   let context: UnsafeMutableRawPointer?
 
-  /// - Throws: ``TetherError/invalidArgument`` when `given` declares less than the first
-  ///   published handler, `size` and the six callbacks of the contract up to
-  ///   `on_member_left` (the app forgot `tether_rtm_handler_init`).
-  init(
-    _ given: UnsafePointer<tether_rtm_handler>?, context: UnsafeMutableRawPointer?
-  ) throws(TetherError) {
-    var handler = tether_rtm_handler()
-    try readHandler(given, callbacks: 6, into: &handler)
-    self.handler = handler
-    self.context = context
-  }
-
-  /// The app's on_log.
+  /// The first published handler: `size` and the six callbacks of the contract up to
+  /// `on_member_left`.
+  static let firstPublishedCallbacks = 6
   var logger: Logger { Logger(callback: handler.on_log, context: context) }
 
   func deliver(_ notification: LoginNotification, from connection: Connection) {

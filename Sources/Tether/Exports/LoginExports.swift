@@ -10,21 +10,11 @@ import CTetherABI
 // what is the login's own, the rest handed to the halves both profiles share
 // (Exports.swift).
 
-/// Runs `body` on the live client behind `client`, on its own thread.
-private func withClient(
-  _ client: UnsafeRawPointer?, _ body: (Connection, LoginProfile) -> Int32
-) -> Int32 {
-  withProfile(client, body)
-}
-
 func defaultRtmConfig() -> tether_rtm_config {
   typealias Defaults = LoginConfig.Defaults
-  var config = tether_rtm_config()
-  config.size = UInt32(MemoryLayout<tether_rtm_config>.size)
+  var config = tether_rtm_config(
+    interruptedAfter: Defaults.interruptedAfter, heartbeatInterval: Defaults.heartbeatInterval)
   config.login_timeout_ms = Defaults.loginTimeout.clampedMilliseconds
-  config.interrupted_after_ms = Defaults.interruptedAfter.clampedMilliseconds
-  config.heartbeat_interval_ms = Defaults.heartbeatInterval.clampedMilliseconds
-  (config.retry_base_ms, config.retry_cap_ms) = RetryPolicy().milliseconds
   return config
 }
 
@@ -39,11 +29,8 @@ public func tether_rtm_handler_init(_ handler: UnsafeMutablePointer<tether_rtm_h
 }
 
 private func loginConfig(_ c: tether_rtm_config) throws(TetherError) -> LoginConfig {
-  var config = LoginConfig(appID: try appID(c.app_id))
+  var config: LoginConfig = try c.linkConfig()
   config.loginTimeout = .milliseconds(UInt64(c.login_timeout_ms))
-  config.interruptedAfter = .milliseconds(UInt64(c.interrupted_after_ms))
-  config.heartbeatInterval = .milliseconds(UInt64(c.heartbeat_interval_ms))
-  config.retry = RetryPolicy(milliseconds: c.retry_base_ms, c.retry_cap_ms)
   try config.validate()
   return config
 }
@@ -54,12 +41,11 @@ public func tether_rtm_client_create(
   _ handler: UnsafePointer<tether_rtm_handler>?, _ context: UnsafeMutableRawPointer?,
   _ out: UnsafeMutablePointer<UnsafeMutablePointer<tether_rtm_client>?>?
 ) -> Int32 {
-  create(loop: loop, config: config, defaults: defaultRtmConfig(), out: out) {
-    given throws(TetherError) in
-    let session = try LoginSession(config: loginConfig(given), random: BufferedRandom())
-    let callbacks = try LoginCallbacks(handler, context: context)
-    let profile = LoginProfile(session: consume session, callbacks: callbacks)
-    return (profile, callbacks.logger, given.server)
+  create(
+    LoginProfile.self, loop: loop, config: config, defaults: defaultRtmConfig(),
+    handler: handler, context: context, out: out
+  ) { given throws(TetherError) in
+    try LoginSession(config: loginConfig(given), random: BufferedRandom())
   }
 }
 
@@ -73,7 +59,7 @@ public func tether_rtm_login(
   _ client: UnsafeMutablePointer<tether_rtm_client>?, _ token: UnsafePointer<CChar>?,
   _ userID: UnsafePointer<CChar>?
 ) -> Int32 {
-  withClient(client) { connection, profile in
+  withProfile(client) { (connection, profile: LoginProfile) in
     // Malformed arguments become nil: the session checks TOO_OFTEN before them.
     let token = token.flatMap {
       try? Token(validating: cStringBytes($0, limit: Token.maximumLength))
@@ -94,7 +80,7 @@ public func tether_rtm_login(
 
 @c @implementation
 public func tether_rtm_logout(_ client: UnsafeMutablePointer<tether_rtm_client>?) -> Int32 {
-  withClient(client) { connection, profile in
+  withProfile(client) { (connection, profile: LoginProfile) in
     // Only a logout that happens silences what was queued: a refused one changes nothing.
     let queued = profile.output.actions.count
     do throws(TetherError) {
@@ -113,7 +99,7 @@ public func tether_rtm_logout(_ client: UnsafeMutablePointer<tether_rtm_client>?
 private func changeChannel(
   _ client: UnsafeRawPointer?, _ channel: UnsafePointer<CChar>?, join: Bool
 ) -> Int32 {
-  withClient(client) { connection, profile in
+  withProfile(client) { (connection, profile: LoginProfile) in
     do throws(TetherError) {
       let name = try channelName(channel)
       if join {

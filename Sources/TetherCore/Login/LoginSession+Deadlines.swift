@@ -2,22 +2,10 @@
 // MARK: - Deadlines
 
 extension LoginSession {
-  /// As ``ChannelSession/advance(to:into:)``.
-  public mutating func advance(to now: Instant, into output: inout LoginOutput) {
-    let now = link.tick(now)
-    for _ in 0..<64 {
-      guard let due = link.earliestDue(own: nil), due.at <= now else { return }
-      fire(due.kind, due: due.at, now: now, into: &output)
-    }
-  }
+  /// None: a login session has no deadline of its own.
+  @_spi(Link) public var ownDue: Instant? { nil }
 
-  /// As ``ChannelSession/nextDeadlineWindow``: nil while DISCONNECTED or ABORTED.
-  public var nextDeadlineWindow: DeadlineWindow? { link.window(own: nil) }
-
-  /// As ``ChannelSession/nextDeadline``.
-  public var nextDeadline: Instant? { link.earliestDue(own: nil)?.at }
-
-  mutating func fire(
+  @_spi(Link) public mutating func fire(
     _ kind: LinkDeadline, due: Instant, now: Instant, into output: inout LoginOutput
   ) {
     switch kind {
@@ -42,7 +30,7 @@ extension LoginSession {
             eventsReceived: channels.eventsReceived)))
       sendPendingOperations(limit: LoginChannels.resentPerHeartbeat, into: &output)
       if link.renewal != nil {
-        output.send(Packet(cookie: link.cookie, message: .renewToken(link.token)))
+        output.send(link.renewalPacket)
       }
     case .tokenWillExpire, .lost, .own:
       // Not the login profile's: its link never schedules them.

@@ -1,25 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // MARK: - Packets from the edge server
 
-extension LoginSession {
-  /// As ``ChannelSession/receive(datagram:now:into:)``.
-  @discardableResult
-  public mutating func receive(
-    datagram: ArraySlice<UInt8>, now: Instant, into output: inout LoginOutput
-  ) -> WireError? {
-    let (message, error) = link.take(datagram, now: now)
-    if let message { handle(message, now: link.clock, into: &output) }
-    advance(to: link.clock, into: &output)
-    return error
-  }
+extension LoginSession: LinkSession {
+  /// A message of this session (``LinkSession/handle(_:now:into:)``): one out of place is
+  /// counted as unexpected.
+  @_spi(Link) public mutating func handle(
+    _ message: Message, now: Instant, into output: inout LoginOutput
+  ) { dispatch(message, now: now, into: &output) }
 
-  /// As ``ChannelSession/receive(_:now:into:)``.
-  public mutating func receive(_ packet: Packet, now: Instant, into output: inout LoginOutput) {
-    if let message = link.take(packet, now: now) { handle(message, now: link.clock, into: &output) }
-    advance(to: link.clock, into: &output)
-  }
-
-  private mutating func handle(_ message: Message, now: Instant, into output: inout LoginOutput) {
+  private mutating func dispatch(
+    _ message: Message, now: Instant, into output: inout LoginOutput
+  ) {
     switch message {
     case .loginAccept(let accept):
       accepted(accept, now: now, into: &output)
@@ -86,7 +77,7 @@ extension LoginSession {
     if !wasLive || !accept.resumed {
       sendPendingOperations(limit: LoginChannels.maximumPending, into: &output)
     }
-    if renew { output.send(Packet(cookie: link.cookie, message: .renewToken(link.token))) }
+    if renew { output.send(link.renewalPacket) }
   }
 
   private mutating func refused(_ error: LoginError, into output: inout LoginOutput) {

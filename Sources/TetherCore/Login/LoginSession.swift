@@ -19,7 +19,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
 
   /// The machinery both profiles share. What proves the round trip here: a LOGIN_ACCEPT,
   /// HEARTBEAT_ACK, CHANNEL_ACK or TOKEN_RENEWED; member events do not prove anything.
-  var link: LinkCore
+  @_spi(Link) public var link: LinkCore
   /// The login being made or held; nil while DISCONNECTED.
   var account: Account?
   var channels = LoginChannels()

@@ -2,31 +2,10 @@
 // MARK: - Deadlines
 
 extension ChannelSession {
-  /// Does everything due by `now`, earliest first: the driver calls this when
-  /// ``nextDeadline`` passes (calling it early, or late, is harmless), and so does every
-  /// entry point before it returns. Each firing moves its own deadline past `now` or
-  /// removes it, so the loop ends; its bound is a belt for the braces.
-  public mutating func advance(to now: Instant, into output: inout ChannelOutput) {
-    let now = link.tick(now)
-    for _ in 0..<64 {
-      guard let due = link.earliestDue(own: membersDue), due.at <= now else { return }
-      fire(due.kind, due: due.at, now: now, into: &output)
-    }
-  }
-
-  /// The earliest instant at which ``advance(to:into:)`` has something to do; nil when
-  /// nothing is scheduled (DISCONNECTED, FAILED). After any entry point returns, it is
-  /// later than the `now` that entry point was given.
-  public var nextDeadline: Instant? { link.earliestDue(own: membersDue)?.at }
-
-  /// When the driver must next call ``advance(to:into:)``: not before the window's start
-  /// and by its end (see ``DeadlineWindow``); nil when nothing is scheduled.
-  public var nextDeadlineWindow: DeadlineWindow? { link.window(own: membersDue) }
-
   /// The channel's own deadline: the next verdict on a remote member.
-  var membersDue: Instant? { members.nextDeadline(horizon: memberHorizon) }
+  @_spi(Link) public var ownDue: Instant? { members.nextDeadline(horizon: memberHorizon) }
 
-  mutating func fire(
+  @_spi(Link) public mutating func fire(
     _ kind: LinkDeadline, due: Instant, now: Instant, into output: inout ChannelOutput
   ) {
     switch kind {
@@ -60,7 +39,7 @@ extension ChannelSession {
       let sequence = link.beat(due: due, now: now)
       output.send(Packet(cookie: link.cookie, message: .heartbeat(sequence: sequence)))
       if link.renewal != nil {
-        output.send(Packet(cookie: link.cookie, message: .renewToken(link.token)))
+        output.send(link.renewalPacket)
       }
     case .own:
       members.fireDue(at: min(now, memberHorizon), into: &output)

@@ -1,28 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // MARK: - Packets from the edge server
 
-extension ChannelSession {
-  /// Decodes and handles one datagram. A datagram that does not decode is counted in
-  /// ``counters`` and its error returned (for a log); it changes nothing else. Either way,
-  /// what fell due by `now` runs, as after every entry point.
-  @discardableResult
-  public mutating func receive(
-    datagram: ArraySlice<UInt8>, now: Instant, into output: inout ChannelOutput
-  ) -> WireError? {
-    let (message, error) = link.take(datagram, now: now)
-    if let message { handle(message, now: link.clock, into: &output) }
-    advance(to: link.clock, into: &output)
-    return error
-  }
+extension ChannelSession: LinkSession {
+  /// A message of this session (``LinkSession/handle(_:now:into:)``): any the current
+  /// state has no use for is counted and ignored.
+  @_spi(Link) public mutating func handle(
+    _ message: Message, now: Instant, into output: inout ChannelOutput
+  ) { dispatch(message, now: now, into: &output) }
 
-  /// Handles one decoded packet. A packet whose cookie is not this session's is counted
-  /// and ignored; so is any packet the current state has no use for.
-  public mutating func receive(_ packet: Packet, now: Instant, into output: inout ChannelOutput) {
-    if let message = link.take(packet, now: now) { handle(message, now: link.clock, into: &output) }
-    advance(to: link.clock, into: &output)
-  }
-
-  private mutating func handle(_ message: Message, now: Instant, into output: inout ChannelOutput) {
+  private mutating func dispatch(
+    _ message: Message, now: Instant, into output: inout ChannelOutput
+  ) {
     switch message {
     case .accept(let accept):
       accepted(accept, now: now, into: &output)
@@ -81,7 +69,7 @@ extension ChannelSession {
         .joinChannelSuccess(channel: membership.channel, uid: accept.uid, elapsedMs: elapsed))
     }
     // As a renewal while CONNECTED: the session is live, and the answer proves the trip.
-    if renew { output.send(Packet(cookie: link.cookie, message: .renewToken(link.token))) }
+    if renew { output.send(link.renewalPacket) }
   }
 
   private mutating func refused(_ reason: RefuseReason, into output: inout ChannelOutput) {

@@ -26,7 +26,7 @@ public struct ChannelSession<Random: RandomNumberGenerator> {
   /// count from it: presence digests do not, since the server sends them to a session
   /// whose uplink is dead until it forgets it (docs/BEHAVIOUR.md §1.3, "What counts as an
   /// answer").
-  var link: LinkCore
+  @_spi(Link) public var link: LinkCore
   /// The join being made or held; nil while DISCONNECTED.
   var membership: Membership?
   /// When any packet of this session arrived, presence digests included (the join call,

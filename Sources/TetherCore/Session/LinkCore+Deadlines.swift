@@ -3,7 +3,7 @@
 /// effort's end (the channel's give-up, the first login's timeout), `own` the profile's
 /// own deadline while live (the channel's member verdicts). A login session has no
 /// will-expire warning, no connection-lost and no deadline of its own.
-enum LinkDeadline: CaseIterable, Sendable {
+@_spi(Link) public enum LinkDeadline: CaseIterable, Sendable {
   case tokenWillExpire, tokenExpiry, giveUp, lost, interrupted, retry, heartbeat, own
 
   /// Every case, in order, read in place (iterating `allCases` retains its array).

@@ -7,7 +7,7 @@
 /// deadline due, an attempt's number, a heartbeat's sequence, a message that is this
 /// session's) that the profile turns into its own packets, notifications and states. Not
 /// generic: one copy of it serves both profiles in the Embedded library.
-struct LinkCore {
+@_spi(Link) public struct LinkCore {
   let timing: LinkTiming
   /// What the link does now; the profile's state says why.
   var phase: LinkPhase = .idle
@@ -168,6 +168,10 @@ struct LinkCore {
     effort.lostAt = nil
     phase = .attempting(effort)
   }
+
+  /// A RENEW_TOKEN of the current token: after an accept that may have taken the old one,
+  /// and with each heartbeat while the server has not confirmed it (``renewal``).
+  var renewalPacket: Packet { Packet(cookie: cookie, message: .renewToken(token)) }
 
   // MARK: - Heartbeats
 
