@@ -4,7 +4,7 @@ import TetherCore
 import TetherSim
 
 /// Every entry point of a session that takes `now` first runs what fell due by then, so
-/// that afterwards ``ChannelSession/nextDeadline`` is later than `now`, whatever the entry
+/// that afterwards ``LinkSession/nextDeadline`` is later than `now`, whatever the entry
 /// point made of its input: a packet out of place, one of an earlier server session, one
 /// with another cookie, bytes that do not decode. The driver runs overdue deadlines before
 /// it hands over a datagram, so from C this cannot show: it is the core's own contract.
