@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+/// How long one handshake's keys may be used: messages sealed under the sending key, and
+/// datagrams that failed to open under the receiving key. Each has a soft limit, at which
+/// a new handshake should start, and a hard one, at which the key must not be used any
+/// more. Configurable so that tests reach them; `standard` is what ships.
+public struct KeyLimits: Equatable, Sendable {
+  /// Sealed messages after which a new handshake should start.
+  public var rekeyAfterMessages: UInt64
+  /// Sealed messages after which the sending key seals no more: the counters handed out
+  /// are 0 ..< rejectAfterMessages, so a counter (the AEAD's nonce) is never used twice
+  /// and never wraps. A received counter at or above it was never sealed by a peer that
+  /// keeps the same limit.
+  public var rejectAfterMessages: UInt64
+  /// Datagrams that failed to open after which a new handshake should start.
+  public var rekeyAfterFailedOpens: UInt64
+  /// Datagrams that failed to open after which the keys are dropped: each failed open is
+  /// an attempt at a forgery, and the AEAD's bound on forgeries holds for so many.
+  public var rejectAfterFailedOpens: UInt64
+
+  public init(
+    rekeyAfterMessages: UInt64, rejectAfterMessages: UInt64,
+    rekeyAfterFailedOpens: UInt64, rejectAfterFailedOpens: UInt64
+  ) {
+    self.rekeyAfterMessages = rekeyAfterMessages
+    self.rejectAfterMessages = rejectAfterMessages
+    self.rekeyAfterFailedOpens = rekeyAfterFailedOpens
+    self.rejectAfterFailedOpens = rejectAfterFailedOpens
+  }
+
+  /// WireGuard's REKEY_AFTER_MESSAGES, 2^60 (the WireGuard paper, §6.1).
+  public static let wireGuardRekeyAfterMessages: UInt64 = 1 << 60
+  /// WireGuard's REJECT_AFTER_MESSAGES, 2^64 - 2^13 - 1 (the WireGuard paper, §6.1): a
+  /// margin below 2^64 that WireGuard's window arithmetic needs. Tether's window takes the
+  /// whole 64-bit range, so the margin is spare here; it keeps the number a reviewed one.
+  public static let wireGuardRejectAfterMessages: UInt64 = UInt64.max - (1 << 13)
+  /// The integrity limit of AEAD_CHACHA20_POLY1305, 2^36 datagrams that fail to open
+  /// (RFC 9001 §6.6). QUIC counts them across a connection's keys; here a new handshake
+  /// replaces both keys, so they are counted per key, as protocol v2 says.
+  public static let chaCha20Poly1305IntegrityLimit: UInt64 = 1 << 36
+  /// A new handshake starts at half the integrity limit, so that the datagrams it takes
+  /// (two round trips, and retries) cannot reach the hard limit first.
+  public static let chaCha20Poly1305RekeyAfterFailedOpens: UInt64 = 1 << 35
+
+  /// What ships. RFC 9001 §6.6 puts ChaCha20-Poly1305's confidentiality limit above any
+  /// 62-bit packet count, so the message limits are WireGuard's, set by the counter alone.
+  public static let standard = KeyLimits(
+    rekeyAfterMessages: wireGuardRekeyAfterMessages,
+    rejectAfterMessages: wireGuardRejectAfterMessages,
+    rekeyAfterFailedOpens: chaCha20Poly1305RekeyAfterFailedOpens,
+    rejectAfterFailedOpens: chaCha20Poly1305IntegrityLimit)
+}
