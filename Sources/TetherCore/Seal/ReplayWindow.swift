@@ -20,7 +20,7 @@
 /// no heap, 24 bytes of state per direction, the same code on 32-bit boards.
 public struct ReplayWindow: Equatable, Sendable {
   /// How many counters, ending at the highest accepted one, the window remembers.
-  public static let width: UInt64 = 128
+  public static var width: UInt64 { 128 }
 
   /// What `check` says of a counter.
   public enum Verdict: Equatable, Sendable {
