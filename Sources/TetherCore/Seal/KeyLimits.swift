@@ -38,11 +38,14 @@ public struct KeyLimits: Equatable, Sendable {
   /// whole 64-bit range, so the margin is spare here; it keeps the number a reviewed one.
   public static var wireGuardRejectAfterMessages: UInt64 { UInt64.max - (1 << 13) }
   /// The integrity limit of AEAD_CHACHA20_POLY1305, 2^36 datagrams that fail to open
-  /// (RFC 9001 §6.6). QUIC counts them across a connection's keys; here a new handshake
-  /// replaces both keys, so they are counted per key, as protocol v2 says.
+  /// (RFC 9001 §6.6; it assumes datagrams under 2^14 bytes, which Tether's are). QUIC
+  /// counts them across all the keys of a connection, which lives on through key updates;
+  /// here each handshake makes new, independent keys, so they are counted per handshake,
+  /// as protocol v2 says.
   public static var chaCha20Poly1305IntegrityLimit: UInt64 { 1 << 36 }
-  /// A new handshake starts at half the integrity limit, so that the datagrams it takes
-  /// (two round trips, and retries) cannot reach the hard limit first.
+  /// A new handshake should start at half the integrity limit: 2^35 more forgeries still
+  /// stand between the keys and the hard limit (over four hours of the smallest datagrams
+  /// at a gigabit per second), and the handshake takes two round trips.
   public static var chaCha20Poly1305RekeyAfterFailedOpens: UInt64 { 1 << 35 }
 
   /// What ships. RFC 9001 §6.6 puts ChaCha20-Poly1305's confidentiality limit above any
