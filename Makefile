@@ -35,8 +35,9 @@ test: deps $(TESTS) ## everything CI runs: each target of the next section
 	@echo "test: every part passed ($(TESTS))"
 
 ## The parts of make test
-lint: ## swift-format, docs cite only what exists, the header's one comment layout, licence lines
+lint: ## swift-format, docs cite only what exists, the header's one comment layout, licence lines, v2 vectors
 	@python3 scripts/check/check-docs.py && python3 scripts/check/check-header-docs.py && scripts/check/licence.sh
+	@python3 scripts/test/v2-vectors.py --check
 	@swift-format lint --strict -r Sources Tests Package.swift && echo "lint: swift-format clean"
 header-check: ## Include/tether.h compiles as strict C99 and as C++11
 	@scripts/check/header-check.sh
