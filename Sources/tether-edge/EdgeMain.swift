@@ -8,7 +8,7 @@ struct TetherEdge: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "tether-edge",
     abstract: "The reference edge server of Tether.",
-    subcommands: [Serve.self, TokenCommand.self, Kick.self])
+    subcommands: [Serve.self, TokenCommand.self, Kick.self, CertificateCommand.self])
 }
 
 enum EdgeMain {

@@ -117,6 +117,15 @@ struct Serve: ParsableCommand {
     logger.notice(
       "listening",
       metadata: ["address": "\(loop.localAddress)", "max_sessions": "\(maxSessions)"])
+    if !CertificateKeys.isStrong(app.certificate) {
+      // Never a refusal: people type short ones, and the edge cannot tell random bytes from
+      // a word (docs/SECURITY.md says what a guessable one costs).
+      logger.warning(
+        "the app certificate is short: it may be guessed; `tether-edge certificate` prints a strong one",
+        metadata: [
+          "bytes": "\(app.certificate.count)", "strong_from": "\(CertificateKeys.strongLength)",
+        ])
+    }
     do {
       try loop.run()
     } catch {
