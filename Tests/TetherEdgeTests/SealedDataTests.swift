@@ -17,8 +17,9 @@ struct SealedDataTests {
     let text = Array(
       ("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the "
         + "future, sunscreen would be it.").utf8)
-    var sealed: [UInt8] = []
-    #expect(cipher.seal(nonce: nonce, ad: ad[...], plaintext: text[...], into: &sealed))
+    var sealed = ad
+    #expect(cipher.seal(nonce: nonce, plaintext: text[...], appendingTo: &sealed, adStart: 0))
+    sealed.removeFirst(ad.count)
     #expect(CertificateKeyTests.hex(sealed) == Self.rfc8439Sealed)
     var opened: [UInt8] = []
     #expect(cipher.open(nonce: nonce, ad: ad[...], sealed: sealed[...], into: &opened))

@@ -5,17 +5,18 @@
 /// generic parameter, never as an existential (which Embedded Swift cannot hold cheaply).
 ///
 /// The nonce is `0^4 ‖ counter` (big-endian), so a key never sees one twice as long as
-/// each counter is sealed once, which ``KeyUsage`` guarantees.
+/// each counter is sealed once, which ``KeyUsage`` guarantees. Both calls write into the
+/// caller's buffer: nothing is copied on the way.
 public protocol DatagramCipher {
   /// The tag's length in bytes (16 for ChaCha20-Poly1305).
   static var tagLength: Int { get }
 
-  /// Appends `plaintext` sealed under `counter`'s nonce with `ad` as associated data
-  /// (ciphertext, then the tag) to `out`. Returns false if the cipher refused (then `out`
-  /// is as it was).
+  /// Seals `plaintext` under `counter`'s nonce, with `out[adStart...]` (the bytes already
+  /// there) as associated data, and appends the ciphertext and the tag to `out`. Returns
+  /// false if the cipher refused (then `out` is as it was).
   func seal(
-    counter: UInt64, ad: ArraySlice<UInt8>, plaintext: ArraySlice<UInt8>,
-    into out: inout [UInt8]
+    counter: UInt64, plaintext: ArraySlice<UInt8>, appendingTo out: inout [UInt8],
+    adStart: Int
   ) -> Bool
 
   /// Appends the plaintext of `sealed` (ciphertext, then the tag) to `out` if it opens

@@ -54,13 +54,12 @@ public struct SealedData<Cipher: DatagramCipher> {
     out.append(Self.kind)
     Self.appendBigEndian(sessionID, to: &out)
     Self.appendBigEndian(counter, to: &out)
-    let header = out[start..<out.count]
-    var sealed: [UInt8] = []
-    guard sending.seal(counter: counter, ad: header, plaintext: payload, into: &sealed) else {
+    // The header just written is the associated data; the cipher appends after it.
+    guard sending.seal(counter: counter, plaintext: payload, appendingTo: &out, adStart: start)
+    else {
       out.removeSubrange(start...)
       throw .exhausted
     }
-    out.append(contentsOf: sealed)
   }
 
   /// Opens one DATA datagram and appends its payload to `out`. Whatever it throws, nothing

@@ -4,6 +4,7 @@ import TetherCore
 
 /// ``DatagramCipher`` on libsodium's ChaCha20-Poly1305 (IETF): one direction's data key of
 /// protocol version 2 (docs/PROTOCOL.md §12.7). Not on the wire yet: version 1 still runs.
+/// Both calls encrypt or decrypt straight into the caller's buffer.
 public struct SodiumDatagramCipher: DatagramCipher {
   public static var tagLength: Int { Int(crypto_aead_chacha20poly1305_ietf_ABYTES) }
   private let key: [UInt8]
@@ -16,10 +17,12 @@ public struct SodiumDatagramCipher: DatagramCipher {
   }
 
   public func seal(
-    counter: UInt64, ad: ArraySlice<UInt8>, plaintext: ArraySlice<UInt8>,
-    into out: inout [UInt8]
+    counter: UInt64, plaintext: ArraySlice<UInt8>, appendingTo out: inout [UInt8],
+    adStart: Int
   ) -> Bool {
-    seal(nonce: Self.nonce(counter: counter), ad: ad, plaintext: plaintext, into: &out)
+    seal(
+      nonce: Self.nonce(counter: counter), plaintext: plaintext, appendingTo: &out, adStart: adStart
+    )
   }
 
   public func open(
@@ -30,39 +33,40 @@ public struct SodiumDatagramCipher: DatagramCipher {
 
   /// The AEAD with a nonce given whole (the RFC 8439 vectors use their own nonces).
   func seal(
-    nonce: [UInt8], ad: ArraySlice<UInt8>, plaintext: ArraySlice<UInt8>, into out: inout [UInt8]
+    nonce: [UInt8], plaintext: ArraySlice<UInt8>, appendingTo out: inout [UInt8], adStart: Int
   ) -> Bool {
-    var sealed = [UInt8](repeating: 0, count: plaintext.count + Self.tagLength)
-    var length: UInt64 = 0
-    let ad = Array(ad)
-    let plaintext = Array(plaintext)
-    let status = sealed.withUnsafeMutableBufferPointer { s -> Int32 in
-      guard let base = s.baseAddress else { return -1 }
-      return crypto_aead_chacha20poly1305_ietf_encrypt(
-        base, &length, plaintext, UInt64(plaintext.count), ad, UInt64(ad.count), nil,
-        nonce, key)
+    let end = out.count
+    guard adStart <= end else { return false }
+    out.append(contentsOf: repeatElement(0, count: plaintext.count + Self.tagLength))
+    let status = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+      plaintext.withUnsafeBufferPointer { text -> Int32 in
+        guard let base = buffer.baseAddress else { return -1 }
+        return crypto_aead_chacha20poly1305_ietf_encrypt(
+          base + end, nil, text.baseAddress, UInt64(text.count), base + adStart,
+          UInt64(end - adStart), nil, nonce, key)
+      }
     }
-    guard status == 0 else { return false }
-    out.append(contentsOf: sealed.prefix(Int(length)))
-    return true
+    if status != 0 { out.removeSubrange(end...) }
+    return status == 0
   }
 
   func open(
     nonce: [UInt8], ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>, into out: inout [UInt8]
   ) -> Bool {
     guard sealed.count >= Self.tagLength else { return false }
-    var plain = [UInt8](repeating: 0, count: sealed.count - Self.tagLength + 1)
-    var length: UInt64 = 0
-    let ad = Array(ad)
-    let sealed = Array(sealed)
-    let status = plain.withUnsafeMutableBufferPointer { p -> Int32 in
-      guard let base = p.baseAddress else { return -1 }
-      return crypto_aead_chacha20poly1305_ietf_decrypt(
-        base, &length, nil, sealed, UInt64(sealed.count), ad, UInt64(ad.count), nonce,
-        key)
+    let end = out.count
+    out.append(contentsOf: repeatElement(0, count: sealed.count - Self.tagLength))
+    let status = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+      sealed.withUnsafeBufferPointer { sealed -> Int32 in
+        ad.withUnsafeBufferPointer { ad -> Int32 in
+          guard let base = buffer.baseAddress, let input = sealed.baseAddress else { return -1 }
+          return crypto_aead_chacha20poly1305_ietf_decrypt(
+            base + end, nil, nil, input, UInt64(sealed.count), ad.baseAddress, UInt64(ad.count),
+            nonce, key)
+        }
+      }
     }
-    guard status == 0 else { return false }
-    out.append(contentsOf: plain.prefix(Int(length)))
-    return true
+    if status != 0 { out.removeSubrange(end...) }
+    return status == 0
   }
 }
