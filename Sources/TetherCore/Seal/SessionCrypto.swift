@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Every primitive protocol version 2 needs (docs/PROTOCOL.md §12.1), as one seam: the
+/// driver, the edge and the simulation fill it with libsodium; TetherCore writes no
+/// cryptography and imports nothing. It is taken as a generic parameter, never as an
+/// existential (Embedded Swift cannot hold one cheaply), as ``DatagramCipher`` is.
+///
+/// The handshake's calls (a few per join) return fresh arrays; the per-datagram path goes
+/// through ``Cipher``, which writes into the caller's buffer. Sizes are the callers' to get
+/// right; a call given a wrong size returns nil (or false), never traps.
+///
+/// Random bytes come from ``randomBytes(count:)``, which is not `mutating`: an
+/// implementation keeps its stream where every copy of it sees the same one (libsodium's
+/// process-wide generator; in tests and the simulation, one seeded stream owned by the
+/// world), so that two sessions holding copies of one value never draw the same bytes.
+public protocol SessionCrypto {
+  /// One direction's data key (ChaCha20-Poly1305, IETF).
+  associatedtype Cipher: DatagramCipher
+
+  /// `count` random bytes (`randombytes_buf`).
+  func randomBytes(count: Int) -> [UInt8]
+
+  /// The X25519 public key of a 32-byte secret (`crypto_scalarmult_base`); nil if refused.
+  func x25519PublicKey(secret: [UInt8]) -> [UInt8]?
+
+  /// The X25519 shared secret of `secret` (32 bytes) and `publicKey` (32 bytes)
+  /// (`crypto_scalarmult`); nil when it is all zeros (a low-order point) or a size is wrong.
+  func x25519(secret: [UInt8], publicKey: ArraySlice<UInt8>) -> [UInt8]?
+
+  /// BLAKE2b with salt and personalization (`crypto_generichash_blake2b_salt_personal`):
+  /// `length` bytes (16 … 64) of `input`, keyed with `key` (empty: unkeyed; at most 64
+  /// bytes), salt and personal 16 bytes each. Empty if a size is wrong.
+  func blake2b(
+    length: Int, input: ArraySlice<UInt8>, key: ArraySlice<UInt8>, salt: [UInt8],
+    personal: [UInt8]
+  ) -> [UInt8]
+
+  /// ChaCha20-Poly1305 (IETF): `plaintext` sealed under `key` (32) and `nonce` (12) with
+  /// `ad`: the ciphertext then the 16-byte tag. Empty if a size is wrong.
+  func aeadSeal(
+    key: [UInt8], nonce: [UInt8], ad: ArraySlice<UInt8>, plaintext: ArraySlice<UInt8>
+  ) -> [UInt8]
+
+  /// The plaintext of `sealed` (ciphertext then tag) if it opens; nil if not.
+  func aeadOpen(
+    key: [UInt8], nonce: [UInt8], ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>
+  ) -> [UInt8]?
+
+  /// XChaCha20-Poly1305 (IETF), nonce 24 bytes: as ``aeadSeal(key:nonce:ad:plaintext:)``.
+  func xaeadSeal(
+    key: [UInt8], nonce: [UInt8], ad: ArraySlice<UInt8>, plaintext: ArraySlice<UInt8>
+  ) -> [UInt8]
+
+  /// XChaCha20-Poly1305 (IETF): as ``aeadOpen(key:nonce:ad:sealed:)``.
+  func xaeadOpen(
+    key: [UInt8], nonce: [UInt8], ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>
+  ) -> [UInt8]?
+
+  /// The data cipher of a 32-byte key; nil if the size is wrong.
+  func cipher(key: [UInt8]) -> Cipher?
+
+  /// Base64url without padding (`sodium_base642bin`, URL-safe, no padding), decoded;
+  /// nil if `text` is not exactly that.
+  func base64URLDecode(_ text: ArraySlice<UInt8>) -> [UInt8]?
+
+  /// Base64url without padding (`sodium_bin2base64`), as ASCII bytes.
+  func base64URLEncode(_ bytes: ArraySlice<UInt8>) -> [UInt8]
+
+  /// Compares in time that does not depend on the contents (`sodium_memcmp`); false when
+  /// the lengths differ.
+  func constantTimeEqual(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool
+
+  /// Overwrites `bytes` with zeros in a way the compiler keeps (`sodium_memzero`).
+  func wipe(_ bytes: inout [UInt8])
+}
