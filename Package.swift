@@ -36,17 +36,21 @@ let package = Package(
     .target(
       name: "Tether", dependencies: ["TetherCore", "CLibev", "CTetherABI", "CTetherSystem"],
       linkerSettings: [.linkedLibrary("ev")]),
-    // libsodium, the edge's cryptography (Debian's libsodium-dev).
+    // libsodium, protocol version 2's cryptography (Debian's libsodium-dev).
     .systemLibrary(name: "CSodium", path: "Sources/CSodium"),
-    // The reference edge server (normal Swift: it runs on a host, not a device). libsodium
-    // is linked from its static archive, so the installed tether-edge needs no more than
-    // the C library.
+    // TetherCore's crypto seam (SessionCrypto) on libsodium, for the edge, the simulation
+    // and the tests. On the host libsodium is linked from its static archive, so the
+    // installed tether-edge needs no more than the C library.
+    .target(
+      name: "TetherSodium", dependencies: ["TetherCore", "CSodium"],
+      linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libsodium.a"])]),
+    // The reference edge server (normal Swift: it runs on a host, not a device).
     .target(
       name: "TetherEdge",
       dependencies: [
-        "TetherCore", "CTetherSystem", "CSodium", .product(name: "Logging", package: "swift-log"),
-      ],
-      linkerSettings: [.unsafeFlags(["-Xlinker", "-l:libsodium.a"])]),
+        "TetherCore", "TetherSodium", "CTetherSystem", "CSodium",
+        .product(name: "Logging", package: "swift-log"),
+      ]),
     .executableTarget(
       name: "tether-edge",
       dependencies: [
@@ -67,7 +71,9 @@ let package = Package(
       ]),
     .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherSim"]),
     .testTarget(name: "TetherDriverTests", dependencies: ["Tether", "TetherCore"]),
-    .testTarget(name: "TetherEdgeTests", dependencies: ["TetherEdge", "TetherCore", "TetherSim"]),
+    .testTarget(
+      name: "TetherEdgeTests",
+      dependencies: ["TetherEdge", "TetherCore", "TetherSodium", "TetherSim"]),
     .testTarget(name: "EndToEndTests", dependencies: ["TetherLab", "TetherSim"]),
   ]
 )

@@ -2,7 +2,7 @@
 import Testing
 import TetherCore
 
-@testable import TetherEdge
+import TetherSodium
 
 /// Protocol version 2's sealed datagrams (docs/PROTOCOL.md §12.7): TetherCore's
 /// `SealedData` over libsodium's ChaCha20-Poly1305 through the `DatagramCipher` seam.

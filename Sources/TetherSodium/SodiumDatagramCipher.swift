@@ -3,7 +3,7 @@ import CSodium
 import TetherCore
 
 /// ``DatagramCipher`` on libsodium's ChaCha20-Poly1305 (IETF): one direction's data key of
-/// protocol version 2 (docs/PROTOCOL.md §12.7). Not on the wire yet: version 1 still runs.
+/// protocol version 2 (docs/PROTOCOL.md §12.7), for the driver and the edge alike.
 /// Both calls encrypt or decrypt straight into the caller's buffer.
 public struct SodiumDatagramCipher: DatagramCipher {
   public static var tagLength: Int { Int(crypto_aead_chacha20poly1305_ietf_ABYTES) }
@@ -32,7 +32,7 @@ public struct SodiumDatagramCipher: DatagramCipher {
   }
 
   /// The AEAD with a nonce given whole (the RFC 8439 vectors use their own nonces).
-  func seal(
+  public func seal(
     nonce: [UInt8], plaintext: ArraySlice<UInt8>, appendingTo out: inout [UInt8], adStart: Int
   ) -> Bool {
     let end = out.count
@@ -50,7 +50,8 @@ public struct SodiumDatagramCipher: DatagramCipher {
     return status == 0
   }
 
-  func open(
+  /// Opens with a nonce given whole.
+  public func open(
     nonce: [UInt8], ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>, into out: inout [UInt8]
   ) -> Bool {
     guard sealed.count >= Self.tagLength else { return false }
