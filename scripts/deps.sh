@@ -53,6 +53,16 @@ if ! command -v swift >/dev/null 2>&1; then
   echo "deps: missing Swift 6.3; install the toolchain from https://swift.org/install and put its usr/bin on PATH" >&2
   exit 1
 fi
+# PyNaCl (PyPI, as the issue's vectors were checked with; Debian's python3-nacl serves only
+# Debian's own python3): the independent side of protocol v2's test vectors
+# (scripts/test/v2-vectors.py, in make lint).
+if ! python3 -c 'from nacl.utils import randombytes_deterministic' 2>/dev/null; then
+  echo "deps: installing PyNaCl (PyPI) for protocol v2's test vectors"
+  python3 -m pip install -q pynacl || {
+    echo "deps: could not install PyNaCl; run: python3 -m pip install pynacl" >&2
+    exit 1
+  }
+fi
 check
 if [ ${#all_pkgs[@]} -eq 0 ]; then
   exit 0

@@ -17,7 +17,7 @@ setup() { # a fresh PATH of stubs
   rm -rf "$work"
   mkdir -p "$work/bin"
   ln -s "$(command -v bash)" "$work/bin/bash"
-  for tool in swift gcc g++ make valgrind pkg-config ip readelf dpkg-deb dpkg-shlibdeps \
+  for tool in swift python3 gcc g++ make valgrind pkg-config ip readelf dpkg-deb dpkg-shlibdeps \
     aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc qemu-aarch64; do
     printf '#!%s\nexit 0\n' "$(command -v bash)" > "$work/bin/$tool"
   done
