@@ -22,10 +22,20 @@ struct TokenCommand: ParsableCommand {
   var expireSeconds: UInt64
 
   func run() throws {
-    let now = UInt64(max(time(nil), 0))
-    let (sum, overflow) = now.addingReportingOverflow(expireSeconds)
-    let expiry = expireSeconds == 0 ? 0 : (overflow ? .max : sum)
+    let expiry = TokenExpiry.after(expireSeconds, now: UInt64(max(time(nil), 0)))
     let signer = TokenSigner(appID: try app.appID, certificate: app.certificate)
     print(String(decoding: signer.sign(try target.grant(), expiresAt: expiry), as: UTF8.self))
+  }
+
+  /// The protocol version 2 token of these options (docs/PROTOCOL.md §12.4), minted by the
+  /// same library call Swift app servers use. `run()` prints it instead of the version 1
+  /// token once version 2 is the wire (issue 25, step 7); until then nothing calls it.
+  func versionTwoToken(expiresAt expiry: UInt64) throws -> String {
+    do {
+      let minter = try TokenMinter(certificate: app.certificate)
+      return minter.mint(appID: try app.appID, grant: try target.grant(), expiresAt: expiry)
+    } catch let error as CertificateKeyError {
+      throw fail("cannot make the certificate's keys: \(error)")
+    }
   }
 }
