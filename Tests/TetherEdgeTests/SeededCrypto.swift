@@ -16,22 +16,33 @@ struct SeededCrypto: SessionCrypto {
   final class Stream: @unchecked Sendable {
     let seed: [UInt8]
     var offset = 0
-    init(seed: [UInt8]) { self.seed = seed }
+    /// Bytes given before the seeded ones (a test's scripted draws), each draw from the
+    /// front while enough are left.
+    var scripted: [UInt8]
+    init(seed: [UInt8], scripted: [UInt8]) {
+      self.seed = seed
+      self.scripted = scripted
+    }
   }
 
   let stream: Stream
   private let sodium = SodiumCrypto()
 
-  /// The stream of a 32-byte seed of one repeated byte, as the vectors' `seed(n)`.
-  init(seedByte: UInt8) {
+  /// The stream of a 32-byte seed of one repeated byte, as the vectors' `seed(n)`, after
+  /// the `scripted` bytes.
+  init(seedByte: UInt8, scripted: [UInt8] = []) {
     _ = SodiumCrypto.start()
-    stream = Stream(seed: [UInt8](repeating: seedByte, count: 32))
+    stream = Stream(seed: [UInt8](repeating: seedByte, count: 32), scripted: scripted)
   }
 
   /// How many bytes have been drawn.
   var drawn: Int { stream.offset }
 
   func randomBytes(count: Int) -> [UInt8] {
+    if stream.scripted.count >= count {
+      defer { stream.scripted.removeFirst(count) }
+      return Array(stream.scripted.prefix(count))
+    }
     let end = stream.offset + count
     var all = [UInt8](repeating: 0, count: end)
     all.withUnsafeMutableBytes { buffer in
