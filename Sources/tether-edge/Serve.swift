@@ -41,6 +41,30 @@ struct Serve: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
+      "This edge's stable name in reset values: the same across its restarts, different for each edge of a fleet (default: the host name, ':' and the port of --listen). Protocol v2; takes effect when v2 is the wire.",
+      valueName: "id"))
+  var edgeID: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "Handshakes a second (and the burst) that get public-key work without a cookie; past it the edge is under load and answers with cookies. Not scaled by --time-scale. Protocol v2; takes effect when v2 is the wire.",
+      valueName: "n"))
+  var handshakeRate: Int = HandshakeRate.defaultPerSecond
+
+  @Option(
+    help: ArgumentHelp(
+      "Members of one channel at most; more are refused (default: --max-sessions). Protocol v2; takes effect when v2 is the wire.",
+      valueName: "n"))
+  var maxChannelMembers: Int?
+
+  @Option(
+    help: ArgumentHelp(
+      "Channel and login sessions of the app at most; more are refused (default: --max-sessions). Protocol v2; takes effect when v2 is the wire.",
+      valueName: "n"))
+  var maxAppSessions: Int?
+
+  @Option(
+    help: ArgumentHelp(
       "The least level logged to stderr: trace, debug, info (one line per session event), notice, warning, error or critical.",
       valueName: "level"))
   var logLevel: LogLevelOption = .info
@@ -157,11 +181,21 @@ struct Serve: ParsableCommand {
     }
   }
 
+  /// `--edge-id`, or this host's name and the port of `--listen`.
+  private func edge() throws -> EdgeID {
+    guard let edgeID else { return EdgeID.hostDefault(port: try address().port) }
+    guard let id = EdgeID(edgeID) else {
+      throw ValidationError("--edge-id must be 1 to 255 bytes of printable ASCII without space.")
+    }
+    return id
+  }
+
   private func config() throws -> EdgeConfig {
     do {
       var config = try EdgeConfig(
         appID: try app.appID, appCertificate: app.certificate, timeScale: timeScale,
-        maxSessions: maxSessions)
+        maxSessions: maxSessions, edgeID: try edge(), handshakeRate: handshakeRate,
+        maxChannelMembers: maxChannelMembers, maxAppSessions: maxAppSessions)
       config.recordsEvents = logLevel.level <= .info
       guard joinBurst >= 1 else { throw ValidationError("--join-burst must be at least 1.") }
       guard joinRate.isFinite, joinRate >= 0.001 else {
@@ -177,6 +211,11 @@ struct Serve: ParsableCommand {
       case .invalidTimeScale:
         throw ValidationError("--time-scale must be above 0 and at most 1000.")
       case .invalidMaxSessions: throw ValidationError("--max-sessions must be at least 1.")
+      case .invalidHandshakeRate:
+        throw ValidationError("--handshake-rate must be 1 to 1000000000.")
+      case .invalidMaxChannelMembers:
+        throw ValidationError("--max-channel-members must be at least 1.")
+      case .invalidMaxAppSessions: throw ValidationError("--max-app-sessions must be at least 1.")
       }
     }
   }

@@ -33,14 +33,43 @@ public struct EdgeConfig: Sendable {
   /// JOINs taken per source address (``JoinLimit``); its refill interval is 4 ms × scale.
   public var joinLimit: JoinLimit
 
+  // MARK: Protocol version 2 (docs/PROTOCOL.md §12): kept, not used until v2 is the wire
+
+  /// The edge's stable name in every reset value (§12.9; `--edge-id`, default the host name
+  /// and port).
+  public var edgeID: EdgeID
+  /// INITs a second that may go on to public-key work without a cookie, and the burst
+  /// (§12.6; `--handshake-rate`, default 1,000). Not scaled by the time scale.
+  public let handshakeRate: Int
+  /// Members of one channel at most (§12.12; `--max-channel-members`, default
+  /// ``maxSessions``).
+  public let maxChannelMembers: Int
+  /// Channel and login sessions of the app at most (§12.12; `--max-app-sessions`, default
+  /// ``maxSessions``).
+  public let maxAppSessions: Int
+  /// How long a RESPONSE's ticket may be confirmed: 10 s × scale, never under 3 s of real
+  /// time (§12.6: a device under qemu must still make its round trip).
+  public let ticketLifetime: Interval
+
   /// - Throws: ``EdgeConfigError`` for an empty certificate, a time scale that is not a
-  ///   positive finite number (or is above 1,000), or a session cap below 1.
+  ///   positive finite number (or is above 1,000), a session cap below 1, or a handshake
+  ///   rate outside 1 … 1,000,000,000.
   public init(
-    appID: AppID, appCertificate: [UInt8], timeScale: Double = 1, maxSessions: Int = 10_000
+    appID: AppID, appCertificate: [UInt8], timeScale: Double = 1, maxSessions: Int = 10_000,
+    edgeID: EdgeID? = nil, handshakeRate: Int = HandshakeRate.defaultPerSecond,
+    maxChannelMembers: Int? = nil, maxAppSessions: Int? = nil
   ) throws(EdgeConfigError) {
     guard !appCertificate.isEmpty else { throw .emptyCertificate }
     guard timeScale.isFinite, timeScale > 0, timeScale <= 1000 else { throw .invalidTimeScale }
     guard maxSessions >= 1 else { throw .invalidMaxSessions }
+    guard (1...1_000_000_000).contains(handshakeRate) else { throw .invalidHandshakeRate }
+    guard (maxChannelMembers ?? 1) >= 1 else { throw .invalidMaxChannelMembers }
+    guard (maxAppSessions ?? 1) >= 1 else { throw .invalidMaxAppSessions }
+    self.edgeID = edgeID ?? EdgeID.hostDefault(port: 0)
+    self.handshakeRate = handshakeRate
+    self.maxChannelMembers = maxChannelMembers ?? maxSessions
+    self.maxAppSessions = maxAppSessions ?? maxSessions
+    ticketLifetime = Self.scale(.seconds(10), by: timeScale, floor: 3_000_000_000)
     self.appID = appID
     self.appCertificate = appCertificate
     self.timeScale = timeScale
@@ -67,4 +96,7 @@ public enum EdgeConfigError: Error, Equatable, Sendable {
   case emptyCertificate
   case invalidTimeScale
   case invalidMaxSessions
+  case invalidHandshakeRate
+  case invalidMaxChannelMembers
+  case invalidMaxAppSessions
 }
