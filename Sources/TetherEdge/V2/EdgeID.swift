@@ -18,6 +18,9 @@ public struct EdgeID: Hashable, Sendable, CustomStringConvertible {
     self.bytes = bytes
   }
 
+  /// Bytes known to be valid (a constant).
+  private init(checked text: String) { bytes = Array(text.utf8) }
+
   /// The default: the host name, a colon and the port (stable on one host, distinct across
   /// a fleet unless two hosts share a name); nil if that is not a valid id.
   public init?(hostName: String, port: UInt16) {
@@ -28,11 +31,11 @@ public struct EdgeID: Hashable, Sendable, CustomStringConvertible {
   /// "localhost" when it has none that makes a valid id.
   public static func hostDefault(port: UInt16) -> EdgeID {
     var name = [CChar](repeating: 0, count: 256)
-    let found = gethostname(&name, name.count - 1) == 0
-    let host =
-      found
-      ? String(decoding: name.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self) : ""
-    return EdgeID(hostName: host, port: port) ?? EdgeID(hostName: "localhost", port: port)!
+    guard gethostname(&name, name.count - 1) == 0 else {
+      return EdgeID(checked: "localhost:\(port)")
+    }
+    let host = String(decoding: name.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
+    return EdgeID(hostName: host, port: port) ?? EdgeID(checked: "localhost:\(port)")
   }
 
   public var description: String { String(decoding: bytes, as: UTF8.self) }
