@@ -73,7 +73,7 @@ let package = Package(
     .testTarget(name: "TetherDriverTests", dependencies: ["Tether", "TetherCore"]),
     .testTarget(
       name: "TetherEdgeTests",
-      dependencies: ["TetherEdge", "TetherCore", "TetherSodium", "TetherSim"]),
+      dependencies: ["TetherEdge", "TetherCore", "TetherSodium", "TetherSim", "CSodium"]),
     .testTarget(name: "EndToEndTests", dependencies: ["TetherLab", "TetherSim"]),
   ]
 )
