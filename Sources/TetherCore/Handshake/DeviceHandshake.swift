@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+/// The device's half of the version 2 handshake (docs/PROTOCOL.md §12.5): writes each
+/// attempt's INIT and takes the edge's answers to it. One value per join; sans-IO (the
+/// session sends the bytes it returns and passes in what arrives).
+///
+/// It keeps its current and its previous attempt, so an answer to an INIT it has just
+/// retried still completes. It takes an answer only for one of those attempts, and only if
+/// it opens: anything else (forged, replayed, altered, another attempt's, arrived after the
+/// handshake ended) throws and changes nothing. A handshake that completes or is refused
+/// ends both attempts, wiping their secrets.
+public struct DeviceHandshake<Crypto: SessionCrypto> {
+  public let crypto: Crypto
+  private var current: Attempt?
+  private var previous: Attempt?
+
+  /// One INIT's secrets: its nonce, its ephemeral secret key, and the transcript at `h2`
+  /// and `ck_e`, from which the answers' keys come.
+  private struct Attempt {
+    let nonce: [UInt8]
+    var ephemeralSecret: [UInt8]
+    var transcript: HandshakeTranscript<Crypto>
+
+    mutating func wipe() {
+      transcript.crypto.wipe(&ephemeralSecret)
+      transcript.wipe()
+    }
+  }
+
+  public init(crypto: Crypto) { self.crypto = crypto }
+
+  /// How many attempts can still be answered (0, 1 or 2).
+  public var openAttempts: Int { (current == nil ? 0 : 1) + (previous == nil ? 0 : 1) }
+
+  /// A session to resume: its id and its `k_resume` (§12.10).
+  public struct Resume {
+    public let sessionID: UInt64
+    public let key: [UInt8]
+    public init(sessionID: UInt64, key: [UInt8]) {
+      self.sessionID = sessionID
+      self.key = key
+    }
+  }
+
+  /// What an answer did.
+  public enum Outcome {
+    /// A RESPONSE opened: send ``Established/confirm`` now and at each retry until an
+    /// answer, or until the ticket lifetime has passed; seal DATA with the keys.
+    case established(Established)
+    /// A COOKIE_REPLY opened: keep the cookie (120 s) and start a new attempt at once with
+    /// it, for `mac2`.
+    case cookie([UInt8])
+    /// The edge refused the join.
+    case refused(Refusal)
+  }
+
+  /// A completed handshake.
+  public struct Established {
+    /// The CONFIRM to send, the same bytes at every repeat.
+    public let confirm: ConfirmMessage
+    public let keys: SessionKeys<Crypto>
+    /// How long the edge keeps the ticket, ms: the CONFIRM is repeated no longer.
+    public let ticketLifetimeMs: UInt32
+  }
+
+  /// A refusal the edge sent for one of this device's attempts.
+  public enum Refusal: Equatable, Sendable {
+    /// REFUSE_CLEAR: the edge could not open the token (invalid token). Unsealed, so an
+    /// on-path attacker who saw the INIT can forge it (docs/SECURITY.md).
+    case tokenNotOpened
+    /// REFUSE_SEALED, opened under `k_refuse`: a reason (channel: version 1's REFUSE reasons
+    /// and 6 BANNED; login: the login error codes) and a detail (0 none, 1 channel full,
+    /// 2 app full).
+    case sealed(reason: UInt8, detail: UInt8)
+  }
+
+  /// Starts an attempt: draws `N_d` (16 bytes) then the ephemeral secret (32) through
+  /// `crypto`, seals `request` under `k_req` (with `resume`'s proof, if given, and its flag;
+  /// without it, the flag cleared) and adds `mac2` under `cookie`, if one is held. The
+  /// attempt before the previous one ends.
+  /// - Throws: ``HandshakeError/badKey`` if the seam refused a key (never with libsodium).
+  public mutating func initiate(
+    token: TokenV2, request: HandshakeRequest, resume: Resume? = nil, cookie: [UInt8]? = nil
+  ) throws(HandshakeError) -> InitMessage {
+    let nonce = crypto.randomBytes(count: 16)
+    var secret = crypto.randomBytes(count: 32)
+    guard let ephemeral = crypto.x25519PublicKey(secret: secret) else {
+      crypto.wipe(&secret)
+      throw .badKey
+    }
+    var bytes = [InitMessage.kind, InitMessage.version]
+    bytes.append(contentsOf: nonce)
+    var transcript = HandshakeTranscript(crypto: crypto)
+    transcript.mixInitiation(
+      prefix: bytes[...], token: token.sent[...], deviceSecret: token.deviceSecret,
+      ephemeral: ephemeral[...])
+    let sealed = sealRequest(request, resume: resume, transcript: transcript)
+    transcript.mixHash(sealed[...])
+    bytes.append(contentsOf: ephemeral)
+    bytes.append(contentsOf: token.sent)
+    bytes.append(contentsOf: sealed)
+    let mac2 = cookie.map {
+      crypto.derive(key: $0, input: bytes[...], label: "tether2 mac2", length: 16)
+    }
+    bytes.append(contentsOf: mac2 ?? [UInt8](repeating: 0, count: 16))
+    guard let message = try? InitMessage(decoding: bytes[...]) else {
+      crypto.wipe(&secret)
+      throw .badKey
+    }
+    previous?.wipe()
+    previous = current
+    current = Attempt(nonce: nonce, ephemeralSecret: secret, transcript: transcript)
+    return message
+  }
+
+  /// `AEAD(k_req, 0^12, ad = h1, Q)` (step 6), the transcript standing at `h1`.
+  private func sealRequest(
+    _ request: HandshakeRequest, resume: Resume?, transcript: HandshakeTranscript<Crypto>
+  ) -> [UInt8] {
+    var request = request
+    request.flags &= ~HandshakeRequest.resumeFlag
+    if let resume {
+      request.flags |= HandshakeRequest.resumeFlag
+      request.resumeSessionID = resume.sessionID
+      request.resumeProof = crypto.derive(
+        key: resume.key, input: transcript.hash[...], label: "tether2 proof", length: 16)
+    }
+    var plaintext = request.encoded()
+    var key = transcript.key("tether2 req")
+    defer {
+      crypto.wipe(&key)
+      crypto.wipe(&plaintext)
+    }
+    return crypto.aeadSeal(
+      key: key, nonce: HandshakeTranscript<Crypto>.zeroNonce, ad: transcript.hash[...],
+      plaintext: plaintext[...])
+  }
+
+  /// Takes a datagram from the edge: a RESPONSE, COOKIE_REPLY, REFUSE_CLEAR or
+  /// REFUSE_SEALED for one of the open attempts.
+  /// - Throws: a ``HandshakeError``, having changed nothing, for anything else.
+  public mutating func receive(_ datagram: ArraySlice<UInt8>) throws(HandshakeError) -> Outcome {
+    switch datagram.first {
+    case ResponseMessage.kind:
+      return .established(try complete(ResponseMessage(decoding: datagram)))
+    case RefuseClearMessage.kind:
+      _ = try attempt(answering: RefuseClearMessage(decoding: datagram).deviceNonce)
+      end()
+      return .refused(.tokenNotOpened)
+    default:
+      return try open(SealedAnswer(decoding: datagram))
+    }
+  }
+
+  /// Ends both attempts, wiping their secrets.
+  public mutating func end() {
+    current?.wipe()
+    previous?.wipe()
+    current = nil
+    previous = nil
+  }
+
+  private func attempt(answering nonce: ArraySlice<UInt8>) throws(HandshakeError) -> Attempt {
+    if let current, current.nonce[...] == nonce { return current }
+    if let previous, previous.nonce[...] == nonce { return previous }
+    throw .unknownAttempt
+  }
+
+  /// Steps 7 to 11 on a RESPONSE, then the CONFIRM and the session's keys.
+  private mutating func complete(_ response: ResponseMessage) throws(HandshakeError)
+    -> Established
+  {
+    var attempt = try attempt(answering: response.deviceNonce)
+    guard var shared = crypto.x25519(secret: attempt.ephemeralSecret, publicKey: response.ephemeral)
+    else { throw .badKey }
+    var sessionSecret = attempt.transcript.mixResponseKeys(
+      header: response.header, ephemeral: response.ephemeral, sharedSecret: &shared)
+    defer { crypto.wipe(&sessionSecret) }
+    let tag = attempt.transcript.mixTicket(response.ticket)
+    guard crypto.constantTimeEqual(tag[...], response.tag) else { throw .unopened }
+    let keys = try SessionKeys(
+      sessionSecret: sessionSecret, sessionID: response.sessionID, crypto: crypto)
+    var head = [ConfirmMessage.kind]
+    head.append(contentsOf: response.bytes[17..<25])
+    head.append(contentsOf: response.ticket)
+    let confirmTag = SessionKeys.confirmTag(
+      head: head[...], sessionSecret: sessionSecret, crypto: crypto)
+    let confirm = try ConfirmMessage(
+      sessionID: response.sessionID, ticket: response.ticket, tag: confirmTag[...])
+    end()
+    return Established(confirm: confirm, keys: keys, ticketLifetimeMs: response.ticketLifetimeMs)
+  }
+
+  /// A COOKIE_REPLY or REFUSE_SEALED, opened under the attempt's `k_cookie` or `k_refuse`.
+  private mutating func open(_ answer: SealedAnswer) throws(HandshakeError) -> Outcome {
+    let isCookie = answer.kind == SealedAnswer.cookieReplyKind
+    let attempt = try attempt(answering: answer.deviceNonce)
+    var key = attempt.transcript.key(isCookie ? "tether2 cookiek" : "tether2 refuse")
+    defer { crypto.wipe(&key) }
+    guard
+      let plaintext = crypto.xaeadOpen(
+        key: key, nonce: answer.nonce, ad: answer.associatedData, sealed: answer.sealed)
+    else { throw .unopened }
+    if isCookie { return .cookie(plaintext) }
+    // Reason and detail (§12.6): a reason of a channel (1 … 6) or a login (2 … 7), a detail
+    // 0 … 2; anything else was sealed by no edge that follows §12 and changes nothing.
+    guard plaintext.count == 2, plaintext[0] >= 1, plaintext[0] <= 7, plaintext[1] <= 2 else {
+      throw .malformed
+    }
+    end()
+    return .refused(.sealed(reason: plaintext[0], detail: plaintext[1]))
+  }
+}
