@@ -8,28 +8,20 @@
 /// it opens: anything else (forged, replayed, altered, another attempt's, arrived after the
 /// handshake ended) throws and changes nothing. A handshake that completes or is refused
 /// ends both attempts, wiping their secrets.
+///
+/// Each attempt is one buffer (`N_d`, the ephemeral secret, then the transcript's `h2` and
+/// `ck_e`, from which the answers' keys come): this is device code, in the size budget of
+/// the Embedded library, where one array costs one retain and a struct of four costs four.
 public struct DeviceHandshake<Crypto: SessionCrypto> {
   public let crypto: Crypto
-  private var current: Attempt?
-  private var previous: Attempt?
-
-  /// One INIT's secrets: its nonce, its ephemeral secret key, and the transcript at `h2`
-  /// and `ck_e`, from which the answers' keys come.
-  private struct Attempt {
-    let nonce: [UInt8]
-    var ephemeralSecret: [UInt8]
-    var transcript: HandshakeTranscript<Crypto>
-
-    mutating func wipe() {
-      transcript.crypto.wipe(&ephemeralSecret)
-      transcript.wipe()
-    }
-  }
+  /// The attempts' buffers, empty when there is none.
+  private var current: [UInt8] = []
+  private var previous: [UInt8] = []
 
   public init(crypto: Crypto) { self.crypto = crypto }
 
   /// How many attempts can still be answered (0, 1 or 2).
-  public var openAttempts: Int { (current == nil ? 0 : 1) + (previous == nil ? 0 : 1) }
+  public var openAttempts: Int { (current.isEmpty ? 0 : 1) + (previous.isEmpty ? 0 : 1) }
 
   /// A session to resume: its id and its `k_resume` (§12.10).
   public struct Resume {
@@ -81,35 +73,37 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   public mutating func initiate(
     token: TokenV2, request: HandshakeRequest, resume: Resume? = nil, cookie: [UInt8]? = nil
   ) throws(HandshakeError) -> InitMessage {
-    let nonce = crypto.randomBytes(count: 16)
-    var secret = crypto.randomBytes(count: 32)
-    guard let ephemeral = crypto.x25519PublicKey(secret: secret) else {
-      crypto.wipe(&secret)
+    var attempt = crypto.randomBytes(count: 16)
+    attempt.append(contentsOf: crypto.randomBytes(count: 32))
+    defer { crypto.wipe(&attempt) }
+    guard let ephemeral = crypto.x25519PublicKey(secret: Array(attempt[16..<48])) else {
       throw .badKey
     }
-    var bytes = [InitMessage.kind, InitMessage.version]
-    bytes.append(contentsOf: nonce)
+    var bytes = [UInt8](repeating: 0, count: InitMessage.size)
+    bytes[0] = InitMessage.kind
+    bytes[1] = InitMessage.version
+    put(attempt[0..<16], into: &bytes, at: 2)
+    put(ephemeral[...], into: &bytes, at: 18)
+    put(token.sent[...], into: &bytes, at: 50)
     var transcript = HandshakeTranscript(crypto: crypto)
     transcript.mixInitiation(
-      prefix: bytes[...], token: token.sent[...], deviceSecret: token.deviceSecret,
+      prefix: bytes[0..<18], token: token.sent[...], deviceSecret: token.deviceSecret,
       ephemeral: ephemeral[...])
     let sealed = sealRequest(request, resume: resume, transcript: transcript)
+    guard sealed.count == 184 else { throw .badKey }
+    put(sealed[...], into: &bytes, at: 269)
     transcript.mixHash(sealed[...])
-    bytes.append(contentsOf: ephemeral)
-    bytes.append(contentsOf: token.sent)
-    bytes.append(contentsOf: sealed)
-    let mac2 = cookie.map {
-      crypto.derive(key: $0, input: bytes[...], label: "tether2 mac2", length: 16)
+    if let cookie {
+      let mac2 = crypto.derive(
+        key: cookie, input: bytes[0..<453], label: "tether2 mac2", length: 16)
+      put(mac2[...], into: &bytes, at: 453)
     }
-    bytes.append(contentsOf: mac2 ?? [UInt8](repeating: 0, count: 16))
-    guard let message = try? InitMessage(decoding: bytes[...]) else {
-      crypto.wipe(&secret)
-      throw .badKey
-    }
-    previous?.wipe()
-    previous = current
-    current = Attempt(nonce: nonce, ephemeralSecret: secret, transcript: transcript)
-    return message
+    var kept = attempt + transcript.hash + transcript.chainingKey
+    transcript.wipe()
+    swap(&previous, &current)
+    swap(&current, &kept)
+    crypto.wipe(&kept)
+    return InitMessage(checked: bytes)
   }
 
   /// `AEAD(k_req, 0^12, ad = h1, Q)` (step 6), the transcript standing at `h1`.
@@ -153,48 +147,66 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
 
   /// Ends both attempts, wiping their secrets.
   public mutating func end() {
-    current?.wipe()
-    previous?.wipe()
-    current = nil
-    previous = nil
+    crypto.wipe(&current)
+    crypto.wipe(&previous)
+    current = []
+    previous = []
   }
 
-  private func attempt(answering nonce: ArraySlice<UInt8>) throws(HandshakeError) -> Attempt {
-    if let current, current.nonce[...] == nonce { return current }
-    if let previous, previous.nonce[...] == nonce { return previous }
-    throw .unknownAttempt
+  /// The attempt whose `N_d` is `nonce`, resumed at `h2` and `ck_e`, and its ephemeral
+  /// secret.
+  private func attempt(answering nonce: ArraySlice<UInt8>) throws(HandshakeError)
+    -> (transcript: HandshakeTranscript<Crypto>, secret: [UInt8])
+  {
+    let attempt = current.starts(with: nonce) ? current : previous
+    guard !nonce.isEmpty, attempt.starts(with: nonce) else { throw .unknownAttempt }
+    return (
+      HandshakeTranscript(crypto: crypto, hash: attempt[48..<80], chainingKey: attempt[80..<112]),
+      Array(attempt[16..<48])
+    )
   }
 
   /// Steps 7 to 11 on a RESPONSE, then the CONFIRM and the session's keys.
   private mutating func complete(_ response: ResponseMessage) throws(HandshakeError)
     -> Established
   {
-    var attempt = try attempt(answering: response.deviceNonce)
-    guard var shared = crypto.x25519(secret: attempt.ephemeralSecret, publicKey: response.ephemeral)
-    else { throw .badKey }
-    var sessionSecret = attempt.transcript.mixResponseKeys(
+    var (transcript, secret) = try attempt(answering: response.deviceNonce)
+    defer {
+      crypto.wipe(&secret)
+      transcript.wipe()
+    }
+    guard var shared = crypto.x25519(secret: secret, publicKey: response.ephemeral) else {
+      throw .badKey
+    }
+    var sessionSecret = transcript.mixResponseKeys(
       header: response.header, ephemeral: response.ephemeral, sharedSecret: &shared)
     defer { crypto.wipe(&sessionSecret) }
-    let tag = attempt.transcript.mixTicket(response.ticket)
+    let tag = transcript.mixTicket(response.ticket)
     guard crypto.constantTimeEqual(tag[...], response.tag) else { throw .unopened }
     let keys = try SessionKeys(
       sessionSecret: sessionSecret, sessionID: response.sessionID, crypto: crypto)
-    var head = [ConfirmMessage.kind]
-    head.append(contentsOf: response.bytes[17..<25])
-    head.append(contentsOf: response.ticket)
-    let confirmTag = SessionKeys.confirmTag(
-      head: head[...], sessionSecret: sessionSecret, crypto: crypto)
-    let confirm = try ConfirmMessage(
-      sessionID: response.sessionID, ticket: response.ticket, tag: confirmTag[...])
+    // CONFIRM: kind, session id, ticket (the RESPONSE's bytes 17 ..< 25 and 77 ..< 253),
+    // then the tag over them.
+    var confirm = [ConfirmMessage.kind]
+    confirm.append(contentsOf: response.bytes[17..<25])
+    confirm.append(contentsOf: response.ticket)
+    confirm.append(
+      contentsOf: SessionKeys.confirmTag(
+        head: confirm[...], sessionSecret: sessionSecret, crypto: crypto))
+    guard confirm.count == ConfirmMessage.size else { throw .badKey }
     end()
-    return Established(confirm: confirm, keys: keys, ticketLifetimeMs: response.ticketLifetimeMs)
+    return Established(
+      confirm: ConfirmMessage(checked: confirm), keys: keys,
+      ticketLifetimeMs: response.ticketLifetimeMs)
   }
 
   /// A COOKIE_REPLY or REFUSE_SEALED, opened under the attempt's `k_cookie` or `k_refuse`.
   private mutating func open(_ answer: SealedAnswer) throws(HandshakeError) -> Outcome {
     let isCookie = answer.kind == SealedAnswer.cookieReplyKind
-    let attempt = try attempt(answering: answer.deviceNonce)
-    var key = attempt.transcript.key(isCookie ? "tether2 cookiek" : "tether2 refuse")
+    var (transcript, secret) = try attempt(answering: answer.deviceNonce)
+    crypto.wipe(&secret)
+    var key = transcript.key(isCookie ? "tether2 cookiek" : "tether2 refuse")
+    transcript.wipe()
     defer { crypto.wipe(&key) }
     guard
       let plaintext = crypto.xaeadOpen(
@@ -208,5 +220,16 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     }
     end()
     return .refused(.sealed(reason: plaintext[0], detail: plaintext[1]))
+  }
+}
+
+/// Copies `source` into `bytes` from `offset` (which the caller keeps within `bytes`).
+/// One out-of-line loop for every field the handshake writes in place.
+@inline(never)
+func put(_ source: ArraySlice<UInt8>, into bytes: inout [UInt8], at offset: Int) {
+  var i = offset
+  for byte in source {
+    bytes[i] = byte
+    i += 1
   }
 }

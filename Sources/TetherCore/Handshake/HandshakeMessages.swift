@@ -46,6 +46,9 @@ public struct InitMessage: Equatable, Sendable {
     guard self.bytes[1] == Self.version else { throw .malformed }
   }
 
+  /// Bytes the device wrote in this layout.
+  init(checked bytes: [UInt8]) { self.bytes = bytes }
+
   public init(
     deviceNonce: ArraySlice<UInt8>, ephemeral: ArraySlice<UInt8>, token: ArraySlice<UInt8>,
     sealedRequest: ArraySlice<UInt8>, mac2: ArraySlice<UInt8>
@@ -117,6 +120,9 @@ public struct ConfirmMessage: Equatable, Sendable {
   public init(decoding bytes: ArraySlice<UInt8>) throws(HandshakeError) {
     self.bytes = try checked(bytes, kind: Self.kind, size: Self.size)
   }
+
+  /// Bytes the device wrote in this layout.
+  init(checked bytes: [UInt8]) { self.bytes = bytes }
 
   public init(sessionID: UInt64, ticket: ArraySlice<UInt8>, tag: ArraySlice<UInt8>)
     throws(HandshakeError)

@@ -53,16 +53,19 @@ public struct HandshakeRequest: Equatable, Sendable {
 
   /// The 168 bytes. A field longer than its room is cut to it (the decoder refuses what
   /// that makes); the device builds requests from names already checked by its calls.
+  /// Written in place into zeros (the padding and the reserved bytes), field by field.
   public func encoded() -> [UInt8] {
-    var out: [UInt8] = [flags]
-    Self.appendPadded(versions, width: 4, to: &out)
-    out.appendBigEndian(UInt64(uid), byteCount: 4)
-    Self.appendField(appID, to: &out)
-    out.append(kind)
-    Self.appendField(name, to: &out)
-    out.appendBigEndian(resumeSessionID, byteCount: 8)
-    Self.appendPadded(resumeProof, width: 16, to: &out)
-    Self.appendPadded([], width: 4, to: &out)
+    var out = [UInt8](repeating: 0, count: Self.size)
+    out[0] = flags
+    put(versions.prefix(4), into: &out, at: 1)
+    putBigEndian(UInt64(uid), width: 4, into: &out, at: 5)
+    out[9] = UInt8(truncatingIfNeeded: min(appID.count, 64))
+    put(appID.prefix(64), into: &out, at: 10)
+    out[74] = kind
+    out[75] = UInt8(truncatingIfNeeded: min(name.count, 64))
+    put(name.prefix(64), into: &out, at: 76)
+    putBigEndian(resumeSessionID, width: 8, into: &out, at: 140)
+    put(resumeProof.prefix(16), into: &out, at: 148)
     return out
   }
 
@@ -118,13 +121,13 @@ public struct HandshakeRequest: Equatable, Sendable {
     return Array(value)
   }
 
-  private static func appendField(_ value: [UInt8], to out: inout [UInt8]) {
-    out.append(UInt8(truncatingIfNeeded: min(value.count, 64)))
-    appendPadded(value, width: 64, to: &out)
-  }
+}
 
-  private static func appendPadded(_ value: [UInt8], width: Int, to out: inout [UInt8]) {
-    for i in 0..<width { out.append(i < value.count ? value[i] : 0) }
+/// Writes the low `width` bytes of `value` big-endian into `bytes` from `offset`.
+@inline(never)
+func putBigEndian(_ value: UInt64, width: Int, into bytes: inout [UInt8], at offset: Int) {
+  for i in 0..<width {
+    bytes[offset + i] = UInt8(truncatingIfNeeded: value >> UInt64(8 * (width - 1 - i)))
   }
 }
 

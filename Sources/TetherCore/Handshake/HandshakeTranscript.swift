@@ -8,6 +8,11 @@
 /// Every derivation is keyed BLAKE2b with salt and personalization (§12.1): `HASH` unkeyed
 /// with the label "tether2 hash", `PRF(k, x, L)` keyed with `k`, each purpose its own label,
 /// so no value serves two of them.
+///
+/// Its steps are kept out of line (`@inline(never)`): the device calls each from several
+/// places, and inlined into them the aarch64 library grew by kilobytes of copies and
+/// reference counting (measured with an Embedded probe of the device side, see
+/// docs/PROTOCOL.md §12.16).
 struct HandshakeTranscript<Crypto: SessionCrypto> {
   let crypto: Crypto
   private(set) var hash: [UInt8]
@@ -20,11 +25,19 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
     chainingKey = hash
   }
 
+  /// A transcript resumed where it stood (an attempt's `h2` and `ck_e`).
+  init(crypto: Crypto, hash: ArraySlice<UInt8>, chainingKey: ArraySlice<UInt8>) {
+    self.crypto = crypto
+    self.hash = Array(hash)
+    self.chainingKey = Array(chainingKey)
+  }
+
   /// The protocol's name, hashed first, so that a transcript of another protocol (or a
   /// later version of this one) never shares a value with this one.
   static var protocolName: [UInt8] { ascii("Tether v2 NNpsk0 X25519 ChaChaPoly BLAKE2b") }
 
   /// `h = HASH(h ‖ data)`.
+  @inline(never)
   mutating func mixHash(_ data: ArraySlice<UInt8>) {
     var input = hash
     input.append(contentsOf: data)
@@ -32,6 +45,7 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   }
 
   /// `ck = PRF(ck, data, "tether2 ck")`; the previous chaining key is wiped.
+  @inline(never)
   mutating func mixKey(_ data: ArraySlice<UInt8>) {
     var previous = chainingKey
     chainingKey = crypto.derive(key: previous, input: data, label: "tether2 ck")
@@ -39,6 +53,7 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   }
 
   /// `PRF(ck, "", label)`: a key of this point of the schedule.
+  @inline(never)
   func key(_ label: StaticString) -> [UInt8] {
     crypto.derive(key: chainingKey, input: [], label: label)
   }
@@ -46,6 +61,7 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   /// Steps 2 to 5 (the INIT up to `e_d`): afterwards `hash` is `h1` and `chainingKey` is
   /// `ck_e`, the point where `k_req`, `k_refuse` and `k_cookie` are taken. `prefix` is the
   /// INIT's first 18 bytes (kind, version, `N_d`), `token` its `W`.
+  @inline(never)
   mutating func mixInitiation(
     prefix: ArraySlice<UInt8>, token: ArraySlice<UInt8>, deviceSecret: [UInt8],
     ephemeral: ArraySlice<UInt8>
@@ -61,6 +77,7 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   /// session secret `S`. `header` is the RESPONSE's first 45 bytes, `sharedSecret` the DH
   /// of the two ephemeral keys (wiped here). `S` is taken before the ticket is mixed in
   /// because the ticket carries `S`, sealed for the edge: the edge needs `S` to make it.
+  @inline(never)
   mutating func mixResponseKeys(
     header: ArraySlice<UInt8>, ephemeral: ArraySlice<UInt8>, sharedSecret: inout [UInt8]
   ) -> [UInt8] {
@@ -75,6 +92,7 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   /// Steps 10 and 11: mixes the ticket in and returns the RESPONSE's tag,
   /// `AEAD(k_resp, 0^12, ad = h, empty)`, which covers the whole RESPONSE. The chaining key
   /// is wiped: the handshake needs it no more.
+  @inline(never)
   mutating func mixTicket(_ ticket: ArraySlice<UInt8>) -> [UInt8] {
     mixHash(ticket)
     var responseKey = key("tether2 resp")
@@ -103,6 +121,7 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
 extension SessionCrypto {
   /// `PRF(key, input, label)` of §12.1, `length` bytes (32, or 16 for `PRF16`); with an
   /// empty key, the unkeyed hash (`HASH` is this with the label "tether2 hash").
+  @inline(never)
   func derive(
     key: [UInt8] = [], input: ArraySlice<UInt8>, label: StaticString, length: Int = 32
   ) -> [UInt8] {
