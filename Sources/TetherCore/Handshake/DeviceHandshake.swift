@@ -119,13 +119,9 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
         key: resume.key, input: transcript.hash[...], label: "tether2 proof", length: 16)
     }
     var plaintext = request.encoded()
-    var key = transcript.key("tether2 req")
-    defer {
-      crypto.wipe(&key)
-      crypto.wipe(&plaintext)
-    }
-    return crypto.aeadSeal(
-      key: key, nonce: HandshakeTranscript<Crypto>.zeroNonce, ad: transcript.hash[...],
+    defer { crypto.wipe(&plaintext) }
+    return crypto.sealOnce(
+      key: transcript.chainingKey, label: "tether2 req", ad: transcript.hash[...],
       plaintext: plaintext[...])
   }
 

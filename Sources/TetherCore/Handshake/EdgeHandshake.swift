@@ -27,11 +27,9 @@ public struct EdgeHandshake<Crypto: SessionCrypto> {
     transcript.mixInitiation(
       prefix: initiation.bytes[0..<18], token: initiation.token, deviceSecret: deviceSecret,
       ephemeral: initiation.ephemeral)
-    var key = transcript.key("tether2 req")
-    defer { crypto.wipe(&key) }
     guard
-      var plaintext = crypto.aeadOpen(
-        key: key, nonce: HandshakeTranscript<Crypto>.zeroNonce, ad: transcript.hash[...],
+      var plaintext = crypto.openOnce(
+        key: transcript.chainingKey, label: "tether2 req", ad: transcript.hash[...],
         sealed: initiation.sealedRequest)
     else {
       transcript.wipe()

@@ -18,10 +18,19 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   private(set) var hash: [UInt8]
   private(set) var chainingKey: [UInt8]
 
-  /// Step 1: `h = HASH(protocol name)`, `ck = h`.
+  /// Step 1: `h = HASH("Tether v2 NNpsk0 X25519 ChaChaPoly BLAKE2b")`, `ck = h`. The
+  /// protocol's name is hashed first so that a transcript of another protocol (or of a
+  /// later version of this one) never shares a value with this one. The hash is a constant,
+  /// written out (a call and the name's bytes less in the device library); the independent
+  /// vectors (scripts/test/v2-vectors.py) compute it from the name, so it cannot be wrong
+  /// without every vector failing.
   init(crypto: Crypto) {
     self.crypto = crypto
-    hash = crypto.derive(input: Self.protocolName[...], label: "tether2 hash")
+    hash = [
+      0xD2, 0xC4, 0xEE, 0x6F, 0x70, 0xF5, 0xA5, 0x87, 0x94, 0xE4, 0x3B, 0x02, 0x88, 0x41, 0x00,
+      0xAC, 0xB9, 0x9F, 0xC2, 0x57, 0xBE, 0x32, 0x3C, 0x23, 0x32, 0xBE, 0x5A, 0xE8, 0xEA, 0xC2,
+      0x4C, 0xA5,
+    ]
     chainingKey = hash
   }
 
@@ -31,10 +40,6 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
     self.hash = Array(hash)
     self.chainingKey = Array(chainingKey)
   }
-
-  /// The protocol's name, hashed first, so that a transcript of another protocol (or a
-  /// later version of this one) never shares a value with this one.
-  static var protocolName: [UInt8] { ascii("Tether v2 NNpsk0 X25519 ChaChaPoly BLAKE2b") }
 
   /// `h = HASH(h ‖ data)`.
   @inline(never)
@@ -95,18 +100,12 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   @inline(never)
   mutating func mixTicket(_ ticket: ArraySlice<UInt8>) -> [UInt8] {
     mixHash(ticket)
-    var responseKey = key("tether2 resp")
-    let tag = crypto.aeadSeal(key: responseKey, nonce: Self.zeroNonce, ad: hash[...], plaintext: [])
-    crypto.wipe(&responseKey)
-    wipe()
-    return tag
+    defer { wipe() }
+    return crypto.sealOnce(key: chainingKey, label: "tether2 resp", ad: hash[...], plaintext: [])
   }
 
   /// Wipes the chaining key (the transcript hash is public).
   mutating func wipe() { crypto.wipe(&chainingKey) }
-
-  /// The nonce of every key used once (`k_req`, `k_resp`, `k_confirm`): 12 zero bytes.
-  static var zeroNonce: [UInt8] { [UInt8](repeating: 0, count: 12) }
 
   /// ASCII text as bytes, zero-padded to `width` (a label: 16) if it is shorter.
   static func ascii(_ text: StaticString, width: Int = 0) -> [UInt8] {
@@ -128,5 +127,27 @@ extension SessionCrypto {
     blake2b(
       length: length, input: input, key: key[...], salt: [UInt8](repeating: 0, count: 16),
       personal: HandshakeTranscript<Self>.ascii(label, width: 16))
+  }
+
+  /// `AEAD(PRF(key, "", label), 0^12, ad, plaintext)`, the derived key wiped: each seal
+  /// of the handshake under a key it uses once (`k_req`, `k_resp`, `k_confirm`), which is
+  /// why the nonce can be zeros.
+  @inline(never)
+  func sealOnce(
+    key: [UInt8], label: StaticString, ad: ArraySlice<UInt8>, plaintext: ArraySlice<UInt8>
+  ) -> [UInt8] {
+    var once = derive(key: key, input: [], label: label)
+    defer { wipe(&once) }
+    return aeadSeal(
+      key: once, nonce: [UInt8](repeating: 0, count: 12), ad: ad, plaintext: plaintext)
+  }
+
+  /// Opens what ``sealOnce(key:label:ad:plaintext:)`` sealed; nil if it does not open.
+  func openOnce(
+    key: [UInt8], label: StaticString, ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>
+  ) -> [UInt8]? {
+    var once = derive(key: key, input: [], label: label)
+    defer { wipe(&once) }
+    return aeadOpen(key: once, nonce: [UInt8](repeating: 0, count: 12), ad: ad, sealed: sealed)
   }
 }

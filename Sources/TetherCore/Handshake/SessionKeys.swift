@@ -54,9 +54,6 @@ public struct SessionKeys<Crypto: SessionCrypto> {
   static func confirmTag(head: ArraySlice<UInt8>, sessionSecret: [UInt8], crypto: Crypto)
     -> [UInt8]
   {
-    var key = crypto.derive(key: sessionSecret, input: [], label: "tether2 confirm")
-    defer { crypto.wipe(&key) }
-    return crypto.aeadSeal(
-      key: key, nonce: HandshakeTranscript<Crypto>.zeroNonce, ad: head, plaintext: [])
+    crypto.sealOnce(key: sessionSecret, label: "tether2 confirm", ad: head, plaintext: [])
   }
 }
