@@ -126,18 +126,41 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   }
 
   /// Takes a datagram from the edge: a RESPONSE, COOKIE_REPLY, REFUSE_CLEAR or
-  /// REFUSE_SEALED for one of the open attempts.
+  /// REFUSE_SEALED for one of the open attempts. A RESPONSE or a refusal ends both
+  /// attempts; a COOKIE_REPLY leaves them open.
   /// - Throws: a ``HandshakeError``, having changed nothing, for anything else.
   public mutating func receive(_ datagram: ArraySlice<UInt8>) throws(HandshakeError) -> Outcome {
-    switch datagram.first {
+    // One copy, then every answer is read in place through its codec's accessors. All four
+    // echo N_d at bytes 1 ..< 17, so one lookup serves them.
+    let bytes = Array(datagram)
+    let kind = bytes.first ?? 0
+    guard bytes.count == Self.size(ofAnswer: kind) else { throw .malformed }
+    let attempt = current.starts(with: bytes[1..<17]) ? current : previous
+    guard attempt.starts(with: bytes[1..<17]) else { throw .unknownAttempt }
+    var transcript = HandshakeTranscript(
+      crypto: crypto, hash: attempt[48..<80], chainingKey: attempt[80..<112])
+    defer { transcript.wipe() }
+    let outcome: Outcome
+    switch kind {
     case ResponseMessage.kind:
-      return .established(try complete(ResponseMessage(decoding: datagram)))
+      outcome = .established(
+        try complete(ResponseMessage(checked: bytes), secret: attempt[16..<48], &transcript))
     case RefuseClearMessage.kind:
-      _ = try attempt(answering: RefuseClearMessage(decoding: datagram).deviceNonce)
-      end()
-      return .refused(.tokenNotOpened)
+      guard bytes[17] == RefuseClearMessage.tokenNotOpened else { throw .malformed }
+      outcome = .refused(.tokenNotOpened)
     default:
-      return try open(SealedAnswer(decoding: datagram))
+      outcome = try open(SealedAnswer(checked: bytes), transcript)
+    }
+    if case .cookie = outcome {} else { end() }
+    return outcome
+  }
+
+  /// The size of an answer of `kind` the device takes (0 for any other kind).
+  private static func size(ofAnswer kind: UInt8) -> Int {
+    switch kind {
+    case ResponseMessage.kind: return ResponseMessage.size
+    case RefuseClearMessage.kind: return RefuseClearMessage.size
+    default: return SealedAnswer.size(of: kind)
     }
   }
 
@@ -149,28 +172,14 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     previous = []
   }
 
-  /// The attempt whose `N_d` is `nonce`, resumed at `h2` and `ck_e`, and its ephemeral
-  /// secret.
-  private func attempt(answering nonce: ArraySlice<UInt8>) throws(HandshakeError)
-    -> (transcript: HandshakeTranscript<Crypto>, secret: [UInt8])
-  {
-    let attempt = current.starts(with: nonce) ? current : previous
-    guard !nonce.isEmpty, attempt.starts(with: nonce) else { throw .unknownAttempt }
-    return (
-      HandshakeTranscript(crypto: crypto, hash: attempt[48..<80], chainingKey: attempt[80..<112]),
-      Array(attempt[16..<48])
-    )
-  }
-
-  /// Steps 7 to 11 on a RESPONSE, then the CONFIRM and the session's keys.
-  private mutating func complete(_ response: ResponseMessage) throws(HandshakeError)
-    -> Established
-  {
-    var (transcript, secret) = try attempt(answering: response.deviceNonce)
-    defer {
-      crypto.wipe(&secret)
-      transcript.wipe()
-    }
+  /// Steps 7 to 11 on a RESPONSE, from the attempt's transcript and ephemeral secret, then
+  /// the CONFIRM and the session's keys.
+  private func complete(
+    _ response: ResponseMessage, secret: ArraySlice<UInt8>,
+    _ transcript: inout HandshakeTranscript<Crypto>
+  ) throws(HandshakeError) -> Established {
+    var secret = Array(secret)
+    defer { crypto.wipe(&secret) }
     guard var shared = crypto.x25519(secret: secret, publicKey: response.ephemeral) else {
       throw .badKey
     }
@@ -183,26 +192,24 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       sessionSecret: sessionSecret, sessionID: response.sessionID, crypto: crypto)
     // CONFIRM: kind, session id, ticket (the RESPONSE's bytes 17 ..< 25 and 77 ..< 253),
     // then the tag over them.
-    var confirm = [ConfirmMessage.kind]
-    confirm.append(contentsOf: response.bytes[17..<25])
-    confirm.append(contentsOf: response.ticket)
-    confirm.append(
-      contentsOf: SessionKeys.confirmTag(
-        head: confirm[...], sessionSecret: sessionSecret, crypto: crypto))
-    guard confirm.count == ConfirmMessage.size else { throw .badKey }
-    end()
+    var confirm = [UInt8](repeating: ConfirmMessage.kind, count: ConfirmMessage.size)
+    put(response.bytes[17..<25], into: &confirm, at: 1)
+    put(response.ticket, into: &confirm, at: 9)
+    let confirmTag = SessionKeys.confirmTag(
+      head: confirm[0..<185], sessionSecret: sessionSecret, crypto: crypto)
+    guard confirmTag.count == 16 else { throw .badKey }
+    put(confirmTag[...], into: &confirm, at: 185)
     return Established(
       confirm: ConfirmMessage(checked: confirm), keys: keys,
       ticketLifetimeMs: response.ticketLifetimeMs)
   }
 
   /// A COOKIE_REPLY or REFUSE_SEALED, opened under the attempt's `k_cookie` or `k_refuse`.
-  private mutating func open(_ answer: SealedAnswer) throws(HandshakeError) -> Outcome {
+  private func open(_ answer: SealedAnswer, _ transcript: HandshakeTranscript<Crypto>)
+    throws(HandshakeError) -> Outcome
+  {
     let isCookie = answer.kind == SealedAnswer.cookieReplyKind
-    var (transcript, secret) = try attempt(answering: answer.deviceNonce)
-    crypto.wipe(&secret)
     var key = transcript.key(isCookie ? "tether2 cookiek" : "tether2 refuse")
-    transcript.wipe()
     defer { crypto.wipe(&key) }
     guard
       let plaintext = crypto.xaeadOpen(
@@ -214,7 +221,6 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     guard plaintext.count == 2, plaintext[0] >= 1, plaintext[0] <= 7, plaintext[1] <= 2 else {
       throw .malformed
     }
-    end()
     return .refused(.sealed(reason: plaintext[0], detail: plaintext[1]))
   }
 }

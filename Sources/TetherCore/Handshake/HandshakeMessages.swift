@@ -79,6 +79,9 @@ public struct ResponseMessage: Equatable, Sendable {
     self.bytes = try checked(bytes, kind: Self.kind, size: Self.size)
   }
 
+  /// Bytes of this size and kind.
+  init(checked bytes: [UInt8]) { self.bytes = bytes }
+
   public init(
     deviceNonce: ArraySlice<UInt8>, sessionID: UInt64, edgeNonce: ArraySlice<UInt8>,
     ticketLifetimeMs: UInt32, ephemeral: ArraySlice<UInt8>, ticket: ArraySlice<UInt8>,
@@ -156,6 +159,9 @@ public struct SealedAnswer: Equatable, Sendable {
     let kind = bytes.first ?? 0
     self.bytes = try checked(bytes, kind: kind, size: Self.size(of: kind))
   }
+
+  /// Bytes of one of the two kinds, of its size.
+  init(checked bytes: [UInt8]) { self.bytes = bytes }
 
   public init(
     kind: UInt8, deviceNonce: ArraySlice<UInt8>, nonce: ArraySlice<UInt8>,
