@@ -66,19 +66,20 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   }
 
   /// Starts an attempt: draws `N_d` (16 bytes) then the ephemeral secret (32) through
-  /// `crypto`, seals `request` under `k_req` (with `resume`'s proof, if given, and its flag;
+  /// `crypto` (one draw of 48), seals `request` under `k_req` (with `resume`'s proof, if given, and its flag;
   /// without it, the flag cleared) and adds `mac2` under `cookie`, if one is held. The
   /// attempt before the previous one ends.
   /// - Throws: ``HandshakeError/badKey`` if the seam refused a key (never with libsodium).
   public mutating func initiate(
     token: TokenV2, request: HandshakeRequest, resume: Resume? = nil, cookie: [UInt8]? = nil
   ) throws(HandshakeError) -> InitMessage {
-    var attempt = crypto.randomBytes(count: 16)
-    attempt.append(contentsOf: crypto.randomBytes(count: 32))
+    // One draw: N_d, then the ephemeral secret (the order the vectors draw them in).
+    var attempt = crypto.randomBytes(count: 48)
     defer { crypto.wipe(&attempt) }
-    guard let ephemeral = crypto.x25519PublicKey(secret: Array(attempt[16..<48])) else {
-      throw .badKey
-    }
+    var secret = Array(attempt[16..<48])
+    let ephemeral = crypto.x25519PublicKey(secret: secret)
+    crypto.wipe(&secret)
+    guard let ephemeral else { throw .badKey }
     var bytes = [UInt8](repeating: 0, count: InitMessage.size)
     bytes[0] = InitMessage.kind
     bytes[1] = InitMessage.version
@@ -98,11 +99,13 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
         key: cookie, input: bytes[0..<453], label: "tether2 mac2", length: 16)
       put(mac2[...], into: &bytes, at: 453)
     }
-    var kept = attempt + transcript.hash + transcript.chainingKey
+    attempt.append(contentsOf: transcript.hash)
+    attempt.append(contentsOf: transcript.chainingKey)
     transcript.wipe()
+    // The new attempt becomes the current one, the current one the previous; the previous
+    // one is left in `attempt`, which the deferred wipe clears.
     swap(&previous, &current)
-    swap(&current, &kept)
-    crypto.wipe(&kept)
+    swap(&current, &attempt)
     return InitMessage(checked: bytes)
   }
 

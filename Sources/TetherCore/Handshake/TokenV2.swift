@@ -55,8 +55,8 @@ public struct TokenV2: Sendable {
     guard binary.count == Self.binaryLength else { throw .wrongLength }
     guard binary[0] == Self.version else { throw .wrongVersion }
     deviceSecret = Array(binary[11..<43])
-    var sent = Array(binary[0..<11])
-    sent.append(contentsOf: binary[43..<251])
+    var sent = binary  // a copy: `binary` is wiped whole
+    sent.removeSubrange(11..<43)
     self.sent = sent
   }
 }
