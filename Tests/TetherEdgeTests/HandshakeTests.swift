@@ -255,13 +255,17 @@ struct HandshakeTests {
     #expect(edge.request.flags & HandshakeRequest.resumeFlag != 0)
     #expect(edge.resumeProofHolds(resumeKey: resumeKey))
     #expect(!edge.resumeProofHolds(resumeKey: crypto.randomBytes(count: 32)))
-    // Without a resume, the flag is cleared (even if the caller set it) and nothing holds.
+    // Without a resume, the resume fields are cleared (even if the caller set them) and
+    // nothing holds.
     var flagged = request
     flagged.flags = HandshakeRequest.resumeFlag | HandshakeRequest.rejoinFlag
+    flagged.resumeSessionID = 5
+    flagged.resumeProof = [UInt8](repeating: 1, count: 16)
     let plain = try Edge(
       opening: device.initiate(token: token, request: flagged), deviceSecret: token.deviceSecret,
       crypto: crypto)
     #expect(plain.request.flags == HandshakeRequest.rejoinFlag)
+    #expect(plain.request.resumeSessionID == 0 && plain.request.resumeProof.allSatisfy { $0 == 0 })
     #expect(!plain.resumeProofHolds(resumeKey: resumeKey))
   }
 

@@ -66,9 +66,9 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   }
 
   /// Starts an attempt: draws `N_d` (16 bytes) then the ephemeral secret (32) through
-  /// `crypto` (one draw of 48), seals `request` under `k_req` (with `resume`'s proof, if given, and its flag;
-  /// without it, the flag cleared) and adds `mac2` under `cookie`, if one is held. The
-  /// attempt before the previous one ends.
+  /// `crypto` (one draw of 48), seals `request` under `k_req` (with `resume`'s session,
+  /// proof and flag, if given; without it, none) and adds `mac2` under `cookie`, if one is
+  /// held. The attempt before the previous one ends.
   /// - Throws: ``HandshakeError/badKey`` if the seam refused a key (never with libsodium).
   public mutating func initiate(
     token: TokenV2, request: HandshakeRequest, resume: Resume? = nil, cookie: [UInt8]? = nil
@@ -109,20 +109,24 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     return InitMessage(checked: bytes)
   }
 
-  /// `AEAD(k_req, 0^12, ad = h1, Q)` (step 6), the transcript standing at `h1`.
+  /// `AEAD(k_req, 0^12, ad = h1, Q)` (step 6), the transcript standing at `h1`. The resume
+  /// fields (flag, session id, proof) come from `resume` alone, whatever `request` held,
+  /// and are written into the encoded request, not into a copy of it.
   private func sealRequest(
     _ request: HandshakeRequest, resume: Resume?, transcript: HandshakeTranscript<Crypto>
   ) -> [UInt8] {
-    var request = request
-    request.flags &= ~HandshakeRequest.resumeFlag
-    if let resume {
-      request.flags |= HandshakeRequest.resumeFlag
-      request.resumeSessionID = resume.sessionID
-      request.resumeProof = crypto.derive(
-        key: resume.key, input: transcript.hash[...], label: "tether2 proof", length: 16)
-    }
     var plaintext = request.encoded()
     defer { crypto.wipe(&plaintext) }
+    plaintext[0] &= ~HandshakeRequest.resumeFlag
+    var fields = [UInt8](repeating: 0, count: 24)  // session id, proof: zeros without resume
+    if let resume {
+      plaintext[0] |= HandshakeRequest.resumeFlag
+      putBigEndian(resume.sessionID, width: 8, into: &fields, at: 0)
+      let proof = crypto.derive(
+        key: resume.key, input: transcript.hash[...], label: "tether2 proof", length: 16)
+      put(proof[...], into: &fields, at: 8)
+    }
+    put(fields[...], into: &plaintext, at: 140)
     return crypto.sealOnce(
       key: transcript.chainingKey, label: "tether2 req", ad: transcript.hash[...],
       plaintext: plaintext[...])
