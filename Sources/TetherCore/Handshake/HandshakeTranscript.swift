@@ -10,9 +10,9 @@
 /// so no value serves two of them.
 ///
 /// Its steps are kept out of line (`@inline(never)`): the device calls each from several
-/// places, and inlined into them the aarch64 library grew by kilobytes of copies and
-/// reference counting (measured with an Embedded probe of the device side, see
-/// docs/PROTOCOL.md §12.16).
+/// places, and inlined into them they cost the aarch64 library over a kilobyte of copies
+/// and reference counting (an Embedded probe of the device side, docs/PROTOCOL.md §12.16,
+/// step 5).
 struct HandshakeTranscript<Crypto: SessionCrypto> {
   let crypto: Crypto
   private(set) var hash: [UInt8]
