@@ -102,6 +102,16 @@ struct HandshakeTests {
 
   // MARK: - Every bit of every answer
 
+  /// Calls `body` with `bytes` flipped at each bit in turn (bit 0 is byte 0's lowest).
+  static func forEachBitFlip(of bytes: [UInt8], _ body: (Int, ArraySlice<UInt8>) -> Void) {
+    var flipped = bytes
+    for bit in 0..<(bytes.count * 8) {
+      flipped[bit / 8] ^= 1 << UInt8(bit % 8)
+      body(bit, flipped[...])
+      flipped[bit / 8] ^= 1 << UInt8(bit % 8)
+    }
+  }
+
   /// Every bit of the RESPONSE flipped: refused (malformed, another attempt, or a tag that
   /// does not hold), and nothing changed: the genuine RESPONSE completes afterwards.
   @Test func everyBitFlip_ofTheResponse_isRefused_andChangesNothing() throws {
@@ -109,11 +119,8 @@ struct HandshakeTests {
     var device = Device(crypto: crypto)
     let initiation = try device.initiate(token: token, request: request)
     let (response, _) = try respond(to: initiation, secret: token.deviceSecret)
-    var bytes = response.bytes
-    for bit in 0..<(bytes.count * 8) {
-      bytes[bit / 8] ^= 1 << UInt8(bit % 8)
-      defer { bytes[bit / 8] ^= 1 << UInt8(bit % 8) }
-      #expect(throws: HandshakeError.self, "bit \(bit)") { try device.receive(bytes[...]) }
+    Self.forEachBitFlip(of: response.bytes) { bit, flipped in
+      #expect(throws: HandshakeError.self, "bit \(bit)") { try device.receive(flipped) }
     }
     #expect(device.openAttempts == 1)
     _ = try established(device.receive(response.bytes[...]))
@@ -131,11 +138,8 @@ struct HandshakeTests {
     let refusal = try edge.refusal(reason: 5, detail: 0)
     #expect(cookieReply.bytes.count == 73 && refusal.bytes.count == 59)
     for answer in [cookieReply, refusal] {
-      var bytes = answer.bytes
-      for bit in 0..<(bytes.count * 8) {
-        bytes[bit / 8] ^= 1 << UInt8(bit % 8)
-        defer { bytes[bit / 8] ^= 1 << UInt8(bit % 8) }
-        #expect(throws: HandshakeError.self, "bit \(bit)") { try device.receive(bytes[...]) }
+      Self.forEachBitFlip(of: answer.bytes) { bit, flipped in
+        #expect(throws: HandshakeError.self, "bit \(bit)") { try device.receive(flipped) }
       }
     }
     #expect(device.openAttempts == 1)
@@ -158,12 +162,9 @@ struct HandshakeTests {
     let initiation = try device.initiate(token: token, request: request)
     let (response, sessionSecret) = try respond(to: initiation, secret: token.deviceSecret)
     let confirm = try established(device.receive(response.bytes[...])).confirm
-    var bytes = confirm.bytes
-    for bit in 0..<(bytes.count * 8) {
-      bytes[bit / 8] ^= 1 << UInt8(bit % 8)
-      defer { bytes[bit / 8] ^= 1 << UInt8(bit % 8) }
+    Self.forEachBitFlip(of: confirm.bytes) { bit, flipped in
       let holds =
-        (try? ConfirmMessage(decoding: bytes[...])).map {
+        (try? ConfirmMessage(decoding: flipped)).map {
           Edge.confirmHolds($0, sessionSecret: sessionSecret, crypto: crypto)
         } ?? false
       #expect(!holds, "bit \(bit)")
