@@ -88,19 +88,19 @@ public struct EdgeHandshake<Crypto: SessionCrypto> {
   /// caller's to draw and wipe), nonce `N_e`, session id and ticket lifetime. The result
   /// holds `S`, which the edge seals into the ticket; ``PendingResponse/finish(ticket:)``
   /// then makes the RESPONSE.
-  /// - Throws: ``HandshakeError/badKey`` if `e_d` is a low-order point or a size is wrong.
+  /// - Throws: ``HandshakeError/badKey`` if `e_d` is a low-order point or a size is wrong
+  ///   (checked before the key exchange, so no shared secret is left behind).
   public func respond(
     ephemeralSecret: [UInt8], edgeNonce: [UInt8], sessionID: UInt64, ticketLifetimeMs: UInt32
   ) throws(HandshakeError) -> PendingResponse {
-    guard let ephemeral = crypto.x25519PublicKey(secret: ephemeralSecret),
-      var shared = crypto.x25519(secret: ephemeralSecret, publicKey: initiation.ephemeral)
-    else { throw .badKey }
     var header = [ResponseMessage.kind]
     header.append(contentsOf: initiation.deviceNonce)
     header.appendBigEndian(sessionID, byteCount: 8)
     header.append(contentsOf: edgeNonce)
     header.appendBigEndian(UInt64(ticketLifetimeMs), byteCount: 4)
-    guard header.count == 45 else { throw .badKey }
+    guard header.count == 45, let ephemeral = crypto.x25519PublicKey(secret: ephemeralSecret),
+      var shared = crypto.x25519(secret: ephemeralSecret, publicKey: initiation.ephemeral)
+    else { throw .badKey }
     var transcript = transcript
     let sessionSecret = transcript.mixResponseKeys(
       header: header[...], ephemeral: ephemeral[...], sharedSecret: &shared)
@@ -108,7 +108,8 @@ public struct EdgeHandshake<Crypto: SessionCrypto> {
       sessionSecret: sessionSecret, header: header, ephemeral: ephemeral, transcript: transcript)
   }
 
-  /// A RESPONSE whose ticket is still to be sealed.
+  /// A RESPONSE whose ticket is still to be sealed. It holds the chaining key until
+  /// ``finish(ticket:)`` wipes it: finish it, or wipe it (``wipe()``) if no RESPONSE is sent.
   public struct PendingResponse {
     /// `S`: the edge seals it into the ticket, and wipes it when the ticket is made.
     public let sessionSecret: [UInt8]
@@ -130,6 +131,9 @@ public struct EdgeHandshake<Crypto: SessionCrypto> {
         ticketLifetimeMs: UInt32(truncatingIfNeeded: bigEndian(header[...], at: b + 41, width: 4)),
         ephemeral: ephemeral[...], ticket: ticket, tag: tag[...])
     }
+
+    /// Wipes the chaining key (the session secret is the caller's to wipe).
+    public mutating func wipe() { transcript.wipe() }
   }
 
   /// Whether `confirm`'s tag holds under `k_confirm` of `sessionSecret` (the `S` its ticket
