@@ -31,6 +31,8 @@ public struct TokenV2: Sendable {
   /// `W` = `T[0 ..< 11] ‖ T[43 ..< 251]`: what the INIT carries.
   public let sent: [UInt8]
 
+  /// The token version, `T[0]`: always ``version`` once parsed.
+  public var tokenVersion: UInt8 { sent[0] }
   /// The key id of the certificate the token was minted under (§12.3).
   public var keyID: UInt16 { UInt16(truncatingIfNeeded: bigEndian(sent[...], at: 1, width: 2)) }
   /// The expiry, unix seconds (0: never), judged by the edge's clock.
