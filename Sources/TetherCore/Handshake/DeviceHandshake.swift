@@ -91,7 +91,10 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       prefix: bytes[0..<18], token: token.sent[...], deviceSecret: token.deviceSecret,
       ephemeral: ephemeral[...])
     let sealed = sealRequest(request, resume: resume, transcript: transcript)
-    guard sealed.count == 184 else { throw .badKey }
+    guard sealed.count == 184 else {
+      transcript.wipe()
+      throw .badKey
+    }
     put(sealed[...], into: &bytes, at: 269)
     transcript.mixHash(sealed[...])
     if let cookie {
