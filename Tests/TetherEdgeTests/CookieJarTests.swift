@@ -26,11 +26,11 @@ struct CookieJarTests {
   }
 
   @Test func aMac2UnderTheCookieOfItsSource_verifies_andNothingElse() {
-    let crypto = SeededCrypto(seedByte: 9)
+    let crypto = SeededCrypto(seed: 9)
     var jar = CookieJar(crypto: crypto, now: .zero)
     let cookie = jar.cookie(for: Self.device, now: .zero)
     // The jar's R is the stream's first 32 bytes.
-    let r = SeededCrypto(seedByte: 9).randomBytes(count: 32)
+    let r = SeededCrypto(seed: 9).randomBytes(count: 32)
     #expect(cookie == CookieJar.cookie(crypto, secret: r, source: Self.device))
     let mac2 = CookieJar.mac2(crypto, cookie: cookie, covering: Self.covered[...])
     func verifies(
@@ -52,7 +52,7 @@ struct CookieJarTests {
   /// A cookie made at 0 s works through the next period (as the previous R) and no longer
   /// in the one after; each replacement draws one new R.
   @Test func r_isReplacedEvery120s_thePreviousKeptOneMorePeriod() {
-    let crypto = SeededCrypto(seedByte: 9)
+    let crypto = SeededCrypto(seed: 9)
     var jar = CookieJar(crypto: crypto, now: .zero)
     let first = jar.cookie(for: Self.device, now: .zero)
     let mac2 = CookieJar.mac2(crypto, cookie: first, covering: Self.covered[...])
@@ -70,7 +70,7 @@ struct CookieJarTests {
   /// After two periods or more without a call, both secrets are past their time: one new R
   /// is drawn and the old cookies fail.
   @Test func afterALongSilence_oldCookiesFail_andOneRIsDrawn() {
-    let crypto = SeededCrypto(seedByte: 9)
+    let crypto = SeededCrypto(seed: 9)
     var jar = CookieJar(crypto: crypto, now: .zero)
     let mac2 = CookieJar.mac2(
       crypto, cookie: jar.cookie(for: Self.device, now: .zero), covering: Self.covered[...])

@@ -14,7 +14,7 @@ struct SessionIDIssuerTests {
 
   @Test func epoch_isFourRandomBytes_andSerialsCountFromOne() {
     let issuer = SessionIDIssuer(
-      crypto: SeededCrypto(seedByte: 1, scripted: [0xDE, 0xAD, 0xBE, 0xEF]),
+      crypto: SeededCrypto(seed: 1, scripted: [0xDE, 0xAD, 0xBE, 0xEF]),
       ticketLifetime: Self.lifetime)
     var copy = issuer
     #expect(issuer.epoch == 0xDEAD_BEEF)
@@ -24,7 +24,7 @@ struct SessionIDIssuerTests {
   }
 
   @Test func aZeroEpoch_isDrawnAgain() {
-    let crypto = SeededCrypto(seedByte: 1, scripted: [0, 0, 0, 0, 0, 0, 0, 9])
+    let crypto = SeededCrypto(seed: 1, scripted: [0, 0, 0, 0, 0, 0, 0, 9])
     #expect(SessionIDIssuer(crypto: crypto, ticketLifetime: Self.lifetime).epoch == 9)
   }
 
@@ -37,7 +37,7 @@ struct SessionIDIssuerTests {
 
   /// At the end of an epoch's serials a new epoch begins at serial 1, never the same epoch.
   @Test func theLastSerial_startsANewEpoch() {
-    let crypto = SeededCrypto(seedByte: 1, scripted: [0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 6])
+    let crypto = SeededCrypto(seed: 1, scripted: [0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 6])
     var issuer = SessionIDIssuer(
       crypto: crypto, ticketLifetime: Self.lifetime,
       lastSerial: SessionIDIssuer<SeededCrypto>.finalSerial - 1)
@@ -51,13 +51,13 @@ struct SessionIDIssuerTests {
   // MARK: - May this id get a RESET?
 
   @Test func anotherEpoch_mayBeReset() {
-    var issuer = SessionIDIssuer(crypto: SeededCrypto(seedByte: 2), ticketLifetime: Self.lifetime)
+    var issuer = SessionIDIssuer(crypto: SeededCrypto(seed: 2), ticketLifetime: Self.lifetime)
     let id = issuer.issue(now: .zero)
     #expect(issuer.mayReset(SessionID(epoch: id.epoch &+ 1, serial: 1), now: .zero))
   }
 
   @Test func aSerialNotYetIssued_orZero_isNeverReset() {
-    var issuer = SessionIDIssuer(crypto: SeededCrypto(seedByte: 2), ticketLifetime: Self.lifetime)
+    var issuer = SessionIDIssuer(crypto: SeededCrypto(seed: 2), ticketLifetime: Self.lifetime)
     let id = issuer.issue(now: .zero)
     let late = Self.at(1_000_000)
     #expect(!issuer.mayReset(SessionID(epoch: id.epoch, serial: 2), now: late))
@@ -68,7 +68,7 @@ struct SessionIDIssuerTests {
   /// A serial issued within the last ticket lifetime may still be confirmed: no RESET until
   /// the lifetime has passed since it was issued.
   @Test func aSerialIssuedWithinTheLifetime_isNotReset_thenIs() {
-    var issuer = SessionIDIssuer(crypto: SeededCrypto(seedByte: 2), ticketLifetime: Self.lifetime)
+    var issuer = SessionIDIssuer(crypto: SeededCrypto(seed: 2), ticketLifetime: Self.lifetime)
     let id = issuer.issue(now: Self.at(500))
     #expect(!issuer.mayReset(id, now: Self.at(500)))
     #expect(!issuer.mayReset(id, now: Self.at(3_500)))
@@ -78,7 +78,7 @@ struct SessionIDIssuerTests {
   /// Serials issued over several seconds: the marks of each second tell old from recent,
   /// erring (by less than a second) towards recent; the last issue time is exact.
   @Test func marksPerSecond_tellOldSerialsFromRecentOnes() {
-    var issuer = SessionIDIssuer(crypto: SeededCrypto(seedByte: 3), ticketLifetime: Self.lifetime)
+    var issuer = SessionIDIssuer(crypto: SeededCrypto(seed: 3), ticketLifetime: Self.lifetime)
     let s1 = issuer.issue(now: Self.at(500))
     let s2 = issuer.issue(now: Self.at(2_200))
     let s3 = issuer.issue(now: Self.at(2_900))
@@ -100,7 +100,7 @@ struct SessionIDIssuerTests {
 
   /// Before a whole lifetime has passed since the clock's start, nothing is old.
   @Test func beforeOneLifetime_nothingIsReset() {
-    var issuer = SessionIDIssuer(crypto: SeededCrypto(seedByte: 4), ticketLifetime: Self.lifetime)
+    var issuer = SessionIDIssuer(crypto: SeededCrypto(seed: 4), ticketLifetime: Self.lifetime)
     let id = issuer.issue(now: .zero)
     #expect(!issuer.mayReset(id, now: Self.at(2_999)))
     #expect(!issuer.mayReset(id, now: Self.at(3_000)))
@@ -109,7 +109,7 @@ struct SessionIDIssuerTests {
   /// A steady stream of ids for a long time: every answer is what the issue times say
   /// (old by more than lifetime + 1 s: yes; within the lifetime: no), with the marks pruned.
   @Test func aLongRun_answersByIssueTime() {
-    var issuer = SessionIDIssuer(crypto: SeededCrypto(seedByte: 5), ticketLifetime: Self.lifetime)
+    var issuer = SessionIDIssuer(crypto: SeededCrypto(seed: 5), ticketLifetime: Self.lifetime)
     var issued: [(SessionID, UInt64)] = []
     for step: UInt64 in 0..<2_000 {
       let ms = step * 37

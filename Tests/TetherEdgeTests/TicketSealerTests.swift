@@ -47,17 +47,17 @@ struct TicketSealerTests {
   /// Sealed is `AEAD(K_ticket, 0^4 ‖ session id, ad = empty, plaintext)`: opened here with
   /// the key drawn from the same seeded stream.
   @Test func sealed_isTheAEADOfThePlaintext_underTheSessionIDNonce() throws {
-    var sealer = TicketSealer(crypto: SeededCrypto(seedByte: 7), epoch: Self.epoch)
+    var sealer = TicketSealer(crypto: SeededCrypto(seed: 7), epoch: Self.epoch)
     let sealed = sealer.seal(try Self.ticket(), id: Self.id)
     #expect(sealed.count == 176 && TicketSealer<SeededCrypto>.sealedBytes == 176)
-    let key = SeededCrypto(seedByte: 7).randomBytes(count: 32)
+    let key = SeededCrypto(seed: 7).randomBytes(count: 32)
     let nonce: [UInt8] = [0, 0, 0, 0, 0x0A, 0x0B, 0x0C, 0x0D, 0, 0, 0, 7]
     let opened = SodiumCrypto().aeadOpen(key: key, nonce: nonce, ad: [], sealed: sealed[...])
     #expect(opened == (try Self.ticket().encoded()))
   }
 
   @Test func aTicket_opensAsSealed_fromItsAddress_beforeItExpires() throws {
-    var sealer = TicketSealer(crypto: SeededCrypto(seedByte: 7), epoch: Self.epoch)
+    var sealer = TicketSealer(crypto: SeededCrypto(seed: 7), epoch: Self.epoch)
     let sealed = sealer.seal(try Self.ticket(resume: SessionID(epoch: 3, serial: 4)), id: Self.id)
     let opened = try sealer.open(sealed[...], id: Self.id, from: Self.device, now: Self.at(9_999))
     #expect(opened == (try Self.ticket(resume: SessionID(epoch: 3, serial: 4))))
@@ -76,7 +76,7 @@ struct TicketSealerTests {
   // MARK: - Refusals, in order
 
   @Test func anotherEpoch_isRefusedFirst() throws {
-    var sealer = TicketSealer(crypto: SeededCrypto(seedByte: 7), epoch: Self.epoch)
+    var sealer = TicketSealer(crypto: SeededCrypto(seed: 7), epoch: Self.epoch)
     let sealed = sealer.seal(try Self.ticket(), id: Self.id)
     let other = SessionID(epoch: Self.epoch + 1, serial: 7)
     #expect(throws: TicketRefusal.otherEpoch) {
@@ -86,7 +86,7 @@ struct TicketSealerTests {
 
   /// Another serial (the nonce), a flipped bit anywhere, a wrong size: it does not open.
   @Test func anAlteredTicket_orAnotherSessionID_doesNotOpen() throws {
-    var sealer = TicketSealer(crypto: SeededCrypto(seedByte: 7), epoch: Self.epoch)
+    var sealer = TicketSealer(crypto: SeededCrypto(seed: 7), epoch: Self.epoch)
     let sealed = sealer.seal(try Self.ticket(), id: Self.id)
     let next = SessionID(epoch: Self.epoch, serial: 8)
     #expect(throws: TicketRefusal.unopened) {
@@ -105,7 +105,7 @@ struct TicketSealerTests {
   }
 
   @Test func anExpiredTicket_isRefused() throws {
-    var sealer = TicketSealer(crypto: SeededCrypto(seedByte: 7), epoch: Self.epoch)
+    var sealer = TicketSealer(crypto: SeededCrypto(seed: 7), epoch: Self.epoch)
     let sealed = sealer.seal(try Self.ticket(), id: Self.id)
     #expect(throws: TicketRefusal.expired) {
       try sealer.open(sealed[...], id: Self.id, from: Self.device, now: Self.at(10_000))
@@ -114,7 +114,7 @@ struct TicketSealerTests {
 
   /// Only the INIT's address may confirm: another port or another host is refused.
   @Test func anotherAddress_isRefused() throws {
-    var sealer = TicketSealer(crypto: SeededCrypto(seedByte: 7), epoch: Self.epoch)
+    var sealer = TicketSealer(crypto: SeededCrypto(seed: 7), epoch: Self.epoch)
     let sealed = sealer.seal(try Self.ticket(), id: Self.id)
     for source in [
       IPEndpoint(ipv4: [192, 0, 2, 1], port: 7001)!, IPEndpoint(ipv4: [192, 0, 2, 2], port: 7000)!,
@@ -128,7 +128,7 @@ struct TicketSealerTests {
 
   /// A new epoch brings a new key (32 more bytes drawn); the old epoch's tickets are dead.
   @Test func aNewEpoch_drawsANewKey() throws {
-    let crypto = SeededCrypto(seedByte: 7)
+    let crypto = SeededCrypto(seed: 7)
     var sealer = TicketSealer(crypto: crypto, epoch: Self.epoch)
     let old = sealer.seal(try Self.ticket(), id: Self.id)
     #expect(crypto.drawn == 32)

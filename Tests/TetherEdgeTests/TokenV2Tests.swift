@@ -5,7 +5,7 @@ import TetherSodium
 
 @testable import TetherEdge
 
-/// Version 2 tokens (docs/PROTOCOL.md §12.4): ``TokenMinter`` makes the bytes PyNaCl made
+/// Version 2 tokens on the edge (docs/PROTOCOL.md §12.4): ``TokenMinter`` makes the bytes PyNaCl made
 /// from the same seeded draws (contrib/python/tether_token.py, through
 /// scripts/test/v2-vectors.py), and ``TokenOpener`` opens what a device sends of them and
 /// nothing else.
@@ -14,7 +14,7 @@ struct TokenV2Tests {
 
   @Test(arguments: TokenV2Vector.all)
   func minter_makesTheVectorsBytes_fromTheSameSeededDraws(_ vector: TokenV2Vector) throws {
-    let crypto = SeededCrypto(seedByte: vector.seed)
+    let crypto = SeededCrypto(seed: vector.seed)
     let minter = TokenMinter(crypto: crypto, keys: try vector.keys())
     let text = minter.mint(
       appID: try vector.app(), grant: try vector.grant(), expiresAt: vector.expiry)

@@ -3,17 +3,20 @@
 """Protocol version 2's test vectors, computed independently of Tether's Swift: Python's
 own hashlib BLAKE2b (as an app server without libsodium would, docs/PROTOCOL.md §12.3) and
 PyNaCl (which bundles its own libsodium) through contrib/python/tether_token.py, the
-token minter for Python app servers. Writes the Swift files under Tests/TetherEdgeTests/
-that the Swift tests reproduce with Tether's own code.
+token minter for Python app servers, and the handshake of §12.5 written out here with
+PyNaCl's X25519 and ChaCha20-Poly1305 and hashlib's BLAKE2b. Writes the Swift files under
+Tests/TetherEdgeTests/ that the Swift tests reproduce with Tether's own code, and the same
+handshake vectors as a C header (Tests/c/v2_vectors.h) for the C tests.
 
 Random bytes, where a vector needs them, come from a seeded stream: the bytes of
 randombytes_buf_deterministic(size, seed) (PyNaCl: nacl.utils.randombytes_deterministic)
 taken in order from the start, draw after draw. The test-only build of the library draws
 the same way.
 
-  scripts/test/v2-vectors.py          rewrite the Swift files
+  scripts/test/v2-vectors.py          rewrite the generated files
   scripts/test/v2-vectors.py --check  fail if a committed file differs (make lint)
 """
+import base64
 import hashlib
 import sys
 from pathlib import Path
@@ -21,10 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "contrib/python"))
 import tether_token  # noqa: E402
+from nacl import bindings  # noqa: E402
 from nacl.utils import randombytes_deterministic  # noqa: E402
 
 OUT = ROOT / "Tests/TetherEdgeTests/CertificateKeyVectors.swift"
 TOKEN_OUT = ROOT / "Tests/TetherEdgeTests/TokenV2Vectors.swift"
+HANDSHAKE_OUT = ROOT / "Tests/TetherEdgeTests/HandshakeVectors.swift"
+HANDSHAKE_C_OUT = ROOT / "Tests/c/v2_vectors.h"
 
 
 class SeededStream:
@@ -171,14 +177,298 @@ def swift_text(text: str) -> str:
     return '"""\n' + body + '\n        """'
 
 
+# --- The handshake (docs/PROTOCOL.md §12.5) and the first DATA of each side (§12.7). ---
+
+
+def person(label: bytes) -> bytes:
+    assert len(label) <= 16
+    return label + bytes(16 - len(label))
+
+
+def HASH(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=32, salt=bytes(16), person=person(b"tether2 hash")).digest()
+
+
+def PRF(key: bytes, data: bytes, label: bytes, size: int = 32) -> bytes:
+    return hashlib.blake2b(data, digest_size=size, key=key, salt=bytes(16), person=person(label)).digest()
+
+
+def AEAD(key: bytes, nonce: bytes, ad: bytes, plaintext: bytes) -> bytes:
+    return bindings.crypto_aead_chacha20poly1305_ietf_encrypt(plaintext, ad, nonce, key)
+
+
+def padded(value: bytes, width: int) -> bytes:
+    assert len(value) <= width
+    return value + bytes(width - len(value))
+
+
+def request_bytes(v: dict, proof: bytes) -> bytes:
+    """Q, 168 bytes (§12.5)."""
+    flags = v["flags"] | (0x02 if v["resume_id"] else 0)
+    q = (
+        bytes([flags])
+        + padded(bytes([2]), 4)
+        + v["uid"].to_bytes(4, "big")
+        + bytes([len(v["app_id"])]) + padded(v["app_id"], 64)
+        + bytes([v["kind"]])
+        + bytes([len(v["name"])]) + padded(v["name"], 64)
+        + v["resume_id"].to_bytes(8, "big")
+        + proof
+        + bytes(4)
+    )
+    assert len(q) == 168
+    return q
+
+
+def data_datagram(key: bytes, session_id: int, counter: int, payload: bytes) -> bytes:
+    """DATA (§12.7): kind, session id, counter, AEAD(k, 0^4 ‖ counter, ad = header, payload)."""
+    header = b"\x07" + session_id.to_bytes(8, "big") + counter.to_bytes(8, "big")
+    return header + AEAD(key, bytes(4) + counter.to_bytes(8, "big"), header, payload)
+
+
+# Two handshakes: a channel join with a cookie held (mac2), and a login that resumes a
+# session (its proof) with the RELOGIN flag. Each draws from its own seeded stream: the
+# device's N_d (16) then e_d (32), then the edge's N_e (16) then e_e (32). The ticket stands
+# for the edge's sealed one (opaque to the device); the payloads are §12.7's: HEARTBEAT
+# (type, sequence, 4 zero bytes) and ACCEPT (type, uid, server time, token time left, flags,
+# reset value) for the channel, LOGIN_HEARTBEAT (type, sequence, server session, events
+# received) and LOGIN_ACCEPT (type, server time, token time left, flags, server session,
+# reset value) for the login.
+HANDSHAKES = [
+    dict(
+        name="channel", token=0, seed=0x11, flags=0, uid=7, app_id=b"app", kind=1, name_=b"room",
+        resume_id=0, resume_key=b"", cookie=bytes(range(0xC0, 0xD0)),
+        session_id=0x9E3779B9_00000001, lifetime=10_000,
+        ticket=bytes((3 * i + 1) % 256 for i in range(176)),
+        heartbeat=b"\x02" + (1).to_bytes(4, "big") + bytes(4),
+        accept=b"\x81" + (7).to_bytes(4, "big") + (1_700_000_000_123).to_bytes(8, "big")
+        + (3_600_000).to_bytes(4, "big") + b"\x00" + bytes(range(0xA0, 0xB0)),
+    ),
+    dict(
+        name="login", token=3, seed=0x12, flags=1, uid=0, app_id=b"app", kind=2, name_=b"alice",
+        resume_id=0x0BADCAFE_00000007, resume_key=bytes(range(32, 64)), cookie=b"",
+        session_id=0x7F4A7C15_00000002, lifetime=3_000,
+        ticket=bytes((5 * i + 7) % 256 for i in range(176)),
+        heartbeat=b"\x06" + (1).to_bytes(4, "big") + (0x01020304).to_bytes(4, "big") + bytes(4),
+        accept=b"\x89" + (1_700_000_000_456).to_bytes(8, "big") + (0).to_bytes(4, "big") + b"\x01"
+        + (0x01020304).to_bytes(4, "big") + bytes(range(0xB0, 0xC0)),
+    ),
+]
+
+
+def token_text(index: int) -> str:
+    certificate, kind, app_id, name, uid, expiry, seed_byte = TOKENS[index]
+    return tether_token.mint(certificate, kind, app_id, name, uid, expiry, SeededStream(seed(seed_byte)))
+
+
+def handshake(v: dict) -> dict:
+    v = dict(v, name=v["name_"], label=v["name"])
+    text = token_text(v["token"])
+    binary = base64.urlsafe_b64decode(text[2:] + "=" * (-len(text[2:]) % 4))
+    psk, w = binary[11:43], binary[:11] + binary[43:]
+    stream = SeededStream(seed(v["seed"]))
+    n_d, e_d = stream(16), stream(32)
+    pub_d = bindings.crypto_scalarmult_base(e_d)
+    prefix = b"\x01\x02" + n_d
+    h = HASH(b"Tether v2 NNpsk0 X25519 ChaChaPoly BLAKE2b")  # 1
+    ck = h
+    h = HASH(h + prefix)  # 2
+    h = HASH(h + w)  # 3
+    ck = PRF(ck, psk, b"tether2 ck")  # 4
+    h = HASH(h + pub_d)  # 5: h1, ck_e
+    ck_e = PRF(ck, pub_d, b"tether2 ck")
+    h1 = h
+    proof = PRF(v["resume_key"], h1, b"tether2 proof", 16) if v["resume_id"] else bytes(16)
+    sealed = AEAD(PRF(ck_e, b"", b"tether2 req"), bytes(12), h1, request_bytes(v, proof))  # 6
+    h2 = HASH(h1 + sealed)
+    init = prefix + pub_d + w + sealed
+    init += PRF(v["cookie"], init, b"tether2 mac2", 16) if v["cookie"] else bytes(16)
+    assert len(init) == 469
+
+    n_e, e_e = stream(16), stream(32)
+    pub_e = bindings.crypto_scalarmult_base(e_e)
+    sid = v["session_id"].to_bytes(8, "big")
+    header = b"\x02" + n_d + sid + n_e + v["lifetime"].to_bytes(4, "big")
+    h = HASH(h2 + header)  # 7
+    h = HASH(h + pub_e)  # 8
+    ck = PRF(ck_e, pub_e, b"tether2 ck")
+    ck = PRF(ck, bindings.crypto_scalarmult(e_e, pub_d), b"tether2 ck")
+    assert bindings.crypto_scalarmult(e_d, pub_e) == bindings.crypto_scalarmult(e_e, pub_d)
+    session = PRF(ck, h, b"tether2 session")  # 9
+    h = HASH(h + v["ticket"])  # 10
+    tag = AEAD(PRF(ck, b"", b"tether2 resp"), bytes(12), h, b"")  # 11
+    response = header + pub_e + v["ticket"] + tag
+    assert len(response) == 269
+    head = b"\x03" + sid + v["ticket"]
+    confirm = head + AEAD(PRF(session, b"", b"tether2 confirm"), bytes(12), head, b"")
+    assert len(confirm) == 201
+    d2e = PRF(session, b"", b"tether2 d2e")
+    e2d = PRF(session, b"", b"tether2 e2d")
+    return dict(
+        v, token_text=text, init=init, response=response, confirm=confirm,
+        session_secret=session, d2e=d2e, e2d=e2d, resume=PRF(session, b"", b"tether2 resume"),
+        first_heartbeat=data_datagram(d2e, v["session_id"], 0, v["heartbeat"]),
+        first_accept=data_datagram(e2d, v["session_id"], 0, v["accept"]),
+    )
+
+
+# The fields each vector lists, in order: (Swift name, Swift type, key, kind of value).
+HANDSHAKE_FIELDS = [
+    ("name", "String", "label", "text"),
+    ("token", "String", "token_text", "text"),
+    ("seed", "UInt8", "seed", "byte"),
+    ("flags", "UInt8", "flags", "byte"),
+    ("uid", "UInt32", "uid", "int"),
+    ("appID", "String", "app_id", "ascii"),
+    ("kind", "UInt8", "kind", "byte"),
+    ("channelOrUser", "String", "name", "ascii"),
+    ("resumeSessionID", "UInt64", "resume_id", "hexint"),
+    ("resumeKey", "String", "resume_key", "hex"),
+    ("cookie", "String", "cookie", "hex"),
+    ("sessionID", "UInt64", "session_id", "hexint"),
+    ("ticketLifetimeMs", "UInt32", "lifetime", "int"),
+    ("ticket", "String", "ticket", "hex"),
+    ("heartbeatPayload", "String", "heartbeat", "hex"),
+    ("acceptPayload", "String", "accept", "hex"),
+    ("initiation", "String", "init", "hex"),
+    ("response", "String", "response", "hex"),
+    ("confirm", "String", "confirm", "hex"),
+    ("sessionSecret", "String", "session_secret", "hex"),
+    ("deviceToEdgeKey", "String", "d2e", "hex"),
+    ("edgeToDeviceKey", "String", "e2d", "hex"),
+    ("resumeKeyOfSession", "String", "resume", "hex"),
+    ("firstHeartbeat", "String", "first_heartbeat", "hex"),
+    ("firstAccept", "String", "first_accept", "hex"),
+]
+
+
+def swift_value(value, how: str) -> str:
+    if how == "text":
+        return swift_text(value)
+    if how == "ascii":
+        return swift_text(value.decode())
+    if how == "hex":
+        return swift_hex(value)
+    if how == "byte":
+        return f"0x{value:02X}"
+    if how == "hexint":
+        return "0x" + "_".join(f"{value:016X}"[i : i + 4] for i in range(0, 16, 4)) if value else "0"
+    return f"{value:_}"
+
+
+def render_handshakes() -> str:
+    vectors = [handshake(v) for v in HANDSHAKES]
+    rows = []
+    for vector in vectors:
+        fields = ",\n".join(
+            f"      {name}: {swift_value(vector[key], how)}" for name, _, key, how in HANDSHAKE_FIELDS
+        )
+        rows.append("    HandshakeVector(\n" + fields + "),\n")
+    members = "".join(f"  let {name}: {kind}\n" for name, kind, _, _ in HANDSHAKE_FIELDS)
+    return (
+        "// SPDX-License-Identifier: Apache-2.0\n"
+        "// Generated by scripts/test/v2-vectors.py (PyNaCl and hashlib); do not edit.\n"
+        "\n"
+        "/// docs/PROTOCOL.md §12.5's handshake and §12.7's first DATA of each side, computed\n"
+        "/// without Tether: the device's N_d then e_d, then the edge's N_e then e_e, drawn from\n"
+        "/// the seeded stream of `seed` (randombytes_buf_deterministic); the ticket stands for\n"
+        "/// the edge's sealed one. Hex strings; an empty one is an absent value.\n"
+        "struct HandshakeVector: Sendable {\n" + members + "\n"
+        "  static let all: [HandshakeVector] = [\n" + "".join(rows) + "  ]\n"
+        "}\n"
+    )
+
+
+def c_bytes(data: bytes, indent: str = "  ") -> str:
+    lines = []
+    for i in range(0, len(data), 12):
+        lines.append(indent + ", ".join(f"0x{b:02x}" for b in data[i : i + 12]) + ",")
+    return "\n".join(lines)
+
+
+def snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).replace("i_d", "id")
+
+
+def render_handshakes_c() -> str:
+    """The same vectors in C: positional initializers, so C++ reads the header too."""
+    vectors = [handshake(v) for v in HANDSHAKES]
+    arrays = []
+    entries = []
+    for vector in vectors:
+        prefix = f"tether_v2_{vector['label']}"
+        members = []
+        for name, _, key, how in HANDSHAKE_FIELDS:
+            value, field = vector[key], snake(name)
+            if how == "hex" and value:
+                arrays.append(
+                    f"static const unsigned char {prefix}_{field}[{len(value)}] = {{\n"
+                    f"{c_bytes(value)}\n}};\n"
+                )
+                members.append(f"{prefix}_{field}, {len(value)}")
+            elif how == "hex":
+                members.append("NULL, 0")
+            elif how in ("text", "ascii"):
+                members.append(f'"{value if how == "text" else value.decode()}"')
+            elif how == "hexint":
+                members.append(f"UINT64_C(0x{value:016x})")
+            else:
+                members.append(f"{value}")
+        body = "".join(
+            f"    {member}, /* {snake(name)} */\n" for member, (name, _, _, _) in zip(members, HANDSHAKE_FIELDS)
+        )
+        entries.append("  {\n" + body + "  },\n")
+    fields = []
+    for name, kind, _, how in HANDSHAKE_FIELDS:
+        field = snake(name)
+        if how == "hex":
+            fields.append(f"  const unsigned char *{field};\n  size_t {field}_length;\n")
+        elif how in ("text", "ascii"):
+            fields.append(f"  const char *{field};\n")
+        else:
+            ctype = {"UInt8": "uint8_t", "UInt32": "uint32_t", "UInt64": "uint64_t"}[kind]
+            fields.append(f"  {ctype} {field};\n")
+    return (
+        "/* SPDX-License-Identifier: Apache-2.0 */\n"
+        "/* Generated by scripts/test/v2-vectors.py (PyNaCl and hashlib); do not edit.\n"
+        " *\n"
+        " * docs/PROTOCOL.md §12.5's handshake and §12.7's first DATA of each side, computed\n"
+        " * without Tether, for the C tests of the test-only build of the library (whose random\n"
+        " * bytes come from randombytes_buf_deterministic over `seed` repeated 32 times: the\n"
+        " * device's N_d then e_d, then the edge's N_e then e_e). The same vectors as\n"
+        " * Tests/TetherEdgeTests/HandshakeVectors.swift; an absent value is NULL, 0. */\n"
+        "#ifndef TETHER_V2_VECTORS_H\n"
+        "#define TETHER_V2_VECTORS_H\n"
+        "\n"
+        "#include <stddef.h>\n"
+        "#include <stdint.h>\n"
+        "\n"
+        "struct tether_v2_handshake_vector {\n" + "".join(fields) + "};\n"
+        "\n" + "\n".join(arrays) + "\n"
+        f"#define TETHER_V2_HANDSHAKE_VECTORS {len(vectors)}\n"
+        "static const struct tether_v2_handshake_vector\n"
+        "    tether_v2_handshake_vectors[TETHER_V2_HANDSHAKE_VECTORS] = {\n" + "".join(entries) + "};\n"
+        "\n"
+        "#endif\n"
+    )
+
+
 def main() -> int:
-    outputs = {OUT: render(), TOKEN_OUT: render_tokens()}
+    outputs = {
+        OUT: render(),
+        TOKEN_OUT: render_tokens(),
+        HANDSHAKE_OUT: render_handshakes(),
+        HANDSHAKE_C_OUT: render_handshakes_c(),
+    }
     if sys.argv[1:] == ["--check"]:
         for path, text in outputs.items():
             if not path.exists() or path.read_text() != text:
                 print(f"v2-vectors: {path} differs from scripts/test/v2-vectors.py's output", file=sys.stderr)
                 return 1
-        print(f"v2-vectors: {len(CERTIFICATES)} certificate key and {len(TOKENS)} token vectors match")
+        print(
+            f"v2-vectors: {len(CERTIFICATES)} certificate key, {len(TOKENS)} token and "
+            f"{len(HANDSHAKES)} handshake vectors match"
+        )
         return 0
     for path, text in outputs.items():
         path.write_text(text)
