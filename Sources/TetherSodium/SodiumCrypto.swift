@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import CSodium
-import TetherCore
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build/build-lib.sh compiles these
+  // files into the module Tether with TetherCore's), present in SwiftPM's.
+  import TetherCore
+#endif
 
 /// ``SessionCrypto`` on libsodium 1.0.18: what the driver and the edge seal, open, derive
 /// and draw with (docs/PROTOCOL.md §12.1). Every call checks its sizes before it reaches

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 import CSodium
-import TetherCore
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
 
 /// ``DatagramCipher`` on libsodium's ChaCha20-Poly1305 (IETF): one direction's data key of
 /// protocol version 2 (docs/PROTOCOL.md §12.7), for the driver and the edge alike.

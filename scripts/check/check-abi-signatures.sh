@@ -19,6 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 failed=0
+# shellcheck source=scripts/build/lib-module.sh
+. scripts/build/lib-module.sh
 declared=$(grep -oE '\btether_[a-z0-9_]+\(' Include/tether.h | tr -d '(' | sort -u)
 sources=$(find Sources/Tether -name '*.swift' | sort)
 # shellcheck disable=SC2086
@@ -44,9 +46,8 @@ if [ "$implemented" != "$declared" ]; then
 fi
 [ "$failed" = 0 ] || exit 1
 # The comparison itself: a signature that differs from tether.h is a compile error.
-# shellcheck disable=SC2046
+# shellcheck disable=SC2086
 swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -typecheck \
-  -module-name Tether -package-name tether -I Sources/CLibev -I Sources/CTetherABI \
-  -I Sources/CTetherSystem $(find Sources/TetherCore Sources/Tether -name '*.swift' | sort)
+  -module-name Tether -package-name tether "${LIB_MODULE_INCLUDES[@]}" $LIB_MODULE_SOURCES
 echo "check-abi-signatures: the $(echo "$declared" | wc -l) functions of tether.h are" \
   "@c @implementation functions whose C signatures the compiler matched with the header"
