@@ -16,7 +16,7 @@ fi
 echo "abi-symbols: the $(echo "$declared" | wc -l) functions of tether.h are exactly those $lib exports"
 
 # What the library needs from elsewhere: libc's, libev's and libsodium's symbols only (no
-# Swift runtime).
+# Swift runtime). That no test hook of libsodium's is among them: scripts/check/test-hooks.sh.
 foreign=$(${NM:-nm} -D --undefined-only "$lib" | awk '{ print $NF }' |
   grep -vE '@GLIBC_|^ev_|^(sodium|crypto|randombytes)_|^(ceil|_ITM_.*|__gmon_start__|__cxa_finalize)$' ||
   true)
