@@ -41,22 +41,20 @@
   /// text has its tag, a digest at least 16 bytes).
   private func nonEmpty(_ result: [UInt8]) -> [UInt8]? { result.isEmpty ? nil : result }
 
-  /// The arguments of every AEAD export, read: nil when a pointer is NULL.
-  private struct AEADArguments {
-    let key: [UInt8]
-    let nonce: [UInt8]
-    let ad: [UInt8]
-    let text: [UInt8]
-
-    init?(
-      key: UnsafePointer<UInt8>?, nonce: UnsafePointer<UInt8>?, nonceLength: Int,
-      ad: UnsafePointer<UInt8>?, adLength: Int, text: UnsafePointer<UInt8>?, textLength: Int
-    ) {
-      guard let key = bytes(key, 32), let nonce = bytes(nonce, nonceLength),
-        let ad = bytes(ad, adLength), let text = bytes(text, textLength)
-      else { return nil }
-      (self.key, self.nonce, self.ad, self.text) = (key, nonce, ad, text)
-    }
+  /// The body of every AEAD export: its arguments read (`nullArgument` when a pointer that
+  /// must not be NULL is; an open may have no `out`, its plaintext being empty), then
+  /// `operation` on them (key, nonce, associated data, text), its result written to `out`.
+  private func aeadExport(
+    _ out: UnsafeMutablePointer<UInt8>?, sealing: Bool, key: UnsafePointer<UInt8>?,
+    nonce: UnsafePointer<UInt8>?, nonceLength: Int, ad: UnsafePointer<UInt8>?, adLength: Int,
+    text: UnsafePointer<UInt8>?, textLength: Int,
+    _ operation: ([UInt8], [UInt8], [UInt8], [UInt8]) -> [UInt8]?
+  ) -> Int32 {
+    guard out != nil || !sealing, let key = bytes(key, 32),
+      let nonce = bytes(nonce, nonceLength), let ad = bytes(ad, adLength),
+      let text = bytes(text, textLength)
+    else { return nullArgument }
+    return write(operation(key, nonce, ad, text), to: out)
   }
 
   @c @implementation
@@ -72,13 +70,10 @@
     _ nonce: UnsafePointer<UInt8>?, _ ad: UnsafePointer<UInt8>?, _ adLength: Int,
     _ plaintext: UnsafePointer<UInt8>?, _ plaintextLength: Int
   ) -> Int32 {
-    guard let out,
-      let a = AEADArguments(
-        key: key, nonce: nonce, nonceLength: 12, ad: ad, adLength: adLength, text: plaintext,
-        textLength: plaintextLength)
-    else { return nullArgument }
-    let result = seam().aeadSeal(key: a.key, nonce: a.nonce, ad: a.ad[...], plaintext: a.text[...])
-    return write(nonEmpty(result), to: out)
+    aeadExport(
+      out, sealing: true, key: key, nonce: nonce, nonceLength: 12, ad: ad, adLength: adLength,
+      text: plaintext, textLength: plaintextLength
+    ) { nonEmpty(seam().aeadSeal(key: $0, nonce: $1, ad: $2[...], plaintext: $3[...])) }
   }
 
   @c @implementation
@@ -87,13 +82,10 @@
     _ nonce: UnsafePointer<UInt8>?, _ ad: UnsafePointer<UInt8>?, _ adLength: Int,
     _ sealed: UnsafePointer<UInt8>?, _ sealedLength: Int
   ) -> Int32 {
-    guard
-      let a = AEADArguments(
-        key: key, nonce: nonce, nonceLength: 12, ad: ad, adLength: adLength, text: sealed,
-        textLength: sealedLength)
-    else { return nullArgument }
-    let result = seam().aeadOpen(key: a.key, nonce: a.nonce, ad: a.ad[...], sealed: a.text[...])
-    return write(result, to: out)
+    aeadExport(
+      out, sealing: false, key: key, nonce: nonce, nonceLength: 12, ad: ad, adLength: adLength,
+      text: sealed, textLength: sealedLength
+    ) { seam().aeadOpen(key: $0, nonce: $1, ad: $2[...], sealed: $3[...]) }
   }
 
   @c @implementation
@@ -102,13 +94,10 @@
     _ nonce: UnsafePointer<UInt8>?, _ ad: UnsafePointer<UInt8>?, _ adLength: Int,
     _ plaintext: UnsafePointer<UInt8>?, _ plaintextLength: Int
   ) -> Int32 {
-    guard let out,
-      let a = AEADArguments(
-        key: key, nonce: nonce, nonceLength: 24, ad: ad, adLength: adLength, text: plaintext,
-        textLength: plaintextLength)
-    else { return nullArgument }
-    let result = seam().xaeadSeal(key: a.key, nonce: a.nonce, ad: a.ad[...], plaintext: a.text[...])
-    return write(nonEmpty(result), to: out)
+    aeadExport(
+      out, sealing: true, key: key, nonce: nonce, nonceLength: 24, ad: ad, adLength: adLength,
+      text: plaintext, textLength: plaintextLength
+    ) { nonEmpty(seam().xaeadSeal(key: $0, nonce: $1, ad: $2[...], plaintext: $3[...])) }
   }
 
   @c @implementation
@@ -117,13 +106,10 @@
     _ nonce: UnsafePointer<UInt8>?, _ ad: UnsafePointer<UInt8>?, _ adLength: Int,
     _ sealed: UnsafePointer<UInt8>?, _ sealedLength: Int
   ) -> Int32 {
-    guard
-      let a = AEADArguments(
-        key: key, nonce: nonce, nonceLength: 24, ad: ad, adLength: adLength, text: sealed,
-        textLength: sealedLength)
-    else { return nullArgument }
-    let result = seam().xaeadOpen(key: a.key, nonce: a.nonce, ad: a.ad[...], sealed: a.text[...])
-    return write(result, to: out)
+    aeadExport(
+      out, sealing: false, key: key, nonce: nonce, nonceLength: 24, ad: ad, adLength: adLength,
+      text: sealed, textLength: sealedLength
+    ) { seam().xaeadOpen(key: $0, nonce: $1, ad: $2[...], sealed: $3[...]) }
   }
 
   @c @implementation
@@ -132,18 +118,18 @@
     _ ad: UnsafePointer<UInt8>?, _ adLength: Int, _ plaintext: UnsafePointer<UInt8>?,
     _ plaintextLength: Int
   ) -> Int32 {
-    guard let out,
-      let a = AEADArguments(
-        key: key, nonce: nil, nonceLength: 0, ad: ad, adLength: adLength, text: plaintext,
-        textLength: plaintextLength)
-    else { return nullArgument }
-    guard let cipher = seam().cipher(key: a.key) else { return refused }
-    // The datagram as the session builds it: the header (here `ad`) first, then the sealed
-    // text appended after it, with the header as associated data.
-    var datagram = a.ad
-    guard cipher.seal(counter: counter, plaintext: a.text[...], appendingTo: &datagram, adStart: 0)
-    else { return refused }
-    return write([UInt8](datagram[a.ad.count...]), to: out)
+    aeadExport(
+      out, sealing: true, key: key, nonce: nil, nonceLength: 0, ad: ad, adLength: adLength,
+      text: plaintext, textLength: plaintextLength
+    ) { key, _, ad, plaintext in
+      // The datagram as the session builds it: the header (here `ad`) first, then the
+      // sealed text appended after it, with the header as associated data.
+      var datagram = ad
+      guard let cipher = seam().cipher(key: key),
+        cipher.seal(counter: counter, plaintext: plaintext[...], appendingTo: &datagram, adStart: 0)
+      else { return nil }
+      return [UInt8](datagram[ad.count...])
+    }
   }
 
   @c @implementation
@@ -152,17 +138,16 @@
     _ ad: UnsafePointer<UInt8>?, _ adLength: Int, _ sealed: UnsafePointer<UInt8>?,
     _ sealedLength: Int
   ) -> Int32 {
-    guard
-      let a = AEADArguments(
-        key: key, nonce: nil, nonceLength: 0, ad: ad, adLength: adLength, text: sealed,
-        textLength: sealedLength)
-    else { return nullArgument }
-    guard let cipher = seam().cipher(key: a.key) else { return refused }
-    var opened: [UInt8] = []
-    guard cipher.open(counter: counter, ad: a.ad[...], sealed: a.text[...], into: &opened) else {
-      return refused
+    aeadExport(
+      out, sealing: false, key: key, nonce: nil, nonceLength: 0, ad: ad, adLength: adLength,
+      text: sealed, textLength: sealedLength
+    ) { key, _, ad, sealed in
+      var opened: [UInt8] = []
+      guard let cipher = seam().cipher(key: key),
+        cipher.open(counter: counter, ad: ad[...], sealed: sealed[...], into: &opened)
+      else { return nil }
+      return opened
     }
-    return write(opened, to: out)
   }
 
   @c @implementation
