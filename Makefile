@@ -12,8 +12,11 @@ export BUILD_DIR
 B := $(abspath $(BUILD_DIR))
 LIB_DIR = $(BUILD_DIR)/lib/$(ARCH)
 VERSION := $(shell sed -nE 's/^\#define TETHER_VERSION_(MAJOR|MINOR|PATCH) ([0-9]+).*/\2/p' Include/tether.h | paste -sd.)
-LIB_SOURCES := $(shell find Sources/TetherCore Sources/Tether Sources/CTetherSystem Sources/CLibev \
-	-type f) Include/tether.h scripts/build/build-lib.sh scripts/build/csystem.sh scripts/build/elf-member.py
+LIB_SOURCES := $(shell find Sources/TetherCore Sources/TetherSodium Sources/Tether Sources/CTetherSystem \
+	Sources/CLibev Sources/CSodium -type f) Include/tether.h scripts/build/build-lib.sh \
+	scripts/build/lib-module.sh scripts/build/csystem.sh scripts/build/elf-member.py
+# The test-only builds of the library (never shipped): their exports are declared in this header.
+TEST_LIB_SOURCES := $(LIB_SOURCES) Tests/c/tether_test_crypto.h Tests/c/module.modulemap
 # What the end-to-end suites run: the staged tether-edge and the C examples of each architecture.
 E2E = TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(B)/install/bin/tether-edge \
 	TETHER_DEVICE_BIN=$(B)/examples/x86_64/device TETHER_MESSAGING_BIN=$(B)/examples/x86_64/messaging \
@@ -37,26 +40,28 @@ test: deps $(TESTS) ## everything CI runs: each target of the next section
 ## The parts of make test
 lint: ## swift-format, docs cite only what exists, the header's one comment layout, licence lines, v2 vectors
 	@python3 scripts/check/check-docs.py && python3 scripts/check/check-header-docs.py && scripts/check/licence.sh
-	@python3 scripts/test/v2-vectors.py --check
+	@python3 scripts/test/v2-vectors.py --check && python3 scripts/test/crypto-vectors.py --check
 	@swift-format lint --strict -r Sources Tests Package.swift && echo "lint: swift-format clean"
 header-check: ## Include/tether.h compiles as strict C99 and as C++11
 	@scripts/check/header-check.sh
-abi-check: lib ## exports = header functions, same C signatures; one space of return codes
+abi-check: lib lib-test-crypto lib-null-crypto ## exports = header functions, same C signatures; one space of return codes; no test hook shipped
 	@scripts/check/abi-symbols.sh $(LIB_DIR)/libtether.so.0 && scripts/check/check-abi-signatures.sh
 	@python3 scripts/check/check-error-codes.py $(LIB_DIR)/libtether.so.0
+	@scripts/check/test-hooks.sh $(LIB_DIR) $(BUILD_DIR)/lib-test-crypto/$(ARCH) $(BUILD_DIR)/lib-null-crypto/$(ARCH)
 embedded-check: ## TetherCore builds as Embedded Swift for the host, aarch64 and armv7
 	@scripts/check/embedded-check.sh
 alloc-check: ## no heap allocation per steady-state round (valgrind counts them)
 	@scripts/check/alloc-probe.sh
-c-test: lib ## the C tests of Tests/c against the library, natively and under valgrind
+c-test: lib lib-test-crypto lib-null-crypto ## the C tests of Tests/c against the library, natively and under valgrind
 	@scripts/test/c-tests.sh x86_64
 thread-test: deps ## every Thread: rule of tether.h from a second thread, under ThreadSanitizer
 	@scripts/sanitize/check-c-sanitizers.sh thread test_threads
 cross-test: $(addprefix cross-,$(CROSS_ARCHS)) ## cross-aarch64 and cross-armv7
-cross-%: lib-% examples-% ## the library, examples and C tests for a board, run under qemu-user
+cross-%: lib-% examples-% $(BUILD_DIR)/lib-test-crypto/%/libtether.a ## the library, examples and C tests for a board, run under qemu-user
 	@NM=$(CROSS_$*)nm scripts/check/abi-symbols.sh $(BUILD_DIR)/lib/$*/libtether.so.0
+	@NM=$(CROSS_$*)nm scripts/check/test-hooks.sh $(BUILD_DIR)/lib/$* $(BUILD_DIR)/lib-test-crypto/$*
 	@scripts/test/c-tests.sh $*
-profile-check: lib lib-aarch64 lib-armv7 ## a one-profile host links only its profile; aarch64 text < 64 KiB
+profile-check: lib lib-aarch64 lib-armv7 ## a one-profile host links only its profile; aarch64 text < 72 KiB
 	@for arch in x86_64 $(CROSS_ARCHS); do scripts/check/profile-hosts.sh $$arch --check > /dev/null || exit 1; done
 swift-test: examples-x86_64 cross-test ## every Swift suite, end to end included (tether-edge, C examples)
 	$(E2E) swift test
@@ -94,6 +99,12 @@ lib-%: deps $(BUILD_DIR)/lib/%/libtether.a ## the same for one architecture (lib
 .SECONDARY:
 $(BUILD_DIR)/lib/%/libtether.a: $(LIB_SOURCES)
 	@scripts/build/build-lib.sh $*
+lib-test-crypto: deps $(BUILD_DIR)/lib-test-crypto/$(ARCH)/libtether.a ## the test-only library with a seeded random stream, for ARCH (never shipped)
+lib-null-crypto: deps $(BUILD_DIR)/lib-null-crypto/$(ARCH)/libtether.a ## the test-only library with null AEAD and X25519, for fuzzing (never shipped)
+$(BUILD_DIR)/lib-test-crypto/%/libtether.a: $(TEST_LIB_SOURCES)
+	@scripts/build/build-lib.sh $* test-crypto
+$(BUILD_DIR)/lib-null-crypto/%/libtether.a: $(TEST_LIB_SOURCES)
+	@scripts/build/build-lib.sh $* null-crypto
 install: lib ## header, libraries, pkg-config and CMake files (and tether-edge) in PREFIX, for ARCH
 	@scripts/build/install.sh $(PREFIX) $(ARCH) $(VERSION)
 stage-%: lib-% ## make install into build/install (x86_64) or build/install-ARCH
@@ -104,10 +115,10 @@ deb: lib ## Debian packages for ARCH in build/deb (libtether0, libtether-dev, te
 	@rm -rf $(BUILD_DIR)/deb/$(ARCH)/installed
 	@scripts/build/install.sh $(BUILD_DIR)/deb/$(ARCH)/installed $(ARCH) $(VERSION) > /dev/null
 	@scripts/build/deb.sh $(ARCH) $(VERSION)
-bench-binary: lib ## tether-bench for ARCH, needing only libc and libev: build/bench/ARCH
+bench-binary: lib ## tether-bench for ARCH, needing only libc, libev and libsodium: build/bench/ARCH
 	@mkdir -p $(BUILD_DIR)/bench/$(ARCH)
 	@$(CROSS_$(ARCH))gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -O2 -IInclude Benchmarks/tether-bench/*.c \
-		-o $(BUILD_DIR)/bench/$(ARCH)/tether-bench $(LIB_DIR)/libtether.a -lev -lm \
+		-o $(BUILD_DIR)/bench/$(ARCH)/tether-bench $(LIB_DIR)/libtether.a -lsodium -lev -lm \
 		-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc && echo "bench-binary: $(BUILD_DIR)/bench/$(ARCH)/tether-bench"
 CROSS_aarch64 := aarch64-linux-gnu-
 CROSS_armv7 := arm-linux-gnueabihf-
@@ -164,6 +175,7 @@ format: ## swift-format the sources in place
 clean: ## remove .build and build
 	rm -rf .build $(BUILD_DIR)
 
-.PHONY: help demo test $(TESTS) bench-smoke-x86_64 deps build lib install deb bench-binary check check-ci \
+.PHONY: help demo test $(TESTS) bench-smoke-x86_64 deps build lib lib-test-crypto lib-null-crypto install deb \
+	bench-binary check check-ci \
 	check-valgrind check-c-sanitizers check-asan check-tsan sim sim-replay soak fuzz faults edge-flood bench \
 	sizes docs format clean

@@ -32,9 +32,11 @@ let package = Package(
     .target(
       name: "CTetherSystem",
       cSettings: [.unsafeFlags(["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror"])]),
-    // The libev driver and the @c functions of Include/tether.h.
+    // The libev driver and the @c functions of Include/tether.h; it starts libsodium
+    // (TetherSodium) at create, and protocol version 2 will seal through it.
     .target(
-      name: "Tether", dependencies: ["TetherCore", "CLibev", "CTetherABI", "CTetherSystem"],
+      name: "Tether",
+      dependencies: ["TetherCore", "TetherSodium", "CLibev", "CTetherABI", "CTetherSystem"],
       linkerSettings: [.linkedLibrary("ev")]),
     // libsodium, protocol version 2's cryptography (Debian's libsodium-dev).
     .systemLibrary(name: "CSodium", path: "Sources/CSodium"),

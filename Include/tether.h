@@ -327,7 +327,8 @@ void tether_engine_handler_init(tether_engine_handler *handler);
      TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable
                                   ASCII
      TETHER_ERR_FAILED            no socket, or no thread for a name's look-up, could be
-                                  made (the log callback says why)
+                                  made, or libsodium could not start (sodium_init: the
+                                  system gave no random source); the log callback says why
    Thread: the thread that runs `loop`.
 
      tether_engine *engine;
@@ -639,7 +640,8 @@ void tether_rtm_handler_init(tether_rtm_handler *handler);
                                   malformed
      TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable
                                   ASCII
-     TETHER_ERR_FAILED            no socket, or no look-up thread, could be made
+     TETHER_ERR_FAILED            no socket, or no look-up thread, could be made, or
+                                  libsodium could not start (as tether_engine_create)
    Thread: the thread that runs `loop`.
 
      tether_rtm_client *client;

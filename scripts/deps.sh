@@ -30,8 +30,10 @@ check() {
   need ip iproute2
   need readelf binutils
   [ -f /usr/include/ev.h ] || missing_pkgs+=(libev-dev)
-  # The edge's cryptography, linked from its static archive.
-  [ -f /usr/lib/x86_64-linux-gnu/libsodium.a ] || missing_pkgs+=(libsodium-dev)
+  # Protocol v2's cryptography: the library links libsodium shared (as libev), the edge
+  # links its static archive; libsodium-dev holds both.
+  [ -f /usr/lib/x86_64-linux-gnu/libsodium.a ] && [ -e /usr/lib/x86_64-linux-gnu/libsodium.so ] ||
+    missing_pkgs+=(libsodium-dev)
   # The CMake route and the Debian packages (make cmake-test, make deb, make deb-test).
   need cmake cmake
   need dpkg-deb dpkg
@@ -42,6 +44,8 @@ check() {
   need qemu-aarch64 qemu-user
   [ -e /usr/lib/aarch64-linux-gnu/libev.so ] || foreign_pkgs+=(libev-dev:arm64)
   [ -e /usr/lib/arm-linux-gnueabihf/libev.so ] || foreign_pkgs+=(libev-dev:armhf)
+  [ -e /usr/lib/aarch64-linux-gnu/libsodium.so ] || foreign_pkgs+=(libsodium-dev:arm64)
+  [ -e /usr/lib/arm-linux-gnueabihf/libsodium.so ] || foreign_pkgs+=(libsodium-dev:armhf)
   all_pkgs=("${missing_pkgs[@]}" "${foreign_pkgs[@]}")
 }
 missing_pkgs=()

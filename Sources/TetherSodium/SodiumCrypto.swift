@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import CSodium
-import TetherCore
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build/build-lib.sh compiles these
+  // files into the module Tether with TetherCore's), present in SwiftPM's.
+  import TetherCore
+#endif
 
 /// ``SessionCrypto`` on libsodium 1.0.18: what the driver and the edge seal, open, derive
 /// and draw with (docs/PROTOCOL.md §12.1). Every call checks its sizes before it reaches
@@ -9,6 +14,13 @@ import TetherCore
 /// Random bytes come from libsodium's process-wide generator. `sodium_init` must have run
 /// once in the process (``SodiumCrypto/start()``); libsodium makes it safe to call again
 /// and from several threads.
+///
+/// Two builds of the device library change it, and neither is ever shipped (the symbol
+/// check of `make abi-check` refuses both): with `TETHER_TEST_CRYPTO` every random draw
+/// comes from one seeded stream once a test has set its seed (``SeededStream``), so that
+/// x86_64, aarch64 and armv7 reproduce PyNaCl's bytes; with `TETHER_NULL_CRYPTO` both
+/// AEADs and X25519 are the null ones of ``NullCrypto``, so that a fuzzer's fake server
+/// gets past the handshake.
 public struct SodiumCrypto: SessionCrypto {
   public typealias Cipher = SodiumDatagramCipher
 
@@ -20,33 +32,45 @@ public struct SodiumCrypto: SessionCrypto {
   public func randomBytes(count: Int) -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: max(count, 0))
     bytes.withUnsafeMutableBytes { buffer in
-      if let base = buffer.baseAddress { randombytes_buf(base, buffer.count) }
+      guard let base = buffer.baseAddress else { return }
+      #if TETHER_TEST_CRYPTO
+        if SeededStream.draw(into: buffer) { return }
+      #endif
+      randombytes_buf(base, buffer.count)
     }
     return bytes
   }
 
   public func x25519PublicKey(secret: [UInt8]) -> [UInt8]? {
     guard secret.count == Int(crypto_scalarmult_SCALARBYTES) else { return nil }
-    var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
-    let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
-      guard let base = out.baseAddress else { return -1 }
-      return crypto_scalarmult_base(base, secret)
-    }
-    return status == 0 ? out : nil
+    #if TETHER_NULL_CRYPTO
+      return NullCrypto.publicKey(secret: secret)
+    #else
+      var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
+      let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
+        guard let base = out.baseAddress else { return -1 }
+        return crypto_scalarmult_base(base, secret)
+      }
+      return status == 0 ? out : nil
+    #endif
   }
 
   public func x25519(secret: [UInt8], publicKey: ArraySlice<UInt8>) -> [UInt8]? {
     guard secret.count == Int(crypto_scalarmult_SCALARBYTES),
       publicKey.count == Int(crypto_scalarmult_BYTES)
     else { return nil }
-    var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
-    let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
-      publicKey.withUnsafeBufferPointer { point -> Int32 in
-        guard let base = out.baseAddress, let point = point.baseAddress else { return -1 }
-        return crypto_scalarmult(base, secret, point)
+    #if TETHER_NULL_CRYPTO
+      return NullCrypto.shared(secret: secret, publicKey: publicKey)
+    #else
+      var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
+      let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
+        publicKey.withUnsafeBufferPointer { point -> Int32 in
+          guard let base = out.baseAddress, let point = point.baseAddress else { return -1 }
+          return crypto_scalarmult(base, secret, point)
+        }
       }
-    }
-    return status == 0 ? out : nil
+      return status == 0 ? out : nil
+    #endif
   }
 
   public func blake2b(
@@ -187,16 +211,21 @@ public struct SodiumCrypto: SessionCrypto {
       UnsafeMutablePointer<UInt8>, UnsafePointer<UInt8>?, UInt64, UnsafePointer<UInt8>?, UInt64
     ) -> Int32
   ) -> [UInt8] {
-    var out = [UInt8](repeating: 0, count: plaintext.count + tag)
-    let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
-      plaintext.withUnsafeBufferPointer { text -> Int32 in
-        ad.withUnsafeBufferPointer { ad -> Int32 in
-          guard let base = out.baseAddress else { return -1 }
-          return call(base, text.baseAddress, UInt64(text.count), ad.baseAddress, UInt64(ad.count))
+    #if TETHER_NULL_CRYPTO
+      return NullCrypto.seal(plaintext)
+    #else
+      var out = [UInt8](repeating: 0, count: plaintext.count + tag)
+      let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
+        plaintext.withUnsafeBufferPointer { text -> Int32 in
+          ad.withUnsafeBufferPointer { ad -> Int32 in
+            guard let base = out.baseAddress else { return -1 }
+            return call(
+              base, text.baseAddress, UInt64(text.count), ad.baseAddress, UInt64(ad.count))
+          }
         }
       }
-    }
-    return status == 0 ? out : []
+      return status == 0 ? out : []
+    #endif
   }
 
   /// Opens with `call(out, sealed, sealedLength, ad, adLength)`; nil if it does not open.
@@ -207,18 +236,22 @@ public struct SodiumCrypto: SessionCrypto {
     ) -> Int32
   ) -> [UInt8]? {
     guard sealed.count >= tag else { return nil }
-    // One spare byte, so a buffer exists even for an empty plaintext.
-    var out = [UInt8](repeating: 0, count: sealed.count - tag + 1)
-    let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
-      sealed.withUnsafeBufferPointer { input -> Int32 in
-        ad.withUnsafeBufferPointer { ad -> Int32 in
-          guard let base = out.baseAddress, let input = input.baseAddress else { return -1 }
-          return call(base, input, UInt64(sealed.count), ad.baseAddress, UInt64(ad.count))
+    #if TETHER_NULL_CRYPTO
+      return NullCrypto.open(sealed)
+    #else
+      // One spare byte, so a buffer exists even for an empty plaintext.
+      var out = [UInt8](repeating: 0, count: sealed.count - tag + 1)
+      let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
+        sealed.withUnsafeBufferPointer { input -> Int32 in
+          ad.withUnsafeBufferPointer { ad -> Int32 in
+            guard let base = out.baseAddress, let input = input.baseAddress else { return -1 }
+            return call(base, input, UInt64(sealed.count), ad.baseAddress, UInt64(ad.count))
+          }
         }
       }
-    }
-    guard status == 0 else { return nil }
-    out.removeLast()
-    return out
+      guard status == 0 else { return nil }
+      out.removeLast()
+      return out
+    #endif
   }
 }

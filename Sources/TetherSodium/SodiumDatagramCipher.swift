@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 import CSodium
-import TetherCore
+
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
 
 /// ``DatagramCipher`` on libsodium's ChaCha20-Poly1305 (IETF): one direction's data key of
 /// protocol version 2 (docs/PROTOCOL.md §12.7), for the driver and the edge alike.
@@ -37,17 +41,22 @@ public struct SodiumDatagramCipher: DatagramCipher {
   ) -> Bool {
     let end = out.count
     guard adStart <= end else { return false }
-    out.append(contentsOf: repeatElement(0, count: plaintext.count + Self.tagLength))
-    let status = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
-      plaintext.withUnsafeBufferPointer { text -> Int32 in
-        guard let base = buffer.baseAddress else { return -1 }
-        return crypto_aead_chacha20poly1305_ietf_encrypt(
-          base + end, nil, text.baseAddress, UInt64(text.count), base + adStart,
-          UInt64(end - adStart), nil, nonce, key)
+    #if TETHER_NULL_CRYPTO
+      out.append(contentsOf: NullCrypto.seal(plaintext))
+      return true
+    #else
+      out.append(contentsOf: repeatElement(0, count: plaintext.count + Self.tagLength))
+      let status = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+        plaintext.withUnsafeBufferPointer { text -> Int32 in
+          guard let base = buffer.baseAddress else { return -1 }
+          return crypto_aead_chacha20poly1305_ietf_encrypt(
+            base + end, nil, text.baseAddress, UInt64(text.count), base + adStart,
+            UInt64(end - adStart), nil, nonce, key)
+        }
       }
-    }
-    if status != 0 { out.removeSubrange(end...) }
-    return status == 0
+      if status != 0 { out.removeSubrange(end...) }
+      return status == 0
+    #endif
   }
 
   /// Opens with a nonce given whole.
@@ -55,19 +64,25 @@ public struct SodiumDatagramCipher: DatagramCipher {
     nonce: [UInt8], ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>, into out: inout [UInt8]
   ) -> Bool {
     guard sealed.count >= Self.tagLength else { return false }
-    let end = out.count
-    out.append(contentsOf: repeatElement(0, count: sealed.count - Self.tagLength))
-    let status = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
-      sealed.withUnsafeBufferPointer { sealed -> Int32 in
-        ad.withUnsafeBufferPointer { ad -> Int32 in
-          guard let base = buffer.baseAddress, let input = sealed.baseAddress else { return -1 }
-          return crypto_aead_chacha20poly1305_ietf_decrypt(
-            base + end, nil, nil, input, UInt64(sealed.count), ad.baseAddress, UInt64(ad.count),
-            nonce, key)
+    #if TETHER_NULL_CRYPTO
+      guard let plaintext = NullCrypto.open(sealed) else { return false }
+      out.append(contentsOf: plaintext)
+      return true
+    #else
+      let end = out.count
+      out.append(contentsOf: repeatElement(0, count: sealed.count - Self.tagLength))
+      let status = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+        sealed.withUnsafeBufferPointer { sealed -> Int32 in
+          ad.withUnsafeBufferPointer { ad -> Int32 in
+            guard let base = buffer.baseAddress, let input = sealed.baseAddress else { return -1 }
+            return crypto_aead_chacha20poly1305_ietf_decrypt(
+              base + end, nil, nil, input, UInt64(sealed.count), ad.baseAddress, UInt64(ad.count),
+              nonce, key)
+          }
         }
       }
-    }
-    if status != 0 { out.removeSubrange(end...) }
-    return status == 0
+      if status != 0 { out.removeSubrange(end...) }
+      return status == 0
+    #endif
   }
 }

@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds what C hosts link: an Embedded Swift build of TetherCore + Tether (no Swift runtime;
-# libc and libev only), as build/lib/ARCH/libtether.a and libtether.so (SONAME
-# libtether.so.0), with a linker map. Usage: scripts/build/build-lib.sh [x86_64|aarch64|armv7]
+# Builds what C hosts link: an Embedded Swift build of TetherCore + TetherSodium + Tether (no
+# Swift runtime; libc, libev and libsodium only, all three shared), as
+# build/lib/ARCH/libtether.a and libtether.so (SONAME libtether.so.0), with a linker map.
+# Usage: scripts/build/build-lib.sh [x86_64|aarch64|armv7] [VARIANT]
 #
-# One Swift module holds the core and the driver (so no generic code is specialized twice).
+# VARIANT is `shipped` (the default: the library above) or one of the two test-only builds,
+# never installed or packaged, each in a directory of its own (build/lib-VARIANT/ARCH), with
+# the exports Tests/c/tether_test_crypto.h declares under its macro beside tether.h's:
+#   test-crypto   -D TETHER_TEST_CRYPTO: the crypto seam's random draws come from a seeded
+#                 stream once a test sets its seed (Tests/c/test_crypto.c)
+#   null-crypto   -D TETHER_NULL_CRYPTO: the null AEAD and X25519, for fuzzing
+# `make abi-check` (scripts/check/abi-symbols.sh) refuses either as the shipped library.
+#
+# One Swift module holds the core, the crypto seam on libsodium and the driver (so no generic
+# code is specialized twice; scripts/build/lib-module.sh lists its files). libsodium's own
+# code stays in libsodium.so: the library's text is Tether's alone.
 # swiftc optimizes it to LLVM IR; the toolchain's clang turns that into machine code with
 # every function and every datum in its own section (swiftc has no -fdata-sections), and
 # every symbol but the functions of tether.h hidden and global, so that sections can go to
@@ -22,7 +33,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 arch=${1:-x86_64}
+variant=${2:-shipped}
 optimize=-Osize
+# shellcheck source=scripts/build/lib-module.sh
+. scripts/build/lib-module.sh
+case "$variant" in
+  shipped) out=${BUILD_DIR:-build}/lib/$arch ; macro="" ;;
+  test-crypto) out=${BUILD_DIR:-build}/lib-test-crypto/$arch ; macro=TETHER_TEST_CRYPTO ;;
+  null-crypto) out=${BUILD_DIR:-build}/lib-null-crypto/$arch ; macro=TETHER_NULL_CRYPTO ;;
+  *)
+    echo "build-lib: unknown VARIANT '$variant' (known: shipped, test-crypto, null-crypto)" >&2
+    exit 2 ;;
+esac
 case "$arch" in
   x86_64)
     triple=() ; prefix="" ; sysroot=/usr ; multiarch=x86_64-linux-gnu ;
@@ -51,8 +73,9 @@ for tool in "${prefix}gcc" "${prefix}ld" "${prefix}objcopy" "${prefix}ar"; do
   command -v "$tool" >/dev/null || { echo "build-lib: $tool is missing (make deps)" >&2; exit 1; }
 done
 [ -e "/usr/lib/$multiarch/libev.so" ] || { echo "build-lib: libev-dev for $arch is missing (make deps)" >&2; exit 1; }
+[ -e "/usr/lib/$multiarch/libsodium.so" ] ||
+  { echo "build-lib: libsodium-dev for $arch is missing (make deps)" >&2; exit 1; }
 
-out=${BUILD_DIR:-build}/lib/$arch
 obj=$out/obj
 mkdir -p "$obj"
 cross=()
@@ -62,17 +85,23 @@ if [ "$arch" != x86_64 ]; then
   csystem=(-isystem "$sysroot/include" -isystem /usr/include -D__linux__)
 fi
 exports=$(grep -oE '\btether_[a-z0-9_]+\(' Include/tether.h | tr -d '(' | sort -u)
+defines=()
+if [ -n "$macro" ]; then
+  # A test-only build: its macro for Swift and for the C it imports, its module map
+  # (Tests/c/module.modulemap), and the functions the test header declares under the macro.
+  defines=(-D "$macro" -Xcc "-D$macro" -I Tests/c)
+  exports=$(printf '%s\n' "$exports" "$(gcc -E -P "-D$macro" Tests/c/tether_test_crypto.h |
+    grep -oE '\btether_test_[a-z0-9_]+\(' | tr -d '(')" | sort -u)
+fi
 echo "$exports" > "$obj/exports.txt"
 
 clang=$(dirname "$(readlink -f "$(command -v swiftc)")")/clang
 [ -x "$clang" ] || { echo "build-lib: no clang beside swiftc ($clang)" >&2; exit 1; }
 
-# shellcheck disable=SC2046
+# shellcheck disable=SC2086
 swiftc -enable-experimental-feature Embedded -wmo -parse-as-library "$optimize" "${triple[@]}" \
-  "${cross[@]}" -Xfrontend -internalize-at-link \
-  -module-name Tether -package-name tether -I Sources/CLibev -I Sources/CTetherABI \
-  -I Sources/CTetherSystem/include \
-  $(find Sources/TetherCore Sources/Tether -name '*.swift' | sort) -emit-ir -o "$obj/tether-swift.ll"
+  "${cross[@]}" -Xfrontend -internalize-at-link -module-name Tether -package-name tether \
+  "${LIB_MODULE_INCLUDES[@]}" "${defines[@]}" $LIB_MODULE_SOURCES -emit-ir -o "$obj/tether-swift.ll"
 # The C of CTetherSystem (the system calls), as LLVM bitcode for the same target, built with
 # the strict flags and for size; the definitions of its hot paths are `inline` (see the top
 # of its header, tether_system.h). No compiler's name in a .comment section (112 bytes of
@@ -190,7 +219,9 @@ for member in common channel rtm messages; do
 done
 "${prefix}ar" rcs "$out/libtether.a" "${members[@]}"
 "${prefix}gcc" -shared -o "$out/libtether.so.0" "$obj/libtether.o" -Wl,-soname,libtether.so.0 \
-  -Wl,--gc-sections -Wl,-Map,"$out/libtether.map" -L"/usr/lib/$multiarch" -lev -lm
+  -Wl,--gc-sections -Wl,-Map,"$out/libtether.map" -L"/usr/lib/$multiarch" -lsodium -lev -lm
 ln -sf libtether.so.0 "$out/libtether.so"
+label=""
+[ "$variant" = shipped ] || label=", $variant build: tests only, never shipped"
 echo "build-lib: $out/libtether.a and libtether.so ($arch, Embedded Swift, $optimize," \
-  "$("${prefix}size" "$obj/libtether.o" | awk 'NR==2 { print $1 }') bytes of text)"
+  "$("${prefix}size" "$obj/libtether.o" | awk 'NR==2 { print $1 }') bytes of text$label)"

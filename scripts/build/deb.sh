@@ -10,8 +10,9 @@
 #   tether-edge_V_amd64.deb      (x86_64 only) /usr/bin/tether-edge; contrib/tether-edge.service
 #                                as an example in /usr/share/doc/tether-edge (not enabled)
 # Both library packages are Multi-Arch: same, so an arm64 -dev installs beside the amd64 one
-# for cross builds. Depends come from dpkg-shlibdeps (libc6, libev4 with the versions their
-# symbols need). Usage: scripts/build/deb.sh ARCH VERSION. DEB_MAINTAINER sets the Maintainer.
+# for cross builds. Depends come from dpkg-shlibdeps (libc6, libev4 and libsodium23, with
+# the versions their symbols need). Usage: scripts/build/deb.sh ARCH VERSION. DEB_MAINTAINER
+# sets the Maintainer.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/build/arch.sh
@@ -137,7 +138,8 @@ about="Tether keeps a device joined to a real-time channel (or logged in to a
 messaging session) through an edge server: it reports every connection state
 change with its reason, rejoins on its own after interruptions, notices when
 other members join or go silent, and runs its thresholds on the host's libev
-loop. The core is Embedded Swift: the library needs only libc and libev."
+loop. The core is Embedded Swift: the library needs only libc, libev and
+libsodium."
 
 control libtether0 libs "$(shlibdeps "$lib0/$libdir/libtether.so.0")" same \
   "connection core for devices (shared library)" "$about
@@ -148,7 +150,7 @@ echo "libtether 0 libtether0 (>= $version)" > "$lib0/DEBIAN/shlibs"
 echo "activate-noawait ldconfig" > "$lib0/DEBIAN/triggers"
 chmod 644 "$lib0/DEBIAN/shlibs" "$lib0/DEBIAN/triggers"
 
-control libtether-dev libdevel "libtether0 (= $version), libev-dev" same \
+control libtether-dev libdevel "libtether0 (= $version), libev-dev, libsodium-dev" same \
   "connection core for devices (development files)" "$about
 
 This package holds the C header tether.h, the static library (a program links

@@ -15,12 +15,15 @@ if [ "$declared" != "$exported" ]; then
 fi
 echo "abi-symbols: the $(echo "$declared" | wc -l) functions of tether.h are exactly those $lib exports"
 
-# What the library needs from elsewhere: libc's and libev's symbols only (no Swift runtime).
+# What the library needs from elsewhere: libc's, libev's and libsodium's symbols only (no
+# Swift runtime). That no test hook of libsodium's is among them: scripts/check/test-hooks.sh.
 foreign=$(${NM:-nm} -D --undefined-only "$lib" | awk '{ print $NF }' |
-  grep -vE '@GLIBC_|^ev_|^(ceil|_ITM_.*|__gmon_start__|__cxa_finalize)$' || true)
+  grep -vE '@GLIBC_|^ev_|^(sodium|crypto|randombytes)_|^(ceil|_ITM_.*|__gmon_start__|__cxa_finalize)$' ||
+  true)
 if [ -n "$foreign" ]; then
-  echo "abi-symbols: $lib needs symbols from outside libc and libev:" >&2
+  echo "abi-symbols: $lib needs symbols from outside libc, libev and libsodium:" >&2
   echo "$foreign" >&2
   exit 1
 fi
-echo "abi-symbols: $lib needs nothing but libc and libev"
+needed=$(${READELF:-readelf} -d "$lib" | sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p' | sort | paste -sd' ')
+echo "abi-symbols: $lib needs nothing but libc, libev and libsodium ($needed)"

@@ -22,7 +22,8 @@ cd "$(dirname "$0")/../.."
 out=${BUILD_DIR:-build}/check/csan
 mkdir -p "$out"
 toolchain_lib=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")/lib/swift/linux
-sources=$(find Sources/TetherCore Sources/Tether -name '*.swift' | sort)
+# shellcheck source=scripts/build/lib-module.sh
+. scripts/build/lib-module.sh
 kinds=(address thread)
 tests=(test_engine test_reentry test_cycles test_rtm test_logout_refused test_threads)
 if [ $# -gt 0 ]; then
@@ -36,9 +37,8 @@ for kind in "${kinds[@]}"; do
   [ "$kind" = thread ] && optimize=-O
   # shellcheck disable=SC2086
   swiftc -enable-experimental-feature Embedded -wmo -parse-as-library "$optimize" -g \
-    -sanitize=$kind -module-name Tether -package-name tether -I Sources/CLibev \
-    -I Sources/CTetherABI -I Sources/CTetherSystem/include $sources \
-    -c -o "$out/tether-swift-$kind.o"
+    -sanitize=$kind -module-name Tether -package-name tether "${LIB_MODULE_INCLUDES[@]}" \
+    $LIB_MODULE_SOURCES -c -o "$out/tether-swift-$kind.o"
   case $kind in
     address)
       cflags=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)

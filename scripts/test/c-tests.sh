@@ -11,6 +11,9 @@
 #     aarch64, armv7: cross-built, linked statically, and run under qemu-user: the rows
 #       whose last column says yes (TETHER_TEST_UNDER_QEMU set: what qemu-user cannot do is
 #       left out and said); the others print "SKIPPED, not counted" and why
+#     The library column: the shipped library, shared or static, or one of the test-only
+#     builds (scripts/build/build-lib.sh ARCH VARIANT: build/lib-VARIANT/ARCH), linked
+#     statically, the test compiled with the build's macro for tether_test_crypto.h
 #   scripts/test/c-tests.sh build NAME OUTPUT
 #     builds one test only, for the scripts that run them their own way
 #     (check-valgrind.sh, check-c-sanitizers.sh): CC (gcc), EXTRA_CFLAGS and TETHER_LIB (the
@@ -29,24 +32,30 @@ strict=(-std=c99 -Wall -Wextra -Wpedantic -Werror)
 # The alloc test counts every allocation: the linker wraps the allocator.
 wrap_alloc=-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=aligned_alloc
 
-# name            report          library  extra link flags  how it runs       under qemu-user
+# name            report          library      extra link flags  how it runs       under qemu-user
 table="
-engine            c-abi           shared   -lpthread         native+memcheck   yes
-reentry           c-reentry       shared   -                 memcheck          yes
-rtm               c-rtm           shared   -lpthread         native+memcheck   yes
-threads           threads         shared   -lpthread         native            threads
-cycles            c-cycles        shared   -lpthread         memcheck          threads
-netns             netns           shared   -                 root              namespace
-alloc             alloc           static   $wrap_alloc       native            yes
-source            source          shared   -                 native            yes
-destroy_other     destroy-other   shared   -                 memcheck          yes
-destroy_log       destroy-log     shared   -                 root              namespace
-logout_refused    logout-refused  shared   -                 memcheck          yes
+engine            c-abi           shared       -lpthread         native+memcheck   yes
+reentry           c-reentry       shared       -                 memcheck          yes
+rtm               c-rtm           shared       -lpthread         native+memcheck   yes
+threads           threads         shared       -lpthread         native            threads
+cycles            c-cycles        shared       -lpthread         memcheck          threads
+netns             netns           shared       -                 root              namespace
+alloc             alloc           static       $wrap_alloc       native            yes
+source            source          shared       -                 native            yes
+destroy_other     destroy-other   shared       -                 memcheck          yes
+destroy_log       destroy-log     shared       -                 root              namespace
+logout_refused    logout-refused  shared       -                 memcheck          yes
+crypto            crypto          test-crypto  -                 native+memcheck   yes
+null_crypto       null-crypto     null-crypto  -                 native            x86_64
 "
 # Not under qemu-user: what needs threads (qemu-user hangs or crashes in pthread_create
-# here; engine and rtm leave those cases out under it) or a network namespace of its own.
+# here; engine and rtm leave those cases out under it) or a network namespace of its own;
+# and the null-crypto build, which only the fuzzers link.
 declare -A qemu_lacks=([threads]="threads, which qemu-user lacks here"
-  [namespace]="a network namespace of its own, which qemu-user cannot make")
+  [namespace]="a network namespace of its own, which qemu-user cannot make"
+  [x86_64]="the null-crypto build, made for the fuzzers on x86_64 only")
+# The macro each test-only build is compiled with (tether_test_crypto.h).
+declare -A variant_macro=([test-crypto]=TETHER_TEST_CRYPTO [null-crypto]=TETHER_NULL_CRYPTO)
 
 # row NAME: sets report, library, extra, runs, qemu from the table, or fails.
 row() {
@@ -67,7 +76,7 @@ compile() {
   row "$name"
   # shellcheck disable=SC2086
   "$cc" "${strict[@]}" ${EXTRA_CFLAGS:-} -IInclude -ITests/c "Tests/c/test_$name.c" \
-    Tests/c/harness.c -o "$output" "$@" -lev -lm $extra
+    Tests/c/harness.c -o "$output" "$@" -lsodium -lev -lm $extra
 }
 
 # check NAME LOG STATUS [HOW [CLEAN]]: one line for a run (HOW: under what) that ended
@@ -143,16 +152,23 @@ main() {
   for name in "${names[@]}"; do
     row "$name"
     name=${name#test_}
+    # The static library of the row: the shipped one's, or a test-only build's.
+    local static=$lib/libtether.a flags=${EXTRA_CFLAGS:-}
+    if [ -n "${variant_macro[$library]:-}" ]; then
+      static=$build_dir/lib-$library/$arch/libtether.a
+      flags+=" -D${variant_macro[$library]}"
+    fi
     if [ -z "$CROSS" ]; then
-      if [ "$library" = static ]; then
-        compile "$name" "$dir/test_$name" gcc "$lib/libtether.a"
+      if [ "$library" = shared ]; then
+        EXTRA_CFLAGS=$flags compile "$name" "$dir/test_$name" gcc -L"$lib" -ltether \
+          -Wl,-rpath,"$(cd "$lib" && pwd)"
       else
-        compile "$name" "$dir/test_$name" gcc -L"$lib" -ltether -Wl,-rpath,"$(cd "$lib" && pwd)"
+        EXTRA_CFLAGS=$flags compile "$name" "$dir/test_$name" gcc "$static"
       fi
       run_native "$name" "$dir/test_$name"
     elif [ "$qemu" = yes ]; then
-      EXTRA_CFLAGS="${EXTRA_CFLAGS:-} -DTETHER_TEST_UNDER_QEMU" \
-        compile "$name" "$dir/test_$name" "${CROSS}gcc" "$lib/libtether.a"
+      EXTRA_CFLAGS="$flags -DTETHER_TEST_UNDER_QEMU" \
+        compile "$name" "$dir/test_$name" "${CROSS}gcc" "$static"
       run_qemu "$arch" "$name" "$dir/test_$name"
     else
       echo "$report: SKIPPED, not counted ($arch, qemu-user): it needs ${qemu_lacks[$qemu]}"

@@ -3,8 +3,8 @@
 # make deb-test: the packages of make deb, checked as a Debian user would meet them. For
 # each ARCH given (the Makefile builds its packages first):
 #   - dpkg-deb --info: Package, Version, Architecture, Multi-Arch, and Depends that name
-#     the package of every library the packaged binaries need (libev4, libc6), libtether0
-#     (= version) and libev-dev for the -dev package;
+#     the package of every library the packaged binaries need (libev4, libsodium23, libc6),
+#     libtether0 (= version), libev-dev and libsodium-dev for the -dev package;
 #   - dpkg-deb --contents: exactly the files expected (docs/*.md as the tree has them now);
 #   - the packaged libtether.so.0: its SONAME and its machine (readelf);
 #   - libtether0 and libtether-dev unpacked (dpkg-deb -x) into a scratch root, and
@@ -40,6 +40,7 @@ contents() { # DEB: its paths, one a line, sorted (directories end with /)
 package_of() { # a NEEDED library: the Debian package that holds it
   case "$1" in
     libev.so.4) echo libev4 ;;
+    libsodium.so.23) echo libsodium23 ;;
     libc.so.6 | libm.so.6 | ld-linux*) echo libc6 ;;
     libstdc++.so.6) echo libstdc++6 ;;
     libgcc_s.so.1) echo libgcc-s1 ;;
@@ -91,7 +92,7 @@ for arch in "$@"; do
   done
   check_field "$lib0" Package libtether0
   check_field "$dev" Package libtether-dev
-  check_field "$dev" Depends "libtether0 (= $version), libev-dev"
+  check_field "$dev" Depends "libtether0 (= $version), libev-dev, libsodium-dev"
   expect_list "$lib0" usr/ usr/lib/ "$ma/" "$ma/libtether.so.0" usr/share/ usr/share/doc/ \
     usr/share/doc/libtether0/ usr/share/doc/libtether0/copyright \
     usr/share/doc/libtether0/changelog.gz

@@ -59,14 +59,14 @@ build_edge_module() {
 
 build_embedded() {
   local obj=$out/obj/tether-embedded.o
-  stale "$obj" Sources/TetherCore Sources/Tether Sources/CTetherSystem Sources/CLibev \
-    Include/tether.h || return 0
+  stale "$obj" Sources/TetherCore Sources/TetherSodium Sources/Tether Sources/CTetherSystem \
+    Sources/CLibev Include/tether.h || return 0
   echo "fuzz: compiling the Embedded library (TetherCore + Tether, instrumented)"
   # shellcheck disable=SC2046
   swiftc -enable-experimental-feature Embedded -wmo -parse-as-library -O -g \
     -sanitize=fuzzer,address -module-name Tether -package-name tether -I Sources/CLibev \
-    -I Sources/CTetherABI -I Sources/CTetherSystem/include \
-    $(sources Sources/TetherCore Sources/Tether) -c -o "$out/obj/tether-swift.o"
+    -I Sources/CTetherABI -I Sources/CTetherSystem/include -I Sources/CSodium \
+    $(sources Sources/TetherCore Sources/TetherSodium Sources/Tether) -c -o "$out/obj/tether-swift.o"
   # shellcheck disable=SC2046
   ld -r "$out/obj/tether-swift.o" $(scripts/build/csystem.sh "$out/obj" o -O1 -g \
     -fsanitize=fuzzer-no-link,address) -o "$obj"
@@ -112,7 +112,7 @@ build() {
           [ "$target" = rtm ] && profile=login_profile
           clang -fuse-ld=lld -fsanitize=fuzzer,address -g -O1 -std=c99 -Wall -Wextra -Wpedantic \
             -Werror -IInclude -DTETHER_FUZZ_PROFILE=$profile Fuzz/capi/harness.c \
-            Fuzz/capi/fuzz_capi.c Fuzz/rtm/fuzz_rtm.c "$out/obj/tether-embedded.o" -lev -lm \
+            Fuzz/capi/fuzz_capi.c Fuzz/rtm/fuzz_rtm.c "$out/obj/tether-embedded.o" -lsodium -lev -lm \
             -lpthread -o "$out/fuzz-$target"
         fi
         ;;

@@ -5,6 +5,7 @@ import CTetherABI
 #if canImport(TetherCore)
   // Absent in the single-module Embedded build (scripts/build/build-lib.sh), present in SwiftPM's.
   import TetherCore
+  import TetherSodium
 #endif
 
 /// tether_engine_create and tether_rtm_client_create: `out` (a `tether_engine **` or a
@@ -33,13 +34,20 @@ func create<Session, Sink: AppCallbacks, Config: ConfigStruct>(
   }
 }
 
-/// The second half of create: the server's endpoint, the loop, the socket, and the
-/// connection started and handed to the app through `out`.
+/// The second half of create: libsodium, the server's endpoint, the loop, the socket, and
+/// the connection started and handed to the app through `out`.
 private func start(
   _ profile: Profile, logger: Logger, loop: OpaquePointer?, server: UnsafePointer<CChar>?,
   out: UnsafeMutableRawPointer
 ) -> Int32 {
   guard let endpoint = serverEndpoint(server) else { return TetherError.invalidArgument.rawValue }
+  // Protocol version 2 seals with libsodium, which must start once per process before any
+  // other call (sodium_init: it may be called again, from any thread). It fails only when
+  // the system has no random source.
+  guard SodiumCrypto.start() else {
+    logger.log(.error, "create: sodium_init failed")
+    return TetherError.failed.rawValue
+  }
   guard let loop = loop ?? tether_ev_default_loop() else { return TetherError.failed.rawValue }
   var socket: ConnectedUDPSocket?
   if let address = endpoint.address {
