@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* tether-bench: how late Tether's deadlines fire, beside the kernel's own wake-up lateness
  * and two libev timer designs, on one loop with 1 to 10,000 sessions, idle and with every
- * core kept busy. Needs only libc and libev (Tether is linked in statically), so the same
- * program runs on a build host and on an ARM board. See Benchmarks/README.md. */
+ * core kept busy. Needs only libc, libev and libsodium (Tether is linked in statically), so
+ * the same program runs on a build host and on an ARM board. See Benchmarks/README.md. */
 #ifndef TETHER_BENCH_H
 #define TETHER_BENCH_H
 

@@ -26,7 +26,7 @@ struct Report {
 
       ## How late deadlines fire
 
-      `tether-bench` (`Benchmarks/tether-bench`, C, libc and libev only) runs 1, 1,000 and \
+      `tether-bench` (`Benchmarks/tether-bench`, C, libc, libev and libsodium only) runs 1, 1,000 and \
       10,000 sessions on one libev loop, each in its own channel, through a relay to \
       `tether-edge` on loopback (real UDP, real tokens), idle and with every core kept busy \
       by processes it starts (`load busy`). Thresholds are scaled so deadlines fire often: \
