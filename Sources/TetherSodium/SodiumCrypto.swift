@@ -144,6 +144,9 @@ public struct SodiumCrypto: SessionCrypto {
   public func cipher(key: [UInt8]) -> SodiumDatagramCipher? { SodiumDatagramCipher(key: key) }
 
   public func base64URLDecode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+    // libsodium 1.0.18's decoder reads some bytes past ASCII (0xDF, 0xAD) as '_', so two
+    // texts would decode to one byte string: only ASCII reaches it.
+    guard text.allSatisfy({ $0 < 0x80 }) else { return nil }
     // Base64 holds 3 bytes in 4 characters; a text of n characters decodes to at most
     // n * 3 / 4 bytes.
     var out = [UInt8](repeating: 0, count: text.count * 3 / 4 + 1)

@@ -83,6 +83,11 @@ struct SodiumCryptoTests {
     for bad in ["-_-_ABA=", "+/+/ABA", "-_-_ABA ", "-_-_A", "-_-_AB!"] {
       #expect(crypto.base64URLDecode(Array(bad.utf8)[...]) == nil, "\(bad)")
     }
+    // Bytes past ASCII that libsodium 1.0.18 would read as '_': refused, so one byte
+    // string has one text.
+    for byte: UInt8 in [0xDF, 0xAD, 0x80, 0xFF] {
+      #expect(crypto.base64URLDecode([0x2D, byte, 0x2D, 0x5F, 0x41, 0x42, 0x41][...]) == nil)
+    }
   }
 
   /// BLAKE2b with salt and personalization, against Python's hashlib (the certificate
