@@ -18,15 +18,18 @@ extension SecureLink {
     into output: inout SessionOutput<Session.Notification>
   ) {
     let start = output.bytes.count
-    let message = take(datagram, now: now, into: &output.bytes)
-    if output.bytes.count > start {
-      output.actions.append(.send(Datagram(range: start..<output.bytes.count)))
-    }
-    let first = output.actions.count
-    if let message {
-      session.receive(message, now: now, into: &output, cookie: session.link.cookie)
-    } else {
-      session.advance(to: now, into: &output)
+    let first: Int
+    do {  // the message ends here: a presence digest shares `payload`, which is reused next
+      let message = take(datagram, now: now, into: &output.bytes)
+      if output.bytes.count > start {
+        output.actions.append(.send(Datagram(range: start..<output.bytes.count)))
+      }
+      first = output.actions.count
+      if let message {
+        session.receive(message, now: now, into: &output, cookie: session.link.cookie)
+      } else {
+        session.advance(to: now, into: &output)
+      }
     }
     secure(&output, from: first, session: &session, now: now)
   }
@@ -64,7 +67,7 @@ extension SecureLink {
     case .established(let established):
       dropHeld()
       held = HeldResponse(
-        keys: established.keys, data: established.keys.deviceData(limits: limits),
+        data: established.keys.deviceData(limits: limits), resumeKey: established.keys.resumeKey,
         confirm: established.confirm.bytes,
         until: now + .milliseconds(UInt64(established.ticketLifetimeMs)))
       out.append(contentsOf: established.confirm.bytes)
@@ -166,7 +169,7 @@ extension SecureLink {
     else { return nil }
     switch message {
     case .accept, .loginAccept:
-      if underHeld { return accepted(message) }
+      if underHeld, !accepted() { return nil }
     case .loginRefuse(let code):
       return underHeld ? refusal(reason: code) : nil
     case .tokenRenewed(let renewed):
@@ -181,16 +184,18 @@ extension SecureLink {
   }
 
   /// An ACCEPT under the held CONFIRM's keys: they become the session's, the old ones and
-  /// the attempts are wiped, the reset value kept. The session gets it if it asked.
-  private mutating func accepted(_ message: Message) -> Message? {
-    guard let held else { return nil }
+  /// the attempts are wiped, the reset value kept. Returns whether the session gets it
+  /// (it asked; a rekey's ACCEPT is the layer's alone).
+  @inline(never)
+  private mutating func accepted() -> Bool {
+    guard let held else { return false }
     self.held = nil
     crypto.wipe(&resumeKey)
-    resumeKey = held.keys.resumeKey  // the same secret, kept: not wiped here
+    resumeKey = held.resumeKey  // the same secret, kept: not wiped here
     data = held.data
     resetValue = Array(payload.suffix(16))
     handshake.end()
     defer { sessionAsked = false }
-    return sessionAsked ? message : nil
+    return sessionAsked
   }
 }

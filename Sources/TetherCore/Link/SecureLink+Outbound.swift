@@ -34,7 +34,9 @@ extension SecureLink {
   }
 
   /// One pass over the actions from `first`: each send rewritten or removed. Returns the
-  /// synthetic answer a datagram asked for (a refusal of a token), if any.
+  /// synthetic answer a datagram asked for (a refusal of a token), if any. The generic
+  /// part is the walk over the actions alone (one copy per profile); the bytes are the
+  /// non-generic functions' below (one copy for both).
   private mutating func rewrite<Notification>(
     _ output: inout SessionOutput<Notification>, from first: Int, now: Instant
   ) -> Message? {
@@ -46,9 +48,7 @@ extension SecureLink {
         break
       }
     }
-    scratch.removeAll(keepingCapacity: true)
-    scratch.append(contentsOf: output.bytes[base...])
-    output.bytes.removeSubrange(base...)
+    stash(&output.bytes, from: base)
     var answer: Message?
     var index = first
     while index < output.actions.count {
@@ -56,17 +56,35 @@ extension SecureLink {
         index += 1
         continue
       }
-      let start = output.bytes.count
-      let v1 = scratch[(datagram.range.lowerBound - base)..<(datagram.range.upperBound - base)]
-      if let refusal = translate(v1, now: now, into: &output.bytes) { answer = refusal }
-      if output.bytes.count > start {
-        output.actions[index] = .send(Datagram(range: start..<output.bytes.count))
+      if let range = rewrite(datagram.range, base: base, now: now, into: &output.bytes, &answer) {
+        output.actions[index] = .send(Datagram(range: range))
         index += 1
       } else {
         output.actions.remove(at: index)
       }
     }
     return answer
+  }
+
+  /// Moves `bytes[base...]` (the session's datagrams) into ``scratch``.
+  @inline(never)
+  private mutating func stash(_ bytes: inout [UInt8], from base: Int) {
+    scratch.removeAll(keepingCapacity: true)
+    scratch.append(contentsOf: bytes[base...])
+    bytes.removeSubrange(base...)
+  }
+
+  /// The session's datagram at `range` (of the bytes stashed from `base`) rewritten onto
+  /// the end of `bytes`: the new datagram's range, nil if nothing is sent.
+  @inline(never)
+  private mutating func rewrite(
+    _ range: Range<Int>, base: Int, now: Instant, into bytes: inout [UInt8],
+    _ answer: inout Message?
+  ) -> Range<Int>? {
+    let start = bytes.count
+    let v1 = scratch[(range.lowerBound - base)..<(range.upperBound - base)]
+    if let refusal = translate(v1, now: now, into: &bytes) { answer = refusal }
+    return bytes.count > start ? start..<bytes.count : nil
   }
 
   /// Appends version 2's datagram for the session's version 1 datagram `v1` (nothing if
@@ -176,15 +194,21 @@ extension SecureLink {
   private mutating func rekeyIfDue<Notification>(
     _ output: inout SessionOutput<Notification>, now: Instant
   ) {
+    if let range = rekey(now: now, into: &output.bytes) {
+      output.actions.append(.send(Datagram(range: range)))
+    }
+  }
+
+  /// The rekey's datagram appended to `bytes`, if one is due: its range.
+  @inline(never)
+  private mutating func rekey(now: Instant, into bytes: inout [UInt8]) -> Range<Int>? {
     guard let data, !sessionAsked, now >= rekeyNotBefore,
       data.usage.status != .fresh || data.window.highest >= limits.rekeyAfterMessages
-    else { return }
+    else { return nil }
     rekeyNotBefore = now + .seconds(1)
-    let start = output.bytes.count
-    attempt(now: now, into: &output.bytes)
-    if output.bytes.count > start {
-      output.actions.append(.send(Datagram(range: start..<output.bytes.count)))
-    }
+    let start = bytes.count
+    attempt(now: now, into: &bytes)
+    return bytes.count > start ? start..<bytes.count : nil
   }
 }
 

@@ -78,8 +78,9 @@ public struct SecureLink<Crypto: SessionCrypto> {
   /// A RESPONSE the device took: the keys it made, and the CONFIRM, sent again (the same
   /// bytes) at each retry until the ticket lifetime has passed.
   struct HeldResponse {
-    var keys: SessionKeys<Crypto>
     var data: SealedData<Crypto.Cipher>
+    /// `k_resume` of the new session: the holder wipes it.
+    var resumeKey: [UInt8]
     let confirm: [UInt8]
     let until: Instant
   }
@@ -104,9 +105,9 @@ public struct SecureLink<Crypto: SessionCrypto> {
   }
 
   mutating func dropHeld() {
-    if var keys = held?.keys {
+    if var key = held?.resumeKey {
       held = nil
-      keys.wipe(with: crypto)
+      crypto.wipe(&key)
     }
   }
 }
