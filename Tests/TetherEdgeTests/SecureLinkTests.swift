@@ -154,6 +154,55 @@ struct SecureLinkTests {
     #expect(login.notes.contains(.loginResult(.rejected)))
   }
 
+  // MARK: - Sealed notices and padded messages
+
+  /// A PRESENCE and a TOKEN_EXPIRED sealed by the edge reach the channel session as
+  /// version 1's: the member joins, then request-token and FAILED/TOKEN_EXPIRED.
+  @Test func sealedPresenceAndTokenExpired_reachTheChannelSession() throws {
+    var rig = try joined()
+    let digest = try PresenceDigest([PresenceEntry(uid: 9, kind: .joined, silentForMs: 0)])
+    rig.deliver(try rig.edge.send(.presence(digest), to: rig.link.sessionID))
+    _ = rig.drain()
+    #expect(rig.notes.contains { if case .userJoined(uid: 9, _) = $0 { true } else { false } })
+    rig.deliver(try rig.edge.send(.tokenExpired, to: rig.link.sessionID))
+    _ = rig.drain()
+    #expect(rig.notes.suffix(2).first == .requestToken)
+    #expect(rig.session.state == .failed && rig.session.reason == .tokenExpired)
+  }
+
+  /// A login's CHANNEL_OPERATION is 107 bytes whatever the name's length (the name
+  /// zero-filled to 63), and the MEMBER_EVENTS the edge seals reach the session.
+  @Test func channelOperations_arePadded_andMemberEventsReachTheLoginSession() throws {
+    let edge = try MemoryEdge()
+    var rig = try LoginRig(edge: edge)
+    try rig.login(edge.token(user: "alice"))
+    try rig.pump()
+    for name in ["a", String(repeating: "c", count: 63)] {
+      let channel = try ChannelName(validating: Array(name.utf8))
+      let before = rig.sent.count
+      try rig.call { session, output, now in
+        try session.joinChannel(channel, now: now, into: &output)
+      }
+      try rig.pump()
+      #expect(rig.sent[before...].map(\.count) == [107], "\(name.count)")
+    }
+    let operations = rig.edge.opened.filter { $0.first == 0x08 }
+    #expect(operations.map(\.count) == [74, 74])
+    #expect(operations.first?.suffix(62).allSatisfy { $0 == 0 } == true)
+    #expect(operations.last?.suffix(63).allSatisfy { $0 == 0x63 } == true)
+
+    let events = try MemberEvents(
+      session: 1, firstSequence: 1,
+      entries: [
+        MemberEvent.Entry(
+          kind: .joined, channel: try ChannelName(validating: Array("a".utf8)),
+          userID: try UserID(validating: Array("bob".utf8)))
+      ])
+    rig.deliver(try rig.edge.send(.memberEvents(events), to: rig.link.sessionID))
+    _ = rig.drain()
+    #expect(rig.notes.contains { if case .memberJoined = $0 { true } else { false } })
+  }
+
   // MARK: - Reset and path validation
 
   /// A RESET with this session's id and value: SESSION_UNKNOWN (RECONNECTING/

@@ -96,15 +96,12 @@ extension SecureLink {
     guard v1.count >= Packet.headerSize else { return nil }
     let type = v1[b + 3]
     switch type {
-    case MessageType.join.rawValue, MessageType.login.rawValue:
+    case MessageType.join.rawValue, MessageType.login.rawValue, MessageType.renewToken.rawValue:
       guard let packet = try? Packet.decode(v1) else { return nil }
-      return ask(packet, now: now, into: &out)
-    case MessageType.renewToken.rawValue:
-      guard case .renewToken(let text)? = try? Packet.decode(v1).message else { return nil }
-      if text.bytes != renewalText {
-        renewal = try? TokenV2(text: text.bytes[...], crypto: crypto)
-        renewalText = text.bytes
+      guard case .renewToken(let text) = packet.message else {
+        return ask(packet, now: now, into: &out)
       }
+      Self.parse(text, crypto: crypto, cached: &renewalText, parsed: &renewal)
       guard let renewal else {
         return .tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0))
       }
@@ -156,10 +153,7 @@ extension SecureLink {
     default:
       return nil
     }
-    if text.bytes != tokenText {
-      token = try? TokenV2(text: text.bytes[...], crypto: crypto)
-      tokenText = text.bytes
-    }
+    Self.parse(text, crypto: crypto, cached: &tokenText, parsed: &token)
     guard let token else { return isLogin ? .loginRefuse(code: 5) : .refuse(.invalidToken) }
     if data == nil, unixTime != 0, token.expiry != 0, unixTime >= token.expiry {
       return isLogin ? .loginRefuse(code: 6) : .refuse(.tokenExpired)
@@ -167,6 +161,18 @@ extension SecureLink {
     sessionAsked = true
     attempt(now: now, into: &out)
     return nil
+  }
+
+  /// `text` parsed as a version 2 token into `parsed` (nil if it is not one), unless it is
+  /// `cached`, the text `parsed` came from: a RENEW_TOKEN repeated with every heartbeat,
+  /// and every retry's JOIN, are parsed once.
+  @inline(never)
+  private static func parse(
+    _ text: Token, crypto: Crypto, cached: inout [UInt8], parsed: inout TokenV2?
+  ) {
+    guard text.bytes != cached else { return }
+    parsed = try? TokenV2(text: text.bytes[...], crypto: crypto)
+    cached = text.bytes
   }
 
   /// The held CONFIRM while its ticket lasts; else a new INIT, resuming the confirmed
