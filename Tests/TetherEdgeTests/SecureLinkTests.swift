@@ -88,6 +88,39 @@ struct SecureLinkTests {
     #expect(rig.session.state == .connected)
   }
 
+  /// A CONFIRM lost: each retry of the session sends the same CONFIRM bytes while the
+  /// ticket lasts (3 s here), and a new INIT after; the join completes with no callback
+  /// but the usual ones.
+  @Test func aLostConfirm_isRepeatedWhileTheTicketLasts_thenANewInit() throws {
+    var edge = try MemoryEdge()
+    edge.confirmsToIgnore = 100
+    var rig = try ChannelRig(edge: edge)
+    try rig.join(edge.token(channel: "room", uid: 7))
+    try rig.run(for: .milliseconds(2_500))
+    let confirms = rig.sent.filter { $0[0] == 0x03 }
+    #expect(confirms.count >= 2 && Set(confirms).count == 1)
+    #expect(rig.kinds().filter { $0 == 0x01 }.count == 1)
+    try rig.run(for: .seconds(4))
+    #expect(rig.kinds().filter { $0 == 0x01 }.count >= 2)
+    rig.edge.confirmsToIgnore = 0
+    try rig.run(for: .seconds(8))
+    #expect(rig.session.state == .connected)
+  }
+
+  /// A new join after a leave is a new session: no resume of the one before.
+  @Test func aJoinAfterALeave_resumesNothing() throws {
+    var rig = try joined()
+    try rig.call { session, output, now in session.leave(now: now, into: &output) }
+    try rig.pump()
+    let before = rig.sent.count
+    try rig.join(rig.edge.token(channel: "room", uid: 7))
+    try rig.pump()
+    let initiation = rig.sent[before]
+    #expect(initiation[0] == 0x01)
+    #expect(rig.session.state == .connected)
+    #expect(rig.edge.responded[rig.link.sessionID]?.request.resumeSessionID == 0)
+  }
+
   // MARK: - Refusals
 
   /// A token the edge cannot open: REFUSE_CLEAR, DISCONNECTED/INVALID_TOKEN; for a login,

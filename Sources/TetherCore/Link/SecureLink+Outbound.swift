@@ -18,6 +18,9 @@ extension SecureLink {
     session: inout Session, now: Instant
   ) {
     var first = first
+    // Ends: a synthetic answer (a refusal of a token) ends the join or the renewal, and
+    // what the session writes for it (notifications; a LOGIN only at its next retry
+    // instant) asks for no other answer, so one more pass follows it at most.
     while first < output.actions.count {
       let answer = rewrite(&output, from: first, now: now)
       first = output.actions.count

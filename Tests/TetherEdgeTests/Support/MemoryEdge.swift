@@ -25,6 +25,9 @@ struct MemoryEdge {
   /// Refuse the next CONFIRM with a sealed REFUSE or LOGIN_REFUSE (payload type, reason).
   var refuseConfirm: (UInt8, UInt8)?
 
+  /// CONFIRMs to ignore before taking one (the device repeats its CONFIRM).
+  var confirmsToIgnore = 0
+
   /// RESPONSEs sent: the secret and request of each session id.
   var responded: [UInt64: (secret: [UInt8], request: HandshakeRequest, resumed: Bool)] = [:]
   /// Sessions made.
@@ -102,6 +105,10 @@ struct MemoryEdge {
   }
 
   private mutating func confirmation(_ confirm: ConfirmMessage) throws -> [[UInt8]] {
+    if confirmsToIgnore > 0 {
+      confirmsToIgnore -= 1
+      return []
+    }
     guard let (secret, request, resumed) = responded[confirm.sessionID],
       EdgeHandshake.confirmHolds(confirm, sessionSecret: secret, crypto: crypto)
     else { return [] }
