@@ -4,9 +4,11 @@
 /// ``removeAll()``, which keeps the storage, so a steady session reuses the same memory
 /// for every heartbeat. Both profiles use it, each with its own notifications.
 public struct SessionOutput<Notification> {
-  public private(set) var actions: [SessionAction<Notification>] = []
+  // Settable inside the module: protocol version 2's layer (``SecureLink``) rewrites the
+  // datagrams a session wrote in place, so the driver sends what it finds here either way.
+  public internal(set) var actions: [SessionAction<Notification>] = []
   /// The encoded datagrams, back to back; ``SessionAction/send(_:)`` points into it.
-  public private(set) var bytes: [UInt8] = []
+  public internal(set) var bytes: [UInt8] = []
 
   public init() {
     actions.reserveCapacity(16)

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+// MARK: - What arrives
+
+extension SecureLink {
+  /// Takes one datagram from the socket, before the session:
+  /// - a RESPONSE for an open attempt: the CONFIRM goes out at once; a COOKIE_REPLY: the
+  ///   cookie is kept 120 s and a new INIT goes out at once; a refusal: the session gets
+  ///   the version 1 refusal it stands for (§12.6's reasons);
+  /// - DATA that opens: the session gets the message of its payload (an ACCEPT's reset
+  ///   value is kept and the new keys replace the old); a PATH_CHALLENGE is answered at
+  ///   once and nothing reaches the session;
+  /// - a RESET with this session's id and value: the session gets SESSION_UNKNOWN.
+  /// Anything else changes nothing but a count. What the session answers is rewritten by
+  /// ``secure(_:from:session:now:)``, and what fell due by `now` runs, as after every
+  /// entry point of a session.
+  public mutating func receive<Session: LinkSession>(
+    _ datagram: ArraySlice<UInt8>, session: inout Session, now: Instant,
+    into output: inout SessionOutput<Session.Notification>
+  ) {
+    let start = output.bytes.count
+    let first: Int
+    do {  // the message ends here: a presence digest shares `payload`, which is reused next
+      let message = take(datagram, now: now, into: &output.bytes)
+      if output.bytes.count > start {
+        output.actions.append(.send(Datagram(range: start..<output.bytes.count)))
+      }
+      first = output.actions.count
+      if let message {
+        session.receive(message, now: now, into: &output, cookie: session.link.cookie)
+      } else {
+        session.advance(to: now, into: &output)
+      }
+    }
+    secure(&output, from: first, session: &session, now: now)
+  }
+
+  /// What the datagram asks: a message for the session, or nil; datagrams to send at once
+  /// are appended to `out`.
+  private mutating func take(
+    _ datagram: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8]
+  ) -> Message? {
+    switch datagram.first {
+    case SealedData<Crypto.Cipher>.kind:
+      return open(datagram, now: now, into: &out)
+    case ResetMessage.kind:
+      // Only this session's id and value (compared in constant time) end it.
+      guard datagram.count == ResetMessage.size, let data, resetValue.count == 16,
+        bigEndian(datagram, at: datagram.startIndex + 1, width: 8) == data.sessionID,
+        crypto.constantTimeEqual(datagram.suffix(16), resetValue[...])
+      else { break }
+      return .sessionUnknown
+    default:
+      guard handshake.openAttempts > 0,
+        let outcome = try? handshake.receive(datagram)
+      else { break }
+      return answer(outcome, now: now, into: &out)
+    }
+    dropped &+= 1
+    return nil
+  }
+
+  /// A handshake answer that opened for one of the attempts.
+  private mutating func answer(
+    _ outcome: DeviceHandshake<Crypto>.Outcome, now: Instant, into out: inout [UInt8]
+  ) -> Message? {
+    switch outcome {
+    case .established(let established):
+      dropHeld()
+      held = HeldResponse(
+        data: established.keys.deviceData(limits: limits), resumeKey: established.keys.resumeKey,
+        confirm: established.confirm.bytes,
+        until: now + .milliseconds(UInt64(established.ticketLifetimeMs)))
+      out.append(contentsOf: established.confirm.bytes)
+    case .cookie(let cookie):
+      self.cookie = cookie
+      cookieUntil = now + Self.cookieLifetime
+      attempt(now: now, into: &out)
+    case .refused(.tokenNotOpened):
+      return refusal(reason: RefuseReason.invalidToken.rawValue)
+    case .refused(.sealed(let reason, _)):
+      return refusal(reason: reason)
+    }
+    return nil
+  }
+
+  /// The version 1 message a refusal of the handshake stands for (§12.6), for the session
+  /// that asked; nil for a rekey's (the session goes on under its keys) or a reason the
+  /// profile has none of. `reason` is a channel's (1 … 5, 6 BANNED) or a login code.
+  private mutating func refusal(reason: UInt8) -> Message? {
+    dropHeld()
+    guard sessionAsked, let request else { return nil }
+    sessionAsked = false
+    if request.kind == HandshakeRequest.loginKind {
+      // REFUSE_CLEAR is the login's INVALID_TOKEN (5); the channel's reason 3 is the same.
+      return .loginRefuse(code: reason == RefuseReason.invalidToken.rawValue ? 5 : reason)
+    }
+    if reason == 6 { return .kick(.banned) }
+    return RefuseReason(rawValue: reason).map { .refuse($0) }
+  }
+
+  /// A DATA datagram: opened under the held CONFIRM's keys or the confirmed ones (by its
+  /// session id), its payload decoded.
+  private mutating func open(
+    _ datagram: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8]
+  ) -> Message? {
+    guard datagram.count >= 17 else {
+      dropped &+= 1
+      return nil
+    }
+    let id = bigEndian(datagram, at: datagram.startIndex + 1, width: 8)
+    payload.removeAll(keepingCapacity: true)
+    let underHeld = held?.data.sessionID == id
+    do throws(SealedData<Crypto.Cipher>.Refusal) {
+      if underHeld {
+        try held?.data.open(datagram, into: &payload)
+      } else if data?.sessionID == id {
+        try data?.open(datagram, into: &payload)
+      } else {
+        throw .malformed
+      }
+    } catch {
+      switch error {
+      case .replayed: replayed &+= 1
+      case .unopened: unopened &+= 1
+      case .malformed, .exhausted: dropped &+= 1
+      }
+      return nil
+    }
+    guard let message = decodePayload(underHeld: underHeld, into: &out) else {
+      dropped &+= 1
+      return nil
+    }
+    return message
+  }
+
+  /// The payload just opened, as the version 1 message of its type (§12.7); nil for one
+  /// that does not decode, or that nothing gets (a PATH_CHALLENGE, answered into `out`; a
+  /// rekey's ACCEPT, whose keys replace the old ones).
+  private mutating func decodePayload(underHeld: Bool, into out: inout [UInt8]) -> Message? {
+    guard let type = payload.first else { return nil }
+    var end = payload.endIndex
+    switch type {
+    case MessageType.accept.rawValue, MessageType.loginAccept.rawValue:
+      end -= 16  // the reset value
+    case MessageType.refuse.rawValue, MessageType.loginRefuse.rawValue:
+      end -= 1  // the detail, for logs only
+      guard end > 1, payload[end] <= 2 else { return nil }
+      if type == MessageType.refuse.rawValue {
+        return underHeld ? refusal(reason: payload[1]) : nil
+      }
+    case 0x8D:  // PATH_CHALLENGE: PATH_RESPONSE with its 8 bytes, at once
+      guard payload.count == 9 else { return nil }
+      payload[0] = 0x09
+      if underHeld {
+        try? held?.data.seal(payload[...], into: &out)
+      } else {
+        try? data?.seal(payload[...], into: &out)
+      }
+      return nil
+    case MessageType.sessionUnknown.rawValue:
+      return nil  // gone in version 2: RESET replaces it
+    default:
+      guard type >= 0x80 else { return nil }  // a device's message: no edge sends one
+    }
+    guard end > 0 else { return nil }
+    var reader = ByteReader(payload[1..<end])
+    guard let message = try? MessageType.decodeBody(type, &reader),
+      (try? reader.expectEnd()) != nil
+    else { return nil }
+    switch message {
+    case .accept, .loginAccept:
+      if underHeld, !accepted() { return nil }
+    case .loginRefuse(let code):
+      return underHeld ? refusal(reason: code) : nil
+    case .tokenRenewed(let renewed):
+      if renewed.refused == nil, let renewal {
+        token = renewal
+        tokenText = renewalText
+      }
+    default:
+      break
+    }
+    return message
+  }
+
+  /// An ACCEPT under the held CONFIRM's keys: they become the session's, the old ones and
+  /// the attempts are wiped, the reset value kept. Returns whether the session gets it
+  /// (it asked; a rekey's ACCEPT is the layer's alone).
+  @inline(never)
+  private mutating func accepted() -> Bool {
+    guard let held else { return false }
+    self.held = nil
+    crypto.wipe(&resumeKey)
+    resumeKey = held.resumeKey  // the same secret, kept: not wiped here
+    data = held.data
+    resetValue = Array(payload.suffix(16))
+    handshake.end()
+    defer { sessionAsked = false }
+    return sessionAsked
+  }
+}

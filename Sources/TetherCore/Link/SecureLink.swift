@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Protocol version 2 on the device (docs/PROTOCOL.md §12), one layer for both profiles:
+/// it sits between a session (``ChannelSession``, ``LoginSession``), which keeps speaking
+/// version 1's `Packet(cookie, message)`, and the socket. The sessions' state logic does
+/// not change, so docs/STATES.md holds for version 2 as it is.
+///
+/// The driver calls two functions:
+/// - ``secure(_:from:session:now:)`` after every entry point of the session: each version 1
+///   datagram the session wrote into its output is rewritten in place into what version 2
+///   sends (a JOIN or LOGIN into a handshake attempt, anything else into sealed DATA), so
+///   the driver sends what it finds in the output, as before;
+/// - ``receive(_:session:now:into:)`` with every datagram instead of the session's own
+///   `receive(datagram:)`: handshake answers, DATA, RESET; what opens is handed to the
+///   session as the version 1 packet it stands for, with the session's own cookie.
+///   Nothing unauthenticated reaches the session; what does not open is counted.
+///
+/// The session's cookie stays local (never on the wire): the layer binds its keys to it,
+/// forgets them when the session ends (its cookie is 0) or a new one starts (a JOIN of
+/// another cookie), and the edge's session id takes the cookie's place on the wire.
+public struct SecureLink<Crypto: SessionCrypto> {
+  public let crypto: Crypto
+  let limits: KeyLimits
+  var handshake: DeviceHandshake<Crypto>
+  /// The session cookie the keys belong to; 0: none.
+  var boundCookie: UInt64 = 0
+  /// The last JOIN's or LOGIN's request: what a resumed handshake (a rekey) asks again.
+  var request: HandshakeRequest?
+  /// The token of the last JOIN or LOGIN, or the one a TOKEN_RENEWED confirmed, and its text.
+  var token: TokenV2?
+  var tokenText: [UInt8] = []
+  /// The token of the RENEW_TOKEN out, and its text: current once TOKEN_RENEWED says so.
+  var renewal: TokenV2?
+  var renewalText: [UInt8] = []
+  /// The keys an ACCEPT confirmed: what DATA goes under. nil before the first ACCEPT.
+  var data: SealedData<Crypto.Cipher>?
+  /// `k_resume` and the reset value of ``data``'s session (empty without one).
+  var resumeKey: [UInt8] = []
+  var resetValue: [UInt8] = []
+  /// A RESPONSE taken, its ACCEPT not yet: the new keys and the CONFIRM to repeat.
+  var held: HeldResponse?
+  /// A cookie from a COOKIE_REPLY, for `mac2` until `cookieUntil`.
+  var cookie: [UInt8]?
+  var cookieUntil: Instant = .zero
+  /// Whether the handshake in flight answers the session's JOIN or LOGIN (its ACCEPT or
+  /// refusal goes to the session); false for a rekey the layer started itself.
+  var sessionAsked = false
+  /// A rekey attempt goes out no sooner than this.
+  var rekeyNotBefore: Instant = .zero
+  /// The device's wall clock, unix seconds, as the driver last set it; 0: unknown. Before
+  /// the first ACCEPT a token whose public expiry it has passed is refused here (§12.4).
+  public var unixTime: UInt64 = 0
+
+  /// DATA datagrams whose tag did not verify.
+  public internal(set) var unopened: UInt64 = 0
+  /// DATA datagrams dropped unopened: a repeated or too old counter, or past the limits.
+  public internal(set) var replayed: UInt64 = 0
+  /// Anything else dropped: another kind, size or session id, a handshake answer for no
+  /// attempt or that does not open, a payload that does not decode, a RESET not this
+  /// session's.
+  public internal(set) var dropped: UInt64 = 0
+
+  /// The session's version 1 datagrams, moved aside while they are rewritten; and the
+  /// payload being sealed or opened. Kept, so that a steady session allocates nothing.
+  var scratch: [UInt8] = []
+  var payload: [UInt8] = []
+
+  /// How long a cookie is kept (§12.6).
+  static var cookieLifetime: Interval { .seconds(120) }
+
+  public init(crypto: Crypto, limits: KeyLimits = .standard) {
+    self.crypto = crypto
+    self.limits = limits
+    handshake = DeviceHandshake(crypto: crypto)
+    scratch.reserveCapacity(2 * Packet.maximumSize)
+    payload.reserveCapacity(Packet.maximumSize)
+  }
+
+  /// A RESPONSE the device took: the keys it made, and the CONFIRM, sent again (the same
+  /// bytes) at each retry until the ticket lifetime has passed.
+  struct HeldResponse {
+    var data: SealedData<Crypto.Cipher>
+    /// `k_resume` of the new session: the holder wipes it.
+    var resumeKey: [UInt8]
+    let confirm: [UInt8]
+    let until: Instant
+  }
+
+  /// The session id on the wire: the confirmed session's; 0 before the first ACCEPT.
+  public var sessionID: UInt64 { data?.sessionID ?? 0 }
+
+  /// Forgets every key, attempt and token (the session ended, or another began).
+  mutating func forget() {
+    handshake.end()
+    crypto.wipe(&resumeKey)
+    resumeKey = []
+    resetValue = []
+    data = nil
+    dropHeld()
+    request = nil
+    token = nil
+    tokenText = []
+    renewal = nil
+    renewalText = []
+    sessionAsked = false
+  }
+
+  mutating func dropHeld() {
+    if var key = held?.resumeKey {
+      held = nil
+      crypto.wipe(&key)
+    }
+  }
+}
