@@ -24,20 +24,61 @@ public struct SodiumDatagramCipher: DatagramCipher {
     counter: UInt64, plaintext: ArraySlice<UInt8>, appendingTo out: inout [UInt8],
     adStart: Int
   ) -> Bool {
-    seal(
-      nonce: Self.nonce(counter: counter), plaintext: plaintext, appendingTo: &out, adStart: adStart
-    )
+    var nonce = Self.nonceWords(counter)
+    return withUnsafeBytes(of: &nonce) { bytes in
+      guard let base = bytes.baseAddress else { return false }
+      return seal(
+        nonce: base.assumingMemoryBound(to: UInt8.self), plaintext: plaintext,
+        appendingTo: &out, adStart: adStart)
+    }
   }
 
   public func open(
     counter: UInt64, ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>, into out: inout [UInt8]
   ) -> Bool {
-    open(nonce: Self.nonce(counter: counter), ad: ad, sealed: sealed, into: &out)
+    var nonce = Self.nonceWords(counter)
+    return withUnsafeBytes(of: &nonce) { bytes in
+      guard let base = bytes.baseAddress else { return false }
+      return open(
+        nonce: base.assumingMemoryBound(to: UInt8.self), ad: ad, sealed: sealed, into: &out)
+    }
+  }
+
+  /// The nonce of `counter` (``DatagramCipher/nonce(counter:)``'s 12 bytes: four zero
+  /// bytes, then the counter big-endian) as three words on the stack, so that sealing or
+  /// opening a datagram allocates nothing.
+  static func nonceWords(_ counter: UInt64) -> (UInt32, UInt32, UInt32) {
+    (
+      0, UInt32(truncatingIfNeeded: counter >> 32).bigEndian,
+      UInt32(truncatingIfNeeded: counter).bigEndian
+    )
   }
 
   /// The AEAD with a nonce given whole (the RFC 8439 vectors use their own nonces).
   public func seal(
     nonce: [UInt8], plaintext: ArraySlice<UInt8>, appendingTo out: inout [UInt8], adStart: Int
+  ) -> Bool {
+    guard nonce.count == Int(crypto_aead_chacha20poly1305_ietf_NPUBBYTES) else { return false }
+    return nonce.withUnsafeBufferPointer { nonce in
+      guard let base = nonce.baseAddress else { return false }
+      return seal(nonce: base, plaintext: plaintext, appendingTo: &out, adStart: adStart)
+    }
+  }
+
+  /// Opens with a nonce given whole.
+  public func open(
+    nonce: [UInt8], ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>, into out: inout [UInt8]
+  ) -> Bool {
+    guard nonce.count == Int(crypto_aead_chacha20poly1305_ietf_NPUBBYTES) else { return false }
+    return nonce.withUnsafeBufferPointer { nonce in
+      guard let base = nonce.baseAddress else { return false }
+      return open(nonce: base, ad: ad, sealed: sealed, into: &out)
+    }
+  }
+
+  private func seal(
+    nonce: UnsafePointer<UInt8>, plaintext: ArraySlice<UInt8>, appendingTo out: inout [UInt8],
+    adStart: Int
   ) -> Bool {
     let end = out.count
     guard adStart <= end else { return false }
@@ -59,9 +100,9 @@ public struct SodiumDatagramCipher: DatagramCipher {
     #endif
   }
 
-  /// Opens with a nonce given whole.
-  public func open(
-    nonce: [UInt8], ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>, into out: inout [UInt8]
+  private func open(
+    nonce: UnsafePointer<UInt8>, ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>,
+    into out: inout [UInt8]
   ) -> Bool {
     guard sealed.count >= Self.tagLength else { return false }
     #if TETHER_NULL_CRYPTO

@@ -2,7 +2,7 @@
 import Testing
 import TetherCore
 
-import TetherSodium
+@testable import TetherSodium
 
 /// Protocol version 2's sealed datagrams (docs/PROTOCOL.md §12.7): TetherCore's
 /// `SealedData` over libsodium's ChaCha20-Poly1305 through the `DatagramCipher` seam.
@@ -163,4 +163,15 @@ struct SealedDataTests {
     "d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d63dbea45e8ca9671282fafb69"
     + "da92728b1a71de0a9e060b2905d6a5b67ecd3b3692ddbd7f2d778b8c9803aee328091b58fab324e4fad675"
     + "945585808b4831d7bc3ff4def08e4b7a9de576d26586cec64b61161ae10b594f09e26a7e902ecbd0600691"
+}
+
+/// The data cipher builds each datagram's nonce on the stack; its bytes are the seam's
+/// `nonce(counter:)`, the nonce docs/PROTOCOL.md §12.7 gives.
+struct DatagramNonceTests {
+  @Test(arguments: [0, 1, 0xFF, 0x1_0000_0000, 0x0102_0304_0506_0708, UInt64.max])
+  func stackNonce_isTheSeamsNonce(counter: UInt64) {
+    var words = SodiumDatagramCipher.nonceWords(counter)
+    let bytes = withUnsafeBytes(of: &words) { Array($0) }
+    #expect(bytes == SodiumDatagramCipher.nonce(counter: counter))
+  }
 }
