@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #if TETHER_TEST_CRYPTO
-  import CSodium
+  internal import CSodium
 
   /// The random stream of the `TETHER_TEST_CRYPTO` build of the device library (never
   /// shipped: `make abi-check` refuses a library that exports `tether_test_random_seed`

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import CSodium
+internal import CSodium
 
 #if canImport(TetherCore)
   // Absent in the single-module Embedded build (scripts/build/build-lib.sh), present in SwiftPM's.
