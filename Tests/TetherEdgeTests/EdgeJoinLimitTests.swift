@@ -2,6 +2,7 @@
 import Testing
 import TetherCore
 import TetherSim
+import TetherSodium
 
 @testable import TetherEdge
 
@@ -27,7 +28,8 @@ struct EdgeJoinLimitTests {
     ).encoded
   }
 
-  static func limited(burst: Int, refill: Interval, sources: Int = 4096) -> EdgeServer {
+  static func limited(burst: Int, refill: Interval, sources: Int = 4096) -> EdgeServer<SodiumCrypto>
+  {
     var config = World.config()
     config.joinLimit = JoinLimit(burst: burst, refill: refill, maxSources: sources)
     return EdgeServer(config: config)

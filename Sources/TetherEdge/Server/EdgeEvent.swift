@@ -103,6 +103,24 @@ public struct EdgeCounters: Equatable, Sendable {
   /// Login sessions ended because more member events waited for their client than
   /// ``MemberEventQueue/capacity``.
   public var eventQueueOverflows: UInt64 = 0
+
+  // Protocol version 2 (docs/PROTOCOL.md §12)
+
+  /// Version 2 datagrams that did not open: a DATA tag, an INIT's token or request, a
+  /// CONFIRM's ticket or tag (altered, forged, or made with other keys).
+  public var unopened: UInt64 = 0
+  /// DATA datagrams dropped before opening: a counter repeated or too old for the window.
+  public var replayed: UInt64 = 0
+  /// INITs answered with a COOKIE_REPLY (the edge was under load, §12.6).
+  public var cookieReplies: UInt64 = 0
+  /// INITs answered with REFUSE_CLEAR or REFUSE_SEALED.
+  public var refusedHandshakes: UInt64 = 0
+  /// CONFIRMs whose ticket had expired or was of another start of the edge.
+  public var staleTickets: UInt64 = 0
+  /// CONFIRMs of a consumed ticket whose session is not held at their address: nothing made.
+  public var confirmsReplayed: UInt64 = 0
+  /// RESETs sent (§12.9).
+  public var resets: UInt64 = 0
 }
 
 extension ChannelName {

@@ -68,7 +68,8 @@ public struct CookieJar<Crypto: SessionCrypto> {
   }
 
   static func cookie(_ crypto: Crypto, secret: [UInt8], source: IPEndpoint) -> [UInt8] {
-    crypto.derive(key: secret, input: source.bytes[...], label: "tether2 cookie", length: cookieBytes)
+    crypto.derive(
+      key: secret, input: source.bytes[...], label: "tether2 cookie", length: cookieBytes)
   }
 
   /// One period on: the current `R` becomes the previous and a new one is drawn. Two or
