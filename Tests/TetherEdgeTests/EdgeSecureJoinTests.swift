@@ -14,8 +14,7 @@ struct EdgeSecureJoinTests {
 
   @Test func aChannelJoin_takesTwoRoundTrips_thenEveryDatagramIsSealed() throws {
     var bench = Bench()
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1))
+    var device = bench.device(.channel(Self.lobby, uid: 0))
     let answers = bench.connect(&device, Bench.channelRequest())
     let accept = try #require(answers.first?.message)
     guard case .accept(let body) = accept else {
@@ -46,8 +45,7 @@ struct EdgeSecureJoinTests {
 
   @Test func aLogin_getsLoginAccept_heartbeats_andChannelOperations() throws {
     var bench = Bench()
-    var device = SecureDevice(
-      token: bench.token(.user(Bench.user("alice"))), address: Bench.address(1))
+    var device = bench.device(.user(Bench.user("alice")))
     let answers = bench.connect(&device, Bench.loginRequest("alice"))
     guard case .loginAccept(let accept)? = answers.first?.message else {
       Issue.record("\(answers.map(\.bytes))")
@@ -76,10 +74,8 @@ struct EdgeSecureJoinTests {
 
   @Test func aLeave_endsTheSession_andTheOthersSeeItLeft() throws {
     var bench = Bench()
-    var alice = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 1)), address: Bench.address(1))
-    var bob = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 2)), address: Bench.address(2))
+    var alice = bench.device(.channel(Self.lobby, uid: 1))
+    var bob = bench.device(.channel(Self.lobby, uid: 2), host: 2)
     bench.connect(&alice, Bench.channelRequest(uid: 1))
     bench.connect(&bob, Bench.channelRequest(uid: 2))
     let mark = bench.sent.count
@@ -110,8 +106,7 @@ struct EdgeSecureJoinTests {
         if case .accept = $0 { true } else { false }
       } == true)
 
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 2)), address: Bench.address(2))
+    var device = bench.device(.channel(Self.lobby, uid: 2), host: 2)
     let mark = bench.sent.count
     let answers = bench.connect(&device, Bench.channelRequest(uid: 2))
     // The version 2 device's snapshot names the version 1 member.
@@ -144,8 +139,7 @@ struct EdgeSecureJoinTests {
   /// unsealed moves or answers it.
   @Test func aVersion1Packet_underAVersion2SessionsID_isDropped() throws {
     var bench = Bench()
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1))
+    var device = bench.device(.channel(Self.lobby, uid: 0))
     bench.connect(&device, Bench.channelRequest())
     let out = bench.send(
       Packet(cookie: device.sessionID, message: .leave).encoded, from: device.address)

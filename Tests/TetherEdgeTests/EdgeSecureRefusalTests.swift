@@ -18,8 +18,7 @@ struct EdgeSecureRefusalTests {
     _ grant: TokenGrant, _ request: HandshakeRequest, expiresAt: UInt64 = 0,
     in bench: inout Bench
   ) -> DeviceHandshake<SodiumCrypto>.Refusal? {
-    var device = SecureDevice(
-      token: bench.token(grant, expiresAt: expiresAt), address: Bench.address(9))
+    var device = bench.device(grant, host: 9, expiresAt: expiresAt)
     let answers = bench.sendUnvalidated(device.initiate(request), from: device.address)
     guard answers.count == 1, case .refused(let refusal)? = try? device.take(answers[0].bytes)
     else { return nil }
@@ -105,8 +104,7 @@ struct EdgeSecureRefusalTests {
       Self.refusal(.user(Bench.user("alice")), Bench.loginRequest("alice"), in: &bench)
         == .sealed(reason: 7, detail: 0))
     // A uid-0 join is never banned: it is given a uid that is not.
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1))
+    var device = bench.device(.channel(Self.lobby, uid: 0))
     guard case .accept(let accept)? = bench.connect(&device, Bench.channelRequest()).first?.message
     else {
       Issue.record("no ACCEPT")
@@ -118,31 +116,23 @@ struct EdgeSecureRefusalTests {
   // MARK: - Caps (§12.12)
 
   @Test func aFullChannel_isRefusedAtTheInit_rejectedWithDetailOne() throws {
-    var bench = Bench(
-      config: try EdgeConfig(
-        appID: Fixture.appID, appCertificate: World.certificate, maxChannelMembers: 1))
-    var first = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1))
+    var bench = try Bench(maxChannelMembers: 1)
+    var first = bench.device(.channel(Self.lobby, uid: 0))
     bench.connect(&first, Bench.channelRequest())
     #expect(
       Self.refusal(.channel(Self.lobby, uid: 0), Bench.channelRequest(), in: &bench)
         == .sealed(reason: 5, detail: 1))
     // Another channel is not full; taking over a uid adds nobody.
-    var other = SecureDevice(
-      token: bench.token(.channel(Bench.channel("hall"), uid: 0)), address: Bench.address(2))
+    var other = bench.device(.channel(Bench.channel("hall"), uid: 0), host: 2)
     #expect(bench.connect(&other, Bench.channelRequest("hall")).first?.type == 0x81)
-    var takeover = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 1_000_000)), address: Bench.address(3))
+    var takeover = bench.device(.channel(Self.lobby, uid: 1_000_000), host: 3)
     #expect(bench.connect(&takeover, Bench.channelRequest(uid: 1_000_000)).first?.type == 0x81)
     #expect(bench.server.members(of: Self.lobby) == [1_000_000])
   }
 
   @Test func aFullApp_isRefusedAtTheInit_rejectedWithDetailTwo() throws {
-    var bench = Bench(
-      config: try EdgeConfig(
-        appID: Fixture.appID, appCertificate: World.certificate, maxAppSessions: 1))
-    var first = SecureDevice(
-      token: bench.token(.user(Bench.user("alice"))), address: Bench.address(1))
+    var bench = try Bench(maxAppSessions: 1)
+    var first = bench.device(.user(Bench.user("alice")))
     bench.connect(&first, Bench.loginRequest("alice"))
     #expect(
       Self.refusal(.user(Bench.user("bob")), Bench.loginRequest("bob"), in: &bench)
@@ -155,24 +145,11 @@ struct EdgeSecureRefusalTests {
   /// The INIT's check saves work; the CONFIRM's decides: two INITs pass while the channel
   /// has room for one, and the second CONFIRM gets a sealed REFUSE.
   @Test func theCapAtTheConfirm_decides() throws {
-    var bench = Bench(
-      config: try EdgeConfig(
-        appID: Fixture.appID, appCertificate: World.certificate, maxChannelMembers: 1))
-    var first = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1))
-    var second = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(2))
-    for index in [0, 1] {
-      let device = index == 0 ? first : second
-      var copy = device
-      let answers = bench.sendUnvalidated(
-        copy.initiate(Bench.channelRequest()), from: copy.address)
-      guard answers.count == 1, case .established? = try? copy.take(answers[0].bytes) else {
-        Issue.record("no RESPONSE")
-        return
-      }
-      if index == 0 { first = copy } else { second = copy }
-    }
+    var bench = try Bench(maxChannelMembers: 1)
+    var first = bench.device(.channel(Self.lobby, uid: 0))
+    var second = bench.device(.channel(Self.lobby, uid: 0), host: 2)
+    bench.handshake(&first, Bench.channelRequest())
+    bench.handshake(&second, Bench.channelRequest())
     #expect(bench.confirm(&first).first?.type == 0x81)
     let refused = bench.confirm(&second)
     #expect(refused.map(\.bytes) == [[0x82, 5, 1]])
@@ -184,15 +161,11 @@ struct EdgeSecureRefusalTests {
   // MARK: - Under load (§12.6 rule 2)
 
   @Test func underLoad_anInitWithoutMac2_getsACookie_andTheRetryWithIt_isTaken() throws {
-    var bench = Bench(
-      config: try EdgeConfig(
-        appID: Fixture.appID, appCertificate: World.certificate, handshakeRate: 1))
-    var first = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1))
+    var bench = try Bench(handshakeRate: 1)
+    var first = bench.device(.channel(Self.lobby, uid: 0))
     bench.connect(&first, Bench.channelRequest())
     // The bucket (1 a second) is empty now.
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(2))
+    var device = bench.device(.channel(Self.lobby, uid: 0), host: 2)
     let answers = bench.sendUnvalidated(
       device.initiate(Bench.channelRequest()), from: device.address)
     #expect(answers.map(\.bytes.count) == [73])
@@ -216,8 +189,7 @@ struct EdgeSecureRefusalTests {
         .isEmpty)
     // A second later the bucket has a token again: no cookie needed.
     _ = bench.advance(by: .seconds(1))
-    var later = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(4))
+    var later = bench.device(.channel(Self.lobby, uid: 0), host: 4)
     #expect(bench.connect(&later, Bench.channelRequest()).first?.type == 0x81)
     #expect(bench.server.counters.cookieReplies == 1)
   }
@@ -228,23 +200,19 @@ struct EdgeSecureRefusalTests {
     var config = try EdgeConfig(appID: Fixture.appID, appCertificate: World.certificate)
     config.joinLimit = JoinLimit(burst: 1, refill: .seconds(3600))
     var bench = Bench(config: config)
-    var spoofer = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1, port: 1))
+    var spoofer = bench.device(.channel(Self.lobby, uid: 0), host: 1, port: 1)
     for _ in 0..<10 {
       #expect(
         bench.sendUnvalidated(spoofer.initiate(Bench.channelRequest()), from: spoofer.address)
           .count == 1)
     }
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1, port: 2))
+    var device = bench.device(.channel(Self.lobby, uid: 0), host: 1, port: 2)
     #expect(bench.connect(&device, Bench.channelRequest()).first?.type == 0x81)
     // The budget of that host is spent now: the next channel CONFIRM from it is dropped
     // unconsumed (its device repeats it), and a login one is refused REJECTED, sealed.
-    var next = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1, port: 3))
+    var next = bench.device(.channel(Self.lobby, uid: 0), host: 1, port: 3)
     #expect(bench.connect(&next, Bench.channelRequest()).isEmpty)
-    var login = SecureDevice(
-      token: bench.token(.user(Bench.user("alice"))), address: Bench.address(1, port: 4))
+    var login = bench.device(.user(Bench.user("alice")), host: 1, port: 4)
     #expect(bench.connect(&login, Bench.loginRequest("alice")).map(\.bytes) == [[0x8A, 2, 0]])
     #expect(bench.server.counters.joinsLimited == 2)
   }

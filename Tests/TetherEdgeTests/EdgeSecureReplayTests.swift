@@ -18,14 +18,12 @@ struct EdgeSecureReplayTests {
     var config = try EdgeConfig(appID: Fixture.appID, appCertificate: World.certificate)
     config.recordsEvents = true
     var bench = Bench(config: config)
-    var alice = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 1)), address: Bench.address(1))
+    var alice = bench.device(.channel(Self.lobby, uid: 1))
     let aliceInit = alice.initiate(Bench.channelRequest(uid: 1))
     let response = bench.sendUnvalidated(aliceInit, from: alice.address)
     _ = try alice.take(response[0].bytes)
     #expect(bench.confirm(&alice).first?.type == 0x81)
-    var bob = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 2)), address: Bench.address(2))
+    var bob = bench.device(.channel(Self.lobby, uid: 2), host: 2)
     bench.connect(&bob, Bench.channelRequest(uid: 2))
     _ = bench.server.takeEvents()
     return (bench, alice, bob, aliceInit)
@@ -77,11 +75,8 @@ struct EdgeSecureReplayTests {
 
   @Test func aConfirmFromAnotherAddress_isDropped_andTheRealOneStillJoins() throws {
     var bench = Bench()
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1))
-    let answers = bench.sendUnvalidated(
-      device.initiate(Bench.channelRequest()), from: device.address)
-    _ = try device.take(answers[0].bytes)
+    var device = bench.device(.channel(Self.lobby, uid: 0))
+    bench.handshake(&device, Bench.channelRequest())
     for source in [Bench.address(2), Bench.address(1, port: 40_001)] {
       #expect(bench.sendUnvalidated(device.confirm!.bytes, from: source).isEmpty)
     }
@@ -92,11 +87,8 @@ struct EdgeSecureReplayTests {
 
   @Test func aConfirm_afterItsTicketExpired_isDropped() throws {
     var bench = Bench()
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1))
-    let answers = bench.sendUnvalidated(
-      device.initiate(Bench.channelRequest()), from: device.address)
-    _ = try device.take(answers[0].bytes)
+    var device = bench.device(.channel(Self.lobby, uid: 0))
+    bench.handshake(&device, Bench.channelRequest())
     _ = bench.advance(by: bench.config.ticketLifetime)
     #expect(bench.sendUnvalidated(device.confirm!.bytes, from: device.address).isEmpty)
     #expect(bench.server.sessionCount == 0)
@@ -105,11 +97,8 @@ struct EdgeSecureReplayTests {
 
   @Test func everyBitFlippedConfirm_isDropped() throws {
     var bench = Bench()
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1))
-    let answers = bench.sendUnvalidated(
-      device.initiate(Bench.channelRequest()), from: device.address)
-    _ = try device.take(answers[0].bytes)
+    var device = bench.device(.channel(Self.lobby, uid: 0))
+    bench.handshake(&device, Bench.channelRequest())
     let confirm = device.confirm!.bytes
     HandshakeTests.forEachBitFlip(of: confirm) { _, flipped in
       #expect(bench.sendUnvalidated(Array(flipped), from: device.address).isEmpty)

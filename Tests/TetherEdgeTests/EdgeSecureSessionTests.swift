@@ -15,9 +15,7 @@ struct EdgeSecureSessionTests {
   static func joined(
     uid: UInt32 = 1, expiresAt: UInt64 = 0, host: UInt8 = 1, in bench: inout Bench
   ) -> SecureDevice {
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: uid), expiresAt: expiresAt),
-      address: Bench.address(host))
+    var device = bench.device(.channel(Self.lobby, uid: uid), host: host, expiresAt: expiresAt)
     bench.connect(&device, Bench.channelRequest(uid: uid))
     return device
   }
@@ -103,11 +101,8 @@ struct EdgeSecureSessionTests {
   /// for a datagram under 42 bytes.
   @Test func aReset_onlyForASerialIssuedMoreThanATicketLifetimeAgo() throws {
     var bench = Bench()
-    var device = SecureDevice(
-      token: bench.token(.channel(Self.lobby, uid: 0)), address: Bench.address(1))
-    let answers = bench.sendUnvalidated(
-      device.initiate(Bench.channelRequest()), from: device.address)
-    _ = try device.take(answers[0].bytes)  // never confirmed
+    var device = bench.device(.channel(Self.lobby, uid: 0))
+    bench.handshake(&device, Bench.channelRequest())  // never confirmed
     let issued = device.sessionID
     func probe(_ id: UInt64, size: Int = 42) -> [Outgoing] {
       bench.sendUnvalidated(
@@ -244,8 +239,7 @@ struct EdgeSecureSessionTests {
   /// A login resumed within its grace keeps its channels and server session.
   @Test func aLoginResume_keepsItsChannels() throws {
     var bench = Bench()
-    var alice = SecureDevice(
-      token: bench.token(.user(Bench.user("alice"))), address: Bench.address(1))
+    var alice = bench.device(.user(Bench.user("alice")))
     guard
       case .loginAccept(let first)? = bench.connect(&alice, Bench.loginRequest("alice"))
         .first?.message

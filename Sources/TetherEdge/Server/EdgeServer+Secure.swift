@@ -16,13 +16,21 @@ extension EdgeServer {
   mutating func receiveSecure(
     _ datagram: ArraySlice<UInt8>, from address: PeerAddress, now: Instant, wallClock: UInt64
   ) {
-    switch datagram.first {
-    case InitMessage.kind: receiveInit(datagram, from: address, now: now, wallClock: wallClock)
-    case ConfirmMessage.kind:
-      receiveConfirm(datagram, from: address, now: now, wallClock: wallClock)
-    case SealedData<Crypto.Cipher>.kind:
+    // Tickets and cookies are bound to an IP address and port (§12.6).
+    guard let source = IPEndpoint(binding: address) else {
+      counters.malformed &+= 1
+      return
+    }
+    // INIT rule 1 and CONFIRM rule 1: the exact size (and version) of the kind.
+    if let initiation = try? InitMessage(decoding: datagram) {
+      receiveInit(initiation, from: address, source, now: now, wallClock: wallClock)
+    } else if let confirm = try? ConfirmMessage(decoding: datagram) {
+      receiveConfirm(confirm, from: address, source, now: now, wallClock: wallClock)
+    } else if datagram.first == SealedData<Crypto.Cipher>.kind {
       receiveData(datagram, from: address, now: now, wallClock: wallClock)
-    default:
+    } else if datagram.first == InitMessage.kind || datagram.first == ConfirmMessage.kind {
+      counters.malformed &+= 1
+    } else {
       counters.unexpected &+= 1  // a kind the edge sends
     }
   }
@@ -30,16 +38,10 @@ extension EdgeServer {
   // MARK: INIT (§12.6: no state kept, one answer no larger than the INIT)
 
   private mutating func receiveInit(
-    _ datagram: ArraySlice<UInt8>, from address: PeerAddress, now: Instant, wallClock: UInt64
+    _ initiation: InitMessage, from address: PeerAddress, _ source: IPEndpoint, now: Instant,
+    wallClock: UInt64
   ) {
-    // 1. Size and version.
-    guard let initiation = try? InitMessage(decoding: datagram),
-      let source = IPEndpoint(binding: address)
-    else {
-      counters.malformed &+= 1
-      return
-    }
-    var budget = AmplificationBudget(received: datagram.count)
+    var budget = AmplificationBudget(received: initiation.bytes.count)
     // 2. Under load: no public-key work without a valid mac2.
     let mac2Holds = front.cookies.verifies(
       mac2: initiation.mac2, covering: initiation.bytes[0..<CookieJar<Crypto>.coveredBytes],
@@ -204,15 +206,10 @@ extension EdgeServer {
   // MARK: CONFIRM (§12.6: the address validated, then admission)
 
   private mutating func receiveConfirm(
-    _ datagram: ArraySlice<UInt8>, from address: PeerAddress, now: Instant, wallClock: UInt64
+    _ confirm: ConfirmMessage, from address: PeerAddress, _ source: IPEndpoint, now: Instant,
+    wallClock: UInt64
   ) {
-    // 1 and 2: size, epoch, the ticket (unexpired, from its own address).
-    guard let confirm = try? ConfirmMessage(decoding: datagram),
-      let source = IPEndpoint(binding: address)
-    else {
-      counters.malformed &+= 1
-      return
-    }
+    // 1 (its epoch) and 2: the ticket, unexpired, from its own address.
     let id = confirm.sessionID
     var ticket: Ticket
     do throws(TicketRefusal) {

@@ -160,6 +160,25 @@ struct SecureBench {
     minter = TokenMinter(crypto: SodiumCrypto(), keys: config.certificateKeys)
   }
 
+  /// An edge of the tests' app with version 2's limits as given.
+  init(
+    maxChannelMembers: Int? = nil, maxAppSessions: Int? = nil,
+    handshakeRate: Int = HandshakeRate.defaultPerSecond
+  ) throws {
+    self.init(
+      config: try EdgeConfig(
+        appID: Fixture.appID, appCertificate: World.certificate, handshakeRate: handshakeRate,
+        maxChannelMembers: maxChannelMembers, maxAppSessions: maxAppSessions))
+  }
+
+  /// A device at 10.0.0.`host`:`port` with a token of `grant`.
+  func device(
+    _ grant: TokenGrant, host: UInt8 = 1, port: UInt16 = 40_000, expiresAt: UInt64 = 0
+  ) -> SecureDevice {
+    SecureDevice(
+      token: token(grant, expiresAt: expiresAt), address: Self.address(host, port: port))
+  }
+
   var wallClock: UInt64 { World.wallBase + now.nanoseconds / 1_000_000_000 }
 
   /// A `sockaddr_in` of 10.0.0.`host`:`port`, as the UDP loop gives them.
@@ -231,12 +250,25 @@ struct SecureBench {
     _ device: inout SecureDevice, _ request: HandshakeRequest, resume: Bool = false,
     sourceLocation: SourceLocation = #_sourceLocation
   ) -> [EdgePayloadView] {
-    let answers = sendUnvalidated(device.initiate(request, resume: resume), from: device.address)
-    guard answers.count == 1, case .established? = try? device.take(answers[0].bytes) else {
-      Issue.record("no RESPONSE: \(answers.map(\.bytes.count))", sourceLocation: sourceLocation)
+    guard handshake(&device, request, resume: resume, sourceLocation: sourceLocation) else {
       return []
     }
     return confirm(&device)
+  }
+
+  /// INIT and RESPONSE: the device holds its CONFIRM and keys, unconfirmed. Records an
+  /// issue and returns false without a RESPONSE.
+  @discardableResult
+  mutating func handshake(
+    _ device: inout SecureDevice, _ request: HandshakeRequest, resume: Bool = false,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) -> Bool {
+    let answers = sendUnvalidated(device.initiate(request, resume: resume), from: device.address)
+    guard answers.count == 1, case .established? = try? device.take(answers[0].bytes) else {
+      Issue.record("no RESPONSE: \(answers.map(\.bytes.count))", sourceLocation: sourceLocation)
+      return false
+    }
+    return true
   }
 
   /// The device's CONFIRM again; the edge's answers to it, opened.
