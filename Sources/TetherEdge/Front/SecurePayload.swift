@@ -66,6 +66,72 @@ enum DevicePayload: Equatable {
 /// body, so one encoder serves both versions, with version 2's additions: the reset value
 /// after an ACCEPT or LOGIN_ACCEPT, and the detail after a REFUSE or LOGIN_REFUSE.
 enum EdgePayload {
+  /// The most a DATA datagram carries: 1,200 bytes less its header (17) and tag (16).
+  static var capacity: Int { Packet.maximumSize - 33 }
+  /// PRESENCE entries in one payload: type, count, 9 bytes each (129, where version 1's
+  /// 12-byte header leaves room for 131).
+  static var presenceEntries: Int { (capacity - 3) / 9 }
+  /// MEMBER_EVENTS entry bytes in one payload: type, session, first sequence, count, then
+  /// the entries (1,157, where version 1 leaves 1,179).
+  static var memberEventBytes: Int { capacity - 10 }
+
+  /// The payloads of `message`, each within ``capacity``: one, but for a PRESENCE or
+  /// MEMBER_EVENTS that version 1's smaller header fits in one datagram and version 2's
+  /// does not, which goes out split (as version 1 splits a longer one).
+  static func payloads(of message: Message, resetValue: [UInt8]) -> [[UInt8]] {
+    guard case .memberEvents(let batch) = message else {
+      return payloads(of: of(message, resetValue: resetValue))
+    }
+    return split(batch).map { of(.memberEvents($0), resetValue: resetValue) }
+  }
+
+  /// `payload` as payloads within ``capacity``: a PRESENCE is split by entries; anything
+  /// else is one.
+  static func payloads(of payload: [UInt8]) -> [[UInt8]] {
+    guard payload.count > capacity, payload.first == 0x84 else { return [payload] }
+    var out: [[UInt8]] = []
+    var start = 3
+    while start < payload.count {
+      let end = min(start + presenceEntries * 9, payload.count)
+      let count = (end - start) / 9
+      out.append([0x84, UInt8(count >> 8), UInt8(count & 0xFF)] + payload[start..<end])
+      start = end
+    }
+    return out
+  }
+
+  /// `batch` as batches whose entries take at most ``memberEventBytes``, numbered on.
+  static func split(_ batch: MemberEvents) -> [MemberEvents] {
+    var batches: [MemberEvents] = []
+    var entries: [MemberEvent.Entry] = []
+    var size = 0
+    var first = batch.firstSequence
+    func flush() {
+      if let made = try? MemberEvents(
+        session: batch.session, firstSequence: first, entries: entries)
+      {
+        batches.append(made)
+      }
+    }
+    for event in batch {
+      // The batch checked both names when it was made.
+      guard let channel = try? ChannelName(validating: event.channel),
+        let user = try? UserID(validating: event.userID)
+      else { continue }
+      let bytes = MemberEvents.entrySize(channel: channel, userID: user)
+      if size + bytes > memberEventBytes, !entries.isEmpty {
+        flush()
+        entries = []
+        size = 0
+        first = event.sequence
+      }
+      entries.append(MemberEvent.Entry(kind: event.kind, channel: channel, userID: user))
+      size += bytes
+    }
+    flush()
+    return batches
+  }
+
   /// `message` to a session whose reset value is `resetValue`.
   static func of(_ message: Message, resetValue: [UInt8]) -> [UInt8] {
     var payload = of(template: Packet(cookie: 0, message: message).encoded)

@@ -382,7 +382,7 @@ extension EdgeServer {
         if let datagram = Outbox.versionOne(item) { out.append(datagram) }
         continue
       }
-      let payload: [UInt8]
+      let payloads: [[UInt8]]
       switch item {
       case .message(.sessionUnknown, _, _):
         if let reset = try? ResetMessage(sessionID: cookie, resetValue: keys.resetValue[...]) {
@@ -391,17 +391,19 @@ extension EdgeServer {
         }
         continue
       case .message(let message, _, _):
-        payload = EdgePayload.of(message, resetValue: keys.resetValue)
+        payloads = EdgePayload.payloads(of: message, resetValue: keys.resetValue)
       case .template(let template, _, _):
-        payload = EdgePayload.of(template: template)
+        payloads = EdgePayload.payloads(of: EdgePayload.of(template: template))
       case .refusal(let refusal, let kind, _, _):
-        payload = EdgePayload.of(refusal, kind)
+        payloads = [EdgePayload.of(refusal, kind)]
       case .raw(let datagram):
         out.append(datagram)
         continue
       }
-      if let sealed = front.seal(payload, id: cookie) {
-        out.append(Outgoing(address: address, bytes: sealed))
+      for payload in payloads {
+        if let sealed = front.seal(payload, id: cookie) {
+          out.append(Outgoing(address: address, bytes: sealed))
+        }
       }
     }
     retireKeys()
