@@ -194,6 +194,23 @@ struct EdgeSecureRefusalTests {
     #expect(bench.server.counters.cookieReplies == 1)
   }
 
+  /// A cookie proves its own address only: the same mac2 from another port is a fresh
+  /// INIT under load, answered with a cookie of its own.
+  @Test func aCookie_isBoundToItsAddress() throws {
+    var bench = try Bench(handshakeRate: 1)
+    var first = bench.device(.channel(Self.lobby, uid: 0))
+    bench.connect(&first, Bench.channelRequest())
+    var device = bench.device(.channel(Self.lobby, uid: 0), host: 2)
+    let reply = bench.sendUnvalidated(
+      device.initiate(Bench.channelRequest()), from: device.address)
+    _ = try device.take(reply[0].bytes)
+    let retry = device.initiate(Bench.channelRequest())
+    let moved = bench.sendUnvalidated(retry, from: Bench.address(2, port: 40_001))
+    #expect(moved.map(\.bytes.count) == [73])
+    #expect(bench.server.counters.cookieReplies == 2)
+    #expect(bench.sendUnvalidated(retry, from: device.address).map(\.bytes.count) == [269])
+  }
+
   /// A spoofed flood of INITs charges no address's join budget: only validated addresses
   /// are charged, so the devices behind one NAT still join.
   @Test func spoofedInits_doNotSpendTheJoinBudget() throws {

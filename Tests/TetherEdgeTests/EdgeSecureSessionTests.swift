@@ -236,6 +236,20 @@ struct EdgeSecureSessionTests {
     #expect(bench.server.table[alice.sessionID]?.address == alice.address)
   }
 
+  /// A device that was away past its grace and comes back with RELOGIN, while its user
+  /// logged in elsewhere, does not take the user back: a sealed KICK REMOTE_LOGIN, as
+  /// version 1 answers it.
+  @Test func aRelogin_whileTheUserIsLoggedInElsewhere_getsASealedRemoteLoginKick() throws {
+    var bench = Bench()
+    var alice = bench.device(.user(Bench.user("alice")))
+    bench.connect(&alice, Bench.loginRequest("alice"))
+    var away = bench.device(.user(Bench.user("alice")), host: 2)
+    let answers = bench.connect(&away, Bench.loginRequest("alice", relogin: true))
+    #expect(answers.map(\.message) == [.kick(.remoteLogin)])
+    #expect(bench.server.loginSession(cookie: alice.sessionID)?.userID == Bench.user("alice"))
+    #expect(bench.server.loginSessionCount == 1)
+  }
+
   /// A login resumed within its grace keeps its channels and server session.
   @Test func aLoginResume_keepsItsChannels() throws {
     var bench = Bench()
