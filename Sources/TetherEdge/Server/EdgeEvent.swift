@@ -68,7 +68,8 @@ public struct EdgeCounters: Equatable, Sendable {
   /// Well-formed packets of a server → client type.
   public var unexpected: UInt64 = 0
   /// HEARTBEAT, RENEW_TOKEN or LEAVE (LOGIN_HEARTBEAT, CHANNEL_OPERATION or LOGOUT) under a
-  /// cookie the server does not hold.
+  /// cookie the server does not hold; a version 2 DATA datagram naming a session id it
+  /// holds no keys of; a version 1 packet under a version 2 session's id.
   public var unknownSession: UInt64 = 0
   /// JOINs answered with REFUSE or KICK.
   public var refusedJoins: UInt64 = 0
@@ -82,6 +83,8 @@ public struct EdgeCounters: Equatable, Sendable {
   /// HEARTBEAT, RENEW_TOKEN or LEAVE (or a login session's LOGIN_HEARTBEAT,
   /// CHANNEL_OPERATION or LOGOUT) under a held cookie but from another address than the
   /// session's: treated as for an unknown cookie (also counted in ``unknownSession``).
+  /// Version 2: a CONFIRM from another address than its ticket's, or a DATA datagram that
+  /// opened from another address than its session's (dropped: roaming is not built yet).
   public var wrongAddress: UInt64 = 0
   /// LOGINs answered with LOGIN_REFUSE.
   public var refusedLogins: UInt64 = 0
