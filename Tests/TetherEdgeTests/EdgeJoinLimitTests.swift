@@ -2,7 +2,6 @@
 import Testing
 import TetherCore
 import TetherSim
-import TetherSodium
 
 @testable import TetherEdge
 
@@ -28,8 +27,7 @@ struct EdgeJoinLimitTests {
     ).encoded
   }
 
-  static func limited(burst: Int, refill: Interval, sources: Int = 4096) -> EdgeServer<SodiumCrypto>
-  {
+  static func limited(burst: Int, refill: Interval, sources: Int = 4096) -> SodiumEdgeServer {
     var config = World.config()
     config.joinLimit = JoinLimit(burst: burst, refill: refill, maxSources: sources)
     return EdgeServer(config: config)

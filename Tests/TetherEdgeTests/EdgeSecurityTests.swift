@@ -2,7 +2,6 @@
 import Testing
 import TetherCore
 import TetherSim
-import TetherSodium
 
 @testable import TetherEdge
 
@@ -41,7 +40,7 @@ struct EdgeSecurityTests {
   /// Alice and Bob in the login channel "room" (Bob with an event he has not taken), and
   /// Carol's and Dave's ended cookies, added to `server` at `now`.
   static func logins(
-    on server: EdgeServer<SodiumCrypto> = EdgeServer(config: World.config()),
+    on server: SodiumEdgeServer = EdgeServer(config: World.config()),
     at now: Instant = .zero
   )
     -> Bench
@@ -60,7 +59,7 @@ struct EdgeSecurityTests {
   }
 
   /// Every session of both profiles, the rosters and the bans, as comparable values.
-  static func snapshot(_ server: EdgeServer<SodiumCrypto>) -> [String] {
+  static func snapshot(_ server: SodiumEdgeServer) -> [String] {
     let sessions = server.table.records.values.map { session in
       var line =
         "\(session.cookie) \(session.address.bytes) \(session.lastHeard.nanoseconds)"
@@ -97,7 +96,7 @@ struct EdgeSecurityTests {
   /// passes for its app and grant (for a JOIN that rejoins a held session, uid 0 or its uid:
   /// the session's); an admin request whose MAC verifies.
   static func authenticates(
-    _ datagram: [UInt8], from address: PeerAddress, server: EdgeServer<SodiumCrypto>,
+    _ datagram: [UInt8], from address: PeerAddress, server: SodiumEdgeServer,
     wallClock: UInt64
   ) -> Bool {
     if AdminKick.hasMagic(datagram[...]) {
@@ -113,7 +112,7 @@ struct EdgeSecurityTests {
     switch packet.message {
     case .join(let request):
       guard request.appID == server.config.appID,
-        !EdgeServer<SodiumCrypto>.isReserved(request.channel)
+        !SodiumEdgeServer.isReserved(request.channel)
       else {
         return false
       }
@@ -138,7 +137,7 @@ struct EdgeSecurityTests {
   /// and no session may change. Returns how many were checked.
   @discardableResult
   static func expectNoAmplification(
-    _ datagrams: [[UInt8]], from addresses: [PeerAddress], server: EdgeServer<SodiumCrypto>,
+    _ datagrams: [[UInt8]], from addresses: [PeerAddress], server: SodiumEdgeServer,
     now: Instant,
     wallClock: UInt64, sourceLocation: SourceLocation = #_sourceLocation
   ) -> Int {

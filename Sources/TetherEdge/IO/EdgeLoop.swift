@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
 import TetherCore
-import TetherSodium
 
 /// Runs an ``EdgeServer`` on a UDP socket: `poll` on the socket and the stop pipe, with a
 /// timeout until the server's next deadline; read callback → feed the server → send what
 /// it returns; deadline → tick → send. One thread owns the loop and everything in it.
 public final class EdgeLoop {
-  public private(set) var server: EdgeServer<SodiumCrypto>
+  public private(set) var server: SodiumEdgeServer
   public let socket: UnconnectedUDPSocket
   /// Where the socket is bound, with the real port.
   public let localAddress: SocketAddress
@@ -22,7 +21,7 @@ public final class EdgeLoop {
   /// At most this many datagrams are read per wake-up before the timers get a turn.
   static let readsPerTurn = 256
 
-  public init(server: EdgeServer<SodiumCrypto>, listen: SocketAddress, stop: StopSignal)
+  public init(server: SodiumEdgeServer, listen: SocketAddress, stop: StopSignal)
     throws(SystemError)
   {
     self.server = server

@@ -268,6 +268,10 @@ extension EdgeServer where Crypto == SodiumCrypto {
   public init(config: EdgeConfig) { self.init(config: config, crypto: SodiumCrypto()) }
 }
 
+/// The edge `tether-edge` runs, on libsodium. A module that holds one names it by this
+/// alias and needs no import of TetherSodium (nor, through it, of libsodium's C module).
+public typealias SodiumEdgeServer = EdgeServer<SodiumCrypto>
+
 /// A member of a channel, for bans.
 struct MemberKey: Hashable {
   var channel: ChannelName
