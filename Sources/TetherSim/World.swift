@@ -70,7 +70,7 @@ public struct World<Client: SimClient> {
   public static var wallBase: UInt64 { 1_700_000_000 }
   public static var adminAddress: PeerAddress { PeerAddress(bytes: [0xAD, 0x01])! }
 
-  public var server: EdgeServer
+  public var server: SodiumEdgeServer
   public var clients: [Client] = []
   public var addresses: [PeerAddress] = []
   /// Per client: whether its uplink (client to server) and its downlink are up.

@@ -216,6 +216,7 @@ struct Serve: ParsableCommand {
       case .invalidMaxChannelMembers:
         throw ValidationError("--max-channel-members must be at least 1.")
       case .invalidMaxAppSessions: throw ValidationError("--max-app-sessions must be at least 1.")
+      case .sodiumUnavailable: throw ValidationError("libsodium cannot start (no random source).")
       }
     }
   }

@@ -27,7 +27,7 @@ struct EdgeJoinLimitTests {
     ).encoded
   }
 
-  static func limited(burst: Int, refill: Interval, sources: Int = 4096) -> EdgeServer {
+  static func limited(burst: Int, refill: Interval, sources: Int = 4096) -> SodiumEdgeServer {
     var config = World.config()
     config.joinLimit = JoinLimit(burst: burst, refill: refill, maxSources: sources)
     return EdgeServer(config: config)

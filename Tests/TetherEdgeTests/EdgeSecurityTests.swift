@@ -40,7 +40,8 @@ struct EdgeSecurityTests {
   /// Alice and Bob in the login channel "room" (Bob with an event he has not taken), and
   /// Carol's and Dave's ended cookies, added to `server` at `now`.
   static func logins(
-    on server: EdgeServer = EdgeServer(config: World.config()), at now: Instant = .zero
+    on server: SodiumEdgeServer = EdgeServer(config: World.config()),
+    at now: Instant = .zero
   )
     -> Bench
   {
@@ -58,7 +59,7 @@ struct EdgeSecurityTests {
   }
 
   /// Every session of both profiles, the rosters and the bans, as comparable values.
-  static func snapshot(_ server: EdgeServer) -> [String] {
+  static func snapshot(_ server: SodiumEdgeServer) -> [String] {
     let sessions = server.table.records.values.map { session in
       var line =
         "\(session.cookie) \(session.address.bytes) \(session.lastHeard.nanoseconds)"
@@ -95,7 +96,8 @@ struct EdgeSecurityTests {
   /// passes for its app and grant (for a JOIN that rejoins a held session, uid 0 or its uid:
   /// the session's); an admin request whose MAC verifies.
   static func authenticates(
-    _ datagram: [UInt8], from address: PeerAddress, server: EdgeServer, wallClock: UInt64
+    _ datagram: [UInt8], from address: PeerAddress, server: SodiumEdgeServer,
+    wallClock: UInt64
   ) -> Bool {
     if AdminKick.hasMagic(datagram[...]) {
       return
@@ -109,7 +111,9 @@ struct EdgeSecurityTests {
     var grant: TokenGrant
     switch packet.message {
     case .join(let request):
-      guard request.appID == server.config.appID, !EdgeServer.isReserved(request.channel) else {
+      guard request.appID == server.config.appID,
+        !SodiumEdgeServer.isReserved(request.channel)
+      else {
         return false
       }
       token = request.token
@@ -133,7 +137,8 @@ struct EdgeSecurityTests {
   /// and no session may change. Returns how many were checked.
   @discardableResult
   static func expectNoAmplification(
-    _ datagrams: [[UInt8]], from addresses: [PeerAddress], server: EdgeServer, now: Instant,
+    _ datagrams: [[UInt8]], from addresses: [PeerAddress], server: SodiumEdgeServer,
+    now: Instant,
     wallClock: UInt64, sourceLocation: SourceLocation = #_sourceLocation
   ) -> Int {
     let before = snapshot(server)

@@ -119,9 +119,10 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
 
 extension SessionCrypto {
   /// `PRF(key, input, label)` of §12.1, `length` bytes (32, or 16 for `PRF16`); with an
-  /// empty key, the unkeyed hash (`HASH` is this with the label "tether2 hash").
+  /// empty key, the unkeyed hash (`HASH` is this with the label "tether2 hash"). Public so
+  /// the edge's own keyed values (cookies, `mac2`, reset values) are this one function too.
   @inline(never)
-  func derive(
+  public func derive(
     key: [UInt8] = [], input: ArraySlice<UInt8>, label: StaticString, length: Int = 32
   ) -> [UInt8] {
     blake2b(

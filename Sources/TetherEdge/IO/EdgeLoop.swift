@@ -6,7 +6,7 @@ import TetherCore
 /// timeout until the server's next deadline; read callback → feed the server → send what
 /// it returns; deadline → tick → send. One thread owns the loop and everything in it.
 public final class EdgeLoop {
-  public private(set) var server: EdgeServer
+  public private(set) var server: SodiumEdgeServer
   public let socket: UnconnectedUDPSocket
   /// Where the socket is bound, with the real port.
   public let localAddress: SocketAddress
@@ -21,7 +21,9 @@ public final class EdgeLoop {
   /// At most this many datagrams are read per wake-up before the timers get a turn.
   static let readsPerTurn = 256
 
-  public init(server: EdgeServer, listen: SocketAddress, stop: StopSignal) throws(SystemError) {
+  public init(server: SodiumEdgeServer, listen: SocketAddress, stop: StopSignal)
+    throws(SystemError)
+  {
     self.server = server
     socket = try UnconnectedUDPSocket(bindingTo: listen)
     localAddress = try socket.localAddress()

@@ -9,7 +9,10 @@ public struct EdgeConfig: Sendable {
   /// The only app id this server serves.
   public var appID: AppID
   /// The key of every token and admin MAC (the bytes of the certificate string as given).
-  public var appCertificate: [UInt8]
+  public let appCertificate: [UInt8]
+  /// The version 2 keys of ``appCertificate`` (docs/PROTOCOL.md §12.3), made once here so
+  /// that every edge built from this configuration (a restart too) has the same ones.
+  public let certificateKeys: CertificateKeys
   /// What the timing constants were scaled by.
   public let timeScale: Double
   /// At most this many sessions at once, channel and login sessions together; a JOIN or
@@ -33,7 +36,8 @@ public struct EdgeConfig: Sendable {
   /// JOINs taken per source address (``JoinLimit``); its refill interval is 4 ms × scale.
   public var joinLimit: JoinLimit
 
-  // MARK: Protocol version 2 (docs/PROTOCOL.md §12): kept, not used until v2 is the wire
+  // MARK: Protocol version 2 (docs/PROTOCOL.md §12), spoken beside version 1 until every
+  // device speaks it
 
   /// The edge's stable name in every reset value (§12.9; `--edge-id`, default the host name
   /// and port).
@@ -52,8 +56,8 @@ public struct EdgeConfig: Sendable {
   public let ticketLifetime: Interval
 
   /// - Throws: ``EdgeConfigError`` for an empty certificate, a time scale that is not a
-  ///   positive finite number (or is above 1,000), a session cap below 1, or a handshake
-  ///   rate outside 1 … 1,000,000,000.
+  ///   positive finite number (or is above 1,000), a session cap below 1, a handshake
+  ///   rate outside 1 … 1,000,000,000, or a libsodium that cannot start.
   public init(
     appID: AppID, appCertificate: [UInt8], timeScale: Double = 1, maxSessions: Int = 10_000,
     edgeID: EdgeID? = nil, handshakeRate: Int = HandshakeRate.defaultPerSecond,
@@ -65,6 +69,10 @@ public struct EdgeConfig: Sendable {
     guard (1...1_000_000_000).contains(handshakeRate) else { throw .invalidHandshakeRate }
     guard (maxChannelMembers ?? 1) >= 1 else { throw .invalidMaxChannelMembers }
     guard (maxAppSessions ?? 1) >= 1 else { throw .invalidMaxAppSessions }
+    guard let keys = try? CertificateKeys(certificate: appCertificate) else {
+      throw .sodiumUnavailable
+    }
+    certificateKeys = keys
     self.edgeID = edgeID ?? EdgeID.hostDefault(port: 0)
     self.handshakeRate = handshakeRate
     self.maxChannelMembers = maxChannelMembers ?? maxSessions
@@ -99,4 +107,6 @@ public enum EdgeConfigError: Error, Equatable, Sendable {
   case invalidHandshakeRate
   case invalidMaxChannelMembers
   case invalidMaxAppSessions
+  /// libsodium could not start (no random source): the version 2 keys cannot be made.
+  case sodiumUnavailable
 }

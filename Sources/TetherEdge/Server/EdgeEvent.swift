@@ -68,7 +68,8 @@ public struct EdgeCounters: Equatable, Sendable {
   /// Well-formed packets of a server → client type.
   public var unexpected: UInt64 = 0
   /// HEARTBEAT, RENEW_TOKEN or LEAVE (LOGIN_HEARTBEAT, CHANNEL_OPERATION or LOGOUT) under a
-  /// cookie the server does not hold.
+  /// cookie the server does not hold; a version 2 DATA datagram naming a session id it
+  /// holds no keys of; a version 1 packet under a version 2 session's id.
   public var unknownSession: UInt64 = 0
   /// JOINs answered with REFUSE or KICK.
   public var refusedJoins: UInt64 = 0
@@ -82,6 +83,8 @@ public struct EdgeCounters: Equatable, Sendable {
   /// HEARTBEAT, RENEW_TOKEN or LEAVE (or a login session's LOGIN_HEARTBEAT,
   /// CHANNEL_OPERATION or LOGOUT) under a held cookie but from another address than the
   /// session's: treated as for an unknown cookie (also counted in ``unknownSession``).
+  /// Version 2: a CONFIRM from another address than its ticket's, or a DATA datagram that
+  /// opened from another address than its session's (dropped: roaming is not built yet).
   public var wrongAddress: UInt64 = 0
   /// LOGINs answered with LOGIN_REFUSE.
   public var refusedLogins: UInt64 = 0
@@ -103,6 +106,24 @@ public struct EdgeCounters: Equatable, Sendable {
   /// Login sessions ended because more member events waited for their client than
   /// ``MemberEventQueue/capacity``.
   public var eventQueueOverflows: UInt64 = 0
+
+  // Protocol version 2 (docs/PROTOCOL.md §12)
+
+  /// Version 2 datagrams that did not open: a DATA tag, an INIT's token or request, a
+  /// CONFIRM's ticket or tag (altered, forged, or made with other keys).
+  public var unopened: UInt64 = 0
+  /// DATA datagrams dropped before opening: a counter repeated or too old for the window.
+  public var replayed: UInt64 = 0
+  /// INITs answered with a COOKIE_REPLY (the edge was under load, §12.6).
+  public var cookieReplies: UInt64 = 0
+  /// INITs answered with REFUSE_CLEAR or REFUSE_SEALED.
+  public var refusedHandshakes: UInt64 = 0
+  /// CONFIRMs whose ticket had expired or was of another start of the edge.
+  public var staleTickets: UInt64 = 0
+  /// CONFIRMs of a consumed ticket whose session is not held at their address: nothing made.
+  public var confirmsReplayed: UInt64 = 0
+  /// RESETs sent (§12.9).
+  public var resets: UInt64 = 0
 }
 
 extension ChannelName {

@@ -5,7 +5,7 @@ import TetherCore
 
 extension EdgeServer {
   /// How far an admin request's time may be from the server's wall clock, in seconds.
-  static let adminTimeWindow: UInt64 = 60
+  static var adminTimeWindow: UInt64 { 60 }
 
   /// Handles one admin datagram (`tether-edge kick`, with `--user-id` too) as ``receive(_:from:now:wallClock:)``
   /// does for one starting with "TA". Returns the one-byte answer to `address`, and the

@@ -3,37 +3,80 @@ import TetherCore
 
 // MARK: - JOIN and LOGIN: one admission for both profiles
 
-/// What asks for a session: a JOIN (channel profile) or a LOGIN (login profile).
-enum SessionRequest {
-  case join(JoinRequest)
-  case login(LoginRequest)
+/// What asks for a session, whichever protocol version carried it: a channel to join
+/// (version 1's JOIN, version 2's channel INIT) or a user to log in (LOGIN, a login INIT),
+/// for an app, with the credential that must grant it. Both versions go through one
+/// admission; only how the credential is checked differs (``Credential``).
+struct SessionRequest {
+  enum Ask {
+    /// Join `channel` as `uid` (0: the edge assigns one).
+    case join(ChannelName, uid: UInt32)
+    /// Log in as `user`; `isRelogin` for a device that was logged in and is coming back.
+    case login(UserID, isRelogin: Bool)
+  }
+
+  let appID: AppID
+  let ask: Ask
+  let credential: Credential
+
+  init(appID: AppID, ask: Ask, credential: Credential) {
+    self.appID = appID
+    self.ask = ask
+    self.credential = credential
+  }
+
+  init(_ join: JoinRequest) {
+    self.init(
+      appID: join.appID, ask: .join(join.channel, uid: join.uid), credential: .signed(join.token))
+  }
+
+  init(_ login: LoginRequest) {
+    self.init(
+      appID: login.appID, ask: .login(login.userID, isRelogin: login.isRelogin),
+      credential: .signed(login.token))
+  }
 
   var kind: SessionKind {
-    switch self {
+    switch ask {
     case .join: .channel
     case .login: .login
     }
   }
 
-  var appID: AppID {
-    switch self {
-    case .join(let request): request.appID
-    case .login(let request): request.appID
-    }
-  }
-
-  var token: Token {
-    switch self {
-    case .join(let request): request.token
-    case .login(let request): request.token
-    }
-  }
-
   /// What its token must grant for a new session.
+  var grant: TokenGrant { ask.grant }
+}
+
+extension SessionRequest.Ask {
+  /// What a token must grant for it.
   var grant: TokenGrant {
     switch self {
-    case .join(let request): .channel(request.channel, uid: request.uid)
-    case .login(let request): .user(request.userID)
+    case .join(let channel, let uid): .channel(channel, uid: uid)
+    case .login(let user, _): .user(user)
+    }
+  }
+}
+
+/// What proves a request may have the session it asks for.
+enum Credential {
+  /// A version 1 token: its text, checked with the certificate's MAC against the grant.
+  case signed(Token)
+  /// A version 2 token the edge opened with its certificate (`W`, docs/PROTOCOL.md §12.4),
+  /// for this edge's app: what it grants, and its expiry (unix seconds; 0: never). A
+  /// CONFIRM carries them in its ticket, a RENEW_TOKEN in the new `W`.
+  case opened(TokenGrant, expiry: UInt64)
+}
+
+extension TokenGrant {
+  /// Whether a token granting this lets its holder have `wanted`: the same user id; the
+  /// same channel with the same uid, or any uid if this is the wildcard (uid 0), as
+  /// version 1's token check decides it.
+  func admits(_ wanted: TokenGrant) -> Bool {
+    switch (self, wanted) {
+    case (.channel(let channel, let uid), .channel(let wantedChannel, let wantedUID)):
+      channel == wantedChannel && (uid == 0 || uid == wantedUID)
+    case (.user(let user), .user(let wantedUser)): user == wantedUser
+    default: false
     }
   }
 }
@@ -45,6 +88,13 @@ enum Refusal {
   case invalidAppID, invalidChannelName, invalidToken, tokenExpired, banned
   /// The server holds ``EdgeConfig/maxSessions`` sessions.
   case full
+  /// The channel has ``EdgeConfig/maxChannelMembers`` members (docs/PROTOCOL.md §12.12).
+  case channelFull
+  /// The app has ``EdgeConfig/maxAppSessions`` sessions (§12.12).
+  case appFull
+  /// A version 2 INIT whose authenticated list of versions lacks 2 (§12.6 rule 5): the
+  /// device and the edge share no version, which no retry can change.
+  case noCommonVersion
 
   init(_ error: TokenError) { self = error == .expired ? .tokenExpired : .invalidToken }
 
@@ -58,7 +108,7 @@ enum Refusal {
     case .invalidToken: .refuse(.invalidToken)
     case .tokenExpired: .refuse(.tokenExpired)
     case .banned: .kick(.banned)
-    case .full: .refuse(.rejected)
+    case .full, .channelFull, .appFull, .noCommonVersion: .refuse(.rejected)
     }
   }
 
@@ -66,11 +116,35 @@ enum Refusal {
   /// name is refused to a login).
   var loginCode: UInt8 {
     switch self {
-    case .limited, .full, .invalidChannelName: 2  // REJECTED
+    // REJECTED
+    case .limited, .full, .channelFull, .appFull, .noCommonVersion, .invalidChannelName: 2
     case .invalidAppID: 4
     case .invalidToken: 5
     case .tokenExpired: 6
     case .banned: 7  // NOT_AUTHORIZED
+    }
+  }
+
+  /// Version 2's reason and detail (REFUSE_SEALED at an INIT, a sealed REFUSE or
+  /// LOGIN_REFUSE at a CONFIRM, docs/PROTOCOL.md §12.6): a channel's are version 1's REFUSE
+  /// reasons and 6 BANNED (version 1 answered a banned JOIN with KICK); a login's, the
+  /// login error code. The detail tells a full channel (1) from a full app (2); 0 else.
+  func secureAnswer(_ kind: SessionKind) -> (reason: UInt8, detail: UInt8) {
+    let detail: UInt8 =
+      switch self {
+      case .channelFull: 1
+      case .appFull: 2
+      default: 0
+      }
+    guard kind == .channel else { return (loginCode, detail) }
+    switch self {
+    case .banned: return (6, detail)
+    case .limited, .full, .channelFull, .appFull, .noCommonVersion:
+      return (RefuseReason.rejected.rawValue, detail)
+    case .invalidAppID: return (RefuseReason.invalidAppID.rawValue, detail)
+    case .invalidChannelName: return (RefuseReason.invalidChannelName.rawValue, detail)
+    case .invalidToken: return (RefuseReason.invalidToken.rawValue, detail)
+    case .tokenExpired: return (RefuseReason.tokenExpired.rawValue, detail)
     }
   }
 }
@@ -92,19 +166,23 @@ extension EdgeServer {
   /// A request whose token does not pass changes nothing the server holds: it gets one
   /// refusal (13 bytes, less than any JOIN or LOGIN), however it names a held cookie. Only a
   /// channel session's own address ends it, by rejoining with a token that no longer passes.
+  ///
+  /// `budgetSettled`: the source's join budget was settled before (a version 2 CONFIRM
+  /// charges it at its step 5, docs/PROTOCOL.md §12.6), so it is not charged here.
   mutating func admit(
     _ request: SessionRequest, cookie: UInt64, from address: PeerAddress, now: Instant,
-    wallClock: UInt64
+    wallClock: UInt64, budgetSettled: Bool = false
   ) {
     let held = table[cookie]
-    guard held?.address == address || joinLimiter.take(from: address, now: now) else {
+    guard budgetSettled || held?.address == address || joinLimiter.take(from: address, now: now)
+    else {
       counters.joinsLimited &+= 1
       return refuse(request.kind, .limited, cookie: cookie, to: address)
     }
     guard request.appID == config.appID else {
       return refuse(request.kind, .invalidAppID, cookie: cookie, to: address)
     }
-    if case .join(let join) = request, Self.isReserved(join.channel) {
+    if case .join(let channel, _) = request.ask, Self.isReserved(channel) {
       return refuse(.channel, .invalidChannelName, cookie: cookie, to: address)
     }
     // A session ended by a KICK whose KICK was lost: its client is still rejoining under the
@@ -114,11 +192,12 @@ extension EdgeServer {
       return
     }
     if let held, resumes(held, request, now: now) {
-      return resume(held, token: request.token, from: address, now: now, wallClock: wallClock)
+      return resume(
+        held, credential: request.credential, from: address, now: now, wallClock: wallClock)
     }
     let expiry: UInt64
     do throws(TokenError) {
-      expiry = try signer.verify(request.token.bytes, for: request.grant, wallClock: wallClock)
+      expiry = try verify(request.credential, for: request.grant, wallClock: wallClock)
     } catch {
       return refuse(request.kind, Refusal(error), cookie: cookie, to: address)
     }
@@ -137,27 +216,27 @@ extension EdgeServer {
   /// Whether `request` is for the session `held`: a JOIN for its channel, with its uid or
   /// uid 0; a LOGIN of its user within the online grace.
   private func resumes(_ held: SessionRecord, _ request: SessionRequest, now: Instant) -> Bool {
-    switch (held.profile, request) {
-    case (.channel(let member), .join(let join)):
-      join.channel == member.channel && (join.uid == 0 || join.uid == member.uid)
-    case (.login(let login), .login(let request)):
-      login.userID == request.userID && now.since(held.lastHeard) < config.loginGrace
+    switch (held.profile, request.ask) {
+    case (.channel(let member), .join(let channel, let uid)):
+      channel == member.channel && (uid == 0 || uid == member.uid)
+    case (.login(let login), .login(let user, _)):
+      login.userID == user && now.since(held.lastHeard) < config.loginGrace
     default: false
     }
   }
 
-  /// A request for the session held under its cookie: its token is checked against the
-  /// session's grant (it may be a renewed one); if it passes, the session moves to the
+  /// A request for the session held under its cookie: its credential is checked against the
+  /// session's grant (it may be a renewed token); if it passes, the session moves to the
   /// sender's address and takes the token, and nobody else notices. A login session's
   /// LOGIN_ACCEPT says RESUMED only once its client showed it had the first
   /// (``LoginState/confirmed``).
   private mutating func resume(
-    _ held: SessionRecord, token: Token, from address: PeerAddress, now: Instant,
+    _ held: SessionRecord, credential: Credential, from address: PeerAddress, now: Instant,
     wallClock: UInt64
   ) {
     let expiry: UInt64
     do throws(TokenError) {
-      expiry = try signer.verify(token.bytes, for: held.grant, wallClock: wallClock)
+      expiry = try verify(credential, for: held.grant, wallClock: wallClock)
     } catch {
       // REFUSE ends a channel session's client (§5.2), so from its own address it ends the
       // session too; a LOGIN whose token fails changes nothing (§6, rule 4).
@@ -182,21 +261,16 @@ extension EdgeServer {
     _ request: SessionRequest, cookie: UInt64, from address: PeerAddress, tokenExpiry: UInt64,
     now: Instant, wallClock: UInt64
   ) {
-    let previous: UInt64?
-    switch request {
-    case .join(let join): previous = table.channels.members(of: join.channel)[join.uid]
-    case .login(let login):
-      previous = table.users[login.userID]
-      // A device that was away past the grace, while its user logged in elsewhere, does
-      // not take the user back from the newer login: its RELOGIN is answered as the
-      // takeover would have been (KICK REMOTE_LOGIN, 13 bytes), and it goes ABORTED.
-      if login.isRelogin, previous != nil {
-        counters.reloginsRefusedForNewerLogin &+= 1
-        return outbox.send(.kick(.remoteLogin), cookie: cookie, to: address)
-      }
+    let previous = holder(of: request.ask)
+    // A device that was away past the grace, while its user logged in elsewhere, does not
+    // take the user back from the newer login: its RELOGIN is answered as the takeover
+    // would have been (KICK REMOTE_LOGIN, 13 bytes), and it goes ABORTED.
+    if case .login(_, isRelogin: true) = request.ask, previous != nil {
+      counters.reloginsRefusedForNewerLogin &+= 1
+      return outbox.send(.kick(.remoteLogin), cookie: cookie, to: address)
     }
-    guard previous != nil || table.count < config.maxSessions else {
-      return refuse(request.kind, .full, cookie: cookie, to: address)
+    if previous == nil, let refusal = capRefusal(request.ask) {
+      return refuse(request.kind, refusal, cookie: cookie, to: address)
     }
     if let previous, request.kind == .channel {
       // The uid changes hands: the members keep seeing it present, with no LEFT.
@@ -225,22 +299,22 @@ extension EdgeServer {
   private mutating func newProfile(_ request: SessionRequest, now: Instant, wallClock: UInt64)
     -> SessionRecord.Profile
   {
-    switch request {
-    case .join(let join):
+    switch request.ask {
+    case .join(let channel, let asked):
       // Not a banned uid: the device would ask for it again on every rejoin.
       let uid =
-        join.uid != 0
-        ? join.uid
-        : table.freeUID(in: join.channel) { isBanned(.channel(join.channel, uid: $0), wallClock) }
-      return .channel(ChannelMember(channel: join.channel, uid: uid, joinedAt: now))
-    case .login(let login):
+        asked != 0
+        ? asked
+        : table.freeUID(in: channel) { isBanned(.channel(channel, uid: $0), wallClock) }
+      return .channel(ChannelMember(channel: channel, uid: uid, joinedAt: now))
+    case .login(let user, _):
       defer { nextLoginSession &+= 1 }
-      return .login(LoginState(userID: login.userID, session: nextLoginSession))
+      return .login(LoginState(userID: user, session: nextLoginSession))
     }
   }
 
   /// ACCEPT (with the uid) or LOGIN_ACCEPT (with the server session's number).
-  private mutating func sendAccept(
+  mutating func sendAccept(
     _ session: SessionRecord, resumed: Bool, now: Instant, wallClock: UInt64
   ) {
     let serverTimeMs = Self.milliseconds(now)
@@ -268,18 +342,57 @@ extension EdgeServer {
   ) {
     switch kind {
     case .channel:
-      guard let answer = refusal.joinAnswer else { return }
+      guard refusal.joinAnswer != nil else { return }
       counters.refusedJoins &+= 1
-      outbox.send(answer, cookie: cookie, to: address)
     case .login:
       counters.refusedLogins &+= 1
-      outbox.send(.loginRefuse(code: refusal.loginCode), cookie: cookie, to: address)
     }
+    outbox.send(refusal, kind, cookie: cookie, to: address)
+  }
+
+  /// Checks `credential` for `grant` at `wallClock` (unix seconds).
+  /// - Returns: the token's expiry (unix seconds; 0: never).
+  /// - Throws: ``TokenError/invalid`` unless it grants `grant` (version 1: its MAC matches);
+  ///   ``TokenError/expired`` when it does but its expiry is not after `wallClock`.
+  func verify(_ credential: Credential, for grant: TokenGrant, wallClock: UInt64)
+    throws(TokenError) -> UInt64
+  {
+    switch credential {
+    case .signed(let token):
+      return try signer.verify(token.bytes, for: grant, wallClock: wallClock)
+    case .opened(let granted, let expiry):
+      guard granted.admits(grant) else { throw .invalid }
+      guard expiry == 0 || expiry > wallClock else { throw .expired }
+      return expiry
+    }
+  }
+
+  /// The session that holds what `ask` asks for (the uid in the channel, or the user id),
+  /// which a new session would take over; nil for uid 0 (a fresh one is assigned).
+  func holder(of ask: SessionRequest.Ask) -> UInt64? {
+    switch ask {
+    case .join(_, uid: 0): nil
+    case .join(let channel, let uid): table.channels.members(of: channel)[uid]
+    case .login(let user, _): table.users[user]
+    }
+  }
+
+  /// Why a session that takes over nobody's would be past a cap: the server's
+  /// ``EdgeConfig/maxSessions``, the channel's members, the app's sessions (one app per
+  /// edge: all of them). Nil when it fits.
+  func capRefusal(_ ask: SessionRequest.Ask) -> Refusal? {
+    guard table.count < config.maxSessions else { return .full }
+    if case .join(let channel, _) = ask,
+      table.channels.members(of: channel).count >= config.maxChannelMembers
+    {
+      return .channelFull
+    }
+    return table.count < config.maxAppSessions ? nil : .appFull
   }
 
   /// A ban of this (channel, uid) or user id is in force. A JOIN with uid 0 is never
   /// banned: it asks for a fresh uid, and is not given a banned one.
-  private func isBanned(_ grant: TokenGrant, _ wallClock: UInt64) -> Bool {
+  func isBanned(_ grant: TokenGrant, _ wallClock: UInt64) -> Bool {
     let until: UInt64?
     switch grant {
     case .channel(let channel, let uid):

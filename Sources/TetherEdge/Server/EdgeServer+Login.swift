@@ -123,6 +123,6 @@ extension EdgeServer {
       }
       pendingPushes.removeAll(keepingCapacity: true)
     }
-    return outbox.take()
+    return writeOutput(outbox.take())
   }
 }

@@ -22,7 +22,7 @@ struct Departure {
 
 extension EdgeServer {
   /// How many digests after the first LEFT carry it again.
-  static let departureRepeats: UInt64 = 3
+  static var departureRepeats: UInt64 { 3 }
 
   /// Answers a datagram under a cookie the server ended with its notice again; false when
   /// the cookie was not ended (or long ago). The notice is never larger than the datagram
@@ -58,6 +58,9 @@ extension EdgeServer {
 
   /// Forgets ended sessions and departures whose time is over.
   mutating func pruneNotices(now: Instant) {
+    for (cookie, session) in ended where session.until <= now && front.holds(cookie) {
+      front.retiring.append(cookie)  // a version 2 session's keys go with its notice
+    }
     ended = ended.filter { $0.value.until > now }
     var count = 0
     departures = departures.compactMapValues { list in

@@ -47,11 +47,14 @@ extension EdgeServer {
 
   /// RENEW_TOKEN: TOKEN_RENEWED, with the new token's time left if it grants what the
   /// session's did (its expiry is the session's from now on), or why not (the old one
-  /// stays).
-  mutating func renew(_ token: Token, for session: SessionRecord, wallClock: UInt64) {
+  /// stays). Version 2's keys stay: only the expiry moves.
+  /// A nil credential is a new token that is no token at all (version 2: a `W` that does not
+  /// open), refused INVALID_TOKEN.
+  mutating func renew(_ credential: Credential?, for session: SessionRecord, wallClock: UInt64) {
     let renewal: TokenRenewal
     do throws(TokenError) {
-      let expiry = try signer.verify(token.bytes, for: session.grant, wallClock: wallClock)
+      guard let credential else { throw .invalid }
+      let expiry = try verify(credential, for: session.grant, wallClock: wallClock)
       table.setTokenExpiry(expiry, of: session.cookie)
       renewal = TokenRenewal(
         refused: nil, tokenTimeLeftMs: Self.timeLeftMs(expiry: expiry, wallClock: wallClock))
@@ -71,6 +74,7 @@ extension EdgeServer {
     _ cookie: UInt64, notice: Message? = nil, cause: EdgeEvent.LeaveCause?, announce: Bool = true
   ) {
     guard let removed = table.remove(cookie) else { return }
+    if front.holds(cookie) { front.retiring.append(cookie) }
     if let notice {
       outbox.send(notice, cookie: cookie, to: removed.address)
       if ended.count < config.maxSessions {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherCore
+import TetherSodium
 
 /// The edge server's logic as a value: no socket, no clock (sans-IO, like the client's
 /// `ChannelSession`). The loop feeds it datagrams and the time, sends what it returns, and
@@ -17,9 +18,17 @@ import TetherCore
 /// per peer is bounded: a fixed-size record per channel session, and per login session a
 /// record with at most 16 channels and 256 queued member events; at most
 /// ``EdgeConfig/maxSessions`` sessions of both profiles together.
-public struct EdgeServer {
+///
+/// It speaks protocol version 2 (docs/PROTOCOL.md §12) beside version 1, told apart by a
+/// datagram's first byte (EdgeServer+Secure.swift); version 1 goes once every device speaks
+/// version 2. `Crypto` is the seam version 2 seals, opens and draws random bytes through:
+/// libsodium for `tether-edge` (``init(config:)``), the world's seeded stream in the
+/// simulation, which gives it to the edge it builds at a restart too.
+public struct EdgeServer<Crypto: SessionCrypto> {
   public let config: EdgeConfig
   let signer: TokenSigner
+  /// Version 2's handshakes and the keys of its sessions.
+  var front: SecureFront<Crypto>
   var table = SessionTable()
   /// (channel, uid) → banned until (unix seconds).
   var bans: [MemberKey: UInt64] = [:]
@@ -54,13 +63,16 @@ public struct EdgeServer {
   public internal(set) var counters = EdgeCounters()
 
   /// At most this many admin nonces are remembered (they are forgotten after 2 minutes).
-  static let maximumNonces = 4096
+  static var maximumNonces: Int { 4096 }
 
-  public init(config: EdgeConfig) {
+  /// An edge with `config`, whose version 2 draws its random bytes (at start: the cookie
+  /// secret, the epoch, the ticket key) and does its cryptography through `crypto`.
+  public init(config: EdgeConfig, crypto: Crypto) {
     self.config = config
     nextLoginSession = config.firstLoginSession
     signer = TokenSigner(appID: config.appID, certificate: config.appCertificate)
     joinLimiter = JoinLimiter(limit: config.joinLimit)
+    front = SecureFront(config: config, crypto: crypto)
   }
 
   // MARK: - Queries
@@ -113,16 +125,24 @@ public struct EdgeServer {
 
   // MARK: - Input
 
-  /// Handles one datagram from `address`: a client packet, or an admin request ("TA").
-  /// A datagram that does not decode, or of a server → client type, is dropped and
-  /// counted in ``counters``.
+  /// Handles one datagram from `address`: a client packet of version 1 or 2, or an admin
+  /// request ("TA"). A datagram that does not decode, or of a server → client type, is
+  /// dropped and counted in ``counters``.
   public mutating func receive(
     _ datagram: ArraySlice<UInt8>, from address: PeerAddress, now: Instant, wallClock: UInt64
   ) -> [Outgoing] {
     let now = advanceClock(now)
     if AdminKick.hasMagic(datagram) {
       handleAdmin(datagram, from: address, wallClock: wallClock)
+    } else if let kind = datagram.first, SecureFront<Crypto>.isSecureKind(kind) {
+      receiveSecure(datagram, from: address, now: now, wallClock: wallClock)
     } else if let packet = try? Packet.decode(datagram) {
+      // A version 2 session's id is not a cookie version 1 may name: nothing unsealed
+      // reaches it.
+      guard !front.holds(packet.cookie) else {
+        counters.unknownSession &+= 1
+        return takeOutput()
+      }
       handle(packet, from: address, now: now, wallClock: wallClock)
     } else {
       counters.malformed &+= 1
@@ -158,15 +178,16 @@ public struct EdgeServer {
     return takeOutput()
   }
 
-  private mutating func handle(
+  /// A version 1 packet, or what a version 2 DATA datagram opened to, under its session id.
+  mutating func handle(
     _ packet: Packet, from address: PeerAddress, now: Instant, wallClock: UInt64
   ) {
     let cookie = packet.cookie
     switch packet.message {
     case .join(let request):
-      admit(.join(request), cookie: cookie, from: address, now: now, wallClock: wallClock)
+      admit(SessionRequest(request), cookie: cookie, from: address, now: now, wallClock: wallClock)
     case .login(let request):
-      admit(.login(request), cookie: cookie, from: address, now: now, wallClock: wallClock)
+      admit(SessionRequest(request), cookie: cookie, from: address, now: now, wallClock: wallClock)
     case .heartbeat(let sequence):
       guard hear(cookie, .channel, from: address, now: now) != nil else {
         return answerUnheard(cookie, to: address)
@@ -183,7 +204,7 @@ public struct EdgeServer {
       guard let record = hear(cookie, nil, from: address, now: now) else {
         return answerUnheard(cookie, to: address)
       }
-      renew(token, for: record, wallClock: wallClock)
+      renew(.signed(token), for: record, wallClock: wallClock)
     case .leave:
       quit(cookie, .channel, from: address, now: now)
     case .logout:
@@ -241,6 +262,15 @@ public struct EdgeServer {
     }
   }
 }
+
+extension EdgeServer where Crypto == SodiumCrypto {
+  /// An edge on libsodium (`tether-edge`).
+  public init(config: EdgeConfig) { self.init(config: config, crypto: SodiumCrypto()) }
+}
+
+/// The edge `tether-edge` runs, on libsodium. A module that holds one names it by this
+/// alias and needs no import of TetherSodium (nor, through it, of libsodium's C module).
+public typealias SodiumEdgeServer = EdgeServer<SodiumCrypto>
 
 /// A member of a channel, for bans.
 struct MemberKey: Hashable {

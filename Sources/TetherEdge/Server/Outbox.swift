@@ -12,33 +12,70 @@ public struct Outgoing: Equatable, Sendable {
   }
 }
 
-/// What the server has to send after one input, in order.
+/// What the server has to send after one input, in order, before it is written for the
+/// wire: what a session is sent is written once the input is handled, for version 1 as a
+/// packet under its cookie, for version 2 sealed under its session's keys
+/// (EdgeServer+Secure.swift), so every place that sends needs to know neither.
 struct Outbox {
-  private(set) var items: [Outgoing] = []
+  enum Item {
+    /// `message` to the session under `cookie`.
+    case message(Message, cookie: UInt64, address: PeerAddress)
+    /// An encoded version 1 packet (cookie 0) for the session under `cookie`: one encoding
+    /// of a digest serves every member.
+    case template([UInt8], cookie: UInt64, address: PeerAddress)
+    /// A refused JOIN or LOGIN (or a version 2 CONFIRM): each version answers it its own way.
+    case refusal(Refusal, SessionKind, cookie: UInt64, address: PeerAddress)
+    /// Bytes as they are (an admin answer).
+    case raw(Outgoing)
+  }
+
+  private(set) var items: [Item] = []
 
   mutating func send(_ message: Message, cookie: UInt64, to address: PeerAddress) {
-    items.append(
-      Outgoing(address: address, bytes: Packet(cookie: cookie, message: message).encoded))
+    items.append(.message(message, cookie: cookie, address: address))
   }
 
   /// Sends `template`, an encoded packet, with its cookie replaced by `cookie`.
   mutating func send(template: [UInt8], cookie: UInt64, to address: PeerAddress) {
-    var bytes = template
-    var shift = 56
-    for index in 4..<Packet.headerSize {
-      bytes[index] = UInt8(truncatingIfNeeded: cookie >> UInt64(shift))
-      shift -= 8
-    }
-    items.append(Outgoing(address: address, bytes: bytes))
+    items.append(.template(template, cookie: cookie, address: address))
+  }
+
+  mutating func send(
+    _ refusal: Refusal, _ kind: SessionKind, cookie: UInt64, to address: PeerAddress
+  ) {
+    items.append(.refusal(refusal, kind, cookie: cookie, address: address))
   }
 
   mutating func sendRaw(_ bytes: [UInt8], to address: PeerAddress) {
-    items.append(Outgoing(address: address, bytes: bytes))
+    items.append(.raw(Outgoing(address: address, bytes: bytes)))
   }
 
-  mutating func take() -> [Outgoing] {
+  mutating func take() -> [Item] {
     defer { items = [] }
     return items
+  }
+
+  /// `item` as a version 1 datagram; nil for a refusal version 1 answers with silence.
+  static func versionOne(_ item: Item) -> Outgoing? {
+    switch item {
+    case .message(let message, let cookie, let address):
+      return Outgoing(address: address, bytes: Packet(cookie: cookie, message: message).encoded)
+    case .template(let template, let cookie, let address):
+      var bytes = template
+      var shift = 56
+      for index in 4..<Packet.headerSize {
+        bytes[index] = UInt8(truncatingIfNeeded: cookie >> UInt64(shift))
+        shift -= 8
+      }
+      return Outgoing(address: address, bytes: bytes)
+    case .refusal(let refusal, let kind, let cookie, let address):
+      let message = kind == .channel ? refusal.joinAnswer : .loginRefuse(code: refusal.loginCode)
+      return message.map {
+        Outgoing(address: address, bytes: Packet(cookie: cookie, message: $0).encoded)
+      }
+    case .raw(let outgoing):
+      return outgoing
+    }
   }
 
   /// `entries` as PRESENCE packets (cookie 0, to be replaced), at most

@@ -178,6 +178,24 @@ struct SessionTable {
     records.values[index].tokenExpiry = tokenExpiry
   }
 
+  /// The session under `old` goes on under `new` (a version 2 resume gives a held session
+  /// the new session id of its new handshake), in every roster, with nothing else changed.
+  /// False, changing nothing, if `old` holds none or `new` is taken.
+  mutating func rekey(_ old: UInt64, to new: UInt64) -> Bool {
+    guard records[new] == nil, let record = records.removeValue(forKey: old) else { return false }
+    switch record.profile {
+    case .channel(let member):
+      channels.add(member.uid, cookie: new, to: member.channel)
+    case .login(let login):
+      users[login.userID] = new
+      for channel in login.channels { loginChannels.add(login.userID, cookie: new, to: channel) }
+    }
+    records[new] = SessionRecord(
+      cookie: new, address: record.address, lastHeard: record.lastHeard,
+      tokenExpiry: record.tokenExpiry, profile: record.profile)
+    return true
+  }
+
   mutating func setTokenExpiry(_ expiry: UInt64, of cookie: UInt64) {
     records[cookie]?.tokenExpiry = expiry
   }

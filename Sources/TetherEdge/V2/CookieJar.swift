@@ -64,11 +64,12 @@ public struct CookieJar<Crypto: SessionCrypto> {
   public static func mac2(_ crypto: Crypto, cookie: [UInt8], covering covered: ArraySlice<UInt8>)
     -> [UInt8]
   {
-    Labelled.prf16(crypto, key: cookie[...], input: covered, label: .mac2)
+    crypto.derive(key: cookie, input: covered, label: "tether2 mac2", length: cookieBytes)
   }
 
   static func cookie(_ crypto: Crypto, secret: [UInt8], source: IPEndpoint) -> [UInt8] {
-    Labelled.prf16(crypto, key: secret[...], input: source.bytes[...], label: .cookie)
+    crypto.derive(
+      key: secret, input: source.bytes[...], label: "tether2 cookie", length: cookieBytes)
   }
 
   /// One period on: the current `R` becomes the previous and a new one is drawn. Two or

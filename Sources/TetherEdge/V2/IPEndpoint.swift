@@ -36,6 +36,22 @@ public struct IPEndpoint: Hashable, Sendable {
     }
   }
 
+  /// What the edge binds tickets and cookies to for `peer`: ``init(peer:)`` for a socket
+  /// address; an address of at most 8 other bytes (the simulation's and the tests' short
+  /// ones) inside the discard-only prefix `0100::/64` (RFC 6666), its length in the byte
+  /// before it so no two map to one, port 0. Nil for anything else.
+  public init?(binding peer: PeerAddress) {
+    if let endpoint = IPEndpoint(peer: peer) {
+      self = endpoint
+      return
+    }
+    let bytes = peer.bytes
+    guard bytes.count <= 8 else { return nil }
+    var ip: [UInt8] = [0x01, 0, 0, 0, 0, 0, 0, UInt8(bytes.count)] + bytes
+    ip.append(contentsOf: repeatElement(0, count: 16 - ip.count))
+    self.init(ip: ip, port: 0)
+  }
+
   /// `ip ‖ port` (18 bytes): what the ticket stores and the cookie is made of.
   public var bytes: [UInt8] {
     var out = ip

@@ -14,7 +14,7 @@ public enum ResetValue {
   public static func of<Crypto: SessionCrypto>(
     _ id: SessionID, edgeID: EdgeID, keys: CertificateKeys, crypto: Crypto
   ) -> [UInt8] {
-    Labelled.prf16(
-      crypto, key: keys.reset[...], input: (edgeID.bytes + id.bytes)[...], label: .reset)
+    crypto.derive(
+      key: keys.reset, input: (edgeID.bytes + id.bytes)[...], label: "tether2 reset", length: bytes)
   }
 }

@@ -22,6 +22,16 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     self.init(epoch: epoch, serial: serial)
   }
 
+  /// The id as the 64-bit number the wire carries (epoch in the high half): the session's
+  /// key in the edge's table, where version 1's cookie was.
+  public init(_ value: UInt64) {
+    self.init(
+      epoch: UInt32(truncatingIfNeeded: value >> 32), serial: UInt32(truncatingIfNeeded: value))
+  }
+
+  /// ``init(_:)``'s number.
+  public var value: UInt64 { UInt64(epoch) << 32 | UInt64(serial) }
+
   /// The 8 wire bytes.
   public var bytes: [UInt8] {
     var out: [UInt8] = []

@@ -8,7 +8,7 @@ import TetherSim
 /// the login client core is not in the tests' reach here, so each test plays its client's
 /// datagrams itself and reads the server's answers as decoded packets.
 struct LoginBench {
-  var server: EdgeServer
+  var server: SodiumEdgeServer
   var now: Instant = .zero
   /// Everything the server sent, in order.
   var sent: [Sent] = []
@@ -25,7 +25,7 @@ struct LoginBench {
   }
 
   /// Goes on from `server` as it is at `now` (say, a ``World``'s, with channel sessions).
-  init(server: EdgeServer, now: Instant) {
+  init(server: SodiumEdgeServer, now: Instant) {
     self.server = server
     self.now = now
   }

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+import TetherCore
+
+/// The edge's protocol version 2 state (docs/PROTOCOL.md §12): what answers handshakes
+/// without per-session state (the certificate's keys, the token opener, cookies, the
+/// handshake bucket, session ids, tickets, consumed ticket ids), and the keys of every
+/// version 2 session the edge holds. What a session *is* (its channel or user, presence,
+/// admission, notices) stays the server's one design, shared with version 1: the session
+/// id is the key in the server's table where version 1's cookie was
+/// (EdgeServer+Secure.swift wires the two together).
+///
+/// Generic over the crypto seam, and every random draw goes through it, so the simulation
+/// can give an edge (and the edge built at its restart) the world's seeded stream.
+struct SecureFront<Crypto: SessionCrypto> {
+  let crypto: Crypto
+  let keys: CertificateKeys
+  let opener: TokenOpener<Crypto>
+  let edgeID: EdgeID
+  let ticketLifetime: Interval
+  var cookies: CookieJar<Crypto>
+  var rate: HandshakeRate
+  var issuer: SessionIDIssuer<Crypto>
+  var sealer: TicketSealer<Crypto>
+  var consumed: ConsumedTickets
+  /// By session id: every version 2 session the server holds; the ones it ended with a
+  /// notice while it repeats it (forget-after: the notice is sealed afresh each time); and
+  /// the one a CONFIRM is making during the current input (its refusal is sealed too).
+  private(set) var sessions: [UInt64: SecureSession<Crypto.Cipher>] = [:]
+  /// Sessions whose keys may no longer be needed, checked once the current input's output
+  /// is written (the server decides: EdgeServer+Secure.swift).
+  var retiring: [UInt64] = []
+
+  /// Draws, in this order: the cookie secret `R` (32 bytes), the epoch (4, again while
+  /// zero), `K_ticket` (32).
+  init(config: EdgeConfig, crypto: Crypto) {
+    self.crypto = crypto
+    keys = config.certificateKeys
+    opener = TokenOpener(crypto: crypto, current: config.certificateKeys)
+    edgeID = config.edgeID
+    ticketLifetime = config.ticketLifetime
+    cookies = CookieJar(crypto: crypto, now: .zero)
+    rate = HandshakeRate(perSecond: config.handshakeRate)
+    issuer = SessionIDIssuer(crypto: crypto, ticketLifetime: config.ticketLifetime)
+    sealer = TicketSealer(crypto: crypto, epoch: issuer.epoch)
+    consumed = ConsumedTickets(capacity: config.maxSessions)
+  }
+
+  /// Whether `kind` (a datagram's first byte) is a version 2 kind (§12.2); version 1's
+  /// datagrams start with 0x54.
+  static func isSecureKind(_ kind: UInt8) -> Bool { (0x01...0x08).contains(kind) }
+
+  func holds(_ id: UInt64) -> Bool { sessions[id] != nil }
+
+  subscript(id: UInt64) -> SecureSession<Crypto.Cipher>? { sessions[id] }
+
+  /// The reset value of session `id` at this edge (§12.9).
+  func resetValue(of id: UInt64) -> [UInt8] {
+    ResetValue.of(SessionID(id), edgeID: edgeID, keys: keys, crypto: crypto)
+  }
+
+  /// Makes the keys of session `id` from its secret `S` (the caller wipes `S`), validated at
+  /// `address`.
+  /// - Throws: ``HandshakeError/badKey`` if the seam makes no cipher of a key.
+  mutating func register(id: UInt64, sessionSecret: [UInt8], address: PeerAddress)
+    throws(HandshakeError)
+  {
+    let keys = try SessionKeys(sessionSecret: sessionSecret, sessionID: id, crypto: crypto)
+    sessions[id] = SecureSession(
+      data: keys.edgeData(), resumeKey: keys.resumeKey, resetValue: resetValue(of: id),
+      address: address)
+  }
+
+  /// Opens a DATA datagram of session `id` and appends its payload to `out`.
+  /// - Throws: ``SealedData/Refusal``; nothing of the session changed but a count.
+  mutating func open(_ datagram: ArraySlice<UInt8>, id: UInt64, into out: inout [UInt8])
+    throws(SealedData<Crypto.Cipher>.Refusal)
+  {
+    guard let index = sessions.index(forKey: id) else { throw .malformed }
+    try sessions.values[index].data.open(datagram, into: &out)
+  }
+
+  /// `payload` sealed as session `id`'s next DATA datagram; nil without keys, or once they
+  /// may seal no more (a new handshake is due).
+  mutating func seal(_ payload: [UInt8], id: UInt64) -> [UInt8]? {
+    guard let index = sessions.index(forKey: id) else { return nil }
+    var out: [UInt8] = []
+    do {
+      try sessions.values[index].data.seal(payload[...], into: &out)
+    } catch {
+      return nil
+    }
+    return out
+  }
+
+  /// The session is now validated at `address` (its CONFIRM's source).
+  mutating func setAddress(_ address: PeerAddress, of id: UInt64) {
+    sessions[id]?.address = address
+  }
+
+  /// Whether session `id`'s last ACCEPT said it was resumed (a repeated CONFIRM gets the
+  /// same ACCEPT again, sealed afresh).
+  mutating func setResumed(_ resumed: Bool, of id: UInt64) {
+    sessions[id]?.resumed = resumed
+  }
+
+  /// Forgets session `id`'s keys, wiping `k_resume` (the data ciphers wipe their own keys).
+  mutating func forget(_ id: UInt64) {
+    guard var session = sessions.removeValue(forKey: id) else { return }
+    crypto.wipe(&session.resumeKey)
+  }
+}
+
+/// What the edge keeps of one version 2 session: its DATA both ways (keys, counters, replay
+/// window), `k_resume` for a later resume's proof, its reset value for the ACCEPT, and
+/// where it was validated (for an ended session, whose record is gone, the only address a
+/// repeated notice may go to).
+struct SecureSession<Cipher: DatagramCipher> {
+  var data: SealedData<Cipher>
+  var resumeKey: [UInt8]
+  let resetValue: [UInt8]
+  var address: PeerAddress
+  var resumed = false
+}
