@@ -41,25 +41,25 @@ struct Serve: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "This edge's stable name in reset values: the same across its restarts, different for each edge of a fleet (default: the host name, ':' and the port of --listen). Protocol v2; takes effect when v2 is the wire.",
+      "This edge's stable name in reset values: the same across its restarts, different for each edge of a fleet (default: the host name, ':' and the port of --listen). Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
       valueName: "id"))
   var edgeID: String?
 
   @Option(
     help: ArgumentHelp(
-      "Handshakes a second (and the burst) that get public-key work without a cookie; past it the edge is under load and answers with cookies. Not scaled by --time-scale. Protocol v2; takes effect when v2 is the wire.",
+      "Handshakes a second (and the burst) that get public-key work without a cookie; past it the edge is under load and answers with cookies. Not scaled by --time-scale. Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
       valueName: "n"))
   var handshakeRate: Int = HandshakeRate.defaultPerSecond
 
   @Option(
     help: ArgumentHelp(
-      "Members of one channel at most; more are refused (default: --max-sessions). Protocol v2; takes effect when v2 is the wire.",
+      "Members of one channel at most; more are refused (default: --max-sessions). Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
       valueName: "n"))
   var maxChannelMembers: Int?
 
   @Option(
     help: ArgumentHelp(
-      "Channel and login sessions of the app at most; more are refused (default: --max-sessions). Protocol v2; takes effect when v2 is the wire.",
+      "Channel and login sessions of the app at most; more are refused (default: --max-sessions). Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
       valueName: "n"))
   var maxAppSessions: Int?
 

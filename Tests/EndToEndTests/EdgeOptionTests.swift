@@ -54,6 +54,6 @@ struct EdgeOptionTests {
     for option in ["--edge-id", "--handshake-rate", "--max-channel-members", "--max-app-sessions"] {
       #expect(help.contains(option), "\(option)")
     }
-    #expect(help.components(separatedBy: "takes effect when v2 is the wire").count == 5)
+    #expect(help.components(separatedBy: "applies to v2 sessions").count == 5)
   }
 }
