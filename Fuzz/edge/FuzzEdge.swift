@@ -52,7 +52,7 @@ struct EdgeDriver {
   static let tracing = getenv("TETHER_FUZZ_TRACE") != nil
   static let users = ["alice", "bob", "carol"].map { try! UserID(validating: Array($0.utf8)) }
 
-  var server: EdgeServer
+  var server: SodiumEdgeServer
   let signer: TokenSigner
   var now = Instant(nanoseconds: 5_000_000_000)
   var wallClock: UInt64 = 1_700_000_000

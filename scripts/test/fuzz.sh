@@ -45,15 +45,31 @@ build_core() {
   touch "$obj" # swiftc leaves an unchanged object's time as it was
 }
 
+# The crypto seam on libsodium (TetherSodium), which the edge's protocol version 2 uses.
+build_sodium_module() {
+  local obj=$out/obj/TetherSodium.o
+  stale "$obj" Sources/TetherSodium Sources/CSodium "$out/obj/TetherCore.o" || return 0
+  echo "fuzz: compiling TetherSodium (instrumented)"
+  # shellcheck disable=SC2046
+  swiftc "${swift_flags[@]}" -wmo -module-name TetherSodium -emit-module \
+    -emit-module-path "$out/mod/TetherSodium.swiftmodule" -I "$out/mod" -I Sources/CSodium \
+    $(sources Sources/TetherSodium) -c -o "$obj"
+  touch "$obj"
+}
+
+# The edge's logic without its sockets and log (IO, Log): what a datagram reaches.
+edge_sources=(Sources/TetherEdge/Auth Sources/TetherEdge/Server Sources/TetherEdge/V2
+  Sources/TetherEdge/Front)
+
 build_edge_module() {
   local obj=$out/obj/TetherEdge.o
-  stale "$obj" Sources/TetherEdge/Auth Sources/TetherEdge/Server Sources/CSodium \
-    "$out/obj/TetherCore.o" || return 0
+  stale "$obj" "${edge_sources[@]}" Sources/CSodium "$out/obj/TetherCore.o" \
+    "$out/obj/TetherSodium.o" || return 0
   echo "fuzz: compiling TetherEdge (instrumented)"
   # shellcheck disable=SC2046
   swiftc "${swift_flags[@]}" -wmo -module-name TetherEdge -emit-module \
     -emit-module-path "$out/mod/TetherEdge.swiftmodule" -I "$out/mod" -I Sources/CSodium \
-    $(sources Sources/TetherEdge/Auth Sources/TetherEdge/Server) -c -o "$obj"
+    $(sources "${edge_sources[@]}") -c -o "$obj"
   touch "$obj"
 }
 
@@ -101,8 +117,10 @@ build() {
     case $target in
       decode | session | login) link_swift "$target" "$out/obj/TetherCore.o" ;;
       edge)
+        build_sodium_module
         build_edge_module
-        link_swift edge "$out/obj/TetherEdge.o" "$out/obj/TetherCore.o" -I Sources/CSodium -lsodium
+        link_swift edge "$out/obj/TetherEdge.o" "$out/obj/TetherSodium.o" "$out/obj/TetherCore.o" \
+          -I Sources/CSodium -lsodium
         ;;
       capi | rtm)
         build_embedded
