@@ -32,7 +32,7 @@ func filled(_ count: Int, _ body: (UnsafeMutablePointer<UInt8>?) -> Int32) -> [U
 
 struct ProbeCipher: DatagramCipher {
   static var tagLength: Int { 16 }
-  let key: [UInt8]
+  let key: KeyBytes
   func seal(
     counter: UInt64, plaintext: ArraySlice<UInt8>, appendingTo out: inout [UInt8], adStart: Int
   ) -> Bool {
@@ -42,10 +42,11 @@ struct ProbeCipher: DatagramCipher {
     let r = withUnsafeBytes(of: &nonce) { n in
       out.withUnsafeMutableBufferPointer { b in
         plaintext.withUnsafeBufferPointer { p in
-          key.withUnsafeBufferPointer { k in
+          key.withUnsafeBytes { k in
             probe_aead(
               0, 1, b.baseAddress! + end, p.baseAddress, p.count, b.baseAddress! + adStart,
-              end - adStart, n.baseAddress!.assumingMemoryBound(to: UInt8.self) + 4, k.baseAddress)
+              end - adStart, n.baseAddress!.assumingMemoryBound(to: UInt8.self) + 4,
+              k.baseAddress!.assumingMemoryBound(to: UInt8.self))
           }
         }
       }
@@ -63,10 +64,11 @@ struct ProbeCipher: DatagramCipher {
       out.withUnsafeMutableBufferPointer { b in
         sealed.withUnsafeBufferPointer { p in
           ad.withUnsafeBufferPointer { a in
-            key.withUnsafeBufferPointer { k in
+            key.withUnsafeBytes { k in
               probe_aead(
                 0, 0, b.baseAddress! + end, p.baseAddress, p.count, a.baseAddress, a.count,
-                n.baseAddress!.assumingMemoryBound(to: UInt8.self) + 4, k.baseAddress)
+                n.baseAddress!.assumingMemoryBound(to: UInt8.self) + 4,
+                k.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
           }
         }
@@ -151,7 +153,7 @@ struct ProbeCrypto: SessionCrypto {
   {
     aead(1, 0, key: key, nonce: nonce, ad: ad, sealed)
   }
-  func cipher(key: [UInt8]) -> ProbeCipher? { key.count == 32 ? ProbeCipher(key: key) : nil }
+  func cipher(key: [UInt8]) -> ProbeCipher? { KeyBytes(key).map { ProbeCipher(key: $0) } }
   func base64URLDecode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
     var out = [UInt8](repeating: 0, count: text.count)
     let n = out.withUnsafeMutableBufferPointer { o in
