@@ -206,6 +206,53 @@ public struct SodiumCrypto: SessionCrypto {
     }
   }
 
+  public func blake2b(
+    into out: UnsafeMutableRawBufferPointer, input: UnsafeRawBufferPointer,
+    key: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, personal: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard out.count >= Int(crypto_generichash_blake2b_BYTES_MIN),
+      out.count <= Int(crypto_generichash_blake2b_BYTES_MAX),
+      key.count <= Int(crypto_generichash_blake2b_KEYBYTES_MAX),
+      salt.count == Int(crypto_generichash_blake2b_SALTBYTES),
+      personal.count == Int(crypto_generichash_blake2b_PERSONALBYTES),
+      let base = out.baseAddress, let salt = salt.baseAddress, let personal = personal.baseAddress
+    else { return false }
+    return crypto_generichash_blake2b_salt_personal(
+      base.assumingMemoryBound(to: UInt8.self), out.count, Self.bytes(input),
+      UInt64(input.count), key.count == 0 ? nil : Self.bytes(key), key.count,
+      salt.assumingMemoryBound(to: UInt8.self), personal.assumingMemoryBound(to: UInt8.self))
+      == 0
+  }
+
+  public func aeadSeal(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer
+  ) -> Bool {
+    let tag = Int(crypto_aead_chacha20poly1305_ietf_ABYTES)
+    guard key.count == Int(crypto_aead_chacha20poly1305_ietf_KEYBYTES),
+      nonce.count == Int(crypto_aead_chacha20poly1305_ietf_NPUBBYTES),
+      out.count == plaintext.count + tag, let base = out.baseAddress,
+      let key = Self.bytes(key), let nonce = Self.bytes(nonce)
+    else { return false }
+    #if TETHER_NULL_CRYPTO
+      out.copyBytes(from: NullCrypto.seal(Array(plaintext)[...]))
+      return true
+    #else
+      return crypto_aead_chacha20poly1305_ietf_encrypt(
+        base.assumingMemoryBound(to: UInt8.self), nil, Self.bytes(plaintext),
+        UInt64(plaintext.count), Self.bytes(ad), UInt64(ad.count), nil, nonce, key) == 0
+    #endif
+  }
+
+  public func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
+    if let base = bytes.baseAddress { sodium_memzero(base, bytes.count) }
+  }
+
+  /// The bytes at `buffer` for a C call (nil for an empty buffer).
+  private static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8>? {
+    buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+  }
+
   /// Seals with `call(out, plaintext, plaintextLength, ad, adLength)`, returning the
   /// ciphertext and tag, or empty if the call refused.
   private static func sealed(

@@ -5,7 +5,10 @@
 /// existential (Embedded Swift cannot hold one cheaply), as ``DatagramCipher`` is.
 ///
 /// The handshake's calls (a few per join) return fresh arrays; the per-datagram path goes
-/// through ``Cipher``, which writes into the caller's buffer. Sizes are the callers' to get
+/// through ``Cipher``, which writes into the caller's buffer, and so do the three calls the
+/// key schedule makes most (BLAKE2b, the one-time AEAD seal, the wipe of a key on the
+/// stack), so that its intermediate keys, salts and labels are never arrays: each array
+/// costs the device's library its allocation and reference counting (`make v2-size`). Sizes are the callers' to get
 /// right; a call given a wrong size returns nil (or false), never traps.
 ///
 /// Random bytes come from ``randomBytes(count:)``, which is not `mutating`: an
@@ -71,4 +74,55 @@ public protocol SessionCrypto {
 
   /// Overwrites `bytes` with zeros in a way the compiler keeps (`sodium_memzero`).
   func wipe(_ bytes: inout [UInt8])
+
+  /// ``blake2b(length:input:key:salt:personal:)`` into `out`, whose size (16 … 64) is the
+  /// length; false if a size is wrong (then `out` holds nothing meaningful).
+  func blake2b(
+    into out: UnsafeMutableRawBufferPointer, input: UnsafeRawBufferPointer,
+    key: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, personal: UnsafeRawBufferPointer
+  ) -> Bool
+
+  /// ``aeadSeal(key:nonce:ad:plaintext:)`` into `out`, which has room for exactly the
+  /// ciphertext and the tag; false if a size is wrong.
+  func aeadSeal(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer
+  ) -> Bool
+
+  /// ``wipe(_:)`` of bytes the caller holds outside an array (a key on the stack).
+  func wipe(_ bytes: UnsafeMutableRawBufferPointer)
+}
+
+extension SessionCrypto {
+  // The calls into the caller's buffer, through the array calls, for a seam that has only
+  // those (a test's stand-in): the same bytes, one copy more.
+
+  public func blake2b(
+    into out: UnsafeMutableRawBufferPointer, input: UnsafeRawBufferPointer,
+    key: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, personal: UnsafeRawBufferPointer
+  ) -> Bool {
+    let hash = blake2b(
+      length: out.count, input: Array(input)[...], key: Array(key)[...], salt: Array(salt),
+      personal: Array(personal))
+    guard hash.count == out.count else { return false }
+    out.copyBytes(from: hash)
+    return true
+  }
+
+  public func aeadSeal(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer
+  ) -> Bool {
+    let sealed = aeadSeal(
+      key: Array(key), nonce: Array(nonce), ad: Array(ad)[...], plaintext: Array(plaintext)[...])
+    guard sealed.count == out.count else { return false }
+    out.copyBytes(from: sealed)
+    return true
+  }
+
+  public func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
+    var copy = [UInt8](repeating: 0, count: bytes.count)
+    wipe(&copy)
+    bytes.copyBytes(from: copy)
+  }
 }

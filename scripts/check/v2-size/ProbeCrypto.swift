@@ -173,4 +173,30 @@ struct ProbeCrypto: SessionCrypto {
   func wipe(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBufferPointer { probe_memzero($0.baseAddress, $0.count) }
   }
+
+  func blake2b(
+    into out: UnsafeMutableRawBufferPointer, input: UnsafeRawBufferPointer,
+    key: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, personal: UnsafeRawBufferPointer
+  ) -> Bool {
+    probe_blake2b(
+      out.baseAddress?.assumingMemoryBound(to: UInt8.self), out.count,
+      input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count,
+      key.baseAddress?.assumingMemoryBound(to: UInt8.self), key.count,
+      salt.baseAddress?.assumingMemoryBound(to: UInt8.self),
+      personal.baseAddress?.assumingMemoryBound(to: UInt8.self)) == 0
+  }
+  func aeadSeal(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer
+  ) -> Bool {
+    probe_aead(
+      0, 1, out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+      plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), plaintext.count,
+      ad.baseAddress?.assumingMemoryBound(to: UInt8.self), ad.count,
+      nonce.baseAddress?.assumingMemoryBound(to: UInt8.self),
+      key.baseAddress?.assumingMemoryBound(to: UInt8.self)) == 0
+  }
+  func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
+    probe_memzero(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+  }
 }
