@@ -143,6 +143,10 @@ public struct SodiumCrypto: SessionCrypto {
 
   public func cipher(key: [UInt8]) -> SodiumDatagramCipher? { SodiumDatagramCipher(key: key) }
 
+  public func cipher(keyBytes: KeyBytes) -> SodiumDatagramCipher? {
+    SodiumDatagramCipher(keyBytes: keyBytes)
+  }
+
   public func base64URLDecode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
     // libsodium 1.0.18's decoder reads some bytes past ASCII (0xDF, 0xAD) as '_', so two
     // texts would decode to one byte string: only ASCII reaches it.

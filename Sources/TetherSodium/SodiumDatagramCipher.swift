@@ -23,6 +23,12 @@ public struct SodiumDatagramCipher: DatagramCipher {
     self.key = key
   }
 
+  /// - Returns: nil unless libsodium starts.
+  public init?(keyBytes: KeyBytes) {
+    guard sodium_init() >= 0 else { return nil }
+    key = keyBytes
+  }
+
   public func seal(
     counter: UInt64, plaintext: ArraySlice<UInt8>, appendingTo out: inout [UInt8],
     adStart: Int

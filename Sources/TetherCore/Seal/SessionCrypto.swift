@@ -91,6 +91,9 @@ public protocol SessionCrypto {
 
   /// ``wipe(_:)`` of bytes the caller holds outside an array (a key on the stack).
   func wipe(_ bytes: UnsafeMutableRawBufferPointer)
+
+  /// ``cipher(key:)`` of a key held inline.
+  func cipher(keyBytes: KeyBytes) -> Cipher?
 }
 
 extension SessionCrypto {
@@ -119,6 +122,8 @@ extension SessionCrypto {
     out.copyBytes(from: sealed)
     return true
   }
+
+  public func cipher(keyBytes: KeyBytes) -> Cipher? { cipher(key: keyBytes.bytes) }
 
   public func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
     var copy = [UInt8](repeating: 0, count: bytes.count)

@@ -199,4 +199,5 @@ struct ProbeCrypto: SessionCrypto {
   func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
     probe_memzero(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
   }
+  func cipher(keyBytes: KeyBytes) -> ProbeCipher? { ProbeCipher(key: keyBytes) }
 }
