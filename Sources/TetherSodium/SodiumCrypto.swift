@@ -31,45 +31,69 @@ public struct SodiumCrypto: SessionCrypto {
 
   public func randomBytes(count: Int) -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: max(count, 0))
-    bytes.withUnsafeMutableBytes { buffer in
-      guard let base = buffer.baseAddress else { return }
-      #if TETHER_TEST_CRYPTO
-        if SeededStream.draw(into: buffer) { return }
-      #endif
-      randombytes_buf(base, buffer.count)
-    }
+    bytes.withUnsafeMutableBytes { randomBytes(into: $0) }
     return bytes
   }
 
+  public func randomBytes(into out: UnsafeMutableRawBufferPointer) {
+    guard let base = out.baseAddress else { return }
+    #if TETHER_TEST_CRYPTO
+      if SeededStream.draw(into: out) { return }
+    #endif
+    randombytes_buf(base, out.count)
+  }
+
   public func x25519PublicKey(secret: [UInt8]) -> [UInt8]? {
-    guard secret.count == Int(crypto_scalarmult_SCALARBYTES) else { return nil }
+    var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
+    let made = out.withUnsafeMutableBytes { out in
+      secret.withUnsafeBytes { x25519PublicKey(into: out, secret: $0) }
+    }
+    return made ? out : nil
+  }
+
+  public func x25519PublicKey(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard out.count == Int(crypto_scalarmult_BYTES),
+      secret.count == Int(crypto_scalarmult_SCALARBYTES)
+    else { return false }
     #if TETHER_NULL_CRYPTO
-      return NullCrypto.publicKey(secret: secret)
+      out.copyBytes(from: NullCrypto.publicKey(secret: Array(secret)))
+      return true
     #else
-      var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
-      let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
-        guard let base = out.baseAddress else { return -1 }
-        return crypto_scalarmult_base(base, secret)
-      }
-      return status == 0 ? out : nil
+      guard let base = Self.bytes(out), let secret = Self.bytes(secret) else { return false }
+      return crypto_scalarmult_base(base, secret) == 0
     #endif
   }
 
   public func x25519(secret: [UInt8], publicKey: ArraySlice<UInt8>) -> [UInt8]? {
-    guard secret.count == Int(crypto_scalarmult_SCALARBYTES),
-      publicKey.count == Int(crypto_scalarmult_BYTES)
-    else { return nil }
-    #if TETHER_NULL_CRYPTO
-      return NullCrypto.shared(secret: secret, publicKey: publicKey)
-    #else
-      var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
-      let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
-        publicKey.withUnsafeBufferPointer { point -> Int32 in
-          guard let base = out.baseAddress, let point = point.baseAddress else { return -1 }
-          return crypto_scalarmult(base, secret, point)
-        }
+    var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
+    let made = out.withUnsafeMutableBytes { out in
+      secret.withUnsafeBytes { secret in
+        publicKey.withUnsafeBytes { x25519(into: out, secret: secret, publicKey: $0) }
       }
-      return status == 0 ? out : nil
+    }
+    return made ? out : nil
+  }
+
+  public func x25519(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer,
+    publicKey: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard out.count == Int(crypto_scalarmult_BYTES),
+      secret.count == Int(crypto_scalarmult_SCALARBYTES),
+      publicKey.count == Int(crypto_scalarmult_BYTES)
+    else { return false }
+    #if TETHER_NULL_CRYPTO
+      guard let shared = NullCrypto.shared(secret: Array(secret), publicKey: Array(publicKey)[...])
+      else { return false }
+      out.copyBytes(from: shared)
+      return true
+    #else
+      guard let base = Self.bytes(out), let secret = Self.bytes(secret),
+        let point = Self.bytes(publicKey)
+      else { return false }
+      return crypto_scalarmult(base, secret, point) == 0
     #endif
   }
 
@@ -254,6 +278,13 @@ public struct SodiumCrypto: SessionCrypto {
 
   /// The bytes at `buffer` for a C call (nil for an empty buffer).
   private static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8>? {
+    buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+  }
+
+  /// The bytes at `buffer` for a C call to write (nil for an empty buffer).
+  private static func bytes(_ buffer: UnsafeMutableRawBufferPointer) -> UnsafeMutablePointer<
+    UInt8
+  >? {
     buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
   }
 

@@ -17,8 +17,8 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   let crypto: Crypto
   // Inline, not arrays: every step writes its new value in place through the seam, with
   // no array made and no reference counted (`make v2-size`, §12.16).
-  private var h: KeyBytes
-  private var ck: KeyBytes
+  private(set) var h: KeyBytes
+  private(set) var ck: KeyBytes
 
   /// The transcript hash `h`, as bytes.
   var hash: [UInt8] { h.bytes }
@@ -41,9 +41,14 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
 
   /// A transcript resumed where it stood (an attempt's `h2` and `ck_e`, 32 bytes each).
   init(crypto: Crypto, hash: ArraySlice<UInt8>, chainingKey: ArraySlice<UInt8>) {
+    self.init(crypto: crypto, hash: KeyBytes(hash), chainingKey: KeyBytes(chainingKey))
+  }
+
+  /// A transcript resumed where it stood, from values held inline.
+  init(crypto: Crypto, hash: KeyBytes, chainingKey: KeyBytes) {
     self.crypto = crypto
-    h = KeyBytes(hash)
-    ck = KeyBytes(chainingKey)
+    h = hash
+    ck = chainingKey
   }
 
   /// Calls `body` with `h`'s and `ck`'s bytes.

@@ -94,6 +94,21 @@ public protocol SessionCrypto {
 
   /// ``cipher(key:)`` of a key held inline.
   func cipher(keyBytes: KeyBytes) -> Cipher?
+
+  /// ``randomBytes(count:)`` into `out`: one draw of `out.count` bytes.
+  func randomBytes(into out: UnsafeMutableRawBufferPointer)
+
+  /// ``x25519PublicKey(secret:)`` into `out` (32 bytes); false if refused or a size is
+  /// wrong.
+  func x25519PublicKey(into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer)
+    -> Bool
+
+  /// ``x25519(secret:publicKey:)`` into `out` (32 bytes); false for an all-zero shared
+  /// secret (a low-order point) or a wrong size.
+  func x25519(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer,
+    publicKey: UnsafeRawBufferPointer
+  ) -> Bool
 }
 
 extension SessionCrypto {
@@ -124,6 +139,33 @@ extension SessionCrypto {
   }
 
   public func cipher(keyBytes: KeyBytes) -> Cipher? { cipher(key: keyBytes.bytes) }
+
+  public func randomBytes(into out: UnsafeMutableRawBufferPointer) {
+    out.copyBytes(from: randomBytes(count: out.count))
+  }
+
+  public func x25519PublicKey(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard let key = x25519PublicKey(secret: Array(secret)), key.count == out.count else {
+      return false
+    }
+    out.copyBytes(from: key)
+    return true
+  }
+
+  public func x25519(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer,
+    publicKey: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard var shared = x25519(secret: Array(secret), publicKey: Array(publicKey)[...]) else {
+      return false
+    }
+    defer { wipe(&shared) }
+    guard shared.count == out.count else { return false }
+    out.copyBytes(from: shared)
+    return true
+  }
 
   public func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
     var copy = [UInt8](repeating: 0, count: bytes.count)

@@ -200,4 +200,23 @@ struct ProbeCrypto: SessionCrypto {
     probe_memzero(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
   }
   func cipher(keyBytes: KeyBytes) -> ProbeCipher? { ProbeCipher(key: keyBytes) }
+  func randomBytes(into out: UnsafeMutableRawBufferPointer) {
+    probe_random(out.baseAddress?.assumingMemoryBound(to: UInt8.self), out.count)
+  }
+  func x25519PublicKey(into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer)
+    -> Bool
+  {
+    probe_x25519_base(
+      out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+      secret.baseAddress?.assumingMemoryBound(to: UInt8.self)) == 0
+  }
+  func x25519(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer,
+    publicKey: UnsafeRawBufferPointer
+  ) -> Bool {
+    probe_x25519(
+      out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+      secret.baseAddress?.assumingMemoryBound(to: UInt8.self),
+      publicKey.baseAddress?.assumingMemoryBound(to: UInt8.self)) == 0
+  }
 }
