@@ -156,18 +156,27 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     var plaintext = request.encoded()
     defer { crypto.wipe(&plaintext) }
     plaintext[0] &= ~HandshakeRequest.resumeFlag
-    var fields = [UInt8](repeating: 0, count: 24)  // session id, proof: zeros without resume
-    if let resume {
-      plaintext[0] |= HandshakeRequest.resumeFlag
-      putBigEndian(resume.sessionID, width: 8, into: &fields, at: 0)
-      let proof = crypto.derive(
-        key: resume.key, input: transcript.hash[...], label: "tether2 proof", length: 16)
-      put(proof[...], into: &fields, at: 8)
+    // Session id (140 ..< 148) and proof (148 ..< 164), written in place: zeros without a
+    // resume (or if the proof could not be made), whatever the request held.
+    putBigEndian(resume?.sessionID ?? 0, width: 8, into: &plaintext, at: 140)
+    let crypto = crypto
+    let proven = plaintext.withUnsafeMutableBytes { out in
+      guard let resume else { return false }
+      return resume.key.withUnsafeBytes { key in
+        transcript.withKeys { hash, _ in
+          crypto.derive(
+            into: UnsafeMutableRawBufferPointer(rebasing: out[148..<164]), key: key, input: hash,
+            label: "tether2 proof")
+        }
+      }
     }
-    put(fields[...], into: &plaintext, at: 140)
-    return crypto.sealOnce(
-      key: transcript.chainingKey, label: "tether2 req", ad: transcript.hash[...],
-      plaintext: plaintext[...])
+    if resume != nil { plaintext[0] |= HandshakeRequest.resumeFlag }
+    if !proven { for i in 148..<164 { plaintext[i] = 0 } }
+    return transcript.withKeys { hash, key in
+      plaintext.withUnsafeBytes {
+        crypto.sealOnce(key: key, label: "tether2 req", ad: hash, plaintext: $0)
+      }
+    }
   }
 
   /// Takes a datagram from the edge: a RESPONSE, COOKIE_REPLY, REFUSE_CLEAR or
