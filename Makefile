@@ -27,7 +27,7 @@ TESTS := lint header-check abi-check embedded-check alloc-check c-test thread-te
 	profile-check swift-test bench-smoke sim-check fuzz-replay edge-check cmake-test deb-test deps-test
 
 help: ## this list
-	@awk -F ':.*## ' '/^## /{print "\n" substr($$0, 4)} /^[a-z%-]+:.*## /{printf "  make %-20s %s\n", $$1, $$2}' Makefile
+	@awk -F ':.*## ' '/^## /{print "\n" substr($$0, 4)} /^[a-z0-9%-]+:.*## /{printf "  make %-20s %s\n", $$1, $$2}' Makefile
 
 ## Start here
 demo: deps examples-x86_64 ## build, start tether-edge on loopback, run the C examples through both timelines
@@ -125,6 +125,8 @@ CROSS_armv7 := arm-linux-gnueabihf-
 
 ## Beyond make test
 check: check-valgrind check-c-sanitizers check-asan check-tsan ## every sanitizer suite (docs/RELIABILITY.md §6)
+v2-size: ## what protocol v2 costs the device: a probe of both sessions, v1 vs v2, aarch64 text
+	@scripts/check/v2-device-size.sh aarch64
 check-ci: check-c-sanitizers check-valgrind examples-x86_64 ## the part of make check that CI runs too
 	@$(E2E) scripts/sanitize/check-swift.sh asan '$(CHECK_CI_ASAN)'
 check-valgrind: examples-x86_64 ## C tests, cycles, two threads (helgrind) and the examples under valgrind
@@ -176,6 +178,6 @@ clean: ## remove .build and build
 	rm -rf .build $(BUILD_DIR)
 
 .PHONY: help demo test $(TESTS) bench-smoke-x86_64 deps build lib lib-test-crypto lib-null-crypto install deb \
-	bench-binary check check-ci \
+	bench-binary check check-ci v2-size \
 	check-valgrind check-c-sanitizers check-asan check-tsan sim sim-replay soak fuzz faults edge-flood bench \
 	sizes docs format clean

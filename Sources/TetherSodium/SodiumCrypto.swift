@@ -31,45 +31,69 @@ public struct SodiumCrypto: SessionCrypto {
 
   public func randomBytes(count: Int) -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: max(count, 0))
-    bytes.withUnsafeMutableBytes { buffer in
-      guard let base = buffer.baseAddress else { return }
-      #if TETHER_TEST_CRYPTO
-        if SeededStream.draw(into: buffer) { return }
-      #endif
-      randombytes_buf(base, buffer.count)
-    }
+    bytes.withUnsafeMutableBytes { randomBytes(into: $0) }
     return bytes
   }
 
+  public func randomBytes(into out: UnsafeMutableRawBufferPointer) {
+    guard let base = out.baseAddress else { return }
+    #if TETHER_TEST_CRYPTO
+      if SeededStream.draw(into: out) { return }
+    #endif
+    randombytes_buf(base, out.count)
+  }
+
   public func x25519PublicKey(secret: [UInt8]) -> [UInt8]? {
-    guard secret.count == Int(crypto_scalarmult_SCALARBYTES) else { return nil }
+    var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
+    let made = out.withUnsafeMutableBytes { out in
+      secret.withUnsafeBytes { x25519PublicKey(into: out, secret: $0) }
+    }
+    return made ? out : nil
+  }
+
+  public func x25519PublicKey(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard out.count == Int(crypto_scalarmult_BYTES),
+      secret.count == Int(crypto_scalarmult_SCALARBYTES)
+    else { return false }
     #if TETHER_NULL_CRYPTO
-      return NullCrypto.publicKey(secret: secret)
+      out.copyBytes(from: NullCrypto.publicKey(secret: Array(secret)))
+      return true
     #else
-      var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
-      let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
-        guard let base = out.baseAddress else { return -1 }
-        return crypto_scalarmult_base(base, secret)
-      }
-      return status == 0 ? out : nil
+      guard let base = Self.bytes(out), let secret = Self.bytes(secret) else { return false }
+      return crypto_scalarmult_base(base, secret) == 0
     #endif
   }
 
   public func x25519(secret: [UInt8], publicKey: ArraySlice<UInt8>) -> [UInt8]? {
-    guard secret.count == Int(crypto_scalarmult_SCALARBYTES),
-      publicKey.count == Int(crypto_scalarmult_BYTES)
-    else { return nil }
-    #if TETHER_NULL_CRYPTO
-      return NullCrypto.shared(secret: secret, publicKey: publicKey)
-    #else
-      var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
-      let status = out.withUnsafeMutableBufferPointer { out -> Int32 in
-        publicKey.withUnsafeBufferPointer { point -> Int32 in
-          guard let base = out.baseAddress, let point = point.baseAddress else { return -1 }
-          return crypto_scalarmult(base, secret, point)
-        }
+    var out = [UInt8](repeating: 0, count: Int(crypto_scalarmult_BYTES))
+    let made = out.withUnsafeMutableBytes { out in
+      secret.withUnsafeBytes { secret in
+        publicKey.withUnsafeBytes { x25519(into: out, secret: secret, publicKey: $0) }
       }
-      return status == 0 ? out : nil
+    }
+    return made ? out : nil
+  }
+
+  public func x25519(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer,
+    publicKey: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard out.count == Int(crypto_scalarmult_BYTES),
+      secret.count == Int(crypto_scalarmult_SCALARBYTES),
+      publicKey.count == Int(crypto_scalarmult_BYTES)
+    else { return false }
+    #if TETHER_NULL_CRYPTO
+      guard let shared = NullCrypto.shared(secret: Array(secret), publicKey: Array(publicKey)[...])
+      else { return false }
+      out.copyBytes(from: shared)
+      return true
+    #else
+      guard let base = Self.bytes(out), let secret = Self.bytes(secret),
+        let point = Self.bytes(publicKey)
+      else { return false }
+      return crypto_scalarmult(base, secret, point) == 0
     #endif
   }
 
@@ -143,6 +167,10 @@ public struct SodiumCrypto: SessionCrypto {
 
   public func cipher(key: [UInt8]) -> SodiumDatagramCipher? { SodiumDatagramCipher(key: key) }
 
+  public func cipher(keyBytes: KeyBytes) -> SodiumDatagramCipher? {
+    SodiumDatagramCipher(keyBytes: keyBytes)
+  }
+
   public func base64URLDecode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
     // libsodium 1.0.18's decoder reads some bytes past ASCII (0xDF, 0xAD) as '_', so two
     // texts would decode to one byte string: only ASCII reaches it.
@@ -204,6 +232,60 @@ public struct SodiumCrypto: SessionCrypto {
     bytes.withUnsafeMutableBytes { buffer in
       if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
     }
+  }
+
+  public func blake2b(
+    into out: UnsafeMutableRawBufferPointer, input: UnsafeRawBufferPointer,
+    key: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, personal: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard out.count >= Int(crypto_generichash_blake2b_BYTES_MIN),
+      out.count <= Int(crypto_generichash_blake2b_BYTES_MAX),
+      key.count <= Int(crypto_generichash_blake2b_KEYBYTES_MAX),
+      salt.count == Int(crypto_generichash_blake2b_SALTBYTES),
+      personal.count == Int(crypto_generichash_blake2b_PERSONALBYTES),
+      let base = out.baseAddress, let salt = salt.baseAddress, let personal = personal.baseAddress
+    else { return false }
+    return crypto_generichash_blake2b_salt_personal(
+      base.assumingMemoryBound(to: UInt8.self), out.count, Self.bytes(input),
+      UInt64(input.count), key.count == 0 ? nil : Self.bytes(key), key.count,
+      salt.assumingMemoryBound(to: UInt8.self), personal.assumingMemoryBound(to: UInt8.self))
+      == 0
+  }
+
+  public func aeadSeal(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer
+  ) -> Bool {
+    let tag = Int(crypto_aead_chacha20poly1305_ietf_ABYTES)
+    guard key.count == Int(crypto_aead_chacha20poly1305_ietf_KEYBYTES),
+      nonce.count == Int(crypto_aead_chacha20poly1305_ietf_NPUBBYTES),
+      out.count == plaintext.count + tag, let base = out.baseAddress,
+      let key = Self.bytes(key), let nonce = Self.bytes(nonce)
+    else { return false }
+    #if TETHER_NULL_CRYPTO
+      out.copyBytes(from: NullCrypto.seal(Array(plaintext)[...]))
+      return true
+    #else
+      return crypto_aead_chacha20poly1305_ietf_encrypt(
+        base.assumingMemoryBound(to: UInt8.self), nil, Self.bytes(plaintext),
+        UInt64(plaintext.count), Self.bytes(ad), UInt64(ad.count), nil, nonce, key) == 0
+    #endif
+  }
+
+  public func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
+    if let base = bytes.baseAddress { sodium_memzero(base, bytes.count) }
+  }
+
+  /// The bytes at `buffer` for a C call (nil for an empty buffer).
+  private static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8>? {
+    buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+  }
+
+  /// The bytes at `buffer` for a C call to write (nil for an empty buffer).
+  private static func bytes(_ buffer: UnsafeMutableRawBufferPointer) -> UnsafeMutablePointer<
+    UInt8
+  >? {
+    buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
   }
 
   /// Seals with `call(out, plaintext, plaintextLength, ad, adLength)`, returning the

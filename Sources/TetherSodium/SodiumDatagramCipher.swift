@@ -11,13 +11,22 @@ internal import CSodium
 /// Both calls encrypt or decrypt straight into the caller's buffer.
 public struct SodiumDatagramCipher: DatagramCipher {
   public static var tagLength: Int { Int(crypto_aead_chacha20poly1305_ietf_ABYTES) }
-  private let key: [UInt8]
+  /// Inline, not an array: the sealed data that holds two ciphers is copied with no
+  /// reference counting.
+  private let key: KeyBytes
 
   /// - Returns: nil unless `key` has 32 bytes and libsodium starts.
   public init?(key: [UInt8]) {
-    guard key.count == Int(crypto_aead_chacha20poly1305_ietf_KEYBYTES), sodium_init() >= 0
+    guard key.count == Int(crypto_aead_chacha20poly1305_ietf_KEYBYTES),
+      let key = KeyBytes(key), sodium_init() >= 0
     else { return nil }
     self.key = key
+  }
+
+  /// - Returns: nil unless libsodium starts.
+  public init?(keyBytes: KeyBytes) {
+    guard sodium_init() >= 0 else { return nil }
+    key = keyBytes
   }
 
   public func seal(
@@ -89,10 +98,12 @@ public struct SodiumDatagramCipher: DatagramCipher {
       out.append(contentsOf: repeatElement(0, count: plaintext.count + Self.tagLength))
       let status = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
         plaintext.withUnsafeBufferPointer { text -> Int32 in
-          guard let base = buffer.baseAddress else { return -1 }
-          return crypto_aead_chacha20poly1305_ietf_encrypt(
-            base + end, nil, text.baseAddress, UInt64(text.count), base + adStart,
-            UInt64(end - adStart), nil, nonce, key)
+          key.withUnsafeBytes { key -> Int32 in
+            guard let base = buffer.baseAddress, let key = key.baseAddress else { return -1 }
+            return crypto_aead_chacha20poly1305_ietf_encrypt(
+              base + end, nil, text.baseAddress, UInt64(text.count), base + adStart,
+              UInt64(end - adStart), nil, nonce, key.assumingMemoryBound(to: UInt8.self))
+          }
         }
       }
       if status != 0 { out.removeSubrange(end...) }
@@ -115,10 +126,14 @@ public struct SodiumDatagramCipher: DatagramCipher {
       let status = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
         sealed.withUnsafeBufferPointer { sealed -> Int32 in
           ad.withUnsafeBufferPointer { ad -> Int32 in
-            guard let base = buffer.baseAddress, let input = sealed.baseAddress else { return -1 }
-            return crypto_aead_chacha20poly1305_ietf_decrypt(
-              base + end, nil, nil, input, UInt64(sealed.count), ad.baseAddress, UInt64(ad.count),
-              nonce, key)
+            key.withUnsafeBytes { key -> Int32 in
+              guard let base = buffer.baseAddress, let input = sealed.baseAddress,
+                let key = key.baseAddress
+              else { return -1 }
+              return crypto_aead_chacha20poly1305_ietf_decrypt(
+                base + end, nil, nil, input, UInt64(sealed.count), ad.baseAddress,
+                UInt64(ad.count), nonce, key.assumingMemoryBound(to: UInt8.self))
+            }
           }
         }
       }

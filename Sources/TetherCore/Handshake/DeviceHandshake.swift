@@ -9,19 +9,45 @@
 /// handshake ended) throws and changes nothing. A handshake that completes or is refused
 /// ends both attempts, wiping their secrets.
 ///
-/// Each attempt is one buffer (`N_d`, the ephemeral secret, then the transcript's `h2` and
-/// `ck_e`, from which the answers' keys come): this is device code, in the size budget of
-/// the Embedded library, where one array costs one retain and a struct of four costs four.
+/// Each attempt is held inline (`N_d`, the ephemeral secret, then the transcript's `h2` and
+/// `ck_e`, from which the answers' keys come), the seam writing into it: this is device
+/// code, in the size budget of the Embedded library, where each array costs its allocation
+/// and its reference counting (`make v2-size`).
 public struct DeviceHandshake<Crypto: SessionCrypto> {
   public let crypto: Crypto
-  /// The attempts' buffers, empty when there is none.
-  private var current: [UInt8] = []
-  private var previous: [UInt8] = []
+  /// The attempts; one not open holds zeros.
+  private var current = Attempt()
+  private var previous = Attempt()
 
   public init(crypto: Crypto) { self.crypto = crypto }
 
   /// How many attempts can still be answered (0, 1 or 2).
-  public var openAttempts: Int { (current.isEmpty ? 0 : 1) + (previous.isEmpty ? 0 : 1) }
+  public var openAttempts: Int { (current.isOpen ? 1 : 0) + (previous.isOpen ? 1 : 0) }
+
+  /// One attempt: `N_d` and the ephemeral secret (drawn together, in this order), and the
+  /// transcript where the INIT left it.
+  private struct Attempt {
+    var drawn: (nonce: (UInt64, UInt64), secret: KeyBytes) = ((0, 0), KeyBytes())
+    var hash = KeyBytes()
+    var chainingKey = KeyBytes()
+    var isOpen = false
+
+    /// Whether `nonce` (16 bytes) is this attempt's `N_d`.
+    func echoes(_ nonce: ArraySlice<UInt8>) -> Bool {
+      isOpen
+        && nonce.withUnsafeBytes {
+          $0.count == 16 && $0.loadUnaligned(as: UInt64.self) == drawn.nonce.0
+            && $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == drawn.nonce.1
+        }
+    }
+
+    /// Its secrets wiped through `crypto`, then closed.
+    mutating func wipe(_ crypto: Crypto) {
+      Swift.withUnsafeMutableBytes(of: &drawn) { crypto.wipe($0) }
+      chainingKey.withUnsafeMutableBytes { crypto.wipe($0) }
+      self = Attempt()
+    }
+  }
 
   /// A session to resume: its id and its `k_resume` (§12.10).
   public struct Resume {
@@ -73,23 +99,30 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   public mutating func initiate(
     token: TokenV2, request: HandshakeRequest, resume: Resume? = nil, cookie: [UInt8]? = nil
   ) throws(HandshakeError) -> InitMessage {
-    // One draw: N_d, then the ephemeral secret (the order the vectors draw them in).
-    var attempt = crypto.randomBytes(count: 48)
-    defer { crypto.wipe(&attempt) }
-    var secret = Array(attempt[16..<48])
-    let ephemeral = crypto.x25519PublicKey(secret: secret)
-    crypto.wipe(&secret)
-    guard let ephemeral else { throw .badKey }
+    // One draw: N_d, then the ephemeral secret (the order the vectors draw them in), into
+    // the new attempt; the public key straight into the INIT.
+    var next = Attempt()
+    defer { next.wipe(crypto) }
+    let crypto = crypto
+    withUnsafeMutableBytes(of: &next.drawn) { crypto.randomBytes(into: $0) }
     var bytes = [UInt8](repeating: 0, count: InitMessage.size)
-    bytes[0] = InitMessage.kind
-    bytes[1] = InitMessage.version
-    put(attempt[0..<16], into: &bytes, at: 2)
-    put(ephemeral[...], into: &bytes, at: 18)
+    let made = bytes.withUnsafeMutableBytes { out in
+      out[0] = InitMessage.kind
+      out[1] = InitMessage.version
+      withUnsafeBytes(of: next.drawn.nonce) {
+        UnsafeMutableRawBufferPointer(rebasing: out[2..<18]).copyMemory(from: $0)
+      }
+      return next.drawn.secret.withUnsafeBytes {
+        crypto.x25519PublicKey(
+          into: UnsafeMutableRawBufferPointer(rebasing: out[18..<50]), secret: $0)
+      }
+    }
+    guard made else { throw .badKey }
     put(token.sent[...], into: &bytes, at: 50)
     var transcript = HandshakeTranscript(crypto: crypto)
     transcript.mixInitiation(
       prefix: bytes[0..<18], token: token.sent[...], deviceSecret: token.deviceSecret,
-      ephemeral: ephemeral[...])
+      ephemeral: bytes[18..<50])
     let sealed = sealRequest(request, resume: resume, transcript: transcript)
     guard sealed.count == 184 else {
       transcript.wipe()
@@ -102,13 +135,15 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
         key: cookie, input: bytes[0..<453], label: "tether2 mac2", length: 16)
       put(mac2[...], into: &bytes, at: 453)
     }
-    attempt.append(contentsOf: transcript.hash)
-    attempt.append(contentsOf: transcript.chainingKey)
+    next.hash = transcript.h
+    next.chainingKey = transcript.ck
+    next.isOpen = true
     transcript.wipe()
     // The new attempt becomes the current one, the current one the previous; the previous
-    // one is left in `attempt`, which the deferred wipe clears.
-    swap(&previous, &current)
-    swap(&current, &attempt)
+    // one is wiped, and so is `next`, a copy, when this returns.
+    previous.wipe(crypto)
+    previous = current
+    current = next
     return InitMessage(checked: bytes)
   }
 
@@ -121,18 +156,27 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     var plaintext = request.encoded()
     defer { crypto.wipe(&plaintext) }
     plaintext[0] &= ~HandshakeRequest.resumeFlag
-    var fields = [UInt8](repeating: 0, count: 24)  // session id, proof: zeros without resume
-    if let resume {
-      plaintext[0] |= HandshakeRequest.resumeFlag
-      putBigEndian(resume.sessionID, width: 8, into: &fields, at: 0)
-      let proof = crypto.derive(
-        key: resume.key, input: transcript.hash[...], label: "tether2 proof", length: 16)
-      put(proof[...], into: &fields, at: 8)
+    // Session id (140 ..< 148) and proof (148 ..< 164), written in place: zeros without a
+    // resume (or if the proof could not be made), whatever the request held.
+    putBigEndian(resume?.sessionID ?? 0, width: 8, into: &plaintext, at: 140)
+    let crypto = crypto
+    let proven = plaintext.withUnsafeMutableBytes { out in
+      guard let resume else { return false }
+      return resume.key.withUnsafeBytes { key in
+        transcript.withKeys { hash, _ in
+          crypto.derive(
+            into: UnsafeMutableRawBufferPointer(rebasing: out[148..<164]), key: key, input: hash,
+            label: "tether2 proof")
+        }
+      }
     }
-    put(fields[...], into: &plaintext, at: 140)
-    return crypto.sealOnce(
-      key: transcript.chainingKey, label: "tether2 req", ad: transcript.hash[...],
-      plaintext: plaintext[...])
+    if resume != nil { plaintext[0] |= HandshakeRequest.resumeFlag }
+    if !proven { for i in 148..<164 { plaintext[i] = 0 } }
+    return transcript.withKeys { hash, key in
+      plaintext.withUnsafeBytes {
+        crypto.sealOnce(key: key, label: "tether2 req", ad: hash, plaintext: $0)
+      }
+    }
   }
 
   /// Takes a datagram from the edge: a RESPONSE, COOKIE_REPLY, REFUSE_CLEAR or
@@ -145,16 +189,17 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     let bytes = Array(datagram)
     let kind = bytes.first ?? 0
     guard bytes.count == Self.size(ofAnswer: kind) else { throw .malformed }
-    let attempt = current.starts(with: bytes[1..<17]) ? current : previous
-    guard attempt.starts(with: bytes[1..<17]) else { throw .unknownAttempt }
+    let echoed = bytes[1..<17]
+    guard current.echoes(echoed) || previous.echoes(echoed) else { throw .unknownAttempt }
+    let attempt = current.echoes(echoed) ? current : previous
     var transcript = HandshakeTranscript(
-      crypto: crypto, hash: attempt[48..<80], chainingKey: attempt[80..<112])
+      crypto: crypto, hash: attempt.hash, chainingKey: attempt.chainingKey)
     defer { transcript.wipe() }
     let outcome: Outcome
     switch kind {
     case ResponseMessage.kind:
       outcome = .established(
-        try complete(ResponseMessage(checked: bytes), secret: attempt[16..<48], &transcript))
+        try complete(ResponseMessage(checked: bytes), secret: attempt.drawn.secret, &transcript))
     case RefuseClearMessage.kind:
       guard bytes[17] == RefuseClearMessage.tokenNotOpened else { throw .malformed }
       outcome = .refused(.tokenNotOpened)
@@ -176,21 +221,27 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
 
   /// Ends both attempts, wiping their secrets.
   public mutating func end() {
-    crypto.wipe(&current)
-    crypto.wipe(&previous)
-    current = []
-    previous = []
+    current.wipe(crypto)
+    previous.wipe(crypto)
   }
 
   /// Steps 7 to 11 on a RESPONSE, from the attempt's transcript and ephemeral secret, then
   /// the CONFIRM and the session's keys.
   private func complete(
-    _ response: ResponseMessage, secret: ArraySlice<UInt8>,
+    _ response: ResponseMessage, secret: KeyBytes,
     _ transcript: inout HandshakeTranscript<Crypto>
   ) throws(HandshakeError) -> Established {
-    var secret = Array(secret)
-    defer { crypto.wipe(&secret) }
-    guard var shared = crypto.x25519(secret: secret, publicKey: response.ephemeral) else {
+    var shared = [UInt8](repeating: 0, count: KeyBytes.count)
+    let crypto = crypto
+    let agreed = shared.withUnsafeMutableBytes { out in
+      secret.withUnsafeBytes { secret in
+        response.ephemeral.withUnsafeBytes {
+          crypto.x25519(into: out, secret: secret, publicKey: $0)
+        }
+      }
+    }
+    guard agreed else {
+      crypto.wipe(&shared)
       throw .badKey
     }
     var sessionSecret = transcript.mixResponseKeys(

@@ -57,15 +57,15 @@ public struct HandshakeRequest: Equatable, Sendable {
   public func encoded() -> [UInt8] {
     var out = [UInt8](repeating: 0, count: Self.size)
     out[0] = flags
-    put(versions.prefix(4), into: &out, at: 1)
+    put(versions[..<min(versions.count, 4)], into: &out, at: 1)
     putBigEndian(UInt64(uid), width: 4, into: &out, at: 5)
     out[9] = UInt8(truncatingIfNeeded: min(appID.count, 64))
-    put(appID.prefix(64), into: &out, at: 10)
+    put(appID[..<min(appID.count, 64)], into: &out, at: 10)
     out[74] = kind
     out[75] = UInt8(truncatingIfNeeded: min(name.count, 64))
-    put(name.prefix(64), into: &out, at: 76)
+    put(name[..<min(name.count, 64)], into: &out, at: 76)
     putBigEndian(resumeSessionID, width: 8, into: &out, at: 140)
-    put(resumeProof.prefix(16), into: &out, at: 148)
+    put(resumeProof[..<min(resumeProof.count, 16)], into: &out, at: 148)
     return out
   }
 

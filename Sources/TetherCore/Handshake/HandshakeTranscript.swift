@@ -15,8 +15,15 @@
 /// step 5).
 struct HandshakeTranscript<Crypto: SessionCrypto> {
   let crypto: Crypto
-  private(set) var hash: [UInt8]
-  private(set) var chainingKey: [UInt8]
+  // Inline, not arrays: every step writes its new value in place through the seam, with
+  // no array made and no reference counted (`make v2-size`, §12.16).
+  private(set) var h: KeyBytes
+  private(set) var ck: KeyBytes
+
+  /// The transcript hash `h`, as bytes.
+  var hash: [UInt8] { h.bytes }
+  /// The chaining key `ck`, as bytes (a secret: the caller wipes its copy).
+  var chainingKey: [UInt8] { ck.bytes }
 
   /// Step 1: `h = HASH("Tether v2 NNpsk0 X25519 ChaChaPoly BLAKE2b")`, `ck = h`. The
   /// protocol's name is hashed first so that a transcript of another protocol (or of a
@@ -26,41 +33,80 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   /// without every vector failing.
   init(crypto: Crypto) {
     self.crypto = crypto
-    hash = [
-      0xD2, 0xC4, 0xEE, 0x6F, 0x70, 0xF5, 0xA5, 0x87, 0x94, 0xE4, 0x3B, 0x02, 0x88, 0x41, 0x00,
-      0xAC, 0xB9, 0x9F, 0xC2, 0x57, 0xBE, 0x32, 0x3C, 0x23, 0x32, 0xBE, 0x5A, 0xE8, 0xEA, 0xC2,
-      0x4C, 0xA5,
-    ]
-    chainingKey = hash
+    h = KeyBytes(
+      bigEndian: 0xD2C4_EE6F_70F5_A587, 0x94E4_3B02_8841_00AC, 0xB99F_C257_BE32_3C23,
+      0x32BE_5AE8_EAC2_4CA5)
+    ck = h
   }
 
-  /// A transcript resumed where it stood (an attempt's `h2` and `ck_e`).
+  /// A transcript resumed where it stood (an attempt's `h2` and `ck_e`, 32 bytes each).
   init(crypto: Crypto, hash: ArraySlice<UInt8>, chainingKey: ArraySlice<UInt8>) {
-    self.crypto = crypto
-    self.hash = Array(hash)
-    self.chainingKey = Array(chainingKey)
+    self.init(crypto: crypto, hash: KeyBytes(hash), chainingKey: KeyBytes(chainingKey))
   }
 
-  /// `h = HASH(h ‖ data)`.
+  /// A transcript resumed where it stood, from values held inline.
+  init(crypto: Crypto, hash: KeyBytes, chainingKey: KeyBytes) {
+    self.crypto = crypto
+    h = hash
+    ck = chainingKey
+  }
+
+  /// Calls `body` with `h`'s and `ck`'s bytes.
+  func withKeys<R>(
+    _ body: (_ hash: UnsafeRawBufferPointer, _ chainingKey: UnsafeRawBufferPointer) -> R
+  ) -> R {
+    h.withUnsafeBytes { hash in ck.withUnsafeBytes { body(hash, $0) } }
+  }
+
+  /// `h = HASH(h ‖ data)`. `h ‖ data` is put together on the stack: every `data` the
+  /// schedule mixes is at most 224 bytes (`W`, 219, is the longest); a longer one leaves
+  /// `h` as it was, and so no handshake completes (never with §12.5's layouts).
   @inline(never)
   mutating func mixHash(_ data: ArraySlice<UInt8>) {
-    var input = hash
-    input.append(contentsOf: data)
-    hash = crypto.derive(input: input[...], label: "tether2 hash")
+    guard data.count <= 224 else { return }
+    var input = HashInput()
+    let crypto = crypto
+    let previous = h
+    withUnsafeMutableBytes(of: &input) { input in
+      previous.withUnsafeBytes { input.copyMemory(from: $0) }
+      data.withUnsafeBytes {
+        UnsafeMutableRawBufferPointer(rebasing: input[KeyBytes.count...]).copyMemory(from: $0)
+      }
+      h.withUnsafeMutableBytes { out in
+        _ = crypto.derive(
+          into: out, key: UnsafeRawBufferPointer(start: nil, count: 0),
+          input: UnsafeRawBufferPointer(rebasing: input[..<(KeyBytes.count + data.count)]),
+          label: "tether2 hash")
+      }
+    }
   }
 
   /// `ck = PRF(ck, data, "tether2 ck")`; the previous chaining key is wiped.
   @inline(never)
   mutating func mixKey(_ data: ArraySlice<UInt8>) {
-    var previous = chainingKey
-    chainingKey = crypto.derive(key: previous, input: data, label: "tether2 ck")
-    crypto.wipe(&previous)
+    var previous = ck
+    let crypto = crypto
+    ck.withUnsafeMutableBytes { out in
+      previous.withUnsafeBytes { key in
+        data.withUnsafeBytes {
+          _ = crypto.derive(into: out, key: key, input: $0, label: "tether2 ck")
+        }
+      }
+    }
+    previous.withUnsafeMutableBytes { crypto.wipe($0) }
   }
 
   /// `PRF(ck, "", label)`: a key of this point of the schedule.
   @inline(never)
   func key(_ label: StaticString) -> [UInt8] {
-    crypto.derive(key: chainingKey, input: [], label: label)
+    var out = [UInt8](repeating: 0, count: KeyBytes.count)
+    let done = out.withUnsafeMutableBytes { out in
+      ck.withUnsafeBytes {
+        crypto.derive(
+          into: out, key: $0, input: UnsafeRawBufferPointer(start: nil, count: 0), label: label)
+      }
+    }
+    return done ? out : []
   }
 
   /// Steps 2 to 5 (the INIT up to `e_d`): afterwards `hash` is `h1` and `chainingKey` is
@@ -91,7 +137,13 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
     mixKey(ephemeral)
     mixKey(sharedSecret[...])
     crypto.wipe(&sharedSecret)
-    return crypto.derive(key: chainingKey, input: hash[...], label: "tether2 session")
+    var secret = [UInt8](repeating: 0, count: KeyBytes.count)
+    let done = secret.withUnsafeMutableBytes { out in
+      withKeys { hash, key in
+        crypto.derive(into: out, key: key, input: hash, label: "tether2 session")
+      }
+    }
+    return done ? secret : []
   }
 
   /// Steps 10 and 11: mixes the ticket in and returns the RESPONSE's tag,
@@ -101,46 +153,102 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   mutating func mixTicket(_ ticket: ArraySlice<UInt8>) -> [UInt8] {
     mixHash(ticket)
     defer { wipe() }
-    return crypto.sealOnce(key: chainingKey, label: "tether2 resp", ad: hash[...], plaintext: [])
+    return withKeys { hash, key in
+      crypto.sealOnce(
+        key: key, label: "tether2 resp", ad: hash,
+        plaintext: UnsafeRawBufferPointer(start: nil, count: 0))
+    }
   }
 
   /// Wipes the chaining key (the transcript hash is public).
-  mutating func wipe() { crypto.wipe(&chainingKey) }
-
-  /// ASCII text as bytes, zero-padded to `width` (a label: 16) if it is shorter.
-  static func ascii(_ text: StaticString, width: Int = 0) -> [UInt8] {
-    text.withUTF8Buffer { buffer in
-      var bytes = [UInt8](repeating: 0, count: max(width, buffer.count))
-      for i in 0..<buffer.count { bytes[i] = buffer[i] }
-      return bytes
-    }
+  mutating func wipe() {
+    let crypto = crypto
+    ck.withUnsafeMutableBytes { crypto.wipe($0) }
   }
+}
+
+/// 256 bytes on the stack: `h ‖ data` for ``HandshakeTranscript/mixHash(_:)``.
+private struct HashInput {
+  var words:
+    (
+      KeyBytes, KeyBytes, KeyBytes, KeyBytes, KeyBytes, KeyBytes, KeyBytes, KeyBytes
+    ) = (.init(), .init(), .init(), .init(), .init(), .init(), .init(), .init())
 }
 
 extension SessionCrypto {
   /// `PRF(key, input, label)` of §12.1, `length` bytes (32, or 16 for `PRF16`); with an
   /// empty key, the unkeyed hash (`HASH` is this with the label "tether2 hash"). Public so
   /// the edge's own keyed values (cookies, `mac2`, reset values) are this one function too.
+  /// Empty if a size is wrong.
   @inline(never)
   public func derive(
     key: [UInt8] = [], input: ArraySlice<UInt8>, label: StaticString, length: Int = 32
   ) -> [UInt8] {
-    blake2b(
-      length: length, input: input, key: key[...], salt: [UInt8](repeating: 0, count: 16),
-      personal: HandshakeTranscript<Self>.ascii(label, width: 16))
+    var out = [UInt8](repeating: 0, count: length)
+    let done = out.withUnsafeMutableBytes { out in
+      key.withUnsafeBytes { key in
+        input.withUnsafeBytes { input in derive(into: out, key: key, input: input, label: label) }
+      }
+    }
+    return done ? out : []
   }
 
-  /// `AEAD(PRF(key, "", label), 0^12, ad, plaintext)`, the derived key wiped: each seal
-  /// of the handshake under a key it uses once (`k_req`, `k_resp`, `k_confirm`), which is
-  /// why the nonce can be zeros.
+  /// `PRF(key, input, label)` into `out` (its size is the length): the salt (zeros) and the
+  /// label, zero-padded to 16 bytes, on the stack. False if a size is wrong (a label is at
+  /// most 16 bytes).
   @inline(never)
+  func derive(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    input: UnsafeRawBufferPointer, label: StaticString
+  ) -> Bool {
+    var personal: (UInt64, UInt64) = (0, 0)
+    let salt: (UInt64, UInt64) = (0, 0)
+    guard label.utf8CodeUnitCount <= 16 else { return false }
+    withUnsafeMutableBytes(of: &personal) { personal in
+      label.withUTF8Buffer { personal.copyBytes(from: $0) }
+    }
+    return withUnsafeBytes(of: salt) { salt in
+      withUnsafeBytes(of: personal) { personal in
+        blake2b(into: out, input: input, key: key, salt: salt, personal: personal)
+      }
+    }
+  }
+
+  /// `AEAD(PRF(key, "", label), 0^12, ad, plaintext)`, the derived key (on the stack)
+  /// wiped: each seal of the handshake under a key it uses once (`k_req`, `k_resp`,
+  /// `k_confirm`), which is why the nonce can be zeros. Empty if a size is wrong.
   func sealOnce(
     key: [UInt8], label: StaticString, ad: ArraySlice<UInt8>, plaintext: ArraySlice<UInt8>
   ) -> [UInt8] {
-    var once = derive(key: key, input: [], label: label)
-    defer { wipe(&once) }
-    return aeadSeal(
-      key: once, nonce: [UInt8](repeating: 0, count: 12), ad: ad, plaintext: plaintext)
+    key.withUnsafeBytes { key in
+      ad.withUnsafeBytes { ad in
+        plaintext.withUnsafeBytes { sealOnce(key: key, label: label, ad: ad, plaintext: $0) }
+      }
+    }
+  }
+
+  /// ``sealOnce(key:label:ad:plaintext:)`` of bytes the caller holds.
+  @inline(never)
+  func sealOnce(
+    key: UnsafeRawBufferPointer, label: StaticString, ad: UnsafeRawBufferPointer,
+    plaintext: UnsafeRawBufferPointer
+  ) -> [UInt8] {
+    var once = KeyBytes()
+    let nonce: (UInt64, UInt32) = (0, 0)  // 12 bytes
+    var out = [UInt8](repeating: 0, count: plaintext.count + 16)
+    let done = once.withUnsafeMutableBytes { once in
+      defer { wipe(once) }
+      return derive(
+        into: once, key: key, input: UnsafeRawBufferPointer(start: nil, count: 0), label: label)
+        && withUnsafeBytes(of: nonce) { nonce in
+          out.withUnsafeMutableBytes { out in
+            aeadSeal(
+              into: out, key: UnsafeRawBufferPointer(once), nonce: nonce, ad: ad,
+              plaintext: plaintext)
+          }
+        }
+    }
+    return done ? out : []
   }
 
   /// Opens what ``sealOnce(key:label:ad:plaintext:)`` sealed; nil if it does not open.

@@ -20,19 +20,38 @@ public struct SessionKeys<Crypto: SessionCrypto> {
   public init(sessionSecret: [UInt8], sessionID: UInt64, crypto: Crypto)
     throws(HandshakeError)
   {
-    var d2e = crypto.derive(key: sessionSecret, input: [], label: "tether2 d2e")
-    var e2d = crypto.derive(key: sessionSecret, input: [], label: "tether2 e2d")
+    // The two data keys on the stack (each cipher keeps its own copy), wiped here.
+    var d2e = KeyBytes()
+    var e2d = KeyBytes()
+    var resume = [UInt8](repeating: 0, count: KeyBytes.count)
     defer {
-      crypto.wipe(&d2e)
-      crypto.wipe(&e2d)
+      d2e.withUnsafeMutableBytes { crypto.wipe($0) }
+      e2d.withUnsafeMutableBytes { crypto.wipe($0) }
     }
-    guard let sending = crypto.cipher(key: d2e), let receiving = crypto.cipher(key: e2d) else {
+    let derived = sessionSecret.withUnsafeBytes { secret in
+      d2e.withUnsafeMutableBytes { Self.derive(into: $0, secret, "tether2 d2e", crypto) }
+        && e2d.withUnsafeMutableBytes { Self.derive(into: $0, secret, "tether2 e2d", crypto) }
+        && resume.withUnsafeMutableBytes { Self.derive(into: $0, secret, "tether2 resume", crypto) }
+    }
+    guard derived, let sending = crypto.cipher(keyBytes: d2e),
+      let receiving = crypto.cipher(keyBytes: e2d)
+    else {
+      crypto.wipe(&resume)
       throw .badKey
     }
     self.sessionID = sessionID
     deviceToEdge = sending
     edgeToDevice = receiving
-    resumeKey = crypto.derive(key: sessionSecret, input: [], label: "tether2 resume")
+    resumeKey = resume
+  }
+
+  /// `PRF(S, "", label)` into `out`.
+  private static func derive(
+    into out: UnsafeMutableRawBufferPointer, _ secret: UnsafeRawBufferPointer,
+    _ label: StaticString, _ crypto: Crypto
+  ) -> Bool {
+    crypto.derive(
+      into: out, key: secret, input: UnsafeRawBufferPointer(start: nil, count: 0), label: label)
   }
 
   /// The device's DATA: it seals under `k_d2e` and opens under `k_e2d`.

@@ -46,7 +46,7 @@ extension SecureLink {
       // Only this session's id and value (compared in constant time) end it.
       guard datagram.count == ResetMessage.size, let data, resetValue.count == 16,
         bigEndian(datagram, at: datagram.startIndex + 1, width: 8) == data.sessionID,
-        crypto.constantTimeEqual(datagram.suffix(16), resetValue[...])
+        crypto.constantTimeEqual(datagram[(datagram.endIndex - 16)...], resetValue[...])
       else { break }
       return .sessionUnknown
     default:
@@ -193,7 +193,7 @@ extension SecureLink {
     crypto.wipe(&resumeKey)
     resumeKey = held.resumeKey  // the same secret, kept: not wiped here
     data = held.data
-    resetValue = Array(payload.suffix(16))
+    resetValue = Array(payload[(payload.count - 16)...])  // decodePayload kept 16
     handshake.end()
     defer { sessionAsked = false }
     return sessionAsked

@@ -13,6 +13,7 @@ extension SecureLink {
   ///   padded as §12.7 says. Without keys, or past the hard limits, nothing is sent.
   /// What the session answers a synthetic refusal with is rewritten too. Past the rekey
   /// limits, a resumed handshake starts here on its own, with no change to the session.
+  @inline(never)
   public mutating func secure<Session: LinkSession>(
     _ output: inout SessionOutput<Session.Notification>, from first: Int,
     session: inout Session, now: Instant
@@ -43,21 +44,19 @@ extension SecureLink {
   private mutating func rewrite<Notification>(
     _ output: inout SessionOutput<Notification>, from first: Int, now: Instant
   ) -> Message? {
-    // The session's bytes of these actions go aside; version 2's are written in their place.
-    var base = output.bytes.count
-    for action in output.actions[first...] {
-      if case .send(let datagram) = action {
-        base = datagram.range.lowerBound
-        break
-      }
-    }
-    stash(&output.bytes, from: base)
+    // The session's bytes of these actions go aside at its first datagram (they run to the
+    // end); version 2's are written in their place. One pass: stashed at the first send.
+    var base = -1
     var answer: Message?
     var index = first
     while index < output.actions.count {
       guard case .send(let datagram) = output.actions[index] else {
         index += 1
         continue
+      }
+      if base < 0 {
+        base = datagram.range.lowerBound
+        stash(&output.bytes, from: base)
       }
       if let range = rewrite(datagram.range, base: base, now: now, into: &output.bytes, &answer) {
         output.actions[index] = .send(Datagram(range: range))
@@ -223,6 +222,7 @@ extension SecureLink {
 
 extension LinkSession {
   /// Hands the session `message` as the edge's packet of its own session.
+  @inline(never)
   mutating func receive(
     _ message: Message, now: Instant, into output: inout SessionOutput<Notification>,
     cookie: UInt64

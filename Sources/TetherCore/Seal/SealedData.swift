@@ -52,8 +52,8 @@ public struct SealedData<Cipher: DatagramCipher> {
     guard !payload.isEmpty, let counter = usage.nextSendCounter() else { throw .exhausted }
     let start = out.count
     out.append(Self.kind)
-    Self.appendBigEndian(sessionID, to: &out)
-    Self.appendBigEndian(counter, to: &out)
+    out.appendBigEndian(sessionID, byteCount: 8)
+    out.appendBigEndian(counter, byteCount: 8)
     // The header just written is the associated data; the cipher appends after it.
     guard sending.seal(counter: counter, plaintext: payload, appendingTo: &out, adStart: start)
     else {
@@ -72,8 +72,8 @@ public struct SealedData<Cipher: DatagramCipher> {
       throw .malformed
     }
     let base = datagram.startIndex
-    guard Self.bigEndian(datagram, at: base + 1) == sessionID else { throw .malformed }
-    let counter = Self.bigEndian(datagram, at: base + 9)
+    guard bigEndian(datagram, at: base + 1, width: 8) == sessionID else { throw .malformed }
+    let counter = bigEndian(datagram, at: base + 9, width: 8)
     guard usage.mayOpen(counter: counter), window.check(counter) == .fresh else {
       replayed += 1
       throw .replayed
@@ -88,15 +88,5 @@ public struct SealedData<Cipher: DatagramCipher> {
       throw .unopened
     }
     window.accept(counter)
-  }
-
-  static func appendBigEndian(_ value: UInt64, to out: inout [UInt8]) {
-    for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64(i)))) }
-  }
-
-  static func bigEndian(_ bytes: ArraySlice<UInt8>, at index: Int) -> UInt64 {
-    var value: UInt64 = 0
-    for i in 0..<8 { value = value << 8 | UInt64(bytes[index + i]) }
-    return value
   }
 }

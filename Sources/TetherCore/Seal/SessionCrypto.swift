@@ -5,7 +5,10 @@
 /// existential (Embedded Swift cannot hold one cheaply), as ``DatagramCipher`` is.
 ///
 /// The handshake's calls (a few per join) return fresh arrays; the per-datagram path goes
-/// through ``Cipher``, which writes into the caller's buffer. Sizes are the callers' to get
+/// through ``Cipher``, which writes into the caller's buffer, and so do the three calls the
+/// key schedule makes most (BLAKE2b, the one-time AEAD seal, the wipe of a key on the
+/// stack), so that its intermediate keys, salts and labels are never arrays: each array
+/// costs the device's library its allocation and reference counting (`make v2-size`). Sizes are the callers' to get
 /// right; a call given a wrong size returns nil (or false), never traps.
 ///
 /// Random bytes come from ``randomBytes(count:)``, which is not `mutating`: an
@@ -71,4 +74,102 @@ public protocol SessionCrypto {
 
   /// Overwrites `bytes` with zeros in a way the compiler keeps (`sodium_memzero`).
   func wipe(_ bytes: inout [UInt8])
+
+  /// ``blake2b(length:input:key:salt:personal:)`` into `out`, whose size (16 … 64) is the
+  /// length; false if a size is wrong (then `out` holds nothing meaningful).
+  func blake2b(
+    into out: UnsafeMutableRawBufferPointer, input: UnsafeRawBufferPointer,
+    key: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, personal: UnsafeRawBufferPointer
+  ) -> Bool
+
+  /// ``aeadSeal(key:nonce:ad:plaintext:)`` into `out`, which has room for exactly the
+  /// ciphertext and the tag; false if a size is wrong.
+  func aeadSeal(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer
+  ) -> Bool
+
+  /// ``wipe(_:)`` of bytes the caller holds outside an array (a key on the stack).
+  func wipe(_ bytes: UnsafeMutableRawBufferPointer)
+
+  /// ``cipher(key:)`` of a key held inline.
+  func cipher(keyBytes: KeyBytes) -> Cipher?
+
+  /// ``randomBytes(count:)`` into `out`: one draw of `out.count` bytes.
+  func randomBytes(into out: UnsafeMutableRawBufferPointer)
+
+  /// ``x25519PublicKey(secret:)`` into `out` (32 bytes); false if refused or a size is
+  /// wrong.
+  func x25519PublicKey(into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer)
+    -> Bool
+
+  /// ``x25519(secret:publicKey:)`` into `out` (32 bytes); false for an all-zero shared
+  /// secret (a low-order point) or a wrong size.
+  func x25519(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer,
+    publicKey: UnsafeRawBufferPointer
+  ) -> Bool
+}
+
+extension SessionCrypto {
+  // The calls into the caller's buffer, through the array calls, for a seam that has only
+  // those (a test's stand-in): the same bytes, one copy more.
+
+  public func blake2b(
+    into out: UnsafeMutableRawBufferPointer, input: UnsafeRawBufferPointer,
+    key: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, personal: UnsafeRawBufferPointer
+  ) -> Bool {
+    let hash = blake2b(
+      length: out.count, input: Array(input)[...], key: Array(key)[...], salt: Array(salt),
+      personal: Array(personal))
+    guard hash.count == out.count else { return false }
+    out.copyBytes(from: hash)
+    return true
+  }
+
+  public func aeadSeal(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer
+  ) -> Bool {
+    let sealed = aeadSeal(
+      key: Array(key), nonce: Array(nonce), ad: Array(ad)[...], plaintext: Array(plaintext)[...])
+    guard sealed.count == out.count else { return false }
+    out.copyBytes(from: sealed)
+    return true
+  }
+
+  public func cipher(keyBytes: KeyBytes) -> Cipher? { cipher(key: keyBytes.bytes) }
+
+  public func randomBytes(into out: UnsafeMutableRawBufferPointer) {
+    out.copyBytes(from: randomBytes(count: out.count))
+  }
+
+  public func x25519PublicKey(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard let key = x25519PublicKey(secret: Array(secret)), key.count == out.count else {
+      return false
+    }
+    out.copyBytes(from: key)
+    return true
+  }
+
+  public func x25519(
+    into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer,
+    publicKey: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard var shared = x25519(secret: Array(secret), publicKey: Array(publicKey)[...]) else {
+      return false
+    }
+    defer { wipe(&shared) }
+    guard shared.count == out.count else { return false }
+    out.copyBytes(from: shared)
+    return true
+  }
+
+  public func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
+    var copy = [UInt8](repeating: 0, count: bytes.count)
+    wipe(&copy)
+    bytes.copyBytes(from: copy)
+  }
 }
