@@ -8,6 +8,7 @@
 struct HandshakeVector: Sendable {
   let name: String
   let token: String
+  let certificate: String
   let seed: UInt8
   let flags: UInt8
   let uid: UInt32
@@ -43,6 +44,7 @@ struct HandshakeVector: Sendable {
         1xKg5K6tbRT1UkYXtRMnKMXo4ejh9W_sNMzFz6guiLuX4-NHZQnvoUm5enbtk8_B\
         Vs7VXuK0WyxJs8W4o
         """,
+      certificate: "736563726574",
       seed: 0x11,
       flags: 0x00,
       uid: 7,
@@ -127,6 +129,7 @@ struct HandshakeVector: Sendable {
         smw4PNcavZxIlq_8lK3ChZsuvxEMFdCTMzUNA7mJTz0rAX7IVHLib8w9BQRZvGj7\
         A6AmQfwL5r0kRFPKA
         """,
+      certificate: "736563726574",
       seed: 0x12,
       flags: 0x01,
       uid: 0,

@@ -15,6 +15,8 @@
 struct tether_v2_handshake_vector {
   const char *name;
   const char *token;
+  const unsigned char *certificate;
+  size_t certificate_length;
   uint8_t seed;
   uint8_t flags;
   uint32_t uid;
@@ -52,6 +54,10 @@ struct tether_v2_handshake_vector {
   size_t first_heartbeat_length;
   const unsigned char *first_accept;
   size_t first_accept_length;
+};
+
+static const unsigned char tether_v2_channel_certificate[6] = {
+  0x73, 0x65, 0x63, 0x72, 0x65, 0x74,
 };
 
 static const unsigned char tether_v2_channel_cookie[16] = {
@@ -214,6 +220,10 @@ static const unsigned char tether_v2_channel_first_accept[67] = {
   0x58, 0xfa, 0xba, 0x93, 0xe1, 0xeb, 0x96, 0x06, 0xc0, 0x6e, 0x37, 0x1a,
   0xbf, 0xb1, 0x53, 0x45, 0x4e, 0xe1, 0xbb, 0x66, 0xc7, 0xb5, 0x24, 0x20,
   0x31, 0xa1, 0x5f, 0xd2, 0xed, 0xc0, 0x18,
+};
+
+static const unsigned char tether_v2_login_certificate[6] = {
+  0x73, 0x65, 0x63, 0x72, 0x65, 0x74,
 };
 
 static const unsigned char tether_v2_login_resume_key[32] = {
@@ -386,6 +396,7 @@ static const struct tether_v2_handshake_vector
   {
     "channel", /* name */
     "2.AgiVAAAAAHE_swA9oT0fV89Y3e666IySZ5wsiNx5JCPpcbPBf1q4O3mtiaFwRt6VSD5vL1X6ENSj79oahpagafoGwSp4bgwJO12AuIUkbWBkGy4EcoQiA7VkwF5CmDjmxfegiPMYqyCqnR7zOy1BRMt56QscR546UiG4aLQPJy9ytSkALee-wLR-d6E6aJqecOe-bW_QZXiugCd_1_04ndrEhZdQJfyP45ATKXOFkRokwyi79dgdUNAaf14nFq1xKg5K6tbRT1UkYXtRMnKMXo4ejh9W_sNMzFz6guiLuX4-NHZQnvoUm5enbtk8_BVs7VXuK0WyxJs8W4o", /* token */
+    tether_v2_channel_certificate, 6, /* certificate */
     17, /* seed */
     0, /* flags */
     7, /* uid */
@@ -413,6 +424,7 @@ static const struct tether_v2_handshake_vector
   {
     "login", /* name */
     "2.AgiVAAAAAHE_swBTIfwBwpggBjpyUI_GOSUdyDDi92g-uOOK8WSlua-b48yOUNMUwxs9e3rV7C10wffOoj31Z8LxXQG2zTYxnMlwUTB6HT5-w8pc8Ksmy9p3AAfGOo7x6_i6H1ZBahR6Rimd5O8V_WMwToBmrLbBwXB_hQZRp8O5e-ei0s3nTutWLwx35XSMHLgM8SK2vXAR_sbrBWTX-niCiivrdzdxQCKtgQKtOseDGpC3IKy0tZBvCofin7smw4PNcavZxIlq_8lK3ChZsuvxEMFdCTMzUNA7mJTz0rAX7IVHLib8w9BQRZvGj7A6AmQfwL5r0kRFPKA", /* token */
+    tether_v2_login_certificate, 6, /* certificate */
     18, /* seed */
     1, /* flags */
     0, /* uid */

@@ -305,7 +305,7 @@ def handshake(v: dict) -> dict:
     d2e = PRF(session, b"", b"tether2 d2e")
     e2d = PRF(session, b"", b"tether2 e2d")
     return dict(
-        v, token_text=text, init=init, response=response, confirm=confirm,
+        v, token_text=text, certificate=TOKENS[v["token"]][0], init=init, response=response, confirm=confirm,
         session_secret=session, d2e=d2e, e2d=e2d, resume=PRF(session, b"", b"tether2 resume"),
         first_heartbeat=data_datagram(d2e, v["session_id"], 0, v["heartbeat"]),
         first_accept=data_datagram(e2d, v["session_id"], 0, v["accept"]),
@@ -316,6 +316,7 @@ def handshake(v: dict) -> dict:
 HANDSHAKE_FIELDS = [
     ("name", "String", "label", "text"),
     ("token", "String", "token_text", "text"),
+    ("certificate", "String", "certificate", "hex"),
     ("seed", "UInt8", "seed", "byte"),
     ("flags", "UInt8", "flags", "byte"),
     ("uid", "UInt32", "uid", "int"),
