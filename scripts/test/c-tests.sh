@@ -47,6 +47,7 @@ destroy_log       destroy-log     shared       -                 root           
 logout_refused    logout-refused  shared       -                 memcheck          yes
 crypto            crypto          test-crypto  -                 native+memcheck   yes
 null_crypto       null-crypto     null-crypto  -                 native            x86_64
+edge_v2           edge-v2         shared       -                 native+memcheck   yes
 "
 # Not under qemu-user: what needs threads (qemu-user hangs or crashes in pthread_create
 # here; engine and rtm leave those cases out under it) or a network namespace of its own;
@@ -76,7 +77,7 @@ compile() {
   row "$name"
   # shellcheck disable=SC2086
   "$cc" "${strict[@]}" ${EXTRA_CFLAGS:-} -IInclude -ITests/c "Tests/c/test_$name.c" \
-    Tests/c/harness.c -o "$output" "$@" -lsodium -lev -lm $extra
+    Tests/c/harness.c Tests/c/edge_v2.c -o "$output" "$@" -lsodium -lev -lm $extra
 }
 
 # check NAME LOG STATUS [HOW [CLEAN]]: one line for a run (HOW: under what) that ended
