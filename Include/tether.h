@@ -213,6 +213,10 @@ typedef struct tether_connection_stats {
   uint64_t join_attempts;         /* JOINs sent: first joins, retries, rejoins (a client:
                                      LOGINs) */
   uint64_t send_failures;         /* datagrams the kernel refused (lost, as UDP may be) */
+  uint64_t datagrams_unopened;    /* sealed datagrams whose tag did not verify: dropped,
+                                     nothing changed (forged or altered on the way) */
+  uint64_t datagrams_replayed;    /* sealed datagrams repeated or too old (behind the
+                                     replay window): dropped, nothing changed */
   /* more fields may follow */
 } tether_connection_stats;
 

@@ -40,7 +40,9 @@ extension Connection {
   private func perform(settingSendsAside: Bool) -> Bool {
     lifecycle = .dispatching
     if !settingSendsAside { sendSetAside() }
-    while delivery.cursor < profile.actionCount && lifecycle == .dispatching {
+    while lifecycle == .dispatching {
+      if profile.hasUnsecured { profile.secure(now: now) }
+      guard delivery.cursor < profile.actionCount else { break }
       let index = delivery.cursor
       delivery.cursor += 1
       let delivering = index >= delivery.silencedBefore
@@ -59,6 +61,7 @@ extension Connection {
   /// delivered never are.
   func sendUndelivered() {
     sendSetAside()
+    if profile.hasUnsecured { profile.secure(now: now) }
     while delivery.cursor < profile.actionCount {
       if let datagram = profile.action(at: delivery.cursor, delivering: false, for: self) {
         send(datagram)

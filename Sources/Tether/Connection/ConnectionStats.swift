@@ -30,6 +30,7 @@ extension Connection {
   /// session's own counters. (In Connection, not per profile: both functions are one.)
   var publicStats: tether_connection_stats {
     let (malformed, foreign, attempts) = profile.counters
+    let (unopened, replayed, dropped) = profile.secureCounters
     var out = tether_connection_stats()
     out.size = UInt32(MemoryLayout<tether_connection_stats>.size)
     out.deadline_source = context.sourceKind.rawValue
@@ -45,10 +46,12 @@ extension Connection {
     out.loop_lateness_max_us = context.latenessMicroseconds(permille: nil)
     out.datagrams_in = stats.datagramsIn
     out.datagrams_out = stats.datagramsOut
-    out.datagrams_malformed = malformed
+    out.datagrams_malformed = malformed &+ dropped
     out.datagrams_foreign = foreign
     out.join_attempts = attempts
     out.send_failures = stats.sendFailures
+    out.datagrams_unopened = unopened
+    out.datagrams_replayed = replayed
     return out
   }
 }

@@ -38,6 +38,15 @@ class Profile {
   }
   /// Empties the session's output, keeping its storage.
   func removeActions() {}
+  /// Rewrites what the session queued since the last call into protocol version 2's
+  /// datagrams (``SecureLink/secure(_:from:session:now:)``): called before any action is
+  /// performed, so every entry point of the session (the app's calls, a callback's, a
+  /// deadline's) is sealed the same way, in one place.
+  func secure(now: Instant) {}
+  /// Whether the session queued actions ``secure(now:)`` has not rewritten yet.
+  var hasUnsecured: Bool { false }
+  /// Datagrams the version 2 layer dropped: (unopened, replayed, dropped).
+  var secureCounters: (unopened: UInt64, replayed: UInt64, dropped: UInt64) { (0, 0, 0) }
   /// Hands the session a new token (`tether_renew_token`, `tether_rtm_renew_token`).
   func renewToken(_ token: Token, now: Instant) throws(TetherError) {}
   /// The raw value of the session's state: the C enum's.
@@ -46,7 +55,7 @@ class Profile {
 
 /// What the functions both profiles share ask of either session, beside what the
 /// connection asks (``DrivenSession``).
-protocol CallableSession: DrivenSession {
+protocol CallableSession: DrivenSession, LinkSession {
   associatedtype State: RawRepresentable where State.RawValue == Int32
   var state: State { get }
   mutating func renewToken(
@@ -71,6 +80,10 @@ where Sink.Notification == Session.Notification {
   var session: Session
   var output = SessionOutput<Session.Notification>()
   let callbacks: Sink
+  /// Protocol version 2 between the session and the socket (docs/PROTOCOL.md §12.10).
+  var link = SecureLink(crypto: SodiumCrypto())
+  /// How many of the output's actions the link has rewritten already.
+  var secured = 0
 
   init(session: consuming Session, callbacks: Sink) {
     self.session = consume session
@@ -78,7 +91,24 @@ where Sink.Notification == Session.Notification {
   }
 
   override func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> WireError? {
-    session.receive(datagram: datagram, now: arrival, into: &output)
+    secure(now: arrival)
+    link.unixTime = System.unixSeconds(at: arrival)
+    link.receive(datagram, session: &session, now: arrival, into: &output)
+    secured = output.actions.count
+    return nil
+  }
+
+  override var hasUnsecured: Bool { secured < output.actions.count }
+
+  override func secure(now: Instant) {
+    guard secured < output.actions.count else { return }
+    link.unixTime = System.unixSeconds(at: now)
+    link.secure(&output, from: secured, session: &session, now: now)
+    secured = output.actions.count
+  }
+
+  override var secureCounters: (unopened: UInt64, replayed: UInt64, dropped: UInt64) {
+    (link.unopened, link.replayed, link.dropped)
   }
 
   // Through an inout parameter, so the session is read in place, not copied first.
@@ -88,7 +118,13 @@ where Sink.Notification == Session.Notification {
     session.nextDeadlineWindow
   }
 
-  override func advance(to now: Instant) { session.advance(to: now, into: &output) }
+  override func advance(to now: Instant) {
+    session.advance(to: now, into: &output)
+    // Past a rekey limit the link starts a handshake on its own: checked after every
+    // entry point, even one that queued nothing.
+    link.secure(&output, from: secured, session: &session, now: now)
+    secured = output.actions.count
+  }
 
   override func networkChanged(byUser: Bool, now: Instant) {
     session.networkChanged(byUser: byUser, now: now, into: &output)
@@ -115,7 +151,10 @@ where Sink.Notification == Session.Notification {
     }
   }
 
-  override func removeActions() { output.removeAll() }
+  override func removeActions() {
+    output.removeAll()
+    secured = 0
+  }
 
   override func renewToken(_ token: Token, now: Instant) throws(TetherError) {
     try session.renewToken(token, now: now, into: &output)

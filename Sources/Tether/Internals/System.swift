@@ -36,6 +36,14 @@ enum System {
 
   static func realtimeOffset() -> Int64 { tether_sys_realtime_offset() }
 
+  /// The wall clock at the monotonic instant `at`, in unix seconds (0 before 1970: a board
+  /// whose clock was never set reads as early, never as unknown).
+  static func unixSeconds(at: Instant) -> UInt64 {
+    let (nanoseconds, overflow) = Int64(clamping: at.nanoseconds).addingReportingOverflow(
+      realtimeOffset())
+    return overflow || nanoseconds < 0 ? 0 : UInt64(nanoseconds) / 1_000_000_000
+  }
+
   /// A CLOCK_MONOTONIC timerfd, or nil (errno set).
   static func makeTimer() -> Int32? {
     let fd = tether_sys_timerfd()
