@@ -9,6 +9,8 @@ struct HandshakeVector: Sendable {
   let name: String
   let token: String
   let certificate: String
+  let tokenSeed: UInt8
+  let expiry: UInt64
   let seed: UInt8
   let flags: UInt8
   let uid: UInt32
@@ -45,6 +47,8 @@ struct HandshakeVector: Sendable {
         Vs7VXuK0WyxJs8W4o
         """,
       certificate: "736563726574",
+      tokenSeed: 0x01,
+      expiry: 1_900_000_000,
       seed: 0x11,
       flags: 0x00,
       uid: 7,
@@ -130,6 +134,8 @@ struct HandshakeVector: Sendable {
         A6AmQfwL5r0kRFPKA
         """,
       certificate: "736563726574",
+      tokenSeed: 0x04,
+      expiry: 1_900_000_000,
       seed: 0x12,
       flags: 0x01,
       uid: 0,

@@ -95,6 +95,46 @@ int edge_v2_certificate_keys(struct edge_v2_certificate *out, const void *certif
   return 0;
 }
 
+/* ---- Tokens (§12.4) ------------------------------------------------------------------- */
+
+int edge_v2_mint(char *out, const struct edge_v2_certificate *keys, uint8_t kind,
+                 const char *app_id, const char *name, uint32_t uid, uint64_t expiry,
+                 const uint8_t random[56]) {
+  uint8_t t[251], p[168] = {0};
+  size_t app_length, name_length;
+  unsigned long long sealed = 0;
+  if (out == NULL || keys == NULL || app_id == NULL || name == NULL || random == NULL ||
+      (kind != 1 && kind != 2) || (kind == 2 && uid != 0))
+    return EDGE_V2_MALFORMED;
+  app_length = strlen(app_id);
+  name_length = strlen(name);
+  if (app_length < 1 || app_length > 64 || name_length < 1 || name_length > 64)
+    return EDGE_V2_MALFORMED;
+  t[0] = 0x02;
+  memcpy(t + 1, keys->key_id, 2);
+  put64(t + 3, expiry);
+  memcpy(t + 11, random, 32);      /* the device secret */
+  memcpy(t + 43, random + 32, 24); /* the nonce */
+  memcpy(p, random, 32);
+  p[32] = kind;
+  p[33] = (uint8_t)app_length;
+  memcpy(p + 34, app_id, app_length);
+  p[98] = (uint8_t)name_length;
+  memcpy(p + 99, name, name_length);
+  p[163] = (uint8_t)(uid >> 24);
+  p[164] = (uint8_t)(uid >> 16);
+  p[165] = (uint8_t)(uid >> 8);
+  p[166] = (uint8_t)uid;
+  crypto_aead_xchacha20poly1305_ietf_encrypt(t + 67, &sealed, p, sizeof p, t, 11, NULL, t + 43,
+                                             keys->token_key);
+  sodium_memzero(p, sizeof p);
+  out[0] = '2';
+  out[1] = '.';
+  sodium_bin2base64(out + 2, 336, t, sizeof t, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+  sodium_memzero(t, sizeof t);
+  return 0;
+}
+
 /* ---- INIT (§12.5, §12.6 rules 1, 3, 4) ------------------------------------------------- */
 
 /* The request Q (168 bytes), checked with §8's strictness as §12.5 lists. */

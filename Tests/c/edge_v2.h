@@ -42,6 +42,15 @@ struct edge_v2_certificate {
 int edge_v2_certificate_keys(struct edge_v2_certificate *out, const void *certificate,
                              size_t length);
 
+/* A version 2 token's text (§12.4, 337 characters and a NUL into `out`, room for 338) for
+   `kind` (1 channel, 2 login), app id, channel name or user id (1 ... 64 bytes each), uid
+   (0 for a login) and expiry (unix seconds, 0: never), from 56 random bytes (the device
+   secret, then the nonce: contrib/python/tether_token.py's order). Returns 0 or
+   EDGE_V2_MALFORMED. */
+int edge_v2_mint(char *out, const struct edge_v2_certificate *keys, uint8_t kind,
+                 const char *app_id, const char *name, uint32_t uid, uint64_t expiry,
+                 const uint8_t random[56]);
+
 /* An INIT, opened (rules 1, 3 and 4 of §12.6; the caller judges rule 5). */
 struct edge_v2_init {
   uint8_t nonce[16];       /* N_d */

@@ -17,6 +17,8 @@ struct tether_v2_handshake_vector {
   const char *token;
   const unsigned char *certificate;
   size_t certificate_length;
+  uint8_t token_seed;
+  uint64_t expiry;
   uint8_t seed;
   uint8_t flags;
   uint32_t uid;
@@ -397,6 +399,8 @@ static const struct tether_v2_handshake_vector
     "channel", /* name */
     "2.AgiVAAAAAHE_swA9oT0fV89Y3e666IySZ5wsiNx5JCPpcbPBf1q4O3mtiaFwRt6VSD5vL1X6ENSj79oahpagafoGwSp4bgwJO12AuIUkbWBkGy4EcoQiA7VkwF5CmDjmxfegiPMYqyCqnR7zOy1BRMt56QscR546UiG4aLQPJy9ytSkALee-wLR-d6E6aJqecOe-bW_QZXiugCd_1_04ndrEhZdQJfyP45ATKXOFkRokwyi79dgdUNAaf14nFq1xKg5K6tbRT1UkYXtRMnKMXo4ejh9W_sNMzFz6guiLuX4-NHZQnvoUm5enbtk8_BVs7VXuK0WyxJs8W4o", /* token */
     tether_v2_channel_certificate, 6, /* certificate */
+    1, /* token_seed */
+    1900000000, /* expiry */
     17, /* seed */
     0, /* flags */
     7, /* uid */
@@ -425,6 +429,8 @@ static const struct tether_v2_handshake_vector
     "login", /* name */
     "2.AgiVAAAAAHE_swBTIfwBwpggBjpyUI_GOSUdyDDi92g-uOOK8WSlua-b48yOUNMUwxs9e3rV7C10wffOoj31Z8LxXQG2zTYxnMlwUTB6HT5-w8pc8Ksmy9p3AAfGOo7x6_i6H1ZBahR6Rimd5O8V_WMwToBmrLbBwXB_hQZRp8O5e-ei0s3nTutWLwx35XSMHLgM8SK2vXAR_sbrBWTX-niCiivrdzdxQCKtgQKtOseDGpC3IKy0tZBvCofin7smw4PNcavZxIlq_8lK3ChZsuvxEMFdCTMzUNA7mJTz0rAX7IVHLib8w9BQRZvGj7A6AmQfwL5r0kRFPKA", /* token */
     tether_v2_login_certificate, 6, /* certificate */
+    4, /* token_seed */
+    1900000000, /* expiry */
     18, /* seed */
     1, /* flags */
     0, /* uid */

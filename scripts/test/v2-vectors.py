@@ -305,7 +305,8 @@ def handshake(v: dict) -> dict:
     d2e = PRF(session, b"", b"tether2 d2e")
     e2d = PRF(session, b"", b"tether2 e2d")
     return dict(
-        v, token_text=text, certificate=TOKENS[v["token"]][0], init=init, response=response, confirm=confirm,
+        v, token_text=text, certificate=TOKENS[v["token"]][0],
+        token_seed=TOKENS[v["token"]][6], expiry=TOKENS[v["token"]][5], init=init, response=response, confirm=confirm,
         session_secret=session, d2e=d2e, e2d=e2d, resume=PRF(session, b"", b"tether2 resume"),
         first_heartbeat=data_datagram(d2e, v["session_id"], 0, v["heartbeat"]),
         first_accept=data_datagram(e2d, v["session_id"], 0, v["accept"]),
@@ -317,6 +318,8 @@ HANDSHAKE_FIELDS = [
     ("name", "String", "label", "text"),
     ("token", "String", "token_text", "text"),
     ("certificate", "String", "certificate", "hex"),
+    ("tokenSeed", "UInt8", "token_seed", "byte"),
+    ("expiry", "UInt64", "expiry", "int"),
     ("seed", "UInt8", "seed", "byte"),
     ("flags", "UInt8", "flags", "byte"),
     ("uid", "UInt32", "uid", "int"),
