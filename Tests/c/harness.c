@@ -7,8 +7,10 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sodium.h>
 #include <unistd.h>
 
 /* ---- Cases and checks ------------------------------------------------------------------ */
@@ -127,103 +129,243 @@ static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-size_t fake_datagram(const struct fake_server *s, unsigned char type, const void *body,
-                     size_t length, unsigned char *out) {
-  out[0] = 'T';
-  out[1] = 'H';
-  out[2] = 1;
-  out[3] = type;
-  memcpy(out + 4, s->cookie, 8);
-  if (length) memcpy(out + 12, body, length);
-  return 12 + length;
+/* The keys of HARNESS_CERTIFICATE, made once. */
+static const struct edge_v2_certificate *harness_keys(void) {
+  static struct edge_v2_certificate keys;
+  static int made;
+  if (!__atomic_load_n(&made, __ATOMIC_ACQUIRE)) {
+    struct edge_v2_certificate fresh;
+    if (edge_v2_certificate_keys(&fresh, HARNESS_CERTIFICATE, strlen(HARNESS_CERTIFICATE)) != 0)
+      CHECK(!"the harness certificate's keys");
+    keys = fresh; /* the same bytes whichever thread writes them */
+    __atomic_store_n(&made, 1, __ATOMIC_RELEASE);
+  }
+  return &keys;
+}
+
+/* Tokens minted for the fake server: eight per thread at a time (a test uses one or two). */
+static const char *harness_token(uint8_t kind, const char *name, uint32_t uid) {
+  static __thread char pool[8][338];
+  static __thread unsigned next;
+  uint8_t random[56];
+  char *out = pool[next++ % 8];
+  randombytes_buf(random, sizeof random);
+  if (edge_v2_mint(out, harness_keys(), kind, "app-1", name, uid, 0, random) != 0)
+    CHECK(!"a harness token");
+  return out;
+}
+
+const char *channel_token(const char *channel, uint32_t uid) {
+  return harness_token(1, channel, uid);
+}
+
+const char *login_token(const char *user) { return harness_token(2, user, 0); }
+
+/* The session heard last, or NULL. */
+static struct fake_session *last_session(struct fake_server *s) {
+  return s->last >= 0 ? &s->sessions[s->last] : NULL;
+}
+
+/* `type` and `body` as the payload of session `f`'s next DATA datagram, into `out`. */
+static size_t seal_for(struct fake_session *f, unsigned char type, const void *body,
+                       size_t length, unsigned char *out) {
+  unsigned char payload[1200];
+  int sealed;
+  if (f == NULL || !f->confirmed || length > sizeof payload - 1) return 0;
+  payload[0] = type;
+  if (length) memcpy(payload + 1, body, length);
+  sealed = edge_v2_seal(out, &f->keys, payload, 1 + length);
+  return sealed > 0 ? (size_t)sealed : 0;
+}
+
+size_t fake_datagram(struct fake_server *s, unsigned char type, const void *body, size_t length,
+                     unsigned char *out) {
+  return seal_for(last_session(s), type, body, length, out);
 }
 
 void fake_send_bytes(struct fake_server *s, const void *bytes, size_t length) {
   sendto(s->fd, bytes, length, 0, (const struct sockaddr *)&s->peer, s->peerlen);
 }
 
-void fake_send(struct fake_server *s, unsigned char type, const void *body, size_t length) {
-  unsigned char out[1200];
-  fake_send_bytes(s, out, fake_datagram(s, type, body, length, out));
+/* Sealed for session `f` and sent to its address. */
+static void send_to(struct fake_server *s, struct fake_session *f, unsigned char type,
+                    const void *body, size_t length) {
+  unsigned char out[1200 + EDGE_V2_DATA_OVERHEAD];
+  size_t n = seal_for(f, type, body, length, out);
+  if (n > 0) sendto(s->fd, out, n, 0, (const struct sockaddr *)&f->peer, f->peerlen);
 }
 
-/* A goodbye goes twice under one cookie: the sessions are counted by cookie. */
-static void count_goodbye(struct fake_server *s, const unsigned char *cookie, int *sessions,
+void fake_send(struct fake_server *s, unsigned char type, const void *body, size_t length) {
+  send_to(s, last_session(s), type, body, length);
+}
+
+/* A goodbye goes twice under one session: the sessions are counted by session id. */
+static void count_goodbye(struct fake_server *s, struct fake_session *f, int *sessions,
                           int *datagrams) {
   (*datagrams)++;
-  if (*sessions == 0 || memcmp(s->goodbye_cookie, cookie, 8) != 0) (*sessions)++;
-  memcpy(s->goodbye_cookie, cookie, 8);
+  if (*sessions == 0 || s->goodbye_session != f->keys.id) (*sessions)++;
+  s->goodbye_session = f->keys.id;
 }
 
-/* The answers; `in` is a whole datagram of `n` bytes with a valid header. */
-static void answer(struct fake_server *s, const unsigned char *in, size_t n) {
+/* The answers to an opened DATA payload of session `f` (`in`: type byte and body). */
+static void answer(struct fake_server *s, struct fake_session *f, const unsigned char *in,
+                   size_t n) {
   unsigned char body[32];
   size_t length;
   memset(body, 0, sizeof body);
-  switch (in[3]) {
-  case WIRE_JOIN: /* ACCEPT: uid 4242, server time 0, the token's time left, not resumed */
-    s->joins++;
-    if (s->silent) return;
-    put32(body, 4242);
-    put32(body + 12, s->token_ms);
-    fake_send(s, WIRE_ACCEPT, body, 17);
-    return;
-  case WIRE_LOGIN: /* LOGIN_ACCEPT (server time 0, no expiry, a relogin resumed) */
-    if (n < 13) return;
-    if (in[12] & 1) s->relogins++; else s->logins++;
-    if (s->silent) return;
-    if (s->refuse_code) {
-      body[0] = (unsigned char)s->refuse_code;
-      fake_send(s, WIRE_LOGIN_REFUSE, body, 1);
-      return;
-    }
-    body[12] = in[12] & 1;
-    put32(body + 13, s->session);
-    fake_send(s, WIRE_LOGIN_ACCEPT, body, 17);
-    return;
+  switch (in[0]) {
   case WIRE_HEARTBEAT:
   case WIRE_LOGIN_HEARTBEAT: /* HEARTBEAT_ACK: the sequence, server time 0 */
-    if (n != (in[3] == WIRE_HEARTBEAT ? 16u : 24u)) return;
+    if (n != (in[0] == WIRE_HEARTBEAT ? 9u : 13u)) return;
     s->heartbeats++;
-    if (in[3] == WIRE_LOGIN_HEARTBEAT) s->events_received = (int)get32(in + 20);
+    if (in[0] == WIRE_LOGIN_HEARTBEAT) s->events_received = (int)get32(in + 9);
     if (s->silent) return;
-    memcpy(body, in + 12, 4);
-    fake_send(s, WIRE_HEARTBEAT_ACK, body, 12);
+    memcpy(body, in + 1, 4);
+    send_to(s, f, WIRE_HEARTBEAT_ACK, body, 12);
     return;
   case WIRE_CHANNEL_OPERATION: /* CHANNEL_ACK: the session, the operation's sequence */
-    if (n < 22) return;
+    if (n < 11) return;
     s->operations++;
-    s->last_operation = get32(in + 16);
-    s->last_operation_kind = in[20];
-    length = in[21] < sizeof s->last_channel ? in[21] : sizeof s->last_channel - 1;
-    if (length > n - 22) length = n - 22;
-    memcpy(s->last_channel, in + 22, length);
+    s->last_operation = get32(in + 5);
+    s->last_operation_kind = in[9];
+    length = in[10] < sizeof s->last_channel ? in[10] : sizeof s->last_channel - 1;
+    if (length > n - 11) length = n - 11;
+    memcpy(s->last_channel, in + 11, length);
     s->last_channel[length] = 0;
     if (s->silent) return;
-    put32(body, s->session);
-    memcpy(body + 4, in + 16, 4);
-    fake_send(s, WIRE_CHANNEL_ACK, body, 8);
+    put32(body, s->server_session);
+    memcpy(body + 4, in + 5, 4);
+    send_to(s, f, WIRE_CHANNEL_ACK, body, 8);
     return;
-  case WIRE_LEAVE: count_goodbye(s, in + 4, &s->leaves, &s->leave_datagrams); return;
-  case WIRE_LOGOUT: count_goodbye(s, in + 4, &s->logouts, &s->logout_datagrams); return;
+  case WIRE_LEAVE: count_goodbye(s, f, &s->leaves, &s->leave_datagrams); return;
+  case WIRE_LOGOUT: count_goodbye(s, f, &s->logouts, &s->logout_datagrams); return;
   default: return;
   }
 }
 
+/* ACCEPT (uid 4242, server time 0, the token's time left, not resumed) or LOGIN_ACCEPT
+   (server time 0, no expiry, a relogin resumed, the server session), each with the
+   session's reset value, for session `f`, which a CONFIRM made. */
+static void send_accept(struct fake_server *s, struct fake_session *f) {
+  unsigned char body[33], reset[EDGE_V2_RESET_SIZE];
+  memset(body, 0, sizeof body);
+  edge_v2_reset(reset, harness_keys(), "harness", f->keys.id, NULL);
+  if (f->kind == 1) {
+    put32(body, 4242);
+    put32(body + 12, s->token_ms);
+    memcpy(body + 17, reset + 9, 16);
+    send_to(s, f, WIRE_ACCEPT, body, 33);
+  } else {
+    body[12] = f->flags & 1;
+    put32(body + 13, s->server_session);
+    memcpy(body + 17, reset + 9, 16);
+    send_to(s, f, WIRE_LOGIN_ACCEPT, body, 33);
+  }
+}
+
+/* The JOIN, LOGIN or RELOGIN an INIT or a repeated CONFIRM stands for. */
+static void count_attempt(struct fake_server *s, uint8_t kind, uint8_t flags) {
+  if (kind == 1) {
+    s->joins++;
+  } else if (flags & 1) {
+    s->relogins++;
+  } else {
+    s->logins++;
+  }
+}
+
+/* The slot for a new RESPONSE's session: the next one not confirmed, from the one after
+   the last taken; the oldest if every one is. */
+static struct fake_session *free_slot(struct fake_server *s) {
+  for (uint32_t i = 0; i < FAKE_SESSIONS; i++) {
+    struct fake_session *f = &s->sessions[(s->serial + i) % FAKE_SESSIONS];
+    if (!f->confirmed) return f;
+  }
+  return &s->sessions[s->serial % FAKE_SESSIONS];
+}
+
+/* An INIT: counted, then answered with a RESPONSE (a login refused: a sealed refusal; a
+   token that does not open: REFUSE_CLEAR). Its session takes the slot after the last
+   one made (the oldest). */
+static void initiated(struct fake_server *s, const unsigned char *in, size_t n) {
+  struct edge_v2_init init;
+  struct fake_session *f;
+  unsigned char out[EDGE_V2_RESPONSE_SIZE], random[48], ticket[EDGE_V2_TICKET_SIZE];
+  int status = edge_v2_open_init(&init, harness_keys(), in, n);
+  if (status == EDGE_V2_NOT_OPENED) {
+    if (!s->silent) fake_send_bytes(s, out, (size_t)edge_v2_refuse_clear(out, in + 2));
+    return;
+  }
+  if (status != 0) return;
+  count_attempt(s, init.kind, init.flags);
+  randombytes_buf(random, sizeof random);
+  if (s->silent) {
+    /* counted, not answered */
+  } else if (init.kind == 2 && s->refuse_code) {
+    fake_send_bytes(s, out,
+                    (size_t)edge_v2_refuse_sealed(out, &init, (uint8_t)s->refuse_code, 0, random));
+  } else {
+    f = free_slot(s);
+    s->serial++;
+    randombytes_buf(ticket, sizeof ticket);
+    if (edge_v2_respond(out, &f->keys, &init, random, (uint64_t)0x5E55 << 32 | s->serial, 3000,
+                        ticket) == EDGE_V2_RESPONSE_SIZE) {
+      f->kind = init.kind;
+      f->flags = init.flags;
+      f->confirmed = 0;
+      memcpy(&f->peer, &s->peer, s->peerlen);
+      f->peerlen = s->peerlen;
+      if (s->last == (int)(f - s->sessions)) s->last = -1;
+      fake_send_bytes(s, out, sizeof out);
+    }
+  }
+  edge_v2_wipe(NULL, &init);
+}
+
+/* The session of `id`, or NULL. */
+static struct fake_session *session_of(struct fake_server *s, uint64_t id) {
+  for (int i = 0; i < FAKE_SESSIONS; i++)
+    if (id != 0 && s->sessions[i].keys.id == id) return &s->sessions[i];
+  return NULL;
+}
+
+/* A CONFIRM: the first of a RESPONSE's makes its session; one again is the session's JOIN
+   or LOGIN retry: both answered with its ACCEPT. */
+static void confirmed(struct fake_server *s, const unsigned char *in, size_t n) {
+  struct fake_session *f = session_of(s, edge_v2_session_id(in, n));
+  if (f == NULL || edge_v2_check_confirm(&f->keys, in, n) != 0) return;
+  if (f->confirmed) count_attempt(s, f->kind, f->flags);
+  f->confirmed = 1;
+  memcpy(&f->peer, &s->peer, s->peerlen);
+  f->peerlen = s->peerlen;
+  s->last = (int)(f - s->sessions);
+  if (!s->silent) send_accept(s, f);
+}
+
 static void readable(struct ev_loop *loop, ev_io *w, int revents) {
   struct fake_server *s = (struct fake_server *)w->data;
-  unsigned char in[1500];
+  unsigned char in[1500], payload[1500];
   struct sockaddr_storage from;
   socklen_t fromlen = sizeof from;
+  struct fake_session *f;
   ssize_t n;
+  int opened;
   (void)loop;
   (void)revents;
   while ((n = recvfrom(s->fd, in, sizeof in, 0, (struct sockaddr *)&from, &fromlen)) > 0) {
-    if (n >= 12 && in[0] == 'T' && in[1] == 'H' && in[2] == 1) {
-      memcpy(s->cookie, in + 4, 8);
-      memcpy(&s->peer, &from, fromlen);
-      s->peerlen = fromlen;
-      answer(s, in, (size_t)n);
+    memcpy(&s->peer, &from, fromlen);
+    s->peerlen = fromlen;
+    if (n == EDGE_V2_INIT_SIZE && in[0] == 0x01) {
+      initiated(s, in, (size_t)n);
+    } else if (n == EDGE_V2_CONFIRM_SIZE && in[0] == 0x03) {
+      confirmed(s, in, (size_t)n);
+    } else if (n > EDGE_V2_DATA_OVERHEAD && in[0] == 0x07 &&
+               (f = session_of(s, edge_v2_session_id(in, (size_t)n))) != NULL && f->confirmed &&
+               (opened = edge_v2_open(payload, &f->keys, in, (size_t)n)) > 0) {
+      memcpy(&f->peer, &from, fromlen); /* a fake: no path validation */
+      f->peerlen = fromlen;
+      s->last = (int)(f - s->sessions);
+      answer(s, f, payload, (size_t)opened);
     }
     fromlen = sizeof from;
   }
@@ -233,6 +375,11 @@ int fake_start_at(struct ev_loop *loop, struct fake_server *s, const char *host,
   struct sockaddr_in a;
   socklen_t len = sizeof a;
   memset(s, 0, sizeof *s);
+  s->last = -1;
+  s->fd = -1;
+  if (sodium_init() < 0) return -1;
+  s->sessions = calloc(FAKE_SESSIONS, sizeof *s->sessions);
+  if (s->sessions == NULL) return -1;
   memset(&a, 0, sizeof a);
   a.sin_family = AF_INET;
   a.sin_port = htons((uint16_t)port);
@@ -242,6 +389,8 @@ int fake_start_at(struct ev_loop *loop, struct fake_server *s, const char *host,
       getsockname(s->fd, (struct sockaddr *)&a, &len) != 0) {
     if (s->fd >= 0) close(s->fd);
     s->fd = -1;
+    free(s->sessions);
+    s->sessions = NULL;
     return -1;
   }
   s->port = ntohs(a.sin_port);
@@ -261,6 +410,9 @@ void fake_stop(struct ev_loop *loop, struct fake_server *s) {
   ev_io_stop(loop, &s->io);
   close(s->fd);
   s->fd = -1;
+  for (int i = 0; i < FAKE_SESSIONS; i++) edge_v2_wipe(&s->sessions[i].keys, NULL);
+  free(s->sessions);
+  s->sessions = NULL;
 }
 
 void fake_push_acks(struct fake_server *s, int count) {
@@ -290,7 +442,7 @@ void fake_push_member_event(struct fake_server *s, uint32_t sequence, int kind,
                             const char *channel, const char *user) {
   unsigned char body[200];
   size_t c = strlen(channel), u = strlen(user), at = 9;
-  put32(body, s->session);
+  put32(body, s->server_session);
   put32(body + 4, sequence);
   body[8] = 1; /* one entry */
   body[at++] = (unsigned char)kind;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "edge_v2.h"
 #include "tether.h"
 
 struct fake_server; /* below */
@@ -66,7 +67,8 @@ void run_for(struct ev_loop *loop, double ms);
 
 /* ---- The fake edge server --------------------------------------------------------------- */
 
-/* The message types of docs/PROTOCOL.md section 3. */
+/* The message types of docs/PROTOCOL.md section 3: the first byte of a DATA payload
+   (§12.7). */
 enum wire_type {
   WIRE_JOIN = 0x01, WIRE_HEARTBEAT = 0x02, WIRE_LEAVE = 0x03, WIRE_RENEW_TOKEN = 0x04,
   WIRE_LOGIN = 0x05, WIRE_LOGIN_HEARTBEAT = 0x06, WIRE_LOGOUT = 0x07,
@@ -77,19 +79,37 @@ enum wire_type {
   WIRE_MEMBER_EVENTS = 0x8B, WIRE_CHANNEL_ACK = 0x8C
 };
 
-/* One non-blocking UDP socket on the loop. It answers JOIN with ACCEPT (uid 4242),
-   HEARTBEAT and LOGIN_HEARTBEAT with HEARTBEAT_ACK, LOGIN with LOGIN_ACCEPT (or
-   LOGIN_REFUSE), CHANNEL_OPERATION with CHANNEL_ACK; it counts every request, answered or
-   not, and the goodbyes (LEAVE, LOGOUT), which nothing answers. */
+/* How many sessions a fake server keeps (the fleet tests run 100 engines on one, each
+   INIT taking a slot: a confirmed session is replaced only when every slot holds one). */
+#define FAKE_SESSIONS 1024
+
+/* The app certificate of every fake server: the tokens below are minted under it. */
+#define HARNESS_CERTIFICATE "harness-certificate"
+
+/* A version 2 token (docs/PROTOCOL.md §12.4) of app "app-1" that never expires, minted
+   under HARNESS_CERTIFICATE: to join `channel` as `uid` (0: any), or to log `user` in.
+   The text stays valid until 8 more tokens are minted on the same thread. */
+const char *channel_token(const char *channel, uint32_t uid);
+const char *login_token(const char *user);
+
+/* One non-blocking UDP socket on the loop, speaking protocol version 2 (docs/PROTOCOL.md
+   §12) through edge_v2.c: it answers an INIT with a RESPONSE (a token that does not open:
+   REFUSE_CLEAR; a login while refuse_code is set: a sealed refusal with that code), the
+   CONFIRM with ACCEPT (uid 4242) or LOGIN_ACCEPT (a repeated CONFIRM: the same again,
+   sealed afresh), and, sealed in each session's DATA, HEARTBEAT and LOGIN_HEARTBEAT with
+   HEARTBEAT_ACK, CHANNEL_OPERATION with CHANNEL_ACK. It counts every request, answered or
+   not (an INIT or a repeated CONFIRM is the JOIN or LOGIN it stands for), and the goodbyes
+   (LEAVE, LOGOUT), which nothing answers. What it sends unasked goes to the session it
+   heard last, at the address it heard it from. */
 struct fake_server {
   int fd;
   char address[64]; /* "host:port", for a config's server */
   unsigned port;
   /* What it answers. */
-  int silent;        /* nothing at all (it still counts) */
-  uint32_t token_ms; /* ACCEPT's token time left (0: no expiry) */
-  int refuse_code;   /* not 0: LOGIN gets LOGIN_REFUSE with this code */
-  uint32_t session;  /* the server session number of its login answers */
+  int silent;              /* nothing at all (it still counts) */
+  uint32_t token_ms;       /* ACCEPT's token time left (0: no expiry) */
+  int refuse_code;         /* not 0: a LOGIN's INIT gets a sealed refusal with this code */
+  uint32_t server_session; /* the server session number of its login answers */
   /* What it heard. */
   int joins, logins, relogins, heartbeats, operations;
   int leaves, leave_datagrams;   /* sessions that left (LEAVE goes twice), and the LEAVEs */
@@ -98,9 +118,19 @@ struct fake_server {
   int last_operation_kind;       /* kind (1 JOIN, 2 LEAVE) */
   char last_channel[64];         /* and channel */
   int events_received;           /* what the last LOGIN_HEARTBEAT says the client took */
-  unsigned char cookie[8];       /* of the last datagram: what its pushes carry */
-  unsigned char goodbye_cookie[8];
-  struct sockaddr_storage peer;  /* where the last datagram came from: where pushes go */
+  /* Protocol version 2: the sessions its RESPONSEs offered and its CONFIRMs made (the
+     oldest replaced when all are taken), and the one heard last: where pushes go. */
+  struct fake_session {
+    struct edge_v2_session keys;
+    uint8_t kind, flags; /* what the INIT asked: 1 channel, 2 login; the request's flags */
+    int confirmed;
+    struct sockaddr_storage peer; /* where its datagrams came from: where answers go */
+    socklen_t peerlen;
+  } *sessions; /* FAKE_SESSIONS of them, from fake_start to fake_stop */
+  int last; /* index of the session heard last, -1: none */
+  uint32_t serial;
+  uint64_t goodbye_session;
+  struct sockaddr_storage peer;  /* where the last datagram came from */
   socklen_t peerlen;
   ev_io io;
 };
@@ -111,12 +141,13 @@ int fake_start(struct ev_loop *loop, struct fake_server *s);
 int fake_start_at(struct ev_loop *loop, struct fake_server *s, const char *host, unsigned port);
 void fake_stop(struct ev_loop *loop, struct fake_server *s);
 
-/* A datagram of `type` and `body` under the last cookie: written into `out` (12 + length
-   bytes; returns that length), or sent to the last client heard. */
-size_t fake_datagram(const struct fake_server *s, unsigned char type, const void *body,
+/* A DATA datagram of the session heard last carrying `type` and `body` (sealed under its
+   next counter): written into `out` (length + 34 bytes; returns that length, 0 without a
+   session), or sent to it. */
+size_t fake_datagram(struct fake_server *s, unsigned char type, const void *body,
                      size_t length, unsigned char *out);
 void fake_send(struct fake_server *s, unsigned char type, const void *body, size_t length);
-/* Any bytes (garbage included) to the last client heard. */
+/* Any bytes (garbage included) to the address heard last. */
 void fake_send_bytes(struct fake_server *s, const void *bytes, size_t length);
 
 /* Unasked: `count` HEARTBEAT_ACKs (a session takes an ack under its cookie as data). */

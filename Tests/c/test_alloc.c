@@ -60,7 +60,7 @@ static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
   handler.on_connection_state_changed = on_state;
   counting = 1; /* the counter must see the allocations of create and join */
   CHECK(tether_engine_create(loop, &config, &handler, NULL, &engine) == TETHER_OK);
-  CHECK(tether_join_channel(engine, NULL, "lobby", 7) == TETHER_OK);
+  CHECK(tether_join_channel(engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
   counting = 0;
   at_setup = allocations;
   allocations = 0;

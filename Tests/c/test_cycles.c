@@ -68,7 +68,7 @@ static int cycle(struct ev_loop *loop, struct fake_server *srv) {
   int leaves = srv->leaves;
   memset(&s, 0, sizeof s);
   if (tether_engine_create(loop, &c, &h, &s, &e) != TETHER_OK) return 0;
-  if (tether_join_channel(e, NULL, "lobby", 7) != TETHER_OK) {
+  if (tether_join_channel(e, channel_token("lobby", 0), "lobby", 7) != TETHER_OK) {
     tether_engine_destroy(e);
     return 0;
   }
@@ -122,7 +122,7 @@ static void *worker_thread(void *arg) {
     for (int i = 0; i < ENGINES_PER_THREAD; i++) {
       e[i] = NULL;
       if (tether_engine_create(loop, &c, &h, &s[i], &e[i]) != TETHER_OK) w->failed_create++;
-      if (tether_join_channel(e[i], NULL, "lobby", (uint32_t)(7 + i)) != TETHER_OK) ok = 0;
+      if (tether_join_channel(e[i], channel_token("lobby", 0), "lobby", (uint32_t)(7 + i)) != TETHER_OK) ok = 0;
     }
     for (double end = now_ms() + 5000; joined < ENGINES_PER_THREAD && now_ms() < end;) {
       ev_run(loop, EVRUN_ONCE);

@@ -44,7 +44,7 @@ static void test_tether_engine_destroy_callsNoOnLog_forTheLeaveItSends(void) {
   CHECK(system("ip route replace prohibit 10.9.9.0/24") == 0);
   /* The JOIN is refused by the kernel (on_log, before destroy), then on_join_attempt
      leaves and destroys. */
-  CHECK(tether_join_channel(engine, "", "lobby", 0) == TETHER_OK);
+  CHECK(tether_join_channel(engine, channel_token("lobby", 0), "lobby", 0) == TETHER_OK);
   CHECK(destroyed && rc_leave == TETHER_OK);
   CHECK(logs > 0); /* the JOIN was refused: otherwise the test proves nothing */
   CHECK(logs_after_destroy == 0);

@@ -20,7 +20,7 @@ static void on_attempt(void *ctx, uint32_t attempt, uint32_t next_ms, uint32_t g
   acted = 1;
   rc_destroy = tether_engine_destroy(second); /* another engine than the one calling back */
   rc_leave = tether_leave_channel(second);
-  rc_join = tether_join_channel(second, "", "lobby", 0);
+  rc_join = tether_join_channel(second, channel_token("lobby", 0), "lobby", 0);
   rc_renew = tether_renew_token(second, "t");
   state_after = (int)tether_get_connection_state(second);
   rc_again = tether_engine_destroy(second); /* a no-op */
@@ -38,8 +38,8 @@ static void test_tether_engine_destroy_insideAnotherEnginesCallback_liveUntilItR
   tether_engine_handler_init(&without);
   CHECK(tether_engine_create(loop, &c, &with_callback, NULL, &first) == TETHER_OK);
   CHECK(tether_engine_create(loop, &c, &without, NULL, &second) == TETHER_OK);
-  CHECK(tether_join_channel(second, "", "lobby", 0) == TETHER_OK);
-  CHECK(tether_join_channel(first, "", "lobby", 0) == TETHER_OK); /* on_join_attempt */
+  CHECK(tether_join_channel(second, channel_token("lobby", 0), "lobby", 0) == TETHER_OK);
+  CHECK(tether_join_channel(first, channel_token("lobby", 0), "lobby", 0) == TETHER_OK); /* on_join_attempt */
   ev_run(loop, EVRUN_NOWAIT);
   CHECK(acted);
   CHECK(rc_leave == TETHER_ERR_NOT_INITIALIZED);

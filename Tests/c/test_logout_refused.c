@@ -43,7 +43,7 @@ static void test_tether_rtm_logout_refusedInsideACallback_keepsTheOuterLogoutsCa
   handler.on_login_result = on_login_result;
   handler.on_logout_result = on_logout_result;
   CHECK(tether_rtm_client_create(loop, &config, &handler, NULL, &client) == 0);
-  CHECK(tether_rtm_login(client, "token-A", "alice") == 0);
+  CHECK(tether_rtm_login(client, login_token("alice"), "alice") == 0);
   ev_run(loop, EVRUN_NOWAIT);
   CHECK(tether_rtm_get_connection_state(client) == TETHER_RTM_CONNECTION_STATE_CONNECTING);
 

@@ -38,7 +38,7 @@ static void test_tether_engine_rejoins_whenItsRouteLeavesFromAnotherAddress(void
   tether_engine_handler_init(&h);
   h.on_join_attempt = on_attempt;
   CHECK(tether_engine_create(loop, &c, &h, NULL, &engine) == TETHER_OK);
-  CHECK(tether_join_channel(engine, NULL, "lobby", 7) == TETHER_OK);
+  CHECK(tether_join_channel(engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
   run_for(loop, 300);
   CHECK(attempts == 1);
 

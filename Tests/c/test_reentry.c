@@ -136,7 +136,7 @@ static void story(enum kind kind, enum action action) {
     return;
   }
   /* CONNECTING, a join attempt, CONNECTED and the join's success. */
-  tether_join_channel(p.engine, NULL, "lobby", 7);
+  tether_join_channel(p.engine, channel_token("lobby", 0), "lobby", 7);
   run_until_seen(loop, &p, K_JOIN, 1, 2000);
   /* Members 7, 8, 9 join; a datagram that does not decode is logged. */
   if (!p.acted) fake_push_presence(&srv);
@@ -177,7 +177,7 @@ static void story(enum kind kind, enum action action) {
     p.act_in = K_COUNT;
     memset(p.seen, 0, sizeof p.seen);
     srv.token_ms = 0;
-    CHECK(tether_join_channel(p.engine, NULL, "lobby", 7) == TETHER_OK);
+    CHECK(tether_join_channel(p.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
     run_until_seen(loop, &p, K_JOIN, 1, 2000);
     CHECK(p.seen[K_JOIN] == 1);
   } else {

@@ -145,7 +145,7 @@ static void rig_stop(struct rig *r) {
 static void rig_connect(struct rig *r) {
   rig_init(r);
   CHECK(rig_create(r) == 0);
-  CHECK(tether_rtm_login(r->seen.client, "token-A", "alice") == 0);
+  CHECK(tether_rtm_login(r->seen.client, login_token("alice"), "alice") == 0);
   run_until(r->loop, connected, &r->seen, 2000);
   CHECK(connected(&r->seen));
 }
@@ -265,10 +265,10 @@ static void test_tether_rtm_login_refusesOnTheSpot_everyCode(void) {
   ev_sleep(1.05);
   ev_now_update(r.loop);
   CHECK(tether_rtm_login(c, "tok en", "alice") == TETHER_ERR_INVALID_ARGUMENT);
-  CHECK(tether_rtm_login(c, "token-A", "alice") == 0);
+  CHECK(tether_rtm_login(c, login_token("alice"), "alice") == 0);
   ev_sleep(1.05);
   ev_now_update(r.loop);
-  CHECK(tether_rtm_login(c, "token-A", "alice") == TETHER_ERR_ALREADY_LOGGED_IN);
+  CHECK(tether_rtm_login(c, login_token("alice"), "alice") == TETHER_ERR_ALREADY_LOGGED_IN);
   CHECK(r.seen.changes.count == 1);
   rig_stop(&r);
 }
@@ -293,7 +293,7 @@ static void test_tether_rtm_channels_refuseBadInput_andOutOfState(void) {
   CHECK(tether_rtm_join_channel(c, "") == TETHER_ERR_INVALID_CHANNEL_NAME);
   CHECK(tether_rtm_renew_token(c, "t") == TETHER_ERR_NOT_READY);
   CHECK(tether_rtm_renew_token(c, NULL) == TETHER_ERR_INVALID_ARGUMENT);
-  CHECK(tether_rtm_login(c, "token-A", "alice") == 0);
+  CHECK(tether_rtm_login(c, login_token("alice"), "alice") == 0);
   CHECK(tether_rtm_join_channel(c, "lobby") == 0);
   CHECK(tether_rtm_join_channel(c, "lobby") == TETHER_ERR_JOIN_CHANNEL_REJECTED);
   CHECK(tether_rtm_leave_channel(c, "other") == TETHER_ERR_NOT_READY);
@@ -326,7 +326,7 @@ static void test_tether_rtm_login_refused_reportsTheCode_thenLoginFailure(void) 
   rig_init(&r);
   r.server.refuse_code = TETHER_RTM_LOGIN_ERR_INVALID_TOKEN;
   CHECK(rig_create(&r) == 0);
-  CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
+  CHECK(tether_rtm_login(r.seen.client, login_token("alice"), "alice") == 0);
   run_until(r.loop, disconnected, &r.seen, 2000);
   CHECK(r.seen.result_count == 1 && r.seen.results[0] == TETHER_RTM_LOGIN_ERR_INVALID_TOKEN);
   CHECK(last_reason_is(&r.seen.changes, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_FAILURE));
@@ -338,7 +338,7 @@ static void test_tether_rtm_login_timesOut_whenNothingAnswers(void) {
   rig_init(&r);
   r.server.silent = 1;
   CHECK(rig_create(&r) == 0);
-  CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
+  CHECK(tether_rtm_login(r.seen.client, login_token("alice"), "alice") == 0);
   run_until(r.loop, disconnected, &r.seen, 3000);
   CHECK(r.seen.result_count == 1 && r.seen.results[0] == TETHER_RTM_LOGIN_ERR_TIMEOUT);
   CHECK(last_reason_is(&r.seen.changes, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGIN_TIMEOUT));
@@ -369,7 +369,7 @@ static void test_tether_rtm_remoteLogin_aborts_thenOnlyLogoutThenLogin(void) {
   fake_push_kick(&r.server, 3);
   run_until(r.loop, aborted, &r.seen, 2000);
   CHECK(last_reason_is(&r.seen.changes, TETHER_RTM_CONNECTION_CHANGE_REASON_REMOTE_LOGIN));
-  CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == TETHER_ERR_ALREADY_LOGGED_IN);
+  CHECK(tether_rtm_login(r.seen.client, login_token("alice"), "alice") == TETHER_ERR_ALREADY_LOGGED_IN);
   CHECK(tether_rtm_join_channel(r.seen.client, "lobby") == TETHER_ERR_NOT_READY);
   CHECK(tether_rtm_logout(r.seen.client) == 0);
   CHECK(last_reason_is(&r.seen.changes, TETHER_RTM_CONNECTION_CHANGE_REASON_LOGOUT));
@@ -379,7 +379,7 @@ static void test_tether_rtm_remoteLogin_aborts_thenOnlyLogoutThenLogin(void) {
   CHECK(tether_rtm_logout(r.seen.client) == TETHER_ERR_NOT_LOGGED_IN);
   ev_sleep(1.05); /* TOO_OFTEN counts the first login's call too */
   ev_now_update(r.loop);
-  CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
+  CHECK(tether_rtm_login(r.seen.client, login_token("alice"), "alice") == 0);
   run_until(r.loop, connected, &r.seen, 2000);
   CHECK(connected(&r.seen));
   rig_stop(&r);
@@ -435,7 +435,7 @@ static void test_tether_rtm_destroy_insideACallback_isSafe(void) {
   rig_init(&r);
   r.seen.destroy_in = TETHER_RTM_CONNECTION_STATE_CONNECTED;
   CHECK(rig_create(&r) == 0);
-  CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
+  CHECK(tether_rtm_login(r.seen.client, login_token("alice"), "alice") == 0);
   run_until(r.loop, destroyed, &r.seen, 2000);
   CHECK(r.seen.client == NULL);
   CHECK(r.seen.changes.count == 2);
@@ -447,7 +447,7 @@ static void test_tether_rtm_logout_insideACallback_dropsWhatWasQueued(void) {
   rig_init(&r);
   r.seen.logout_in = TETHER_RTM_CONNECTION_STATE_CONNECTING;
   CHECK(rig_create(&r) == 0);
-  CHECK(tether_rtm_login(r.seen.client, "token-A", "alice") == 0);
+  CHECK(tether_rtm_login(r.seen.client, login_token("alice"), "alice") == 0);
   run_until(r.loop, NULL, &r.seen, 60);
   /* CONNECTING, then the logout's own: login result UNKNOWN, DISCONNECTED/LOGOUT, result. */
   CHECK(r.seen.changes.count == 2);

@@ -65,7 +65,8 @@ static void test_tether_engine_takesDatagramsOnlyFromItsServer(void) {
   tether_engine_config c = engine_config(srv.address);
   tether_engine_handler h;
   tether_engine_stats before, after;
-  unsigned char kick[13], ack[24], body[12];
+  unsigned char kick[64], ack[64], body[12];
+  size_t kick_length, ack_length;
   unsigned char banned = 1;
   int changes;
 
@@ -77,7 +78,7 @@ static void test_tether_engine_takesDatagramsOnlyFromItsServer(void) {
   h.on_connection_state_changed = on_state;
   h.on_join_channel_success = on_join;
   CHECK(tether_engine_create(loop, &c, &h, &seen, &e) == TETHER_OK);
-  CHECK(tether_join_channel(e, NULL, "lobby", 7) == TETHER_OK);
+  CHECK(tether_join_channel(e, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
   run_for(loop, 200);
   CHECK(seen.join_success == 1);
 
@@ -86,12 +87,13 @@ static void test_tether_engine_takesDatagramsOnlyFromItsServer(void) {
   run_for(loop, 50);
   before = stats(e);
   changes = seen.changes;
-  fake_datagram(&srv, WIRE_KICK, &banned, 1, kick);
+  kick_length = fake_datagram(&srv, WIRE_KICK, &banned, 1, kick); /* sealed: 35 bytes */
   memset(body, 0, sizeof body);
-  fake_datagram(&srv, WIRE_HEARTBEAT_ACK, body, sizeof body, ack);
-  CHECK(send_from("127.0.0.2", &srv, kick, sizeof kick) == 0); /* another address */
-  CHECK(send_from("127.0.0.1", &srv, kick, sizeof kick) == 0); /* the server's, another port */
-  CHECK(send_from("127.0.0.3", &srv, ack, sizeof ack) == 0);
+  ack_length = fake_datagram(&srv, WIRE_HEARTBEAT_ACK, body, sizeof body, ack);
+  CHECK(kick_length == 35 && ack_length == 46);
+  CHECK(send_from("127.0.0.2", &srv, kick, kick_length) == 0); /* another address */
+  CHECK(send_from("127.0.0.1", &srv, kick, kick_length) == 0); /* the server's, another port */
+  CHECK(send_from("127.0.0.3", &srv, ack, ack_length) == 0);
   CHECK(send_from("127.0.0.1", &srv, (const unsigned char *)"XX", 2) == 0);
   run_for(loop, 50);
   after = stats(e);
@@ -102,7 +104,7 @@ static void test_tether_engine_takesDatagramsOnlyFromItsServer(void) {
   CHECK(after.datagrams_malformed == before.datagrams_malformed);
 
   /* Control: the same KICK from the server's own socket is taken. */
-  fake_send_bytes(&srv, kick, sizeof kick);
+  fake_send_bytes(&srv, kick, kick_length);
   run_for(loop, 50);
   after = stats(e);
   CHECK(after.datagrams_in == before.datagrams_in + 1);

@@ -208,8 +208,8 @@ static void own_connections(struct shared *sh) {
   fake_start(loop, &login_srv);
   sh->seen.own_created = make_engine(loop, srv.address, &engine_owner, &engine) == TETHER_OK &&
                          make_client(loop, login_srv.address, &client_owner, &client) == 0 &&
-                         tether_join_channel(engine, NULL, "lobby", 9) == TETHER_OK &&
-                         tether_rtm_login(client, "token-A", "carol") == 0;
+                         tether_join_channel(engine, channel_token("lobby", 0), "lobby", 9) == TETHER_OK &&
+                         tether_rtm_login(client, login_token("carol"), "carol") == 0;
   run_until_connected(loop, &engine_owner, &client_owner);
   sh->seen.own_connected = engine_owner.connected && client_owner.connected;
   sh->own_engine = engine;
@@ -252,8 +252,8 @@ static void test_tether_calls_fromASecondThread_keepEveryThreadRule(void) {
   fake_start(loop, &login_srv);
   CHECK(make_engine(loop, srv.address, &engine_owner, &sh.engine) == TETHER_OK);
   CHECK(make_client(loop, login_srv.address, &client_owner, &sh.client) == 0);
-  CHECK(tether_join_channel(sh.engine, NULL, "lobby", 7) == TETHER_OK);
-  CHECK(tether_rtm_login(sh.client, "token-A", "alice") == 0);
+  CHECK(tether_join_channel(sh.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
+  CHECK(tether_rtm_login(sh.client, login_token("alice"), "alice") == 0);
   run_until_connected(loop, &engine_owner, &client_owner);
   CHECK(engine_owner.connected && client_owner.connected);
   stats.size = sizeof stats;

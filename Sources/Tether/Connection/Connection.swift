@@ -104,10 +104,7 @@ final class Connection {
         guard !isDestroyed else { return }
         stats.datagramsIn &+= 1
         runDeadlinesDue(before: arrival)
-        if let error = profile.receive(datagram, at: arrival) {
-          let (reason, detail) = describe(error)
-          logger.log(.debug, reason, detail)
-        }
+        if let reason = profile.receive(datagram, at: arrival) { logger.log(.debug, reason) }
         if settingSendsAside { deliverNotifications() } else { flush(rescheduling: false) }
       }
       if count < Int(TETHER_SYS_BATCH) { return }
@@ -240,20 +237,6 @@ final class Connection {
       stats.sendFailures &+= 1
       if !isDestroyed { logger.log(.debug, "send failed, errno", Int64(System.errno)) }
     }
-  }
-}
-
-/// What to log for a datagram that did not decode: a fixed text and, for some errors, the
-/// offending byte.
-private func describe(_ error: WireError) -> (StaticString, Int64?) {
-  switch error {
-  case .truncated: ("dropped a datagram: truncated", nil)
-  case .oversized: ("dropped a datagram: oversized", nil)
-  case .badMagic: ("dropped a datagram: bad magic", nil)
-  case .unsupportedVersion(let v): ("dropped a datagram: unsupported version", Int64(v))
-  case .unknownType(let t): ("dropped a datagram: unknown type", Int64(t))
-  case .invalidField: ("dropped a datagram: invalid field", nil)
-  case .trailingBytes: ("dropped a datagram: trailing bytes", nil)
   }
 }
 

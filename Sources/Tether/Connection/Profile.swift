@@ -15,8 +15,9 @@
 /// connection's code (lifecycle, socket, deadlines, delivery) exists once, and each
 /// profile's code only in the member of libtether.a that the profile's functions reach.
 class Profile {
-  /// Hands one datagram to the session; its decoding error, if any.
-  func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> WireError? { nil }
+  /// Hands one datagram to the session through the version 2 layer; what to log if the
+  /// layer dropped it.
+  func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> StaticString? { nil }
   /// The session's next deadline window.
   var deadlineWindow: DeadlineWindow? { nil }
   /// Runs what is due in the session by `now`.
@@ -90,11 +91,20 @@ where Sink.Notification == Session.Notification {
     self.callbacks = callbacks
   }
 
-  override func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> WireError? {
+  override func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> StaticString? {
     secure(now: arrival)
+    let before = (link.unopened, link.replayed, link.dropped)
     link.unixTime = System.unixSeconds(at: arrival)
     link.receive(datagram, session: &session, now: arrival, into: &output)
     secured = output.actions.count
+    if link.unopened != before.0 { return "dropped a datagram: did not open" }
+    if link.replayed != before.1 { return "dropped a datagram: replayed or too old" }
+    // Anything else the layer drops is logged only while a session is under way (2 … 4:
+    // CONNECTING, CONNECTED, RECONNECTING): after a leave or logout the app hears nothing
+    // but that call's own callbacks (tether.h), and what the edge still sends then is for
+    // no session, as version 1's datagrams under an old cookie were.
+    let live = (2...4).contains(session.state.rawValue)
+    if link.dropped != before.2, live { return "dropped a datagram: not for this session" }
     return nil
   }
 
