@@ -98,18 +98,23 @@ extension SecureLink {
     guard v1.count >= Packet.headerSize else { return nil }
     let type = v1[b + 3]
     switch type {
-    case MessageType.join.rawValue, MessageType.login.rawValue, MessageType.renewToken.rawValue:
-      guard let packet = try? Packet.decode(v1) else { return nil }
-      guard case .renewToken(let text) = packet.message else {
-        return ask(packet, now: now, into: &out)
+    case MessageType.join.rawValue, MessageType.login.rawValue:
+      return ask(v1, now: now, into: &out)
+    case MessageType.renewToken.rawValue:
+      // The token's text: a 2-byte length, then the text, to the end.
+      renewal = v1.withUnsafeBytes {
+        var offset = Packet.headerSize
+        let text = field($0, &offset, width: 2)
+        return offset == $0.count ? TokenV2.parsed(text, crypto: crypto) : nil
       }
-      Self.parse(text, crypto: crypto, cached: &renewalText, parsed: &renewal)
       guard let renewal else {
         return .tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0))
       }
       payload.removeAll(keepingCapacity: true)
       payload.append(type)
-      payload.append(contentsOf: renewal.sent)
+      renewal.stored.withUnsafeBytes {
+        payload.append(contentsOf: window($0, 0, TokenV2.secretOffset))
+      }
     default:
       // Type byte and body; zeros to 9 bytes (every device datagram at least 42), and a
       // CHANNEL_OPERATION's name zero-filled to 63 so its size does not tell the name's.
@@ -129,33 +134,33 @@ extension SecureLink {
     return nil
   }
 
-  /// A JOIN or LOGIN: the request is taken from it, the token parsed (once per text), then
-  /// the held CONFIRM or a new INIT goes out. Returns the refusal the session gets for a
-  /// token that is not a version 2 one, or whose public expiry the device's clock passed.
-  private mutating func ask(_ packet: Packet, now: Instant, into out: inout [UInt8]) -> Message? {
-    if packet.cookie != boundCookie {  // another session: nothing of the last one is kept
+  /// A JOIN or LOGIN (the session's own bytes, §3's layout): the request `Q` is written
+  /// from its fields, read by offset, and the token parsed; then the held CONFIRM or a new
+  /// INIT goes out. Returns the refusal the session gets for a token that is not a version
+  /// 2 one, or whose public expiry the device's clock passed. Bytes of another layout (no
+  /// session writes them) send nothing.
+  @inline(never)
+  private mutating func ask(_ v1: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8])
+    -> Message?
+  {
+    let crypto = crypto
+    var parsed: TokenV2?
+    var request = InlineBytes()
+    let isLogin = v1[v1.startIndex + 3] == MessageType.login.rawValue
+    let written = v1.withUnsafeBytes { v1 in
+      request.withUnsafeMutableBytes { q in
+        Self.writeRequest(v1, isLogin: isLogin, into: q, token: &parsed, crypto: crypto)
+      }
+    }
+    guard written else { return nil }
+    let cookie = v1.withUnsafeBytes { bigEndian($0, at: 4, width: 8) }
+    if cookie != boundCookie {  // another session: nothing of the last one is kept
       forget()
-      boundCookie = packet.cookie
+      boundCookie = cookie
     }
-    let text: Token
-    let isLogin: Bool
-    switch packet.message {
-    case .join(let join):
-      text = join.token
-      isLogin = false
-      request = HandshakeRequest(
-        flags: join.isRejoin ? HandshakeRequest.rejoinFlag : 0, uid: join.uid,
-        appID: join.appID.bytes, kind: HandshakeRequest.channelKind, name: join.channel.bytes)
-    case .login(let login):
-      text = login.token
-      isLogin = true
-      request = HandshakeRequest(
-        flags: login.isRelogin ? HandshakeRequest.rejoinFlag : 0, appID: login.appID.bytes,
-        kind: HandshakeRequest.loginKind, name: login.userID.bytes)
-    default:
-      return nil
-    }
-    Self.parse(text, crypto: crypto, cached: &tokenText, parsed: &token)
+    self.request = request
+    hasRequest = true
+    token = parsed
     guard let token else { return isLogin ? .loginRefuse(code: 5) : .refuse(.invalidToken) }
     if data == nil, unixTime != 0, token.expiry != 0, unixTime >= token.expiry {
       return isLogin ? .loginRefuse(code: 6) : .refuse(.tokenExpired)
@@ -165,36 +170,76 @@ extension SecureLink {
     return nil
   }
 
-  /// `text` parsed as a version 2 token into `parsed` (nil if it is not one), unless it is
-  /// `cached`, the text `parsed` came from: a RENEW_TOKEN repeated with every heartbeat,
-  /// and every retry's JOIN, are parsed once.
-  @inline(never)
-  private static func parse(
-    _ text: Token, crypto: Crypto, cached: inout [UInt8], parsed: inout TokenV2?
-  ) {
-    guard text.bytes != cached else { return }
-    parsed = try? TokenV2(text: text.bytes[...], crypto: crypto)
-    cached = text.bytes
+  /// `Q` (§12.5) from a JOIN (uid `u32`, flags, app id, channel, token) or a LOGIN (flags,
+  /// app id, user id, token) into `q` (zeros), the token's text parsed into `token` (nil if
+  /// not a version 2 token). False if the bytes are not exactly that layout, or a name is
+  /// longer than its room in `Q`.
+  private static func writeRequest(
+    _ v1: UnsafeRawBufferPointer, isLogin: Bool, into q: UnsafeMutableRawBufferPointer,
+    token: inout TokenV2?, crypto: Crypto
+  ) -> Bool {
+    var offset = Packet.headerSize
+    if !isLogin {
+      putBigEndian(bigEndian(v1, at: offset, width: 4), width: 4, into: q, at: 5)
+      offset += 4
+    }
+    let flags = bigEndian(v1, at: offset, width: 1)
+    offset += 1
+    let appID = field(v1, &offset, width: 1)
+    let name = field(v1, &offset, width: 1)
+    let text = field(v1, &offset, width: 2)
+    guard offset == v1.count, flags <= 1, appID.count <= 64, name.count <= 64 else {
+      return false
+    }
+    q[0] = UInt8(truncatingIfNeeded: flags)  // bit 0: rejoin or RELOGIN, as version 1's
+    q[1] = HandshakeRequest.spokenVersion
+    q[9] = UInt8(truncatingIfNeeded: appID.count)
+    q[74] = isLogin ? HandshakeRequest.loginKind : HandshakeRequest.channelKind
+    q[75] = UInt8(truncatingIfNeeded: name.count)
+    token = TokenV2.parsed(text, crypto: crypto)
+    return copy(appID, into: q, at: 10) && copy(name, into: q, at: 76)
   }
 
   /// The held CONFIRM while its ticket lasts; else a new INIT, resuming the confirmed
   /// session if there is one, with `mac2` while a cookie is held.
+  @inline(never)
   mutating func attempt(now: Instant, into out: inout [UInt8]) {
     if let held, now < held.until {
-      out.append(contentsOf: held.confirm)
+      held.confirm.withUnsafeBytes { out.append(contentsOf: window($0, 0, ConfirmMessage.size)) }
       return
     }
     dropHeld()
-    guard let token, let request else { return }
-    let resume = data.map {
-      DeviceHandshake<Crypto>.Resume(sessionID: $0.sessionID, key: resumeKey)
+    guard let token, hasRequest else { return }
+    let start = out.count
+    out.append(contentsOf: repeatElement(0, count: InitMessage.size))
+    let resumeID = data?.sessionID ?? 0
+    let resumes = data != nil
+    let cookie = cookie
+    let hasCookie = now < cookieUntil
+    let request = request
+    let resumeKey = resumeKey
+    let made = out.withUnsafeMutableBytes { out in
+      token.stored.withUnsafeBytes { token in
+        request.withUnsafeBytes { request in
+          resumeKey.withUnsafeBytes { key in
+            withUnsafeBytes(of: cookie) { cookie in
+              do throws(HandshakeError) {
+                try handshake.initiate(
+                  into: window(out, start, InitMessage.size),
+                  token: window(token, 0, TokenV2.secretOffset + 32),
+                  request: window(request, 0, HandshakeRequest.size), resumeID: resumeID,
+                  resumeKey: window(key, 0, resumes ? KeyBytes.count : 0),
+                  cookie: window(cookie, 0, hasCookie ? 16 : 0))
+                return true
+              } catch {
+                return false
+              }
+            }
+          }
+        }
+      }
     }
-    let cookie = now < cookieUntil ? self.cookie : nil
-    guard
-      let initiation = try? handshake.initiate(
-        token: token, request: request, resume: resume, cookie: cookie)
-    else { return }
-    out.append(contentsOf: initiation.bytes)
+    if !made { out.removeSubrange(start...) }
   }
 
   /// Past a rekey limit (or the hard one), a resumed handshake while the session goes on
@@ -218,6 +263,18 @@ extension SecureLink {
     attempt(now: now, into: &bytes)
     return bytes.count > start ? start..<bytes.count : nil
   }
+}
+
+/// The length-prefixed field at `offset` of `bytes` (its length `width` bytes, big-endian),
+/// `offset` moved past it; empty, and `offset` past the end, if it does not fit.
+@inline(never)
+func field(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, width: Int)
+  -> UnsafeRawBufferPointer
+{
+  let length = Int(bigEndian(bytes, at: offset, width: width))
+  let value = window(bytes, offset + width, length)
+  offset = value.count == length ? offset + width + length : bytes.count + 1
+  return value
 }
 
 extension LinkSession {

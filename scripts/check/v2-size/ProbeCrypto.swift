@@ -219,4 +219,30 @@ struct ProbeCrypto: SessionCrypto {
       secret.baseAddress?.assumingMemoryBound(to: UInt8.self),
       publicKey.baseAddress?.assumingMemoryBound(to: UInt8.self)) == 0
   }
+  func xaeadOpen(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer
+  ) -> Bool {
+    out.count + 16 == sealed.count
+      && probe_aead(
+        1, 0, out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+        sealed.baseAddress?.assumingMemoryBound(to: UInt8.self), sealed.count,
+        ad.baseAddress?.assumingMemoryBound(to: UInt8.self), ad.count,
+        nonce.baseAddress?.assumingMemoryBound(to: UInt8.self),
+        key.baseAddress?.assumingMemoryBound(to: UInt8.self)) == 0
+  }
+  func base64URLDecode(into out: UnsafeMutableRawBufferPointer, text: UnsafeRawBufferPointer)
+    -> Int?
+  {
+    let n = probe_b64(
+      out.baseAddress?.assumingMemoryBound(to: UInt8.self), out.count,
+      text.baseAddress?.assumingMemoryBound(to: UInt8.self), text.count)
+    return n >= 0 ? n : nil
+  }
+  func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    a.count == b.count
+      && probe_memcmp(
+        a.baseAddress?.assumingMemoryBound(to: UInt8.self),
+        b.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count) == 0
+  }
 }
