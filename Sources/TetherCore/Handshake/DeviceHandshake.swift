@@ -39,6 +39,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     }
 
     /// Its secrets wiped through `crypto`, then closed.
+    @inline(never)
     mutating func wipe(_ crypto: Crypto) {
       Swift.withUnsafeMutableBytes(of: &drawn) { crypto.wipe($0) }
       chainingKey.withUnsafeMutableBytes { crypto.wipe($0) }
@@ -116,7 +117,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     request: UnsafeRawBufferPointer, resumeID: UInt64, resumeKey: UnsafeRawBufferPointer,
     cookie: UnsafeRawBufferPointer
   ) throws(HandshakeError) {
-    let message = window(out, 0, InitMessage.size)
+    let message = piece(out, 0, InitMessage.size)
     guard message.count == InitMessage.size, token.count == TokenV2.secretOffset + 32,
       request.count == HandshakeRequest.size
     else { throw .malformed }
@@ -131,28 +132,28 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     let wrote =
       withUnsafeBytes(of: next.drawn.nonce) { copy($0, into: message, at: 2) }
       && next.drawn.secret.withUnsafeBytes {
-        crypto.x25519PublicKey(into: window(message, 18, 32), secret: $0)
+        crypto.x25519PublicKey(into: piece(message, 18, 32), secret: $0)
       }
-      && copy(window(token, 0, TokenV2.secretOffset), into: message, at: 50)
+      && copy(piece(token, 0, TokenV2.secretOffset), into: message, at: 50)
     guard wrote else { throw .badKey }
     let written = UnsafeRawBufferPointer(message)
     var transcript = HandshakeTranscript(crypto: crypto)
     defer { transcript.wipe() }
     transcript.mixInitiation(
-      prefix: window(written, 0, 18), token: window(token, 0, TokenV2.secretOffset),
-      deviceSecret: window(token, TokenV2.secretOffset, 32), ephemeral: window(written, 18, 32))
+      prefix: piece(written, 0, 18), token: piece(token, 0, TokenV2.secretOffset),
+      deviceSecret: piece(token, TokenV2.secretOffset, 32), ephemeral: piece(written, 18, 32))
     guard
       Self.sealRequest(
         request, resumeID: resumeID, resumeKey: resumeKey, transcript: transcript,
-        into: window(message, 269, 184))
+        into: piece(message, 269, 184))
     else { throw .badKey }
-    transcript.mixHash(window(written, 269, 184))
+    transcript.mixHash(piece(written, 269, 184))
     // mac2: zeros without a cookie (or if it could not be made).
-    let mac2 = window(message, InitMessage.mac2Offset, 16)
+    let mac2 = piece(message, InitMessage.mac2Offset, 16)
     mac2.initializeMemory(as: UInt8.self, repeating: 0)
     if !cookie.isEmpty,
       !crypto.derive(
-        into: mac2, key: cookie, input: window(written, 0, InitMessage.mac2Offset),
+        into: mac2, key: cookie, input: piece(written, 0, InitMessage.mac2Offset),
         label: "tether2 mac2")
     {
       mac2.initializeMemory(as: UInt8.self, repeating: 0)
@@ -179,14 +180,14 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     var stack = InlineBytes()
     return stack.withUnsafeMutableBytes { stack in
       defer { crypto.wipe(stack) }
-      let plaintext = window(stack, 0, HandshakeRequest.size)
+      let plaintext = piece(stack, 0, HandshakeRequest.size)
       guard copy(request, into: plaintext, at: 0) else { return false }
       let resumes = !resumeKey.isEmpty
       plaintext[0] &= ~HandshakeRequest.resumeFlag
       if resumes { plaintext[0] |= HandshakeRequest.resumeFlag }
       putBigEndian(resumes ? resumeID : 0, width: 8, into: plaintext, at: 140)
       // The proof (148 ..< 164): zeros without a resume, or if it could not be made.
-      let proof = window(plaintext, 148, 16)
+      let proof = piece(plaintext, 148, 16)
       proof.initializeMemory(as: UInt8.self, repeating: 0)
       if resumes,
         !transcript.withKeys({ hash, _ in
@@ -219,7 +220,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     guard datagram.count == Self.size(ofAnswer: kind), out.count >= ConfirmMessage.size else {
       throw .malformed
     }
-    let echoed = window(datagram, 1, 16)
+    let echoed = piece(datagram, 1, 16)
     guard current.echoes(echoed) || previous.echoes(echoed) else { throw .unknownAttempt }
     let attempt = current.echoes(echoed) ? current : previous
     var transcript = HandshakeTranscript(
@@ -273,7 +274,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       shared.withUnsafeMutableBytes { crypto.wipe($0) }
       sessionSecret.withUnsafeMutableBytes { crypto.wipe($0) }
     }
-    let ephemeral = window(response, 45, 32)
+    let ephemeral = piece(response, 45, 32)
     let agreed = shared.withUnsafeMutableBytes { out in
       secret.withUnsafeBytes { crypto.x25519(into: out, secret: $0, publicKey: ephemeral) }
     }
@@ -281,31 +282,31 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     let derived = sessionSecret.withUnsafeMutableBytes { out in
       shared.withUnsafeBytes {
         transcript.mixResponseKeys(
-          header: window(response, 0, 45), ephemeral: ephemeral, sharedSecret: $0, into: out)
+          header: piece(response, 0, 45), ephemeral: ephemeral, sharedSecret: $0, into: out)
       }
     }
     var tag: (UInt64, UInt64) = (0, 0)
     let tagged = withUnsafeMutableBytes(of: &tag) {
-      transcript.mixTicket(window(response, 77, 176), tag: $0)
+      transcript.mixTicket(piece(response, 77, 176), tag: $0)
     }
     guard derived, tagged else { throw .badKey }
-    guard withUnsafeBytes(of: tag, { crypto.constantTimeEqual($0, window(response, 253, 16)) })
+    guard withUnsafeBytes(of: tag, { crypto.constantTimeEqual($0, piece(response, 253, 16)) })
     else { throw .unopened }
     guard sessionSecret.withUnsafeBytes({ keys.derive(from: $0, crypto: crypto) }) else {
       throw .badKey
     }
     // CONFIRM: kind, session id, ticket (the RESPONSE's bytes 17 ..< 25 and 77 ..< 253),
     // then the tag over them.
-    let confirm = window(out, 0, ConfirmMessage.size)
+    let confirm = piece(out, 0, ConfirmMessage.size)
     guard confirm.count == ConfirmMessage.size else { throw .malformed }
     confirm[0] = ConfirmMessage.kind
     let sealed =
-      copy(window(response, 17, 8), into: confirm, at: 1)
-      && copy(window(response, 77, 176), into: confirm, at: 9)
+      copy(piece(response, 17, 8), into: confirm, at: 1)
+      && copy(piece(response, 77, 176), into: confirm, at: 9)
       && sessionSecret.withUnsafeBytes {
         crypto.sealOnce(
-          into: window(confirm, 185, 16), key: $0, label: "tether2 confirm",
-          ad: UnsafeRawBufferPointer(window(confirm, 0, 185)),
+          into: piece(confirm, 185, 16), key: $0, label: "tether2 confirm",
+          ad: UnsafeRawBufferPointer(piece(confirm, 0, 185)),
           plaintext: UnsafeRawBufferPointer(start: nil, count: 0))
       }
     guard sealed else { throw .badKey }
@@ -322,16 +323,16 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     let isCookie = answer.first == SealedAnswer.cookieReplyKind
     var key = KeyBytes()
     defer { key.withUnsafeMutableBytes { crypto.wipe($0) } }
-    let sealed = window(answer, 41, answer.count - 41)
+    let sealed = piece(answer, 41, answer.count - 41)
     var plaintext = InlineBytes()
     defer { plaintext.withUnsafeMutableBytes { crypto.wipe($0) } }
     let opened = plaintext.withUnsafeMutableBytes { plaintext in
       key.withUnsafeMutableBytes { key in
         transcript.key(isCookie ? "tether2 cookiek" : "tether2 refuse", into: key)
           && crypto.xaeadOpen(
-            into: window(plaintext, 0, sealed.count - 16), key: UnsafeRawBufferPointer(key),
-            nonce: window(answer, 17, 24), ad: window(answer, 0, 17), sealed: sealed)
-          && (!isCookie || copy(window(UnsafeRawBufferPointer(plaintext), 0, 16), into: out, at: 0))
+            into: piece(plaintext, 0, sealed.count - 16), key: UnsafeRawBufferPointer(key),
+            nonce: piece(answer, 17, 24), ad: piece(answer, 0, 17), sealed: sealed)
+          && (!isCookie || copy(piece(UnsafeRawBufferPointer(plaintext), 0, 16), into: out, at: 0))
       }
     }
     guard opened else { throw .unopened }
@@ -362,7 +363,7 @@ extension DeviceHandshake {
             (cookie ?? []).withUnsafeBytes { cookie in
               do throws(HandshakeError) {
                 try initiate(
-                  into: out, token: window(stored, 0, TokenV2.secretOffset + 32),
+                  into: out, token: piece(stored, 0, TokenV2.secretOffset + 32),
                   request: request, resumeID: resume?.sessionID ?? 0, resumeKey: key,
                   cookie: cookie)
                 return nil

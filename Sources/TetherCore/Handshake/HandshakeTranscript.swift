@@ -73,7 +73,7 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
       h.withUnsafeMutableBytes { out in
         _ = crypto.derive(
           into: out, key: UnsafeRawBufferPointer(start: nil, count: 0),
-          input: UnsafeRawBufferPointer(window(input, 0, KeyBytes.count + data.count)),
+          input: UnsafeRawBufferPointer(piece(input, 0, KeyBytes.count + data.count)),
           label: "tether2 hash")
       }
     }
@@ -210,6 +210,7 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   }
 
   /// Wipes the chaining key (the transcript hash is public).
+  @inline(never)
   mutating func wipe() {
     let crypto = crypto
     ck.withUnsafeMutableBytes { crypto.wipe($0) }

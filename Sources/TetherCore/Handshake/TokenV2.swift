@@ -97,15 +97,15 @@ public struct TokenV2: Sendable {
     var token = TokenV2()
     let refusal: Refusal? = binary.withUnsafeMutableBytes { binary in
       defer { crypto.wipe(binary) }
-      guard let count = crypto.base64URLDecode(into: binary, text: window(text, 2, text.count - 2))
+      guard let count = crypto.base64URLDecode(into: binary, text: piece(text, 2, text.count - 2))
       else { return .badBase64 }
       guard count == Self.binaryLength else { return .wrongLength }
       guard binary[0] == Self.version else { return .wrongVersion }
       let from = UnsafeRawBufferPointer(binary)
       return token.stored.withUnsafeMutableBytes {
-        copy(window(from, 0, 11), into: $0, at: 0)
-          && copy(window(from, 43, 208), into: $0, at: 11)
-          && copy(window(from, 11, 32), into: $0, at: Self.secretOffset)
+        copy(piece(from, 0, 11), into: $0, at: 0)
+          && copy(piece(from, 43, 208), into: $0, at: 11)
+          && copy(piece(from, 11, 32), into: $0, at: Self.secretOffset)
       } ? nil : .wrongLength
     }
     if let refusal { return .refused(refusal) }

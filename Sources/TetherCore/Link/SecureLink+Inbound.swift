@@ -49,7 +49,7 @@ extension SecureLink {
       let crypto = crypto
       let matches = datagram.withUnsafeBytes { d in
         bigEndian(d, at: 1, width: 8) == data.sessionID
-          && withUnsafeBytes(of: resetValue) { crypto.constantTimeEqual(window(d, 9, 16), $0) }
+          && withUnsafeBytes(of: resetValue) { crypto.constantTimeEqual(piece(d, 9, 16), $0) }
       }
       guard matches else { break }
       return .sessionUnknown
@@ -90,7 +90,7 @@ extension SecureLink {
         data: SealedData(
           sessionID: sessionID, sending: sending, receiving: receiving, limits: limits),
         resumeKey: keys.resume, confirm: bytes, until: now + .milliseconds(UInt64(lifetime)))
-      bytes.withUnsafeBytes { out.append(contentsOf: window($0, 0, ConfirmMessage.size)) }
+      bytes.withUnsafeBytes { append(piece($0, 0, ConfirmMessage.size), to: &out) }
       return nil
     case .cookie:
       cookie = bytes.withUnsafeBytes {
@@ -178,11 +178,10 @@ extension SecureLink {
     case 0x8D:  // PATH_CHALLENGE: PATH_RESPONSE with its 8 bytes, at once
       guard payload.count == 9 else { return nil }
       payload[0] = 0x09
-      if underHeld {
-        try? held?.data.seal(payload[...], into: &out)
-      } else {
-        try? data?.seal(payload[...], into: &out)
-      }
+      let start = out.count
+      grow(&out, by: SealedData<Crypto.Cipher>.headerLength)
+      payload.withUnsafeBytes { append($0, to: &out) }
+      seal(&out, from: start, underHeld: underHeld)
       return nil
     case MessageType.sessionUnknown.rawValue:
       return nil  // gone in version 2: RESET replaces it
@@ -219,7 +218,7 @@ extension SecureLink {
     resumeKey = held.resumeKey
     data = held.data
     resetValue = payload.withUnsafeBytes {  // decodePayload kept 16
-      let value = window($0, $0.count - 16, 16)
+      let value = piece($0, $0.count - 16, 16)
       return (
         value.loadUnaligned(as: UInt64.self),
         value.loadUnaligned(fromByteOffset: 8, as: UInt64.self)

@@ -72,7 +72,7 @@ extension SecureLink {
   @inline(never)
   private mutating func stash(_ bytes: inout [UInt8], from base: Int) {
     scratch.removeAll(keepingCapacity: true)
-    scratch.append(contentsOf: bytes[base...])
+    bytes.withUnsafeBytes { append(piece($0, base, $0.count - base), to: &scratch) }
     bytes.removeSubrange(base...)
   }
 
@@ -97,41 +97,55 @@ extension SecureLink {
     let b = v1.startIndex
     guard v1.count >= Packet.headerSize else { return nil }
     let type = v1[b + 3]
-    switch type {
-    case MessageType.join.rawValue, MessageType.login.rawValue:
+    if type == MessageType.join.rawValue || type == MessageType.login.rawValue {
       return ask(v1, now: now, into: &out)
-    case MessageType.renewToken.rawValue:
-      // The token's text: a 2-byte length, then the text, to the end.
+    }
+    // DATA, written straight into `out`: room for the header, the payload (type byte and
+    // body), then sealed there.
+    let start = out.count
+    grow(&out, by: SealedData<Crypto.Cipher>.headerLength)
+    out.append(type)
+    if type == MessageType.renewToken.rawValue {
+      // The token's text: a 2-byte length, then the text, to the end. Its `W` is sent.
       renewal = v1.withUnsafeBytes {
         var offset = Packet.headerSize
         let text = field($0, &offset, width: 2)
         return offset == $0.count ? TokenV2.parsed(text, crypto: crypto) : nil
       }
       guard let renewal else {
+        truncate(&out, to: start)
         return .tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0))
       }
-      payload.removeAll(keepingCapacity: true)
-      payload.append(type)
       renewal.stored.withUnsafeBytes {
-        payload.append(contentsOf: window($0, 0, TokenV2.secretOffset))
+        append(piece($0, 0, TokenV2.secretOffset), to: &out)
       }
-    default:
-      // Type byte and body; zeros to 9 bytes (every device datagram at least 42), and a
+    } else {
+      // The body; zeros to 9 bytes of payload (every device datagram at least 42), and a
       // CHANNEL_OPERATION's name zero-filled to 63 so its size does not tell the name's.
-      payload.removeAll(keepingCapacity: true)
-      payload.append(type)
-      payload.append(contentsOf: v1[(b + Packet.headerSize)...])
+      v1.withUnsafeBytes {
+        append(piece($0, Packet.headerSize, $0.count - Packet.headerSize), to: &out)
+      }
       let size = type == MessageType.channelOperation.rawValue ? 74 : 9
-      while payload.count < size { payload.append(0) }
+      grow(&out, by: start + SealedData<Crypto.Cipher>.headerLength + size - out.count)
     }
     // Under the confirmed keys; before any ACCEPT, under the CONFIRM's (the edge may hold
     // the session already: a LEAVE should reach it).
-    if data != nil {
-      try? data?.seal(payload[...], into: &out)
-    } else {
-      try? held?.data.seal(payload[...], into: &out)
-    }
+    seal(&out, from: start, underHeld: data == nil)
     return nil
+  }
+
+  /// Seals the DATA datagram written in `out` from `start` (``SealedData/seal(_:from:)``)
+  /// under the held RESPONSE's keys or the confirmed ones; without them (or past their
+  /// limits) nothing is sent, `out` cut back to `start`.
+  @inline(never)
+  mutating func seal(_ out: inout [UInt8], from start: Int, underHeld: Bool) {
+    if underHeld, held != nil {
+      try? held?.data.seal(&out, from: start)
+    } else if !underHeld, data != nil {
+      try? data?.seal(&out, from: start)
+    } else {
+      truncate(&out, to: start)
+    }
   }
 
   /// A JOIN or LOGIN (the session's own bytes, §3's layout): the request `Q` is written
@@ -205,13 +219,13 @@ extension SecureLink {
   @inline(never)
   mutating func attempt(now: Instant, into out: inout [UInt8]) {
     if let held, now < held.until {
-      held.confirm.withUnsafeBytes { out.append(contentsOf: window($0, 0, ConfirmMessage.size)) }
+      held.confirm.withUnsafeBytes { append(piece($0, 0, ConfirmMessage.size), to: &out) }
       return
     }
     dropHeld()
     guard let token, hasRequest else { return }
     let start = out.count
-    out.append(contentsOf: repeatElement(0, count: InitMessage.size))
+    grow(&out, by: InitMessage.size)
     let resumeID = data?.sessionID ?? 0
     let resumes = data != nil
     let cookie = cookie
@@ -225,11 +239,11 @@ extension SecureLink {
             withUnsafeBytes(of: cookie) { cookie in
               do throws(HandshakeError) {
                 try handshake.initiate(
-                  into: window(out, start, InitMessage.size),
-                  token: window(token, 0, TokenV2.secretOffset + 32),
-                  request: window(request, 0, HandshakeRequest.size), resumeID: resumeID,
-                  resumeKey: window(key, 0, resumes ? KeyBytes.count : 0),
-                  cookie: window(cookie, 0, hasCookie ? 16 : 0))
+                  into: piece(out, start, InitMessage.size),
+                  token: piece(token, 0, TokenV2.secretOffset + 32),
+                  request: piece(request, 0, HandshakeRequest.size), resumeID: resumeID,
+                  resumeKey: piece(key, 0, resumes ? KeyBytes.count : 0),
+                  cookie: piece(cookie, 0, hasCookie ? 16 : 0))
                 return true
               } catch {
                 return false
@@ -272,7 +286,7 @@ func field(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, width: Int)
   -> UnsafeRawBufferPointer
 {
   let length = Int(bigEndian(bytes, at: offset, width: width))
-  let value = window(bytes, offset + width, length)
+  let value = piece(bytes, offset + width, length)
   offset = value.count == length ? offset + width + length : bytes.count + 1
   return value
 }

@@ -49,7 +49,7 @@ func copy(
 
 /// `bytes[offset ..< offset + count]`, or an empty buffer if that is not within `bytes`.
 @inline(never)
-func window(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ count: Int)
+func piece(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ count: Int)
   -> UnsafeRawBufferPointer
 {
   guard offset >= 0, count >= 0, offset <= bytes.count, count <= bytes.count - offset,
@@ -60,7 +60,7 @@ func window(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ count: Int)
 
 /// `bytes[offset ..< offset + count]` to write, or an empty buffer if that is not within it.
 @inline(never)
-func window(_ bytes: UnsafeMutableRawBufferPointer, _ offset: Int, _ count: Int)
+func piece(_ bytes: UnsafeMutableRawBufferPointer, _ offset: Int, _ count: Int)
   -> UnsafeMutableRawBufferPointer
 {
   guard offset >= 0, count >= 0, offset <= bytes.count, count <= bytes.count - offset,
@@ -73,7 +73,7 @@ func window(_ bytes: UnsafeMutableRawBufferPointer, _ offset: Int, _ count: Int)
 /// past its end.
 @inline(never)
 func bigEndian(_ bytes: UnsafeRawBufferPointer, at offset: Int, width: Int) -> UInt64 {
-  let field = window(bytes, offset, width)
+  let field = piece(bytes, offset, width)
   var value: UInt64 = 0
   for byte in field { value = value << 8 | UInt64(byte) }
   return value
@@ -85,7 +85,7 @@ func bigEndian(_ bytes: UnsafeRawBufferPointer, at offset: Int, width: Int) -> U
 func putBigEndian(
   _ value: UInt64, width: Int, into bytes: UnsafeMutableRawBufferPointer, at offset: Int
 ) {
-  let field = window(bytes, offset, width)
+  let field = piece(bytes, offset, width)
   for i in 0..<field.count {
     field[i] = UInt8(truncatingIfNeeded: value >> UInt64(8 * (field.count - 1 - i)))
   }
