@@ -121,51 +121,70 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     guard message.count == InitMessage.size, token.count == TokenV2.secretOffset + 32,
       request.count == HandshakeRequest.size
     else { throw .malformed }
+    guard
+      start(
+        into: message, token: token, request: request, resumeID: resumeID,
+        resumeKey: resumeKey, cookie: cookie)
+    else { throw .badKey }
+  }
+
+  /// ``initiate(into:token:request:resumeID:resumeKey:cookie:)`` past its size checks, with
+  /// one exit (each exit of a function repeats its wipes): false if the seam refused a key.
+  @inline(never)
+  private mutating func start(
+    into message: UnsafeMutableRawBufferPointer, token: UnsafeRawBufferPointer,
+    request: UnsafeRawBufferPointer, resumeID: UInt64, resumeKey: UnsafeRawBufferPointer,
+    cookie: UnsafeRawBufferPointer
+  ) -> Bool {
     // One draw: N_d, then the ephemeral secret (the order the vectors draw them in), into
     // the new attempt; the public key straight into the INIT.
     var next = Attempt()
-    defer { next.wipe(crypto) }
     let crypto = crypto
     withUnsafeMutableBytes(of: &next.drawn) { crypto.randomBytes(into: $0) }
     message[0] = InitMessage.kind
     message[1] = InitMessage.version
-    let wrote =
+    let written = UnsafeRawBufferPointer(message)
+    var transcript = HandshakeTranscript(crypto: crypto)
+    let made =
       withUnsafeBytes(of: next.drawn.nonce) { copy($0, into: message, at: 2) }
       && next.drawn.secret.withUnsafeBytes {
         crypto.x25519PublicKey(into: piece(message, 18, 32), secret: $0)
       }
       && copy(piece(token, 0, TokenV2.secretOffset), into: message, at: 50)
-    guard wrote else { throw .badKey }
-    let written = UnsafeRawBufferPointer(message)
-    var transcript = HandshakeTranscript(crypto: crypto)
-    defer { transcript.wipe() }
-    transcript.mixInitiation(
-      prefix: piece(written, 0, 18), token: piece(token, 0, TokenV2.secretOffset),
-      deviceSecret: piece(token, TokenV2.secretOffset, 32), ephemeral: piece(written, 18, 32))
-    guard
-      Self.sealRequest(
+    if made {
+      transcript.mixInitiation(
+        prefix: piece(written, 0, 18), token: piece(token, 0, TokenV2.secretOffset),
+        deviceSecret: piece(token, TokenV2.secretOffset, 32), ephemeral: piece(written, 18, 32))
+    }
+    let sealed =
+      made
+      && Self.sealRequest(
         request, resumeID: resumeID, resumeKey: resumeKey, transcript: transcript,
         into: piece(message, 269, 184))
-    else { throw .badKey }
-    transcript.mixHash(piece(written, 269, 184))
-    // mac2: zeros without a cookie (or if it could not be made).
-    let mac2 = piece(message, InitMessage.mac2Offset, 16)
-    mac2.initializeMemory(as: UInt8.self, repeating: 0)
-    if !cookie.isEmpty,
-      !crypto.derive(
-        into: mac2, key: cookie, input: piece(written, 0, InitMessage.mac2Offset),
-        label: "tether2 mac2")
-    {
+    if sealed {
+      transcript.mixHash(piece(written, 269, 184))
+      // mac2: zeros without a cookie (or if it could not be made).
+      let mac2 = piece(message, InitMessage.mac2Offset, 16)
       mac2.initializeMemory(as: UInt8.self, repeating: 0)
+      if !cookie.isEmpty,
+        !crypto.derive(
+          into: mac2, key: cookie, input: piece(written, 0, InitMessage.mac2Offset),
+          label: "tether2 mac2")
+      {
+        mac2.initializeMemory(as: UInt8.self, repeating: 0)
+      }
+      next.hash = transcript.h
+      next.chainingKey = transcript.ck
+      next.isOpen = true
+      // The new attempt becomes the current one, the current one the previous; the
+      // previous one is wiped, and so is `next`, a copy, below.
+      previous.wipe(crypto)
+      previous = current
+      current = next
     }
-    next.hash = transcript.h
-    next.chainingKey = transcript.ck
-    next.isOpen = true
-    // The new attempt becomes the current one, the current one the previous; the previous
-    // one is wiped, and so is `next`, a copy, when this returns.
-    previous.wipe(crypto)
-    previous = current
-    current = next
+    transcript.wipe()
+    next.wipe(crypto)
+    return sealed
   }
 
   /// `AEAD(k_req, 0^12, ad = h1, Q)` (step 6) into `out` (184 bytes), the transcript
@@ -221,8 +240,14 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       throw .malformed
     }
     let echoed = piece(datagram, 1, 16)
-    guard current.echoes(echoed) || previous.echoes(echoed) else { throw .unknownAttempt }
-    let attempt = current.echoes(echoed) ? current : previous
+    let attempt: Attempt
+    if current.echoes(echoed) {
+      attempt = current
+    } else if previous.echoes(echoed) {
+      attempt = previous
+    } else {
+      throw .unknownAttempt
+    }
     var transcript = HandshakeTranscript(
       crypto: crypto, hash: attempt.hash, chainingKey: attempt.chainingKey)
     defer { transcript.wipe() }

@@ -135,7 +135,7 @@ extension SecureLink {
       return nil
     }
     let id = datagram.withUnsafeBytes { bigEndian($0, at: 1, width: 8) }
-    payload.removeAll(keepingCapacity: true)
+    truncate(&payload, to: 0)
     let underHeld = held?.data.sessionID == id
     do throws(SealedData<Crypto.Cipher>.Refusal) {
       if underHeld {

@@ -71,9 +71,9 @@ extension SecureLink {
   /// Moves `bytes[base...]` (the session's datagrams) into ``scratch``.
   @inline(never)
   private mutating func stash(_ bytes: inout [UInt8], from base: Int) {
-    scratch.removeAll(keepingCapacity: true)
+    truncate(&scratch, to: 0)
     bytes.withUnsafeBytes { append(piece($0, base, $0.count - base), to: &scratch) }
-    bytes.removeSubrange(base...)
+    truncate(&bytes, to: base)
   }
 
   /// The session's datagram at `range` (of the bytes stashed from `base`) rewritten onto
@@ -253,7 +253,7 @@ extension SecureLink {
         }
       }
     }
-    if !made { out.removeSubrange(start...) }
+    if !made { truncate(&out, to: start) }
   }
 
   /// Past a rekey limit (or the hard one), a resumed handshake while the session goes on

@@ -137,21 +137,29 @@ public struct SealedData<Cipher: DatagramCipher> {
   }
 }
 
-/// `count` zero bytes appended to `bytes` (one loop for every caller).
+// The device's byte-array helpers, each one out-of-line loop over the calls the version 1
+// encoder already has (`appendByte`, `popLast`), so they add no specialization of their own
+// to the device's library (each `append(contentsOf:)` of another type, and each
+// `replaceSubrange`, is one).
+
+/// `count` zero bytes appended to `bytes`.
 @inline(never)
 func grow(_ bytes: inout [UInt8], by count: Int) {
-  for _ in 0..<max(0, count) { bytes.append(0) }
+  var left = count
+  while left > 0 {
+    bytes.appendByte(0)
+    left -= 1
+  }
 }
 
-/// `source` appended to `bytes` (one loop for every caller: each `append(contentsOf:)` of
-/// another type is a specialization of its own in the device's library).
+/// `source` appended to `bytes`.
 @inline(never)
 func append(_ source: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
-  for byte in source { bytes.append(byte) }
+  for byte in source { bytes.appendByte(byte) }
 }
 
 /// `bytes` cut back to its first `count` bytes (nothing if it is not longer).
 @inline(never)
 func truncate(_ bytes: inout [UInt8], to count: Int) {
-  while bytes.count > max(0, count) { bytes.removeLast() }
+  while bytes.count > count, bytes.popLast() != nil {}
 }
