@@ -21,12 +21,10 @@ extension SecureLink {
     let first: Int
     do {  // the message ends here: a presence digest shares `payload`, which is reused next
       let message = take(datagram, now: now, into: &output.bytes)
-      if output.bytes.count > start {
-        output.actions.append(.send(Datagram(range: start..<output.bytes.count)))
-      }
+      output.sendWritten(from: start)
       first = output.actions.count
       if let message {
-        session.receive(message, now: now, into: &output, cookie: session.link.cookie)
+        session.receive(message, now: now, into: &output)
       } else {
         session.advance(to: now, into: &output)
       }
@@ -135,24 +133,37 @@ extension SecureLink {
       return nil
     }
     let id = datagram.withUnsafeBytes { bigEndian($0, at: 1, width: 8) }
-    truncate(&payload, to: 0)
     let underHeld = held?.data.sessionID == id
-    do throws(SealedData<Crypto.Cipher>.Refusal) {
-      if underHeld {
-        try held?.data.open(datagram, into: &payload)
-      } else if data?.sessionID == id {
-        try data?.open(datagram, into: &payload)
-      } else {
-        throw .malformed
+    // Opened straight into `payload`, sized to the plaintext (the datagram less 33 bytes);
+    // moved out of `self` meanwhile, so the keys can be used while it is written.
+    var plaintext: [UInt8] = []
+    swap(&plaintext, &payload)
+    truncate(&plaintext, to: 0)
+    grow(&plaintext, by: datagram.count - 33)
+    let refusal: SealedData<Crypto.Cipher>.Refusal? = plaintext.withUnsafeMutableBytes { out in
+      datagram.withUnsafeBytes { datagram in
+        do throws(SealedData<Crypto.Cipher>.Refusal) {
+          if underHeld {
+            try held?.data.open(datagram, into: out)
+          } else if data?.sessionID == id {
+            try data?.open(datagram, into: out)
+          } else {
+            throw .malformed
+          }
+          return nil
+        } catch {
+          return error
+        }
       }
-    } catch {
-      switch error {
-      case .replayed: replayed &+= 1
-      case .unopened: unopened &+= 1
-      case .malformed, .exhausted: dropped &+= 1
-      }
-      return nil
     }
+    swap(&plaintext, &payload)
+    switch refusal {
+    case nil: break
+    case .replayed?: replayed &+= 1
+    case .unopened?: unopened &+= 1
+    case .malformed?, .exhausted?: dropped &+= 1
+    }
+    if refusal != nil { return nil }
     guard let message = decodePayload(underHeld: underHeld, into: &out) else {
       dropped &+= 1
       return nil

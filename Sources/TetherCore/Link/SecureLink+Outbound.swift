@@ -27,7 +27,7 @@ extension SecureLink {
       first = output.actions.count
       // Fed after the rewrite: the session appends to the output it reads from.
       if let answer {
-        session.receive(answer, now: now, into: &output, cookie: session.link.cookie)
+        session.receive(answer, now: now, into: &output)
       }
     }
     if boundCookie != 0, session.link.cookie == 0 {  // the session ended: nothing of it is kept
@@ -104,7 +104,7 @@ extension SecureLink {
     // body), then sealed there.
     let start = out.count
     grow(&out, by: SealedData<Crypto.Cipher>.headerLength)
-    out.append(type)
+    out.appendByte(type)
     if type == MessageType.renewToken.rawValue {
       // The token's text: a 2-byte length, then the text, to the end. Its `W` is sent.
       renewal = v1.withUnsafeBytes {
@@ -261,21 +261,19 @@ extension SecureLink {
   private mutating func rekeyIfDue<Notification>(
     _ output: inout SessionOutput<Notification>, now: Instant
   ) {
-    if let range = rekey(now: now, into: &output.bytes) {
-      output.actions.append(.send(Datagram(range: range)))
-    }
+    let start = output.bytes.count
+    rekey(now: now, into: &output.bytes)
+    output.sendWritten(from: start)
   }
 
-  /// The rekey's datagram appended to `bytes`, if one is due: its range.
+  /// The rekey's datagram appended to `bytes`, if one is due.
   @inline(never)
-  private mutating func rekey(now: Instant, into bytes: inout [UInt8]) -> Range<Int>? {
+  private mutating func rekey(now: Instant, into bytes: inout [UInt8]) {
     guard let data, !sessionAsked, now >= rekeyNotBefore,
       data.usage.status != .fresh || data.window.highest >= limits.rekeyAfterMessages
-    else { return nil }
+    else { return }
     rekeyNotBefore = now + .seconds(1)
-    let start = bytes.count
     attempt(now: now, into: &bytes)
-    return bytes.count > start ? start..<bytes.count : nil
   }
 }
 
@@ -292,12 +290,19 @@ func field(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, width: Int)
 }
 
 extension LinkSession {
-  /// Hands the session `message` as the edge's packet of its own session.
+  /// Hands the session `message` as the edge's packet of its own session: what its
+  /// `receive(_ packet:)` does with a packet of its cookie, with no packet made (a session
+  /// with no cookie counts it foreign, as there).
   @inline(never)
   mutating func receive(
-    _ message: Message, now: Instant, into output: inout SessionOutput<Notification>,
-    cookie: UInt64
+    _ message: Message, now: Instant, into output: inout SessionOutput<Notification>
   ) {
-    receive(Packet(cookie: cookie, message: message), now: now, into: &output)
+    _ = link.tick(now)
+    if link.cookie != 0 {
+      handle(message, now: link.clock, into: &output)
+    } else {
+      link.counters.foreign &+= 1
+    }
+    advance(to: link.clock, into: &output)
   }
 }
