@@ -349,7 +349,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     var key = KeyBytes()
     defer { key.withUnsafeMutableBytes { crypto.wipe($0) } }
     let sealed = piece(answer, 41, answer.count - 41)
-    var plaintext = InlineBytes()
+    var plaintext = KeyBytes()  // a cookie (16 bytes) or a reason and a detail (2)
     defer { plaintext.withUnsafeMutableBytes { crypto.wipe($0) } }
     let opened = plaintext.withUnsafeMutableBytes { plaintext in
       key.withUnsafeMutableBytes { key in

@@ -42,11 +42,11 @@ extension SecureLink {
       return open(datagram, now: now, into: &out)
     case ResetMessage.kind:
       // Only this session's id and value (compared in constant time) end it.
-      guard datagram.count == ResetMessage.size, let data else { break }
+      guard datagram.count == ResetMessage.size, let id = data?.sessionID else { break }
       let resetValue = resetValue
       let crypto = crypto
       let matches = datagram.withUnsafeBytes { d in
-        bigEndian(d, at: 1, width: 8) == data.sessionID
+        bigEndian(d, at: 1, width: 8) == id
           && withUnsafeBytes(of: resetValue) { crypto.constantTimeEqual(piece(d, 9, 16), $0) }
       }
       guard matches else { break }
