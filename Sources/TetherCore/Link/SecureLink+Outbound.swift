@@ -26,8 +26,8 @@ extension SecureLink {
       let answer = rewrite(&output, from: first, now: now)
       first = output.actions.count
       // Fed after the rewrite: the session appends to the output it reads from.
-      if let answer {
-        session.receive(answer, now: now, into: &output)
+      if answer != .none {
+        session.receive(message(for: answer), now: now, into: &output)
       }
     }
     if boundCookie != 0, session.link.cookie == 0 {  // the session ended: nothing of it is kept
@@ -43,11 +43,11 @@ extension SecureLink {
   /// non-generic functions' below (one copy for both).
   private mutating func rewrite<Notification>(
     _ output: inout SessionOutput<Notification>, from first: Int, now: Instant
-  ) -> Message? {
+  ) -> LocalAnswer {
     // The session's bytes of these actions go aside at its first datagram (they run to the
     // end); version 2's are written in their place. One pass: stashed at the first send.
     var base = -1
-    var answer: Message?
+    var answer = LocalAnswer.none
     var index = first
     while index < output.actions.count {
       guard case .send(let datagram) = output.actions[index] else {
@@ -81,11 +81,12 @@ extension SecureLink {
   @inline(never)
   private mutating func rewrite(
     _ range: Range<Int>, base: Int, now: Instant, into bytes: inout [UInt8],
-    _ answer: inout Message?
+    _ answer: inout LocalAnswer
   ) -> Range<Int>? {
     let start = bytes.count
     let v1 = scratch[(range.lowerBound - base)..<(range.upperBound - base)]
-    if let refusal = translate(v1, now: now, into: &bytes) { answer = refusal }
+    let local = translate(v1, now: now, into: &bytes)
+    if local != .none { answer = local }
     return bytes.count > start ? start..<bytes.count : nil
   }
 
@@ -93,9 +94,9 @@ extension SecureLink {
   /// none); returns the synthetic answer the session must get instead, if any.
   private mutating func translate(
     _ v1: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8]
-  ) -> Message? {
+  ) -> LocalAnswer {
     let b = v1.startIndex
-    guard v1.count >= Packet.headerSize else { return nil }
+    guard v1.count >= Packet.headerSize else { return .none }
     let type = v1[b + 3]
     if type == MessageType.join.rawValue || type == MessageType.login.rawValue {
       return ask(v1, now: now, into: &out)
@@ -114,7 +115,7 @@ extension SecureLink {
       }
       guard let renewal else {
         truncate(&out, to: start)
-        return .tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0))
+        return .renewalRefused
       }
       renewal.stored.withUnsafeBytes {
         append(piece($0, 0, TokenV2.secretOffset), to: &out)
@@ -131,7 +132,7 @@ extension SecureLink {
     // Under the confirmed keys; before any ACCEPT, under the CONFIRM's (the edge may hold
     // the session already: a LEAVE should reach it).
     seal(&out, from: start, underHeld: data == nil)
-    return nil
+    return .none
   }
 
   /// Seals the DATA datagram written in `out` from `start` (``SealedData/seal(_:from:)``)
@@ -155,7 +156,7 @@ extension SecureLink {
   /// session writes them) send nothing.
   @inline(never)
   private mutating func ask(_ v1: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8])
-    -> Message?
+    -> LocalAnswer
   {
     let crypto = crypto
     var parsed: TokenV2?
@@ -166,7 +167,7 @@ extension SecureLink {
         Self.writeRequest(v1, isLogin: isLogin, into: q, token: &parsed, crypto: crypto)
       }
     }
-    guard written else { return nil }
+    guard written else { return .none }
     let cookie = v1.withUnsafeBytes { bigEndian($0, at: 4, width: 8) }
     if cookie != boundCookie {  // another session: nothing of the last one is kept
       forget()
@@ -175,13 +176,26 @@ extension SecureLink {
     self.request = request
     hasRequest = true
     token = parsed
-    guard let token else { return isLogin ? .loginRefuse(code: 5) : .refuse(.invalidToken) }
+    guard let token else { return .invalidToken }
     if data == nil, unixTime != 0, token.expiry != 0, unixTime >= token.expiry {
-      return isLogin ? .loginRefuse(code: 6) : .refuse(.tokenExpired)
+      return .tokenExpired
     }
     sessionAsked = true
     attempt(now: now, into: &out)
-    return nil
+    return .none
+  }
+
+  /// The version 1 message a local answer stands for: the edge's refusal of the join or
+  /// login (by the kind of the last request) or of the renewal.
+  @inline(never)
+  private func message(for answer: LocalAnswer) -> Message {
+    let isLogin = request.withUnsafeBytes { $0[74] } == HandshakeRequest.loginKind
+    switch answer {
+    case .invalidToken: return isLogin ? .loginRefuse(code: 5) : .refuse(.invalidToken)
+    case .tokenExpired: return isLogin ? .loginRefuse(code: 6) : .refuse(.tokenExpired)
+    case .none, .renewalRefused:
+      return .tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0))
+    }
   }
 
   /// `Q` (§12.5) from a JOIN (uid `u32`, flags, app id, channel, token) or a LOGIN (flags,
@@ -275,6 +289,18 @@ extension SecureLink {
     rekeyNotBefore = now + .seconds(1)
     attempt(now: now, into: &bytes)
   }
+}
+
+/// What the layer answers the session itself, in place of the edge (§12.4, §12.10): a
+/// code, made into the version 1 message only when it is handed over.
+enum LocalAnswer {
+  case none
+  /// The JOIN's or LOGIN's token is not a version 2 one: the edge's invalid-token refusal.
+  case invalidToken
+  /// Its public expiry has passed by the device's clock: the edge's expired-token refusal.
+  case tokenExpired
+  /// The RENEW_TOKEN's token is not a version 2 one: a refused TOKEN_RENEWED.
+  case renewalRefused
 }
 
 /// The length-prefixed field at `offset` of `bytes` (its length `width` bytes, big-endian),
