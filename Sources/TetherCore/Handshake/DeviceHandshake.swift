@@ -165,13 +165,13 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       transcript.mixHash(piece(written, 269, 184))
       // mac2: zeros without a cookie (or if it could not be made).
       let mac2 = piece(message, InitMessage.mac2Offset, 16)
-      mac2.initializeMemory(as: UInt8.self, repeating: 0)
+      crypto.wipe(mac2)  // zeros
       if !cookie.isEmpty,
         !crypto.derive(
           into: mac2, key: cookie, input: piece(written, 0, InitMessage.mac2Offset),
           label: "tether2 mac2")
       {
-        mac2.initializeMemory(as: UInt8.self, repeating: 0)
+        crypto.wipe(mac2)  // zeros
       }
       next.hash = transcript.h
       next.chainingKey = transcript.ck
@@ -207,13 +207,13 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       putBigEndian(resumes ? resumeID : 0, width: 8, into: plaintext, at: 140)
       // The proof (148 ..< 164): zeros without a resume, or if it could not be made.
       let proof = piece(plaintext, 148, 16)
-      proof.initializeMemory(as: UInt8.self, repeating: 0)
+      crypto.wipe(proof)  // zeros
       if resumes,
         !transcript.withKeys({ hash, _ in
           crypto.derive(into: proof, key: resumeKey, input: hash, label: "tether2 proof")
         })
       {
-        proof.initializeMemory(as: UInt8.self, repeating: 0)
+        crypto.wipe(proof)  // zeros
       }
       return transcript.withKeys { hash, key in
         crypto.sealOnce(

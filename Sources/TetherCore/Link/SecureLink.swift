@@ -69,6 +69,7 @@ public struct SecureLink<Crypto: SessionCrypto> {
   /// How long a cookie is kept (§12.6).
   static var cookieLifetime: Interval { .seconds(120) }
 
+  @inline(never)  // one copy for every link the driver makes
   public init(crypto: Crypto, limits: KeyLimits = .standard) {
     self.crypto = crypto
     self.limits = limits
