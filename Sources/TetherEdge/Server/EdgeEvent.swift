@@ -136,6 +136,9 @@ public struct EdgeCounters: Equatable, Sendable {
   public var pathChallenges: UInt64 = 0
   /// Sessions moved to a new address once it answered its challenge (§12.11).
   public var migrations: UInt64 = 0
+  /// INITs left unanswered because the crypto seam gave fewer random bytes than asked (a
+  /// broken random source: no session id, nonce or key can be made).
+  public var randomShortfalls: UInt64 = 0
   /// Version 1 datagrams received (client packets; admin requests are apart): what would
   /// get nothing once version 1 is removed (§12.14).
   public var versionOne: UInt64 = 0

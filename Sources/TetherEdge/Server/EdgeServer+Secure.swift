@@ -166,11 +166,18 @@ extension EdgeServer {
     _ handshake: EdgeHandshake<Crypto>, token: OpenedToken, resume: UInt64?,
     source: IPEndpoint, charged: Bool, now: Instant
   ) -> [UInt8]? {
-    let id = front.issuer.issue(now: now)
     let crypto = front.crypto
+    guard let id = front.issuer.issue(now: now) else {
+      counters.randomShortfalls &+= 1
+      return nil
+    }
     let edgeNonce = crypto.randomBytes(count: 16)
     var ephemeral = crypto.randomBytes(count: 32)
     defer { crypto.wipe(&ephemeral) }
+    guard edgeNonce.count == 16, ephemeral.count == 32 else {
+      counters.randomShortfalls &+= 1
+      return nil
+    }
     let lifetimeMs = front.ticketLifetime.nanoseconds / 1_000_000
     guard
       var pending = try? handshake.respond(
