@@ -41,9 +41,15 @@ struct Serve: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "This edge's stable name in reset values: the same across its restarts, different for each edge of a fleet (default: the host name, ':' and the port of --listen). Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
+      "This edge's stable name in reset values: the same across its restarts, different for each edge of a fleet (default: the host name, ':' and the port the edge listens on; with --listen port 0 that port changes at each start, so give --edge-id there). Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
       valueName: "id"))
   var edgeID: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "The app certificate before a rotation: v2 tokens minted under it still join and renew until it is dropped (keep it while such tokens may be unexpired). Under 32 bytes it gets a warning at start, as --app-certificate does. Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
+      valueName: "certificate"))
+  var previousAppCertificate: String?
 
   @Option(
     help: ArgumentHelp(
@@ -127,8 +133,7 @@ struct Serve: ParsableCommand {
   private func serve(stop: StopSignal, logger: Logger) throws -> Summary {
     let loop: EdgeLoop
     do {
-      loop = try EdgeLoop(
-        server: EdgeServer(config: try config()), listen: try address(), stop: stop)
+      loop = try EdgeLoop(config: try config(), listen: try address(), stop: stop)
     } catch let error as SystemError {
       throw fail("cannot listen on \(listen): \(error)")
     }
@@ -141,14 +146,12 @@ struct Serve: ParsableCommand {
     logger.notice(
       "listening",
       metadata: ["address": "\(loop.localAddress)", "max_sessions": "\(maxSessions)"])
-    if !CertificateKeys.isStrong(app.certificate) {
+    for (name, bytes) in loop.server.config.shortCertificates {
       // Never a refusal: people type short ones, and the edge cannot tell random bytes from
       // a word (docs/SECURITY.md says what a guessable one costs).
       logger.warning(
-        "the app certificate is short: it may be guessed; `tether-edge certificate` prints a strong one",
-        metadata: [
-          "bytes": "\(app.certificate.count)", "strong_from": "\(CertificateKeys.strongLength)",
-        ])
+        "the \(name) is short: it may be guessed; `tether-edge certificate` prints a strong one",
+        metadata: ["bytes": "\(bytes)", "strong_from": "\(CertificateKeys.strongLength)"])
     }
     do {
       try loop.run()
@@ -181,9 +184,10 @@ struct Serve: ParsableCommand {
     }
   }
 
-  /// `--edge-id`, or this host's name and the port of `--listen`.
-  private func edge() throws -> EdgeID {
-    guard let edgeID else { return EdgeID.hostDefault(port: try address().port) }
+  /// `--edge-id`; nil without one: the default (this host's name and the port the socket
+  /// is bound to, which `--listen HOST:0` leaves to the system) is made once it is bound.
+  private func edge() throws -> EdgeID? {
+    guard let edgeID else { return nil }
     guard let id = EdgeID(edgeID) else {
       throw ValidationError("--edge-id must be 1 to 255 bytes of printable ASCII without space.")
     }
@@ -195,7 +199,8 @@ struct Serve: ParsableCommand {
       var config = try EdgeConfig(
         appID: try app.appID, appCertificate: app.certificate, timeScale: timeScale,
         maxSessions: maxSessions, edgeID: try edge(), handshakeRate: handshakeRate,
-        maxChannelMembers: maxChannelMembers, maxAppSessions: maxAppSessions)
+        maxChannelMembers: maxChannelMembers, maxAppSessions: maxAppSessions,
+        previousCertificate: previousAppCertificate.map { Array($0.utf8) })
       config.recordsEvents = logLevel.level <= .info
       guard joinBurst >= 1 else { throw ValidationError("--join-burst must be at least 1.") }
       guard joinRate.isFinite, joinRate >= 0.001 else {
@@ -208,6 +213,8 @@ struct Serve: ParsableCommand {
     } catch let error as EdgeConfigError {
       switch error {
       case .emptyCertificate: throw ValidationError("--app-certificate must not be empty.")
+      case .emptyPreviousCertificate:
+        throw ValidationError("--previous-app-certificate must not be empty.")
       case .invalidTimeScale:
         throw ValidationError("--time-scale must be above 0 and at most 1000.")
       case .invalidMaxSessions: throw ValidationError("--max-sessions must be at least 1.")

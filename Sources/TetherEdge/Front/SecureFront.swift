@@ -35,7 +35,8 @@ struct SecureFront<Crypto: SessionCrypto> {
   init(config: EdgeConfig, crypto: Crypto) {
     self.crypto = crypto
     keys = config.certificateKeys
-    opener = TokenOpener(crypto: crypto, current: config.certificateKeys)
+    opener = TokenOpener(
+      crypto: crypto, current: config.certificateKeys, previous: config.previousCertificateKeys)
     edgeID = config.edgeID
     ticketLifetime = config.ticketLifetime
     cookies = CookieJar(crypto: crypto, now: .zero)
