@@ -75,7 +75,10 @@ struct Serve: ParsableCommand {
       valueName: "level"))
   var logLevel: LogLevelOption = .info
 
-  @Flag(help: "On stop, print the server's counters and table sizes (two lines on stdout).")
+  @Flag(
+    help:
+      "On stop, print the server's counters (a `counters` line, and a `v2` line of protocol v2's) and table sizes (a `tables` line) on stdout."
+  )
   var printCounters = false
 
   @Flag(help: "Check the options, print `configuration ok` and exit without serving.")
@@ -108,29 +111,13 @@ struct Serve: ParsableCommand {
         "sessions": "\(summary.tables.sessions)", "logins": "\(summary.tables.logins)",
       ])
     if printCounters {
-      let c = summary.counters
-      print(
-        "counters malformed \(c.malformed) unexpected \(c.unexpected)"
-          + " unknown-session \(c.unknownSession) wrong-address \(c.wrongAddress)"
-          + " refused-joins \(c.refusedJoins) joins-limited \(c.joinsLimited)"
-          + " admin-refused \(c.adminRefused) send-failures \(summary.sendFailures)"
-          + " refused-logins \(c.refusedLogins) operations-unordered \(c.channelOperationsUnordered)"
-          + " operations-over-limit \(c.channelOperationsOverLimit)"
-          + " events-resent \(c.memberEventsResent) event-overflows \(c.eventQueueOverflows)")
-      print("tables \(summary.tables)")
+      for line in summary.lines { print(line) }
       fflush(nil)
     }
   }
 
-  /// What is left of a server once its loop has stopped.
-  private struct Summary {
-    var counters: EdgeCounters
-    var tables: EdgeTableCounts
-    var sendFailures: UInt64
-  }
-
   /// Binds, serves until `stop`, and returns the server's last counters.
-  private func serve(stop: StopSignal, logger: Logger) throws -> Summary {
+  private func serve(stop: StopSignal, logger: Logger) throws -> EdgeSummary {
     let loop: EdgeLoop
     do {
       loop = try EdgeLoop(config: try config(), listen: try address(), stop: stop)
@@ -159,7 +146,7 @@ struct Serve: ParsableCommand {
       logger.error("stopped", metadata: ["error": "\(error)"])
       throw fail("\(error)")
     }
-    return Summary(
+    return EdgeSummary(
       counters: loop.server.counters, tables: loop.server.tableCounts,
       sendFailures: loop.sendFailures)
   }
