@@ -61,7 +61,8 @@ extension EdgeEvent: CustomStringConvertible {
   }
 }
 
-/// What the server set aside without acting on it.
+/// What the server set aside without acting on it; and, for version 2, a few things it did
+/// (handshakes answered, path challenges, migrations) and the version 1 datagrams it took.
 public struct EdgeCounters: Equatable, Sendable {
   /// Datagrams that did not decode (client protocol or admin).
   public var malformed: UInt64 = 0
