@@ -98,7 +98,7 @@ struct SecureFront<Crypto: SessionCrypto> {
     return out
   }
 
-  /// The session is now validated at `address` (its CONFIRM's source, or a migration's).
+  /// The session is now validated at `address` (its CONFIRM's source).
   mutating func setAddress(_ address: PeerAddress, of id: UInt64) {
     sessions[id]?.address = address
   }
@@ -114,10 +114,13 @@ struct SecureFront<Crypto: SessionCrypto> {
   ) -> [UInt8]? {
     guard let index = sessions.index(forKey: id) else { return nil }
     let crypto = crypto
-    let step = sessions.values[index].path.heard(size, from: address, newest: newest) {
-      crypto.randomBytes(count: PathValidation.challengeBytes)
-    }
-    guard case .challenge(_, let challenge) = step else { return nil }
+    guard
+      let challenge = sessions.values[index].path.heard(
+        size, from: address, newest: newest,
+        draw: {
+          crypto.randomBytes(count: PathValidation.challengeBytes)
+        })
+    else { return nil }
     let payload = [EdgePayload.pathChallenge] + challenge
     guard sessions.values[index].path.spend(Self.sealedSize(of: payload)) else { return nil }
     return seal(payload, id: id)

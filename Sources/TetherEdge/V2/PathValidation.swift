@@ -23,40 +23,32 @@ struct PathValidation: Equatable {
   /// The candidate being validated; nil while the device is where the session is.
   private(set) var candidate: Candidate?
 
-  /// What to do after a datagram that opened.
-  enum Step: Equatable {
-    /// Nothing for the path: the datagram is the session's as any other.
-    case none
-    /// Send the candidate's PATH_CHALLENGE to its address, if its sealed size fits the
-    /// candidate's budget (``spend(_:)``).
-    case challenge(address: PeerAddress, bytes: [UInt8])
-  }
-
-  /// A datagram of `size` bytes opened from `address`, which is not `session` (the
-  /// session's address); `newest`: its counter is higher than every counter opened before.
-  /// A newest one from an address other than the candidate's makes that address the
+  /// A datagram of `size` bytes opened from `address`, which is not the session's address;
+  /// `newest`: its counter is higher than every counter opened before. Returns the
+  /// challenge to send to `address` (if its sealed size fits the budget, ``spend(_:)``), or
+  /// nil. A newest one from an address other than the candidate's makes that address the
   /// candidate with a fresh challenge drawn by `draw`, replacing any outstanding one (so a
   /// copy moved by an attacker that won the race cannot block the device's real move: the
   /// device's next datagram is newer still). From the candidate's own address, it adds to
-  /// the budget and sends the same challenge again (the first may have been lost). Anything
+  /// the budget and the same challenge goes again (the first may have been lost). Anything
   /// else changes nothing (a late datagram, reordered: it moves nothing).
   mutating func heard(
     _ size: Int, from address: PeerAddress, newest: Bool, draw: () -> [UInt8]
-  ) -> Step {
+  ) -> [UInt8]? {
     if var current = candidate, current.address == address {
       current.budget.receive(size)
       candidate = current
-      return newest ? .challenge(address: address, bytes: current.challenge) : .none
+      return newest ? current.challenge : nil
     }
-    guard newest else { return .none }
+    guard newest else { return nil }
     let challenge = draw()
     guard challenge.count == Self.challengeBytes else {
       candidate = nil  // no challenge to be had: nothing to validate with
-      return .none
+      return nil
     }
     candidate = Candidate(address: address, challenge: challenge)
     candidate?.budget.receive(size)
-    return .challenge(address: address, bytes: challenge)
+    return challenge
   }
 
   /// A newest datagram from the session's own address: the device did not move (someone
