@@ -192,6 +192,51 @@ struct EdgeRoamingTests {
     #expect(bench.server.counters.migrations == 1)
   }
 
+  /// The login profile under the same rules: a CHANNEL_OPERATION from a new port is
+  /// applied and acknowledged at the old address while the challenge goes to the new one;
+  /// after the echo, Bob joining the channel reaches Alice (MEMBER_EVENTS) at the new port.
+  @Test func aLoginSession_roamsTheSameWay() throws {
+    var bench = Bench()
+    var alice = bench.device(.user(Bench.user("alice")))
+    guard
+      case .loginAccept(let accept)? = bench.connect(&alice, Bench.loginRequest("alice"))
+        .first?.message
+    else {
+      Issue.record("no LOGIN_ACCEPT")
+      return
+    }
+    let old = alice.address
+    let join = DevicePayloads.channelOperation(
+      session: accept.session, sequence: 1, kind: .join, channel: "room")
+    let out = bench.sendUnvalidated(alice.seal(join), from: Self.newPort)
+    let opened = Self.opened(out, by: &alice)
+    #expect(opened.map(\.0) == [Self.newPort, old])
+    let challenge = try #require(opened.first?.1)
+    #expect(Self.isChallenge(challenge))
+    #expect(
+      EdgePayloadView(bytes: opened.last?.1 ?? []).message
+        == .channelAck(session: accept.session, sequence: 1))
+    #expect(bench.server.loginSession(cookie: alice.sessionID)?.channels == [Bench.channel("room")])
+    #expect(bench.server.table[alice.sessionID]?.address == old)
+
+    _ = bench.sendUnvalidated(alice.seal(Self.response(to: challenge)), from: Self.newPort)
+    #expect(bench.server.table[alice.sessionID]?.address == Self.newPort)
+    var bob = bench.device(.user(Bench.user("bob")), host: 2)
+    guard
+      case .loginAccept(let bobs)? = bench.connect(&bob, Bench.loginRequest("bob")).first?.message
+    else {
+      Issue.record("no LOGIN_ACCEPT for Bob")
+      return
+    }
+    let mark = bench.sent.count
+    _ = bench.data(
+      &bob,
+      DevicePayloads.channelOperation(
+        session: bobs.session, sequence: 1, kind: .join, channel: "room"))
+    let toAlice = bench.sent[mark...].filter { alice.open($0.bytes) != nil || $0.address == old }
+    #expect(!toAlice.isEmpty && toAlice.allSatisfy { $0.address == Self.newPort })
+  }
+
   /// An ended session (its KICK still repeated) does not roam: its datagram from another
   /// address is counted and dropped, with nothing sent there.
   @Test func anEndedSession_doesNotRoam() throws {
