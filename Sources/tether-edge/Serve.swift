@@ -41,9 +41,15 @@ struct Serve: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "This edge's stable name in reset values: the same across its restarts, different for each edge of a fleet (default: the host name, ':' and the port of --listen). Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
+      "This edge's stable name in reset values: the same across its restarts, different for each edge of a fleet (default: the host name, ':' and the port the edge listens on; with --listen port 0 that port changes at each start, so give --edge-id there). Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
       valueName: "id"))
   var edgeID: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "The app certificate before a rotation: v2 tokens minted under it still join and renew until it is dropped (keep it while such tokens may be unexpired). Under 32 bytes it gets a warning at start, as --app-certificate does. Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
+      valueName: "certificate"))
+  var previousAppCertificate: String?
 
   @Option(
     help: ArgumentHelp(
@@ -69,7 +75,10 @@ struct Serve: ParsableCommand {
       valueName: "level"))
   var logLevel: LogLevelOption = .info
 
-  @Flag(help: "On stop, print the server's counters and table sizes (two lines on stdout).")
+  @Flag(
+    help:
+      "On stop, print the server's counters (a `counters` line, and a `v2` line of protocol v2's) and table sizes (a `tables` line) on stdout."
+  )
   var printCounters = false
 
   @Flag(help: "Check the options, print `configuration ok` and exit without serving.")
@@ -102,33 +111,16 @@ struct Serve: ParsableCommand {
         "sessions": "\(summary.tables.sessions)", "logins": "\(summary.tables.logins)",
       ])
     if printCounters {
-      let c = summary.counters
-      print(
-        "counters malformed \(c.malformed) unexpected \(c.unexpected)"
-          + " unknown-session \(c.unknownSession) wrong-address \(c.wrongAddress)"
-          + " refused-joins \(c.refusedJoins) joins-limited \(c.joinsLimited)"
-          + " admin-refused \(c.adminRefused) send-failures \(summary.sendFailures)"
-          + " refused-logins \(c.refusedLogins) operations-unordered \(c.channelOperationsUnordered)"
-          + " operations-over-limit \(c.channelOperationsOverLimit)"
-          + " events-resent \(c.memberEventsResent) event-overflows \(c.eventQueueOverflows)")
-      print("tables \(summary.tables)")
+      for line in summary.lines { print(line) }
       fflush(nil)
     }
   }
 
-  /// What is left of a server once its loop has stopped.
-  private struct Summary {
-    var counters: EdgeCounters
-    var tables: EdgeTableCounts
-    var sendFailures: UInt64
-  }
-
   /// Binds, serves until `stop`, and returns the server's last counters.
-  private func serve(stop: StopSignal, logger: Logger) throws -> Summary {
+  private func serve(stop: StopSignal, logger: Logger) throws -> EdgeSummary {
     let loop: EdgeLoop
     do {
-      loop = try EdgeLoop(
-        server: EdgeServer(config: try config()), listen: try address(), stop: stop)
+      loop = try EdgeLoop(config: try config(), listen: try address(), stop: stop)
     } catch let error as SystemError {
       throw fail("cannot listen on \(listen): \(error)")
     }
@@ -141,14 +133,12 @@ struct Serve: ParsableCommand {
     logger.notice(
       "listening",
       metadata: ["address": "\(loop.localAddress)", "max_sessions": "\(maxSessions)"])
-    if !CertificateKeys.isStrong(app.certificate) {
+    for (name, bytes) in loop.server.config.shortCertificates {
       // Never a refusal: people type short ones, and the edge cannot tell random bytes from
       // a word (docs/SECURITY.md says what a guessable one costs).
       logger.warning(
-        "the app certificate is short: it may be guessed; `tether-edge certificate` prints a strong one",
-        metadata: [
-          "bytes": "\(app.certificate.count)", "strong_from": "\(CertificateKeys.strongLength)",
-        ])
+        "the \(name) is short: it may be guessed; `tether-edge certificate` prints a strong one",
+        metadata: ["bytes": "\(bytes)", "strong_from": "\(CertificateKeys.strongLength)"])
     }
     do {
       try loop.run()
@@ -156,7 +146,7 @@ struct Serve: ParsableCommand {
       logger.error("stopped", metadata: ["error": "\(error)"])
       throw fail("\(error)")
     }
-    return Summary(
+    return EdgeSummary(
       counters: loop.server.counters, tables: loop.server.tableCounts,
       sendFailures: loop.sendFailures)
   }
@@ -181,9 +171,10 @@ struct Serve: ParsableCommand {
     }
   }
 
-  /// `--edge-id`, or this host's name and the port of `--listen`.
-  private func edge() throws -> EdgeID {
-    guard let edgeID else { return EdgeID.hostDefault(port: try address().port) }
+  /// `--edge-id`; nil without one: the default (this host's name and the port the socket
+  /// is bound to, which `--listen HOST:0` leaves to the system) is made once it is bound.
+  private func edge() throws -> EdgeID? {
+    guard let edgeID else { return nil }
     guard let id = EdgeID(edgeID) else {
       throw ValidationError("--edge-id must be 1 to 255 bytes of printable ASCII without space.")
     }
@@ -195,7 +186,8 @@ struct Serve: ParsableCommand {
       var config = try EdgeConfig(
         appID: try app.appID, appCertificate: app.certificate, timeScale: timeScale,
         maxSessions: maxSessions, edgeID: try edge(), handshakeRate: handshakeRate,
-        maxChannelMembers: maxChannelMembers, maxAppSessions: maxAppSessions)
+        maxChannelMembers: maxChannelMembers, maxAppSessions: maxAppSessions,
+        previousCertificate: previousAppCertificate.map { Array($0.utf8) })
       config.recordsEvents = logLevel.level <= .info
       guard joinBurst >= 1 else { throw ValidationError("--join-burst must be at least 1.") }
       guard joinRate.isFinite, joinRate >= 0.001 else {
@@ -208,6 +200,8 @@ struct Serve: ParsableCommand {
     } catch let error as EdgeConfigError {
       switch error {
       case .emptyCertificate: throw ValidationError("--app-certificate must not be empty.")
+      case .emptyPreviousCertificate:
+        throw ValidationError("--previous-app-certificate must not be empty.")
       case .invalidTimeScale:
         throw ValidationError("--time-scale must be above 0 and at most 1000.")
       case .invalidMaxSessions: throw ValidationError("--max-sessions must be at least 1.")

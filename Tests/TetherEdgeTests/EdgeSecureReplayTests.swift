@@ -136,13 +136,17 @@ struct EdgeSecureReplayTests {
     #expect(bench.server.counters.replayed == 1)
   }
 
-  /// A DATA datagram that opens but comes from another address moves nothing (roaming is
-  /// not built yet) and gets nothing.
+  /// A DATA datagram that opens but comes from another address moves nothing: it is taken
+  /// (answered at the session's own address) and draws one PATH_CHALLENGE there, no larger
+  /// than itself, which only the device can answer (§12.11; EdgeRoamingTests has the rest).
   @Test func aDataDatagramMovedToAnotherAddress_movesNothing() throws {
     var (bench, alice, _, _) = try Self.twoJoined()
     let heartbeat = alice.seal(DevicePayloads.heartbeat(3))
-    #expect(bench.sendUnvalidated(heartbeat, from: Bench.address(9)).isEmpty)
+    let out = bench.sendUnvalidated(heartbeat, from: Bench.address(9))
+    #expect(out.map(\.address) == [Bench.address(9), alice.address])
+    #expect(out.first.flatMap { alice.open($0.bytes) }?.first == 0x8D)
     #expect(bench.server.table[alice.sessionID]?.address == alice.address)
-    #expect(bench.server.counters.wrongAddress == 1)
+    #expect(bench.server.counters.pathChallenges == 1)
+    #expect(bench.server.counters.migrations == 0)
   }
 }

@@ -35,7 +35,8 @@ struct SecureFront<Crypto: SessionCrypto> {
   init(config: EdgeConfig, crypto: Crypto) {
     self.crypto = crypto
     keys = config.certificateKeys
-    opener = TokenOpener(crypto: crypto, current: config.certificateKeys)
+    opener = TokenOpener(
+      crypto: crypto, current: config.certificateKeys, previous: config.previousCertificateKeys)
     edgeID = config.edgeID
     ticketLifetime = config.ticketLifetime
     cookies = CookieJar(crypto: crypto, now: .zero)
@@ -70,13 +71,18 @@ struct SecureFront<Crypto: SessionCrypto> {
       address: address)
   }
 
-  /// Opens a DATA datagram of session `id` and appends its payload to `out`.
+  /// Opens a DATA datagram of session `id` and appends its payload to `out`. Returns
+  /// whether its counter is higher than every counter opened before from the device (not
+  /// merely new to the window): only such a datagram may start a path validation (§12.11).
   /// - Throws: ``SealedData/Refusal``; nothing of the session changed but a count.
   mutating func open(_ datagram: ArraySlice<UInt8>, id: UInt64, into out: inout [UInt8])
-    throws(SealedData<Crypto.Cipher>.Refusal)
+    throws(SealedData<Crypto.Cipher>.Refusal) -> Bool
   {
     guard let index = sessions.index(forKey: id) else { throw .malformed }
+    let before = sessions.values[index].data.window
     try sessions.values[index].data.open(datagram, into: &out)
+    // The window's highest moves only for a counter above it (or the first one opened).
+    return before.isEmpty || sessions.values[index].data.window.highest != before.highest
   }
 
   /// `payload` sealed as session `id`'s next DATA datagram; nil without keys, or once they
@@ -95,6 +101,55 @@ struct SecureFront<Crypto: SessionCrypto> {
   /// The session is now validated at `address` (its CONFIRM's source).
   mutating func setAddress(_ address: PeerAddress, of id: UInt64) {
     sessions[id]?.address = address
+  }
+
+  // MARK: Roaming (§12.11)
+
+  /// A datagram of session `id`, `size` bytes, opened from `address`, which is not the
+  /// session's; `newest` as ``open(_:id:into:)`` said. Returns the PATH_CHALLENGE to send
+  /// there (sealed, under the session's next counter) when one is due and fits the
+  /// address's budget (never more bytes out than in); nil otherwise.
+  mutating func heard(
+    _ size: Int, of id: UInt64, from address: PeerAddress, newest: Bool
+  ) -> [UInt8]? {
+    guard let index = sessions.index(forKey: id) else { return nil }
+    let crypto = crypto
+    guard
+      let challenge = sessions.values[index].path.heard(
+        size, from: address, newest: newest,
+        draw: {
+          crypto.randomBytes(count: PathValidation.challengeBytes)
+        })
+    else { return nil }
+    let payload = [EdgePayload.pathChallenge] + challenge
+    guard sessions.values[index].path.spend(Self.sealedSize(of: payload)) else { return nil }
+    return seal(payload, id: id)
+  }
+
+  /// A newest datagram of session `id` from its own address: any candidate is dropped.
+  mutating func heardAtSession(_ id: UInt64, newest: Bool) {
+    sessions[id]?.path.heardAtSession(newest: newest)
+  }
+
+  /// A PATH_RESPONSE of session `id` echoing `echo`, opened from `address`: the address the
+  /// session moves to if it validates the outstanding candidate (the front's own record
+  /// of the session's address moves with it); nil otherwise.
+  mutating func validate(_ echo: ArraySlice<UInt8>, of id: UInt64, from address: PeerAddress)
+    -> PeerAddress?
+  {
+    guard let index = sessions.index(forKey: id) else { return nil }
+    let crypto = crypto
+    guard
+      let moved = sessions.values[index].path.validate(
+        echo, from: address, equal: { crypto.constantTimeEqual($0, $1) })
+    else { return nil }
+    sessions.values[index].address = moved
+    return moved
+  }
+
+  /// The bytes of a DATA datagram carrying `payload`: its header (17) and tag (16) around it.
+  static func sealedSize(of payload: [UInt8]) -> Int {
+    payload.count + SealedData<Crypto.Cipher>.headerLength + Crypto.Cipher.tagLength
   }
 
   /// Whether session `id`'s last ACCEPT said it was resumed (a repeated CONFIRM gets the
@@ -120,4 +175,6 @@ struct SecureSession<Cipher: DatagramCipher> {
   let resetValue: [UInt8]
   var address: PeerAddress
   var resumed = false
+  /// An address the device may have moved to, until it answers its challenge (§12.11).
+  var path = PathValidation()
 }

@@ -142,6 +142,9 @@ enum EdgePayload {
     return payload
   }
 
+  /// PATH_CHALLENGE's type (§12.7): then the challenge's 8 bytes (§12.11).
+  static var pathChallenge: UInt8 { 0x8D }
+
   /// The payload of an encoded version 1 packet: its type byte and body.
   static func of(template: [UInt8]) -> [UInt8] {
     guard template.count >= Packet.headerSize else { return [] }

@@ -21,12 +21,30 @@ public final class EdgeLoop {
   /// At most this many datagrams are read per wake-up before the timers get a turn.
   static let readsPerTurn = 256
 
-  public init(server: SodiumEdgeServer, listen: SocketAddress, stop: StopSignal)
+  public convenience init(server: SodiumEdgeServer, listen: SocketAddress, stop: StopSignal)
     throws(SystemError)
   {
-    self.server = server
+    try self.init(listen: listen, stop: stop) { _ in server }
+  }
+
+  /// A loop whose server is made from `config` once the socket is bound: a default edge id
+  /// then names the bound port (``EdgeConfig/bound(toPort:)``), so `--listen HOST:0` does
+  /// not give every such edge the id `HOST:0`.
+  public convenience init(config: EdgeConfig, listen: SocketAddress, stop: StopSignal)
+    throws(SystemError)
+  {
+    try self.init(listen: listen, stop: stop) { bound in
+      EdgeServer(config: config.bound(toPort: bound.port))
+    }
+  }
+
+  /// Binds to `listen`, then makes the server with `makeServer`, given the bound address.
+  init(
+    listen: SocketAddress, stop: StopSignal, makeServer: (SocketAddress) -> SodiumEdgeServer
+  ) throws(SystemError) {
     socket = try UnconnectedUDPSocket(bindingTo: listen)
     localAddress = try socket.localAddress()
+    server = makeServer(localAddress)
     self.stop = stop
   }
 

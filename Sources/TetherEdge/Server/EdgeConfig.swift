@@ -39,9 +39,20 @@ public struct EdgeConfig: Sendable {
   // MARK: Protocol version 2 (docs/PROTOCOL.md §12), spoken beside version 1 until every
   // device speaks it
 
-  /// The edge's stable name in every reset value (§12.9; `--edge-id`, default the host name
-  /// and port).
-  public var edgeID: EdgeID
+  /// The certificate before a rotation (§12.3; `--previous-app-certificate`): version 2
+  /// tokens minted under it still open (at an INIT and in a renewal) until it is dropped.
+  /// Only tokens: reset values and admin requests are the current certificate's.
+  public let previousCertificate: [UInt8]?
+  /// The version 2 keys of ``previousCertificate``.
+  public let previousCertificateKeys: CertificateKeys?
+  /// The edge's stable name in every reset value (§12.9; `--edge-id`). Unless given, the
+  /// host name and port: port 0 here, which ``EdgeLoop`` replaces by the port it bound
+  /// (``bound(toPort:)``).
+  public var edgeID: EdgeID {
+    didSet { isDefaultEdgeID = false }
+  }
+  /// Whether ``edgeID`` is the default (none was given).
+  public private(set) var isDefaultEdgeID: Bool
   /// INITs a second that may go on to public-key work without a cookie, and the burst
   /// (§12.6; `--handshake-rate`, default 1,000). Not scaled by the time scale.
   public let handshakeRate: Int
@@ -61,9 +72,11 @@ public struct EdgeConfig: Sendable {
   public init(
     appID: AppID, appCertificate: [UInt8], timeScale: Double = 1, maxSessions: Int = 10_000,
     edgeID: EdgeID? = nil, handshakeRate: Int = HandshakeRate.defaultPerSecond,
-    maxChannelMembers: Int? = nil, maxAppSessions: Int? = nil
+    maxChannelMembers: Int? = nil, maxAppSessions: Int? = nil,
+    previousCertificate: [UInt8]? = nil
   ) throws(EdgeConfigError) {
     guard !appCertificate.isEmpty else { throw .emptyCertificate }
+    guard previousCertificate?.isEmpty != true else { throw .emptyPreviousCertificate }
     guard timeScale.isFinite, timeScale > 0, timeScale <= 1000 else { throw .invalidTimeScale }
     guard maxSessions >= 1 else { throw .invalidMaxSessions }
     guard (1...1_000_000_000).contains(handshakeRate) else { throw .invalidHandshakeRate }
@@ -73,7 +86,17 @@ public struct EdgeConfig: Sendable {
       throw .sodiumUnavailable
     }
     certificateKeys = keys
+    self.previousCertificate = previousCertificate
+    if let previousCertificate {
+      guard let previous = try? CertificateKeys(certificate: previousCertificate) else {
+        throw .sodiumUnavailable
+      }
+      previousCertificateKeys = previous
+    } else {
+      previousCertificateKeys = nil
+    }
     self.edgeID = edgeID ?? EdgeID.hostDefault(port: 0)
+    isDefaultEdgeID = edgeID == nil
     self.handshakeRate = handshakeRate
     self.maxChannelMembers = maxChannelMembers ?? maxSessions
     self.maxAppSessions = maxAppSessions ?? maxSessions
@@ -89,6 +112,30 @@ public struct EdgeConfig: Sendable {
     joinLimit = JoinLimit(refill: Self.scale(.milliseconds(4), by: timeScale, floor: 1_000))
   }
 
+  /// This configuration for an edge whose socket is bound to `port`: the default edge id
+  /// names that port (with `--listen HOST:0`, the one the system picked, not 0); a given
+  /// edge id stays as it is.
+  public func bound(toPort port: UInt16) -> EdgeConfig {
+    guard isDefaultEdgeID else { return self }
+    var config = self
+    config.edgeID = EdgeID.hostDefault(port: port)
+    config.isDefaultEdgeID = true
+    return config
+  }
+
+  /// The certificates under 32 bytes (``CertificateKeys/strongLength``): the edge warns of
+  /// each at start and never refuses one (§12.3), current first.
+  public var shortCertificates: [(name: String, bytes: Int)] {
+    var short: [(name: String, bytes: Int)] = []
+    if !CertificateKeys.isStrong(appCertificate) {
+      short.append(("app certificate", appCertificate.count))
+    }
+    if let previousCertificate, !CertificateKeys.isStrong(previousCertificate) {
+      short.append(("previous app certificate", previousCertificate.count))
+    }
+    return short
+  }
+
   /// `interval × factor`, at least `floor` nanoseconds (1 ms unless told).
   static func scale(_ interval: Interval, by factor: Double, floor: UInt64 = 1_000_000)
     -> Interval
@@ -102,6 +149,8 @@ public struct EdgeConfig: Sendable {
 /// Why an ``EdgeConfig`` was not made.
 public enum EdgeConfigError: Error, Equatable, Sendable {
   case emptyCertificate
+  /// A previous certificate was given, and it is empty.
+  case emptyPreviousCertificate
   case invalidTimeScale
   case invalidMaxSessions
   case invalidHandshakeRate

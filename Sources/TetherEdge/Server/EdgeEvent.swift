@@ -61,7 +61,8 @@ extension EdgeEvent: CustomStringConvertible {
   }
 }
 
-/// What the server set aside without acting on it.
+/// What the server set aside without acting on it; and, for version 2, a few things it did
+/// (handshakes answered, path challenges, migrations) and the version 1 datagrams it took.
 public struct EdgeCounters: Equatable, Sendable {
   /// Datagrams that did not decode (client protocol or admin).
   public var malformed: UInt64 = 0
@@ -84,7 +85,8 @@ public struct EdgeCounters: Equatable, Sendable {
   /// CHANNEL_OPERATION or LOGOUT) under a held cookie but from another address than the
   /// session's: treated as for an unknown cookie (also counted in ``unknownSession``).
   /// Version 2: a CONFIRM from another address than its ticket's, or a DATA datagram that
-  /// opened from another address than its session's (dropped: roaming is not built yet).
+  /// opened from another address than that of a session the edge ended and still repeats
+  /// its notice to (an ended session does not roam; a held one does: ``pathChallenges``).
   public var wrongAddress: UInt64 = 0
   /// LOGINs answered with LOGIN_REFUSE.
   public var refusedLogins: UInt64 = 0
@@ -124,6 +126,23 @@ public struct EdgeCounters: Equatable, Sendable {
   public var confirmsReplayed: UInt64 = 0
   /// RESETs sent (§12.9).
   public var resets: UInt64 = 0
+  /// INITs answered with a RESPONSE (a ticket issued; the CONFIRM may never come).
+  public var handshakesAnswered: UInt64 = 0
+  /// DATA datagrams dropped that neither failed to open nor repeated: a size out of range,
+  /// a session id the edge holds no keys of, a payload that is no device payload, an
+  /// ended session's datagram from elsewhere, a PATH_RESPONSE that validated nothing (each
+  /// also counted where its cause is: ``malformed``, ``unknownSession``, ``wrongAddress``).
+  public var dataDropped: UInt64 = 0
+  /// PATH_CHALLENGEs sent to an address a session's datagrams came from (§12.11).
+  public var pathChallenges: UInt64 = 0
+  /// Sessions moved to a new address once it answered its challenge (§12.11).
+  public var migrations: UInt64 = 0
+  /// INITs left unanswered because the crypto seam gave fewer random bytes than asked (a
+  /// broken random source: no session id, nonce or key can be made).
+  public var randomShortfalls: UInt64 = 0
+  /// Version 1 datagrams received (client packets; admin requests are apart): what would
+  /// get nothing once version 1 is removed (§12.14).
+  public var versionOne: UInt64 = 0
 }
 
 extension ChannelName {

@@ -98,6 +98,7 @@ extension EdgeServer {
         handshake, token: token, resume: resume, source: source,
         charged: admission == .proven, now: now)
     else { return }
+    counters.handshakesAnswered &+= 1
     answer(response, to: address, within: &budget)
   }
 
@@ -165,11 +166,18 @@ extension EdgeServer {
     _ handshake: EdgeHandshake<Crypto>, token: OpenedToken, resume: UInt64?,
     source: IPEndpoint, charged: Bool, now: Instant
   ) -> [UInt8]? {
-    let id = front.issuer.issue(now: now)
     let crypto = front.crypto
+    guard let id = front.issuer.issue(now: now) else {
+      counters.randomShortfalls &+= 1
+      return nil
+    }
     let edgeNonce = crypto.randomBytes(count: 16)
     var ephemeral = crypto.randomBytes(count: 32)
     defer { crypto.wipe(&ephemeral) }
+    guard edgeNonce.count == 16, ephemeral.count == 32 else {
+      counters.randomShortfalls &+= 1
+      return nil
+    }
     let lifetimeMs = front.ticketLifetime.nanoseconds / 1_000_000
     guard
       var pending = try? handshake.respond(
@@ -306,6 +314,7 @@ extension EdgeServer {
   ) {
     guard datagram.count >= Self.smallestDeviceData, datagram.count <= Packet.maximumSize else {
       counters.malformed &+= 1
+      counters.dataDropped &+= 1
       return
     }
     let base = datagram.startIndex
@@ -313,11 +322,13 @@ extension EdgeServer {
     for byte in datagram[(base + 1)..<(base + 9)] { id = id << 8 | UInt64(byte) }
     guard let keys = front[id] else {
       counters.unknownSession &+= 1
+      counters.dataDropped &+= 1
       return sendReset(id, to: address, now: now)
     }
     var payload: [UInt8] = []
+    let newest: Bool
     do throws(SealedData<Crypto.Cipher>.Refusal) {
-      try front.open(datagram, id: id, into: &payload)
+      newest = try front.open(datagram, id: id, into: &payload)
     } catch .replayed {
       counters.replayed &+= 1
       return
@@ -326,26 +337,69 @@ extension EdgeServer {
       return
     } catch {
       counters.malformed &+= 1
+      counters.dataDropped &+= 1
       return
     }
-    // Roaming (§12.11) is not built yet: a datagram that opened from elsewhere moves nothing.
-    guard (table[id]?.address ?? keys.address) == address else {
-      counters.wrongAddress &+= 1
-      return
-    }
-    switch DevicePayload(decoding: payload[...]) {
+    let decoded = DevicePayload(decoding: payload[...])
+    // Only from here on is the datagram the device's (or a copy of it moved on the path).
+    guard
+      let from = follow(
+        id, datagram.count, from: address, session: table[id]?.address ?? keys.address,
+        newest: newest, decoded: decoded)
+    else { return }
+    switch decoded {
     case .message(let message):
-      handle(Packet(cookie: id, message: message), from: address, now: now, wallClock: wallClock)
+      handle(Packet(cookie: id, message: message), from: from, now: now, wallClock: wallClock)
     case .renewToken(let wire):
-      guard let record = hear(id, nil, from: address, now: now) else {
-        return answerUnheard(id, to: address)
+      guard let record = hear(id, nil, from: from, now: now) else {
+        return answerUnheard(id, to: from)
       }
       renew(credential(of: wire), for: record, wallClock: wallClock)
     case .pathResponse:
-      counters.unexpected &+= 1  // no challenge is sent before roaming is built
+      counters.dataDropped &+= 1  // one that validated nothing (follow took the one that did)
     case nil:
       counters.malformed &+= 1
+      counters.dataDropped &+= 1
     }
+  }
+
+  /// Roaming (§12.11), for a DATA datagram of session `id` that opened from `address`, the
+  /// session being at `session`: the address its content is taken from, or nil when it was
+  /// all path business (a PATH_RESPONSE that moved the session) or the datagram must go no
+  /// further (an ended session's, from elsewhere than its address).
+  ///
+  /// From the session's own address a newest datagram drops any candidate (the device did
+  /// not move). From another: a PATH_RESPONSE echoing the candidate's challenge from the
+  /// candidate itself moves the session there; anything else is taken as if it came from the
+  /// session's address (so every answer still goes there, the fallback, and a heartbeat
+  /// counts as heard), and a newest one makes its source the candidate, whose
+  /// PATH_CHALLENGE goes there at once within its budget. Peers see nothing of it.
+  private mutating func follow(
+    _ id: UInt64, _ size: Int, from address: PeerAddress, session: PeerAddress, newest: Bool,
+    decoded: DevicePayload?
+  ) -> PeerAddress? {
+    if address == session {
+      front.heardAtSession(id, newest: newest)
+      return address
+    }
+    // An ended session's notice repeats only where it was validated; it does not roam.
+    guard table[id] != nil else {
+      counters.wrongAddress &+= 1
+      counters.dataDropped &+= 1
+      return nil
+    }
+    if case .pathResponse(let echo) = decoded,
+      let moved = front.validate(echo[...], of: id, from: address)
+    {
+      table.move(id, to: moved)
+      counters.migrations &+= 1
+      return nil
+    }
+    if let challenge = front.heard(size, of: id, from: address, newest: newest) {
+      counters.pathChallenges &+= 1
+      outbox.sendRaw(challenge, to: address)
+    }
+    return session
   }
 
   /// The credential of a renewal's `W`: nil unless it opens under the certificate and is

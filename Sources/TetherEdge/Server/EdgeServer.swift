@@ -137,6 +137,7 @@ public struct EdgeServer<Crypto: SessionCrypto> {
     } else if let kind = datagram.first, SecureFront<Crypto>.isSecureKind(kind) {
       receiveSecure(datagram, from: address, now: now, wallClock: wallClock)
     } else if let packet = try? Packet.decode(datagram) {
+      counters.versionOne &+= 1
       // A version 2 session's id is not a cookie version 1 may name: nothing unsealed
       // reaches it.
       guard !front.holds(packet.cookie) else {

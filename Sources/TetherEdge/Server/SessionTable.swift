@@ -178,6 +178,12 @@ struct SessionTable {
     records.values[index].tokenExpiry = tokenExpiry
   }
 
+  /// The session under `cookie` is at `address` now (a version 2 session whose device
+  /// answered its path challenge there, docs/PROTOCOL.md §12.11); nothing else changes.
+  mutating func move(_ cookie: UInt64, to address: PeerAddress) {
+    records[cookie]?.address = address
+  }
+
   /// The session under `old` goes on under `new` (a version 2 resume gives a held session
   /// the new session id of its new handshake), in every roster, with nothing else changed.
   /// False, changing nothing, if `old` holds none or `new` is taken.

@@ -26,7 +26,8 @@ public struct SessionIDIssuer<Crypto: SessionCrypto> {
   private let crypto: Crypto
   /// How long a ticket may be confirmed after it is issued.
   public let ticketLifetime: Interval
-  /// This start's epoch (until the serials run out).
+  /// This start's epoch (until the serials run out); 0 while none could be drawn (the seam
+  /// gave fewer random bytes than asked): then no id is issued.
   public private(set) var epoch: UInt32
   /// The highest serial issued in ``epoch``; 0 before the first.
   public private(set) var lastSerial: UInt32
@@ -38,7 +39,13 @@ public struct SessionIDIssuer<Crypto: SessionCrypto> {
   /// The last serial an epoch issues.
   static var finalSerial: UInt32 { UInt32.max - 1 }
 
-  /// Draws the epoch (4 random bytes through `crypto`, drawn again while zero).
+  /// Draws of an epoch before giving up: a working source repeats a zero or the old epoch
+  /// once in 2^32 draws, so more than one retry means a broken one, and looping on it would
+  /// hang the edge.
+  static var epochDraws: Int { 4 }
+
+  /// Draws the epoch (4 random bytes through `crypto`, drawn again while zero or short, at
+  /// most ``epochDraws`` times; 0 if none came: ``issue(now:)`` draws again).
   public init(crypto: Crypto, ticketLifetime: Interval) {
     self.init(crypto: crypto, ticketLifetime: ticketLifetime, lastSerial: 0)
   }
@@ -48,14 +55,17 @@ public struct SessionIDIssuer<Crypto: SessionCrypto> {
   init(crypto: Crypto, ticketLifetime: Interval, lastSerial: UInt32) {
     self.crypto = crypto
     self.ticketLifetime = ticketLifetime
-    epoch = Self.drawEpoch(crypto, other: 0)
+    epoch = Self.drawEpoch(crypto, other: 0) ?? 0
     self.lastSerial = lastSerial
   }
 
-  /// The next id, issued at `now` (the edge's monotonic clock).
-  public mutating func issue(now: Instant) -> SessionID {
-    if lastSerial >= Self.finalSerial {
-      epoch = Self.drawEpoch(crypto, other: epoch)
+  /// The next id, issued at `now` (the edge's monotonic clock); nil, with nothing changed,
+  /// when a new epoch is due (the first, or after the last serial) and the seam gives no
+  /// random bytes for it: the caller answers nothing, as for any datagram it cannot serve.
+  public mutating func issue(now: Instant) -> SessionID? {
+    if epoch == 0 || lastSerial >= Self.finalSerial {
+      guard let drawn = Self.drawEpoch(crypto, other: epoch) else { return nil }
+      epoch = drawn
       lastSerial = 0
       lastIssuedAt = nil
       marks.removeAll()
@@ -106,12 +116,16 @@ public struct SessionIDIssuer<Crypto: SessionCrypto> {
 
   private static func second(_ instant: Instant) -> UInt64 { instant.nanoseconds / 1_000_000_000 }
 
-  /// A random nonzero epoch other than `other`.
-  private static func drawEpoch(_ crypto: Crypto, other: UInt32) -> UInt32 {
-    while true {
+  /// A random nonzero epoch other than `other`; nil after ``epochDraws`` draws gave none
+  /// (each short, zero or `other`).
+  private static func drawEpoch(_ crypto: Crypto, other: UInt32) -> UInt32? {
+    for _ in 0..<epochDraws {
+      let bytes = crypto.randomBytes(count: 4)
+      guard bytes.count == 4 else { continue }
       var epoch: UInt32 = 0
-      for byte in crypto.randomBytes(count: 4) { epoch = epoch << 8 | UInt32(byte) }
+      for byte in bytes { epoch = epoch << 8 | UInt32(byte) }
       if epoch != 0 && epoch != other { return epoch }
     }
+    return nil
   }
 }

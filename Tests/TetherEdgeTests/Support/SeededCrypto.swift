@@ -18,6 +18,8 @@ struct SeededCrypto: SessionCrypto {
     /// Bytes given before the seeded ones (a test's scripted draws), each draw from the
     /// front while enough are left.
     var scripted: [UInt8]
+    /// Draws still to come one byte short (a broken source), before any other.
+    var shortDraws = 0
     init(seed: [UInt8], scripted: [UInt8]) {
       self.seed = seed
       self.scripted = scripted
@@ -51,6 +53,10 @@ struct SeededCrypto: SessionCrypto {
   }
 
   func randomBytes(count: Int) -> [UInt8] {
+    if stream.shortDraws > 0, count > 0 {
+      stream.shortDraws -= 1
+      return [UInt8](repeating: 0xEE, count: count - 1)
+    }
     if stream.scripted.count >= count, count > 0 {
       defer { stream.scripted.removeFirst(count) }
       return Array(stream.scripted.prefix(count))
