@@ -23,13 +23,11 @@ struct TokenCommand: ParsableCommand {
 
   func run() throws {
     let expiry = TokenExpiry.after(expireSeconds, now: UInt64(max(time(nil), 0)))
-    let signer = TokenSigner(appID: try app.appID, certificate: app.certificate)
-    print(String(decoding: signer.sign(try target.grant(), expiresAt: expiry), as: UTF8.self))
+    print(try versionTwoToken(expiresAt: expiry))
   }
 
   /// The protocol version 2 token of these options (docs/PROTOCOL.md §12.4), minted by the
-  /// same library call Swift app servers use. `run()` prints it instead of the version 1
-  /// token once version 2 is the wire (issue 25, step 7); until then nothing calls it.
+  /// same library call Swift app servers use.
   func versionTwoToken(expiresAt expiry: UInt64) throws -> String {
     do {
       let minter = try TokenMinter(certificate: app.certificate)
