@@ -9,9 +9,10 @@ import Foundation
 public struct FaultDelivery: Sendable {
   public let time: Double
   public let direction: FaultDirection
-  /// The protocol's type byte (0x02 HEARTBEAT, 0x83 HEARTBEAT_ACK, ...).
+  /// The version 1 type its version 2 shape stands for (0x02 HEARTBEAT, 0x83
+  /// HEARTBEAT_ACK, ...: ``WireShape``; the type itself is sealed).
   public let type: UInt8
-  /// HEARTBEAT and HEARTBEAT_ACK: the sequence.
+  /// A DATA datagram's counter, in its direction (the heartbeat's sequence is sealed).
   public let sequence: UInt32?
   public let duplicate: Bool
 
@@ -192,7 +193,7 @@ public final class FaultProxy: @unchecked Sendable {
   /// Gives one datagram its fate: dropped, or sent now or later, once or twice.
   private func route(_ bytes: [UInt8], device: Int, direction: FaultDirection) {
     let now = monotonicSeconds()
-    let type = bytes.count >= 4 ? bytes[3] : 0
+    let type = WireShape.type(of: bytes, direction)
     locked {
       var link = links[device]
       defer { links[device] = link }
@@ -255,14 +256,14 @@ public final class FaultProxy: @unchecked Sendable {
     guard sent else { return }
     let delivery = FaultDelivery(
       time: time, direction: datagram.direction,
-      type: datagram.bytes.count >= 4 ? datagram.bytes[3] : 0,
+      type: WireShape.type(of: datagram.bytes, datagram.direction),
       sequence: Self.sequence(of: datagram.bytes), duplicate: datagram.duplicate)
     locked { links[device].deliveries.append(delivery) }
   }
 
-  /// The sequence of a HEARTBEAT (0x02) or HEARTBEAT_ACK (0x83): bytes 12..<16.
+  /// A DATA datagram's counter (bytes 9 ..< 17), low 32 bits: the dice's index per shape.
   static func sequence(of bytes: [UInt8]) -> UInt32? {
-    guard bytes.count >= 16, bytes[3] == 0x02 || bytes[3] == 0x83 else { return nil }
-    return bytes[12..<16].reduce(0) { $0 << 8 | UInt32($1) }
+    guard bytes.count >= 17, bytes[0] == 0x07 else { return nil }
+    return UInt32(truncatingIfNeeded: bytes[9..<17].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
   }
 }
