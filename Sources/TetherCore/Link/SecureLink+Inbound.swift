@@ -210,7 +210,10 @@ extension SecureLink {
     case .loginRefuse(let code):
       return underHeld ? refusal(reason: code) : nil
     case .tokenRenewed(let renewed):
-      if renewed.refused == nil, let renewal { token = renewal }
+      if renewed.refused == nil, hasRenewal {
+        token = renewal
+        hasToken = true
+      }
     default:
       break
     }
