@@ -287,17 +287,11 @@ public struct SodiumCrypto: SessionCrypto {
       let key = Self.bytes(key), let nonce = Self.bytes(nonce), let input = Self.bytes(sealed)
     else { return false }
     #if TETHER_NULL_CRYPTO
-      guard let plaintext = NullCrypto.open(Array(sealed)[...]) else { return false }
-      out.copyBytes(from: plaintext)
-      return true
+      return NullCrypto.open(sealed, into: out)
     #else
-      // One spare byte on the stack stands in for an empty plaintext's buffer.
-      var spare: UInt8 = 0
-      return withUnsafeMutableBytes(of: &spare) { spare in
-        guard let target = Self.bytes(out) ?? Self.bytes(spare) else { return false }
-        return crypto_aead_xchacha20poly1305_ietf_decrypt(
-          target, nil, nil, input, UInt64(sealed.count), Self.bytes(ad), UInt64(ad.count), nonce,
-          key) == 0
+      return decrypting(into: out) {
+        crypto_aead_xchacha20poly1305_ietf_decrypt(
+          $0, nil, nil, input, UInt64(sealed.count), Self.bytes(ad), UInt64(ad.count), nonce, key)
       }
     #endif
   }
