@@ -53,6 +53,59 @@ public struct SodiumDatagramCipher: DatagramCipher {
     }
   }
 
+  public func seal(
+    counter: UInt64, inPlace datagram: UnsafeMutableRawBufferPointer, adCount: Int
+  ) -> Bool {
+    let tag = Self.tagLength
+    guard adCount >= 0, datagram.count - adCount >= tag,
+      let base = datagram.baseAddress?.assumingMemoryBound(to: UInt8.self)
+    else { return false }
+    let length = datagram.count - adCount - tag
+    #if TETHER_NULL_CRYPTO
+      // The null AEAD: the ciphertext is the plaintext, the tag zeros.
+      (base + adCount + length).initialize(repeating: 0, count: tag)
+      return true
+    #else
+      var nonce = Self.nonceWords(counter)
+      return withUnsafeBytes(of: &nonce) { nonce in
+        key.withUnsafeBytes { key in
+          guard let nonce = nonce.baseAddress, let key = key.baseAddress else { return false }
+          // In place: libsodium allows the ciphertext to be the plaintext's own bytes.
+          return crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+            base + adCount, base + adCount + length, nil, base + adCount, UInt64(length), base,
+            UInt64(adCount), nil, nonce.assumingMemoryBound(to: UInt8.self),
+            key.assumingMemoryBound(to: UInt8.self)) == 0
+        }
+      }
+    #endif
+  }
+
+  public func open(
+    counter: UInt64, ad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer,
+    into out: UnsafeMutableRawBufferPointer
+  ) -> Bool {
+    let tag = Self.tagLength
+    guard sealed.count >= tag, out.count == sealed.count - tag,
+      let input = sealed.baseAddress?.assumingMemoryBound(to: UInt8.self)
+    else { return false }
+    #if TETHER_NULL_CRYPTO
+      return NullCrypto.open(sealed, into: out)
+    #else
+      var nonce = Self.nonceWords(counter)
+      return withUnsafeBytes(of: &nonce) { nonce in
+        key.withUnsafeBytes { key in
+          guard let nonce = nonce.baseAddress, let key = key.baseAddress else { return false }
+          return decrypting(into: out) {
+            crypto_aead_chacha20poly1305_ietf_decrypt(
+              $0, nil, nil, input, UInt64(sealed.count),
+              ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
+              nonce.assumingMemoryBound(to: UInt8.self), key.assumingMemoryBound(to: UInt8.self))
+          }
+        }
+      }
+    #endif
+  }
+
   /// The nonce of `counter` (``DatagramCipher/nonce(counter:)``'s 12 bytes: four zero
   /// bytes, then the counter big-endian) as three words on the stack, so that sealing or
   /// opening a datagram allocates nothing.
@@ -140,5 +193,19 @@ public struct SodiumDatagramCipher: DatagramCipher {
       if status != 0 { out.removeSubrange(end...) }
       return status == 0
     #endif
+  }
+}
+
+/// Calls a libsodium decrypt with where the plaintext goes: `out`'s bytes, or one spare byte
+/// on the stack when `out` is empty (an empty plaintext still needs a buffer). True if the
+/// call returned 0 (the text opened).
+func decrypting(
+  into out: UnsafeMutableRawBufferPointer, _ call: (UnsafeMutablePointer<UInt8>) -> Int32
+) -> Bool {
+  var spare: UInt8 = 0
+  return withUnsafeMutableBytes(of: &spare) { spare in
+    guard let target = (out.baseAddress ?? spare.baseAddress)?.assumingMemoryBound(to: UInt8.self)
+    else { return false }
+    return call(target) == 0
   }
 }

@@ -33,15 +33,13 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     var isOpen = false
 
     /// Whether `nonce` (16 bytes) is this attempt's `N_d`.
-    func echoes(_ nonce: ArraySlice<UInt8>) -> Bool {
-      isOpen
-        && nonce.withUnsafeBytes {
-          $0.count == 16 && $0.loadUnaligned(as: UInt64.self) == drawn.nonce.0
-            && $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == drawn.nonce.1
-        }
+    func echoes(_ nonce: UnsafeRawBufferPointer) -> Bool {
+      isOpen && nonce.count == 16 && nonce.loadUnaligned(as: UInt64.self) == drawn.nonce.0
+        && nonce.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == drawn.nonce.1
     }
 
     /// Its secrets wiped through `crypto`, then closed.
+    @inline(never)
     mutating func wipe(_ crypto: Crypto) {
       Swift.withUnsafeMutableBytes(of: &drawn) { crypto.wipe($0) }
       chainingKey.withUnsafeMutableBytes { crypto.wipe($0) }
@@ -57,6 +55,20 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       self.sessionID = sessionID
       self.key = key
     }
+  }
+
+  /// What an answer did, its bytes written into the caller's buffers (no array made: this
+  /// is the device's path, ``receive(_:into:keys:)``).
+  public enum Answer: Equatable, Sendable {
+    /// A RESPONSE opened: the CONFIRM (201 bytes) is in the caller's buffer, the keys in its
+    /// ``SessionKeys/Derived``; send the CONFIRM now and at each retry until an answer, or
+    /// until `ticketLifetimeMs` has passed.
+    case established(sessionID: UInt64, ticketLifetimeMs: UInt32)
+    /// A COOKIE_REPLY opened: the cookie (16 bytes) is in the caller's buffer; keep it
+    /// (120 s) and start a new attempt at once with it, for `mac2`.
+    case cookie
+    /// The edge refused the join.
+    case refused(Refusal)
   }
 
   /// What an answer did.
@@ -92,122 +104,168 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   }
 
   /// Starts an attempt: draws `N_d` (16 bytes) then the ephemeral secret (32) through
-  /// `crypto` (one draw of 48), seals `request` under `k_req` (with `resume`'s session,
-  /// proof and flag, if given; without it, none) and adds `mac2` under `cookie`, if one is
-  /// held. The attempt before the previous one ends.
-  /// - Throws: ``HandshakeError/badKey`` if the seam refused a key (never with libsodium).
+  /// `crypto` (one draw of 48), writes the INIT into `out` (its first 469 bytes), the
+  /// request `Q` (168 bytes) sealed under `k_req` with the resume fields set from
+  /// `resumeID` and `resumeKey` (none when `resumeKey` is empty: flag clear, id and proof
+  /// zeros, whatever `request` held), and `mac2` under `cookie` (none when empty). `token`
+  /// is `W` (219 bytes) then the device secret (32). The attempt before the previous one
+  /// ends.
+  /// - Throws: ``HandshakeError/malformed`` if a buffer has the wrong size;
+  ///   ``HandshakeError/badKey`` if the seam refused a key (never with libsodium).
   public mutating func initiate(
-    token: TokenV2, request: HandshakeRequest, resume: Resume? = nil, cookie: [UInt8]? = nil
-  ) throws(HandshakeError) -> InitMessage {
+    into out: UnsafeMutableRawBufferPointer, token: UnsafeRawBufferPointer,
+    request: UnsafeRawBufferPointer, resumeID: UInt64, resumeKey: UnsafeRawBufferPointer,
+    cookie: UnsafeRawBufferPointer
+  ) throws(HandshakeError) {
+    let message = piece(out, 0, InitMessage.size)
+    guard message.count == InitMessage.size, token.count == TokenV2.secretOffset + 32,
+      request.count == HandshakeRequest.size
+    else { throw .malformed }
+    guard
+      start(
+        into: message, token: token, request: request, resumeID: resumeID,
+        resumeKey: resumeKey, cookie: cookie)
+    else { throw .badKey }
+  }
+
+  /// ``initiate(into:token:request:resumeID:resumeKey:cookie:)`` past its size checks, with
+  /// one exit (each exit of a function repeats its wipes): false if the seam refused a key.
+  @inline(never)
+  private mutating func start(
+    into message: UnsafeMutableRawBufferPointer, token: UnsafeRawBufferPointer,
+    request: UnsafeRawBufferPointer, resumeID: UInt64, resumeKey: UnsafeRawBufferPointer,
+    cookie: UnsafeRawBufferPointer
+  ) -> Bool {
     // One draw: N_d, then the ephemeral secret (the order the vectors draw them in), into
     // the new attempt; the public key straight into the INIT.
     var next = Attempt()
-    defer { next.wipe(crypto) }
     let crypto = crypto
     withUnsafeMutableBytes(of: &next.drawn) { crypto.randomBytes(into: $0) }
-    var bytes = [UInt8](repeating: 0, count: InitMessage.size)
-    let made = bytes.withUnsafeMutableBytes { out in
-      out[0] = InitMessage.kind
-      out[1] = InitMessage.version
-      withUnsafeBytes(of: next.drawn.nonce) {
-        UnsafeMutableRawBufferPointer(rebasing: out[2..<18]).copyMemory(from: $0)
-      }
-      return next.drawn.secret.withUnsafeBytes {
-        crypto.x25519PublicKey(
-          into: UnsafeMutableRawBufferPointer(rebasing: out[18..<50]), secret: $0)
-      }
-    }
-    guard made else { throw .badKey }
-    put(token.sent[...], into: &bytes, at: 50)
+    message[0] = InitMessage.kind
+    message[1] = InitMessage.version
+    let written = UnsafeRawBufferPointer(message)
     var transcript = HandshakeTranscript(crypto: crypto)
-    transcript.mixInitiation(
-      prefix: bytes[0..<18], token: token.sent[...], deviceSecret: token.deviceSecret,
-      ephemeral: bytes[18..<50])
-    let sealed = sealRequest(request, resume: resume, transcript: transcript)
-    guard sealed.count == 184 else {
-      transcript.wipe()
-      throw .badKey
+    let made =
+      withUnsafeBytes(of: next.drawn.nonce) { copy($0, into: message, at: 2) }
+      && next.drawn.secret.withUnsafeBytes {
+        crypto.x25519PublicKey(into: piece(message, 18, 32), secret: $0)
+      }
+      && copy(piece(token, 0, TokenV2.secretOffset), into: message, at: 50)
+    if made {
+      transcript.mixInitiation(
+        prefix: piece(written, 0, 18), token: piece(token, 0, TokenV2.secretOffset),
+        deviceSecret: piece(token, TokenV2.secretOffset, 32), ephemeral: piece(written, 18, 32))
     }
-    put(sealed[...], into: &bytes, at: 269)
-    transcript.mixHash(sealed[...])
-    if let cookie {
-      let mac2 = crypto.derive(
-        key: cookie, input: bytes[0..<453], label: "tether2 mac2", length: 16)
-      put(mac2[...], into: &bytes, at: 453)
+    let sealed =
+      made
+      && Self.sealRequest(
+        request, resumeID: resumeID, resumeKey: resumeKey, transcript: transcript,
+        into: piece(message, 269, 184))
+    if sealed {
+      transcript.mixHash(piece(written, 269, 184))
+      // mac2: zeros without a cookie (or if it could not be made).
+      let mac2 = piece(message, InitMessage.mac2Offset, 16)
+      crypto.wipe(mac2)  // zeros
+      if !cookie.isEmpty,
+        !crypto.derive(
+          into: mac2, key: cookie, input: piece(written, 0, InitMessage.mac2Offset),
+          label: "tether2 mac2")
+      {
+        crypto.wipe(mac2)  // zeros
+      }
+      next.hash = transcript.h
+      next.chainingKey = transcript.ck
+      next.isOpen = true
+      // The new attempt becomes the current one, the current one the previous; the
+      // previous one is wiped, and so is `next`, a copy, below.
+      previous.wipe(crypto)
+      previous = current
+      current = next
     }
-    next.hash = transcript.h
-    next.chainingKey = transcript.ck
-    next.isOpen = true
     transcript.wipe()
-    // The new attempt becomes the current one, the current one the previous; the previous
-    // one is wiped, and so is `next`, a copy, when this returns.
-    previous.wipe(crypto)
-    previous = current
-    current = next
-    return InitMessage(checked: bytes)
+    next.wipe(crypto)
+    return sealed
   }
 
-  /// `AEAD(k_req, 0^12, ad = h1, Q)` (step 6), the transcript standing at `h1`. The resume
-  /// fields (flag, session id, proof) come from `resume` alone, whatever `request` held,
-  /// and are written into the encoded request, not into a copy of it.
-  private func sealRequest(
-    _ request: HandshakeRequest, resume: Resume?, transcript: HandshakeTranscript<Crypto>
-  ) -> [UInt8] {
-    var plaintext = request.encoded()
-    defer { crypto.wipe(&plaintext) }
-    plaintext[0] &= ~HandshakeRequest.resumeFlag
-    // Session id (140 ..< 148) and proof (148 ..< 164), written in place: zeros without a
-    // resume (or if the proof could not be made), whatever the request held.
-    putBigEndian(resume?.sessionID ?? 0, width: 8, into: &plaintext, at: 140)
-    let crypto = crypto
-    let proven = plaintext.withUnsafeMutableBytes { out in
-      guard let resume else { return false }
-      return resume.key.withUnsafeBytes { key in
-        transcript.withKeys { hash, _ in
-          crypto.derive(
-            into: UnsafeMutableRawBufferPointer(rebasing: out[148..<164]), key: key, input: hash,
-            label: "tether2 proof")
-        }
+  /// `AEAD(k_req, 0^12, ad = h1, Q)` (step 6) into `out` (184 bytes), the transcript
+  /// standing at `h1`. `Q` is copied to the stack (wiped there) and its resume fields (flag,
+  /// session id, proof) written from `resumeKey` alone.
+  @inline(never)
+  private static func sealRequest(
+    _ request: UnsafeRawBufferPointer, resumeID: UInt64, resumeKey: UnsafeRawBufferPointer,
+    transcript: HandshakeTranscript<Crypto>, into out: UnsafeMutableRawBufferPointer
+  ) -> Bool {
+    let crypto = transcript.crypto
+    var stack = InlineBytes()
+    return stack.withUnsafeMutableBytes { stack in
+      defer { crypto.wipe(stack) }
+      let plaintext = piece(stack, 0, HandshakeRequest.size)
+      guard copy(request, into: plaintext, at: 0) else { return false }
+      let resumes = !resumeKey.isEmpty
+      plaintext[0] &= ~HandshakeRequest.resumeFlag
+      if resumes { plaintext[0] |= HandshakeRequest.resumeFlag }
+      putBigEndian(resumes ? resumeID : 0, width: 8, into: plaintext, at: 140)
+      // The proof (148 ..< 164): zeros without a resume, or if it could not be made.
+      let proof = piece(plaintext, 148, 16)
+      crypto.wipe(proof)  // zeros
+      if resumes,
+        !transcript.withKeys({ hash, _ in
+          crypto.derive(into: proof, key: resumeKey, input: hash, label: "tether2 proof")
+        })
+      {
+        crypto.wipe(proof)  // zeros
       }
-    }
-    if resume != nil { plaintext[0] |= HandshakeRequest.resumeFlag }
-    if !proven { for i in 148..<164 { plaintext[i] = 0 } }
-    return transcript.withKeys { hash, key in
-      plaintext.withUnsafeBytes {
-        crypto.sealOnce(key: key, label: "tether2 req", ad: hash, plaintext: $0)
+      return transcript.withKeys { hash, key in
+        crypto.sealOnce(
+          into: out, key: key, label: "tether2 req", ad: hash,
+          plaintext: UnsafeRawBufferPointer(plaintext))
       }
     }
   }
 
   /// Takes a datagram from the edge: a RESPONSE, COOKIE_REPLY, REFUSE_CLEAR or
-  /// REFUSE_SEALED for one of the open attempts. A RESPONSE or a refusal ends both
-  /// attempts; a COOKIE_REPLY leaves them open.
-  /// - Throws: a ``HandshakeError``, having changed nothing, for anything else.
-  public mutating func receive(_ datagram: ArraySlice<UInt8>) throws(HandshakeError) -> Outcome {
-    // One copy, then every answer is read in place through its codec's accessors. All four
-    // echo N_d at bytes 1 ..< 17, so one lookup serves them.
-    let bytes = Array(datagram)
-    let kind = bytes.first ?? 0
-    guard bytes.count == Self.size(ofAnswer: kind) else { throw .malformed }
-    let echoed = bytes[1..<17]
-    guard current.echoes(echoed) || previous.echoes(echoed) else { throw .unknownAttempt }
-    let attempt = current.echoes(echoed) ? current : previous
+  /// REFUSE_SEALED for one of the open attempts, writing what it carries into `out` (at
+  /// least 201 bytes: the CONFIRM, or the cookie) and, for a RESPONSE, the session's keys
+  /// into `keys` (the caller wipes them). A RESPONSE or a refusal ends both attempts; a
+  /// COOKIE_REPLY leaves them open.
+  /// - Throws: a ``HandshakeError``, having changed nothing of the attempts, for anything
+  ///   else (`out` and `keys` then hold nothing meaningful).
+  public mutating func receive(
+    _ datagram: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer,
+    keys: inout SessionKeys<Crypto>.Derived
+  ) throws(HandshakeError) -> Answer {
+    // All four echo N_d at bytes 1 ..< 17, so one lookup serves them.
+    let kind = datagram.first ?? 0
+    guard datagram.count == Self.size(ofAnswer: kind), out.count >= ConfirmMessage.size else {
+      throw .malformed
+    }
+    let echoed = piece(datagram, 1, 16)
+    let attempt: Attempt
+    if current.echoes(echoed) {
+      attempt = current
+    } else if previous.echoes(echoed) {
+      attempt = previous
+    } else {
+      throw .unknownAttempt
+    }
     var transcript = HandshakeTranscript(
       crypto: crypto, hash: attempt.hash, chainingKey: attempt.chainingKey)
     defer { transcript.wipe() }
-    let outcome: Outcome
+    let answer: Answer
     switch kind {
     case ResponseMessage.kind:
-      outcome = .established(
-        try complete(ResponseMessage(checked: bytes), secret: attempt.drawn.secret, &transcript))
+      try Self.complete(datagram, secret: attempt.drawn.secret, &transcript, into: out, keys: &keys)
+      answer = .established(
+        sessionID: bigEndian(datagram, at: 17, width: 8),
+        ticketLifetimeMs: UInt32(truncatingIfNeeded: bigEndian(datagram, at: 41, width: 4)))
     case RefuseClearMessage.kind:
-      guard bytes[17] == RefuseClearMessage.tokenNotOpened else { throw .malformed }
-      outcome = .refused(.tokenNotOpened)
+      guard datagram[17] == RefuseClearMessage.tokenNotOpened else { throw .malformed }
+      answer = .refused(.tokenNotOpened)
     default:
-      outcome = try open(SealedAnswer(checked: bytes), transcript)
+      answer = try Self.open(datagram, transcript, into: out)
     }
-    if case .cookie = outcome {} else { end() }
-    return outcome
+    if case .cookie = answer {} else { end() }
+    return answer
   }
 
   /// The size of an answer of `kind` the device takes (0 for any other kind).
@@ -225,64 +283,153 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     previous.wipe(crypto)
   }
 
-  /// Steps 7 to 11 on a RESPONSE, from the attempt's transcript and ephemeral secret, then
-  /// the CONFIRM and the session's keys.
-  private func complete(
-    _ response: ResponseMessage, secret: KeyBytes,
-    _ transcript: inout HandshakeTranscript<Crypto>
-  ) throws(HandshakeError) -> Established {
-    var shared = [UInt8](repeating: 0, count: KeyBytes.count)
-    let crypto = crypto
+  /// Steps 7 to 11 on a RESPONSE (§12.5's layout: header 0 ..< 45, `e_e` 45 ..< 77, ticket
+  /// 77 ..< 253, tag 253 ..< 269), from the attempt's transcript and ephemeral secret; then
+  /// the session's keys into `keys` and the CONFIRM into `out`.
+  @inline(never)
+  private static func complete(
+    _ response: UnsafeRawBufferPointer, secret: KeyBytes,
+    _ transcript: inout HandshakeTranscript<Crypto>, into out: UnsafeMutableRawBufferPointer,
+    keys: inout SessionKeys<Crypto>.Derived
+  ) throws(HandshakeError) {
+    let crypto = transcript.crypto
+    var shared = KeyBytes()
+    var sessionSecret = KeyBytes()
+    defer {
+      shared.withUnsafeMutableBytes { crypto.wipe($0) }
+      sessionSecret.withUnsafeMutableBytes { crypto.wipe($0) }
+    }
+    let ephemeral = piece(response, 45, 32)
     let agreed = shared.withUnsafeMutableBytes { out in
-      secret.withUnsafeBytes { secret in
-        response.ephemeral.withUnsafeBytes {
-          crypto.x25519(into: out, secret: secret, publicKey: $0)
+      secret.withUnsafeBytes { crypto.x25519(into: out, secret: $0, publicKey: ephemeral) }
+    }
+    guard agreed else { throw .badKey }
+    let derived = sessionSecret.withUnsafeMutableBytes { out in
+      shared.withUnsafeBytes {
+        transcript.mixResponseKeys(
+          header: piece(response, 0, 45), ephemeral: ephemeral, sharedSecret: $0, into: out)
+      }
+    }
+    var tag: (UInt64, UInt64) = (0, 0)
+    let tagged = withUnsafeMutableBytes(of: &tag) {
+      transcript.mixTicket(piece(response, 77, 176), tag: $0)
+    }
+    guard derived, tagged else { throw .badKey }
+    guard withUnsafeBytes(of: tag, { crypto.constantTimeEqual($0, piece(response, 253, 16)) })
+    else { throw .unopened }
+    guard sessionSecret.withUnsafeBytes({ keys.derive(from: $0, crypto: crypto) }) else {
+      throw .badKey
+    }
+    // CONFIRM: kind, session id, ticket (the RESPONSE's bytes 17 ..< 25 and 77 ..< 253),
+    // then the tag over them.
+    let confirm = piece(out, 0, ConfirmMessage.size)
+    guard confirm.count == ConfirmMessage.size else { throw .malformed }
+    confirm[0] = ConfirmMessage.kind
+    let sealed =
+      copy(piece(response, 17, 8), into: confirm, at: 1)
+      && copy(piece(response, 77, 176), into: confirm, at: 9)
+      && sessionSecret.withUnsafeBytes {
+        crypto.sealOnce(
+          into: piece(confirm, 185, 16), key: $0, label: "tether2 confirm",
+          ad: UnsafeRawBufferPointer(piece(confirm, 0, 185)),
+          plaintext: UnsafeRawBufferPointer(start: nil, count: 0))
+      }
+    guard sealed else { throw .badKey }
+  }
+
+  /// A COOKIE_REPLY or REFUSE_SEALED (kind, `N_d` 1 ..< 17, nonce 17 ..< 41, then the sealed
+  /// bytes), opened under the attempt's `k_cookie` or `k_refuse`: the cookie into `out`.
+  @inline(never)
+  private static func open(
+    _ answer: UnsafeRawBufferPointer, _ transcript: HandshakeTranscript<Crypto>,
+    into out: UnsafeMutableRawBufferPointer
+  ) throws(HandshakeError) -> Answer {
+    let crypto = transcript.crypto
+    let isCookie = answer.first == SealedAnswer.cookieReplyKind
+    var key = KeyBytes()
+    defer { key.withUnsafeMutableBytes { crypto.wipe($0) } }
+    let sealed = piece(answer, 41, answer.count - 41)
+    var plaintext = KeyBytes()  // a cookie (16 bytes) or a reason and a detail (2)
+    defer { plaintext.withUnsafeMutableBytes { crypto.wipe($0) } }
+    let opened = plaintext.withUnsafeMutableBytes { plaintext in
+      key.withUnsafeMutableBytes { key in
+        transcript.key(isCookie ? "tether2 cookiek" : "tether2 refuse", into: key)
+          && crypto.xaeadOpen(
+            into: piece(plaintext, 0, sealed.count - 16), key: UnsafeRawBufferPointer(key),
+            nonce: piece(answer, 17, 24), ad: piece(answer, 0, 17), sealed: sealed)
+          && (!isCookie || copy(piece(UnsafeRawBufferPointer(plaintext), 0, 16), into: out, at: 0))
+      }
+    }
+    guard opened else { throw .unopened }
+    if isCookie { return .cookie }
+    // Reason and detail (§12.6): a reason of a channel (1 … 6) or a login (2 … 7), a detail
+    // 0 … 2; anything else was sealed by no edge that follows §12 and changes nothing.
+    let (reason, detail) = plaintext.withUnsafeBytes { ($0[0], $0[1]) }
+    guard sealed.count == 18, reason >= 1, reason <= 7, detail <= 2 else { throw .malformed }
+    return .refused(.sealed(reason: reason, detail: detail))
+  }
+}
+
+// MARK: - Arrays, for the edge's tests and tools
+
+extension DeviceHandshake {
+  /// ``initiate(into:token:request:resumeID:resumeKey:cookie:)`` of a parsed token and a
+  /// request value, returning the INIT.
+  public mutating func initiate(
+    token: TokenV2, request: HandshakeRequest, resume: Resume? = nil, cookie: [UInt8]? = nil
+  ) throws(HandshakeError) -> InitMessage {
+    var bytes = [UInt8](repeating: 0, count: InitMessage.size)
+    let encoded = request.encoded()
+    let key = resume?.key ?? []  // a resume's key is 32 bytes; an empty one resumes nothing
+    let result: HandshakeError? = bytes.withUnsafeMutableBytes { out in
+      token.stored.withUnsafeBytes { stored in
+        encoded.withUnsafeBytes { request in
+          key.withUnsafeBytes { key in
+            (cookie ?? []).withUnsafeBytes { cookie in
+              do throws(HandshakeError) {
+                try initiate(
+                  into: out, token: piece(stored, 0, TokenV2.secretOffset + 32),
+                  request: request, resumeID: resume?.sessionID ?? 0, resumeKey: key,
+                  cookie: cookie)
+                return nil
+              } catch { return error }
+            }
+          }
         }
       }
     }
-    guard agreed else {
-      crypto.wipe(&shared)
-      throw .badKey
-    }
-    var sessionSecret = transcript.mixResponseKeys(
-      header: response.header, ephemeral: response.ephemeral, sharedSecret: &shared)
-    defer { crypto.wipe(&sessionSecret) }
-    let tag = transcript.mixTicket(response.ticket)
-    guard crypto.constantTimeEqual(tag[...], response.tag) else { throw .unopened }
-    let keys = try SessionKeys(
-      sessionSecret: sessionSecret, sessionID: response.sessionID, crypto: crypto)
-    // CONFIRM: kind, session id, ticket (the RESPONSE's bytes 17 ..< 25 and 77 ..< 253),
-    // then the tag over them.
-    var confirm = [UInt8](repeating: ConfirmMessage.kind, count: ConfirmMessage.size)
-    put(response.bytes[17..<25], into: &confirm, at: 1)
-    put(response.ticket, into: &confirm, at: 9)
-    let confirmTag = SessionKeys.confirmTag(
-      head: confirm[0..<185], sessionSecret: sessionSecret, crypto: crypto)
-    guard confirmTag.count == 16 else { throw .badKey }
-    put(confirmTag[...], into: &confirm, at: 185)
-    return Established(
-      confirm: ConfirmMessage(checked: confirm), keys: keys,
-      ticketLifetimeMs: response.ticketLifetimeMs)
+    if let result { throw result }
+    return InitMessage(checked: bytes)
   }
 
-  /// A COOKIE_REPLY or REFUSE_SEALED, opened under the attempt's `k_cookie` or `k_refuse`.
-  private func open(_ answer: SealedAnswer, _ transcript: HandshakeTranscript<Crypto>)
-    throws(HandshakeError) -> Outcome
-  {
-    let isCookie = answer.kind == SealedAnswer.cookieReplyKind
-    var key = transcript.key(isCookie ? "tether2 cookiek" : "tether2 refuse")
-    defer { crypto.wipe(&key) }
-    guard
-      let plaintext = crypto.xaeadOpen(
-        key: key, nonce: answer.nonce, ad: answer.associatedData, sealed: answer.sealed)
-    else { throw .unopened }
-    if isCookie { return .cookie(plaintext) }
-    // Reason and detail (§12.6): a reason of a channel (1 … 6) or a login (2 … 7), a detail
-    // 0 … 2; anything else was sealed by no edge that follows §12 and changes nothing.
-    guard plaintext.count == 2, plaintext[0] >= 1, plaintext[0] <= 7, plaintext[1] <= 2 else {
-      throw .malformed
+  /// ``receive(_:into:keys:)`` of an array, returning what the answer carries as values.
+  public mutating func receive(_ datagram: ArraySlice<UInt8>) throws(HandshakeError) -> Outcome {
+    var out = [UInt8](repeating: 0, count: ConfirmMessage.size)
+    var keys = SessionKeys<Crypto>.Derived()
+    let crypto = crypto
+    defer { keys.wipe(crypto) }
+    var answer = Answer.cookie
+    let result: HandshakeError? = out.withUnsafeMutableBytes { out in
+      datagram.withUnsafeBytes { datagram in
+        do throws(HandshakeError) {
+          answer = try receive(datagram, into: out, keys: &keys)
+          return nil
+        } catch { return error }
+      }
     }
-    return .refused(.sealed(reason: plaintext[0], detail: plaintext[1]))
+    if let result { throw result }
+    switch answer {
+    case .established(let sessionID, let lifetime):
+      return .established(
+        Established(
+          confirm: ConfirmMessage(checked: out),
+          keys: try SessionKeys(keys, sessionID: sessionID, crypto: crypto),
+          ticketLifetimeMs: lifetime))
+    case .cookie:
+      return .cookie(Array(out[0..<16]))
+    case .refused(let refusal):
+      return .refused(refusal)
+    }
   }
 }
 

@@ -16,7 +16,9 @@ public struct HandshakeRequest: Equatable, Sendable {
   public static var channelKind: UInt8 { 1 }
   public static var loginKind: UInt8 { 2 }
   /// The protocol versions this build speaks, highest first.
-  public static var spokenVersions: [UInt8] { [2] }
+  public static var spokenVersions: [UInt8] { [spokenVersion] }
+  /// The one version this build speaks (the device writes its list from it).
+  static var spokenVersion: UInt8 { 2 }
   public static var size: Int { 168 }
 
   /// Bits 0 (rejoin) and 1 (resume); the device's handshake sets bit 1 itself.

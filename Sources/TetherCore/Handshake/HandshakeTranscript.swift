@@ -62,50 +62,54 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   /// schedule mixes is at most 224 bytes (`W`, 219, is the longest); a longer one leaves
   /// `h` as it was, and so no handshake completes (never with §12.5's layouts).
   @inline(never)
-  mutating func mixHash(_ data: ArraySlice<UInt8>) {
-    guard data.count <= 224 else { return }
-    var input = HashInput()
+  mutating func mixHash(_ data: UnsafeRawBufferPointer) {
+    var input = InlineBytes()
     let crypto = crypto
     let previous = h
-    withUnsafeMutableBytes(of: &input) { input in
-      previous.withUnsafeBytes { input.copyMemory(from: $0) }
-      data.withUnsafeBytes {
-        UnsafeMutableRawBufferPointer(rebasing: input[KeyBytes.count...]).copyMemory(from: $0)
-      }
+    input.withUnsafeMutableBytes { input in
+      guard previous.withUnsafeBytes({ copy($0, into: input, at: 0) }),
+        copy(data, into: input, at: KeyBytes.count)
+      else { return }
       h.withUnsafeMutableBytes { out in
         _ = crypto.derive(
           into: out, key: UnsafeRawBufferPointer(start: nil, count: 0),
-          input: UnsafeRawBufferPointer(rebasing: input[..<(KeyBytes.count + data.count)]),
+          input: UnsafeRawBufferPointer(piece(input, 0, KeyBytes.count + data.count)),
           label: "tether2 hash")
       }
     }
   }
 
+  /// ``mixHash(_:)`` of bytes in an array (the edge's).
+  mutating func mixHash(_ data: ArraySlice<UInt8>) {
+    data.withUnsafeBytes { mixHash($0) }
+  }
+
   /// `ck = PRF(ck, data, "tether2 ck")`; the previous chaining key is wiped.
   @inline(never)
-  mutating func mixKey(_ data: ArraySlice<UInt8>) {
+  mutating func mixKey(_ data: UnsafeRawBufferPointer) {
     var previous = ck
     let crypto = crypto
     ck.withUnsafeMutableBytes { out in
       previous.withUnsafeBytes { key in
-        data.withUnsafeBytes {
-          _ = crypto.derive(into: out, key: key, input: $0, label: "tether2 ck")
-        }
+        _ = crypto.derive(into: out, key: key, input: data, label: "tether2 ck")
       }
     }
     previous.withUnsafeMutableBytes { crypto.wipe($0) }
   }
 
-  /// `PRF(ck, "", label)`: a key of this point of the schedule.
+  /// `PRF(ck, "", label)` into `out` (32 bytes): a key of this point of the schedule.
   @inline(never)
+  func key(_ label: StaticString, into out: UnsafeMutableRawBufferPointer) -> Bool {
+    ck.withUnsafeBytes {
+      crypto.derive(
+        into: out, key: $0, input: UnsafeRawBufferPointer(start: nil, count: 0), label: label)
+    }
+  }
+
+  /// ``key(_:into:)`` as an array (the edge's); empty if it could not be made.
   func key(_ label: StaticString) -> [UInt8] {
     var out = [UInt8](repeating: 0, count: KeyBytes.count)
-    let done = out.withUnsafeMutableBytes { out in
-      ck.withUnsafeBytes {
-        crypto.derive(
-          into: out, key: $0, input: UnsafeRawBufferPointer(start: nil, count: 0), label: label)
-      }
-    }
+    let done = out.withUnsafeMutableBytes { key(label, into: $0) }
     return done ? out : []
   }
 
@@ -114,65 +118,103 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   /// INIT's first 18 bytes (kind, version, `N_d`), `token` its `W`.
   @inline(never)
   mutating func mixInitiation(
-    prefix: ArraySlice<UInt8>, token: ArraySlice<UInt8>, deviceSecret: [UInt8],
-    ephemeral: ArraySlice<UInt8>
+    prefix: UnsafeRawBufferPointer, token: UnsafeRawBufferPointer,
+    deviceSecret: UnsafeRawBufferPointer, ephemeral: UnsafeRawBufferPointer
   ) {
     mixHash(prefix)
     mixHash(token)
-    mixKey(deviceSecret[...])
+    mixKey(deviceSecret)
     mixHash(ephemeral)
     mixKey(ephemeral)
   }
 
-  /// Steps 7 to 9 (the RESPONSE up to its ticket), from `h2` and `ck_e`: returns the
-  /// session secret `S`. `header` is the RESPONSE's first 45 bytes, `sharedSecret` the DH
-  /// of the two ephemeral keys (wiped here). `S` is taken before the ticket is mixed in
-  /// because the ticket carries `S`, sealed for the edge: the edge needs `S` to make it.
+  /// ``mixInitiation(prefix:token:deviceSecret:ephemeral:)`` of arrays (the edge's).
+  mutating func mixInitiation(
+    prefix: ArraySlice<UInt8>, token: ArraySlice<UInt8>, deviceSecret: [UInt8],
+    ephemeral: ArraySlice<UInt8>
+  ) {
+    prefix.withUnsafeBytes { prefix in
+      token.withUnsafeBytes { token in
+        deviceSecret.withUnsafeBytes { secret in
+          ephemeral.withUnsafeBytes {
+            mixInitiation(prefix: prefix, token: token, deviceSecret: secret, ephemeral: $0)
+          }
+        }
+      }
+    }
+  }
+
+  /// Steps 7 to 9 (the RESPONSE up to its ticket), from `h2` and `ck_e`: writes the session
+  /// secret `S` into `secret` (32 bytes). `header` is the RESPONSE's first 45 bytes,
+  /// `sharedSecret` the DH of the two ephemeral keys (the caller wipes it). `S` is taken
+  /// before the ticket is mixed in because the ticket carries `S`, sealed for the edge: the
+  /// edge needs `S` to make it. False if a size is wrong.
   @inline(never)
   mutating func mixResponseKeys(
-    header: ArraySlice<UInt8>, ephemeral: ArraySlice<UInt8>, sharedSecret: inout [UInt8]
-  ) -> [UInt8] {
+    header: UnsafeRawBufferPointer, ephemeral: UnsafeRawBufferPointer,
+    sharedSecret: UnsafeRawBufferPointer, into secret: UnsafeMutableRawBufferPointer
+  ) -> Bool {
     mixHash(header)
     mixHash(ephemeral)
     mixKey(ephemeral)
-    mixKey(sharedSecret[...])
-    crypto.wipe(&sharedSecret)
+    mixKey(sharedSecret)
+    let crypto = crypto
+    return withKeys { hash, key in
+      crypto.derive(into: secret, key: key, input: hash, label: "tether2 session")
+    }
+  }
+
+  /// ``mixResponseKeys(header:ephemeral:sharedSecret:into:)`` of arrays (the edge's):
+  /// `sharedSecret` is wiped; `S` is returned (empty if it could not be made).
+  mutating func mixResponseKeys(
+    header: ArraySlice<UInt8>, ephemeral: ArraySlice<UInt8>, sharedSecret: inout [UInt8]
+  ) -> [UInt8] {
     var secret = [UInt8](repeating: 0, count: KeyBytes.count)
     let done = secret.withUnsafeMutableBytes { out in
-      withKeys { hash, key in
-        crypto.derive(into: out, key: key, input: hash, label: "tether2 session")
+      header.withUnsafeBytes { header in
+        ephemeral.withUnsafeBytes { ephemeral in
+          sharedSecret.withUnsafeBytes {
+            mixResponseKeys(header: header, ephemeral: ephemeral, sharedSecret: $0, into: out)
+          }
+        }
       }
     }
+    crypto.wipe(&sharedSecret)
     return done ? secret : []
   }
 
-  /// Steps 10 and 11: mixes the ticket in and returns the RESPONSE's tag,
-  /// `AEAD(k_resp, 0^12, ad = h, empty)`, which covers the whole RESPONSE. The chaining key
-  /// is wiped: the handshake needs it no more.
+  /// Steps 10 and 11: mixes the ticket in and writes the RESPONSE's tag,
+  /// `AEAD(k_resp, 0^12, ad = h, empty)`, which covers the whole RESPONSE, into `tag` (16
+  /// bytes). The chaining key is wiped: the handshake needs it no more.
   @inline(never)
-  mutating func mixTicket(_ ticket: ArraySlice<UInt8>) -> [UInt8] {
+  mutating func mixTicket(_ ticket: UnsafeRawBufferPointer, tag: UnsafeMutableRawBufferPointer)
+    -> Bool
+  {
     mixHash(ticket)
     defer { wipe() }
+    let crypto = crypto
     return withKeys { hash, key in
       crypto.sealOnce(
-        key: key, label: "tether2 resp", ad: hash,
+        into: tag, key: key, label: "tether2 resp", ad: hash,
         plaintext: UnsafeRawBufferPointer(start: nil, count: 0))
     }
   }
 
+  /// ``mixTicket(_:tag:)`` of an array (the edge's): the tag, empty if it could not be made.
+  mutating func mixTicket(_ ticket: ArraySlice<UInt8>) -> [UInt8] {
+    var tag = [UInt8](repeating: 0, count: 16)
+    let done = tag.withUnsafeMutableBytes { out in
+      ticket.withUnsafeBytes { mixTicket($0, tag: out) }
+    }
+    return done ? tag : []
+  }
+
   /// Wipes the chaining key (the transcript hash is public).
+  @inline(never)
   mutating func wipe() {
     let crypto = crypto
     ck.withUnsafeMutableBytes { crypto.wipe($0) }
   }
-}
-
-/// 256 bytes on the stack: `h ‖ data` for ``HandshakeTranscript/mixHash(_:)``.
-private struct HashInput {
-  var words:
-    (
-      KeyBytes, KeyBytes, KeyBytes, KeyBytes, KeyBytes, KeyBytes, KeyBytes, KeyBytes
-    ) = (.init(), .init(), .init(), .init(), .init(), .init(), .init(), .init())
 }
 
 extension SessionCrypto {
@@ -228,27 +270,36 @@ extension SessionCrypto {
   }
 
   /// ``sealOnce(key:label:ad:plaintext:)`` of bytes the caller holds.
-  @inline(never)
   func sealOnce(
     key: UnsafeRawBufferPointer, label: StaticString, ad: UnsafeRawBufferPointer,
     plaintext: UnsafeRawBufferPointer
   ) -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: plaintext.count + 16)
+    let done = out.withUnsafeMutableBytes {
+      sealOnce(into: $0, key: key, label: label, ad: ad, plaintext: plaintext)
+    }
+    return done ? out : []
+  }
+
+  /// ``sealOnce(key:label:ad:plaintext:)`` into `out`, which has room for exactly the
+  /// ciphertext and the tag; false if a size is wrong.
+  @inline(never)
+  func sealOnce(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer, label: StaticString,
+    ad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer
+  ) -> Bool {
     var once = KeyBytes()
     let nonce: (UInt64, UInt32) = (0, 0)  // 12 bytes
-    var out = [UInt8](repeating: 0, count: plaintext.count + 16)
-    let done = once.withUnsafeMutableBytes { once in
+    return once.withUnsafeMutableBytes { once in
       defer { wipe(once) }
       return derive(
         into: once, key: key, input: UnsafeRawBufferPointer(start: nil, count: 0), label: label)
         && withUnsafeBytes(of: nonce) { nonce in
-          out.withUnsafeMutableBytes { out in
-            aeadSeal(
-              into: out, key: UnsafeRawBufferPointer(once), nonce: nonce, ad: ad,
-              plaintext: plaintext)
-          }
+          aeadSeal(
+            into: out, key: UnsafeRawBufferPointer(once), nonce: nonce, ad: ad,
+            plaintext: plaintext)
         }
     }
-    return done ? out : []
   }
 
   /// Opens what ``sealOnce(key:label:ad:plaintext:)`` sealed; nil if it does not open.

@@ -20,29 +20,53 @@ public struct SessionKeys<Crypto: SessionCrypto> {
   public init(sessionSecret: [UInt8], sessionID: UInt64, crypto: Crypto)
     throws(HandshakeError)
   {
-    // The two data keys on the stack (each cipher keeps its own copy), wiped here.
-    var d2e = KeyBytes()
-    var e2d = KeyBytes()
-    var resume = [UInt8](repeating: 0, count: KeyBytes.count)
-    defer {
-      d2e.withUnsafeMutableBytes { crypto.wipe($0) }
-      e2d.withUnsafeMutableBytes { crypto.wipe($0) }
-    }
-    let derived = sessionSecret.withUnsafeBytes { secret in
-      d2e.withUnsafeMutableBytes { Self.derive(into: $0, secret, "tether2 d2e", crypto) }
-        && e2d.withUnsafeMutableBytes { Self.derive(into: $0, secret, "tether2 e2d", crypto) }
-        && resume.withUnsafeMutableBytes { Self.derive(into: $0, secret, "tether2 resume", crypto) }
-    }
-    guard derived, let sending = crypto.cipher(keyBytes: d2e),
-      let receiving = crypto.cipher(keyBytes: e2d)
-    else {
-      crypto.wipe(&resume)
+    var keys = Derived()
+    defer { keys.wipe(crypto) }
+    guard sessionSecret.withUnsafeBytes({ keys.derive(from: $0, crypto: crypto) }) else {
       throw .badKey
     }
+    try self.init(keys, sessionID: sessionID, crypto: crypto)
+  }
+
+  /// The ciphers of keys already derived (``Derived``); `keys` is the caller's to wipe.
+  init(_ keys: Derived, sessionID: UInt64, crypto: Crypto) throws(HandshakeError) {
+    guard let sending = crypto.cipher(keyBytes: keys.deviceToEdge),
+      let receiving = crypto.cipher(keyBytes: keys.edgeToDevice)
+    else { throw .badKey }
     self.sessionID = sessionID
     deviceToEdge = sending
     edgeToDevice = receiving
-    resumeKey = resume
+    resumeKey = keys.resume.bytes
+  }
+
+  /// `k_d2e`, `k_e2d` and `k_resume` held inline: what the device keeps of a handshake,
+  /// with no array (`make v2-size`).
+  public struct Derived: Sendable {
+    public var deviceToEdge = KeyBytes()
+    public var edgeToDevice = KeyBytes()
+    public var resume = KeyBytes()
+
+    public init() {}
+
+    /// The three keys of the session secret `S` (32 bytes); false if a size is wrong.
+    @inline(never)
+    mutating func derive(from secret: UnsafeRawBufferPointer, crypto: Crypto) -> Bool {
+      deviceToEdge.withUnsafeMutableBytes {
+        SessionKeys.derive(into: $0, secret, "tether2 d2e", crypto)
+      }
+        && edgeToDevice.withUnsafeMutableBytes {
+          SessionKeys.derive(into: $0, secret, "tether2 e2d", crypto)
+        }
+        && resume.withUnsafeMutableBytes {
+          SessionKeys.derive(into: $0, secret, "tether2 resume", crypto)
+        }
+    }
+
+    /// Wipes all three through `crypto`.
+    @inline(never)
+    public mutating func wipe(_ crypto: Crypto) {
+      Swift.withUnsafeMutableBytes(of: &self) { crypto.wipe($0) }
+    }
   }
 
   /// `PRF(S, "", label)` into `out`.

@@ -26,39 +26,77 @@ public struct TokenV2: Sendable {
     case wrongVersion
   }
 
+  /// `W` (bytes 0 ..< 219), then the device secret (219 ..< 251): inline, so a token is
+  /// copied as plain bytes (``InlineBytes``).
+  private(set) var stored = InlineBytes()
+  /// Where the device secret is in ``stored``; `W` is before it.
+  static var secretOffset: Int { 219 }
+
   /// `T[11 ..< 43]`: the device secret, the handshake's pre-shared key.
-  public let deviceSecret: [UInt8]
+  public var deviceSecret: [UInt8] { stored.array(Self.secretOffset..<(Self.secretOffset + 32)) }
   /// `W` = `T[0 ..< 11] ‖ T[43 ..< 251]`: what the INIT carries.
-  public let sent: [UInt8]
+  public var sent: [UInt8] { stored.array(0..<Self.secretOffset) }
 
   /// The token version, `T[0]`: always ``version`` once parsed.
-  public var tokenVersion: UInt8 { sent[0] }
+  public var tokenVersion: UInt8 { stored.withUnsafeBytes { $0[0] } }
   /// The key id of the certificate the token was minted under (§12.3).
-  public var keyID: UInt16 { UInt16(truncatingIfNeeded: bigEndian(sent[...], at: 1, width: 2)) }
+  public var keyID: UInt16 {
+    UInt16(truncatingIfNeeded: stored.withUnsafeBytes { bigEndian($0, at: 1, width: 2) })
+  }
   /// The expiry, unix seconds (0: never), judged by the edge's clock.
-  public var expiry: UInt64 { bigEndian(sent[...], at: 3, width: 8) }
+  public var expiry: UInt64 { stored.withUnsafeBytes { bigEndian($0, at: 3, width: 8) } }
 
   /// Parses `text` with `crypto`'s base64url decoder; the decoded bytes are wiped once the
   /// secret and `W` are taken from them.
   /// - Throws: a ``Refusal`` for any text that is not a version 2 token; never traps.
   public init<Crypto: SessionCrypto>(text: ArraySlice<UInt8>, crypto: Crypto) throws(Refusal) {
-    let b = text.startIndex
-    guard text.count >= 2, text[b] == UInt8(ascii: "2"), text[b + 1] == UInt8(ascii: ".") else {
-      throw .notVersion2
+    var token = TokenV2()
+    if let refusal = text.withUnsafeBytes({ Self.parse($0, crypto: crypto, into: &token) }) {
+      throw refusal
     }
-    guard text.count == Self.textLength else { throw .wrongLength }
+    self = token
+  }
+
+  /// No token (zeros): what the device holds until it parses one.
+  init() {}
+
+  /// Parses `text` into this token (the device's call: no error to build, the token kept
+  /// inline where it is held); false, with this token's bytes wiped, if it is not one.
+  mutating func read<Crypto: SessionCrypto>(_ text: UnsafeRawBufferPointer, crypto: Crypto)
+    -> Bool
+  {
+    Self.parse(text, crypto: crypto, into: &self) == nil
+  }
+
+  /// The parse itself, into `token` (wiped first, and again if `text` is refused).
+  @inline(never)
+  private static func parse<Crypto: SessionCrypto>(
+    _ text: UnsafeRawBufferPointer, crypto: Crypto, into token: inout TokenV2
+  ) -> Refusal? {
+    token.stored.withUnsafeMutableBytes { crypto.wipe($0) }
+    guard text.count >= 2, text[0] == UInt8(ascii: "2"), text[1] == UInt8(ascii: ".") else {
+      return .notVersion2
+    }
+    guard text.count == Self.textLength else { return .wrongLength }
     // ASCII only, before the decoder sees it: libsodium 1.0.18's decoder reads a character
     // as a signed char, so it takes 0xDF and 0xAD for '_' and a second text would decode
     // to the same token.
-    guard text.allSatisfy({ $0 < 0x80 }),
-      var binary = crypto.base64URLDecode(text[(b + 2)...])
-    else { throw .badBase64 }
-    defer { crypto.wipe(&binary) }
-    guard binary.count == Self.binaryLength else { throw .wrongLength }
-    guard binary[0] == Self.version else { throw .wrongVersion }
-    deviceSecret = Array(binary[11..<43])
-    var sent = binary  // a copy: `binary` is wiped whole
-    sent.removeSubrange(11..<43)
-    self.sent = sent
+    for byte in text where byte >= 0x80 { return .badBase64 }
+    var binary = InlineBytes()
+    let refusal: Refusal? = binary.withUnsafeMutableBytes { binary in
+      defer { crypto.wipe(binary) }
+      guard let count = crypto.base64URLDecode(into: binary, text: piece(text, 2, text.count - 2))
+      else { return .badBase64 }
+      guard count == Self.binaryLength else { return .wrongLength }
+      guard binary[0] == Self.version else { return .wrongVersion }
+      let from = UnsafeRawBufferPointer(binary)
+      return token.stored.withUnsafeMutableBytes {
+        copy(piece(from, 0, 11), into: $0, at: 0)
+          && copy(piece(from, 43, 208), into: $0, at: 11)
+          && copy(piece(from, 11, 32), into: $0, at: Self.secretOffset)
+      } ? nil : .wrongLength
+    }
+    if refusal != nil { token.stored.withUnsafeMutableBytes { crypto.wipe($0) } }
+    return refusal
   }
 }

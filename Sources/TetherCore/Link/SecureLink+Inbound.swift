@@ -21,12 +21,10 @@ extension SecureLink {
     let first: Int
     do {  // the message ends here: a presence digest shares `payload`, which is reused next
       let message = take(datagram, now: now, into: &output.bytes)
-      if output.bytes.count > start {
-        output.actions.append(.send(Datagram(range: start..<output.bytes.count)))
-      }
+      output.sendWritten(from: start)
       first = output.actions.count
       if let message {
-        session.receive(message, now: now, into: &output, cookie: session.link.cookie)
+        session.receive(message, now: now, into: &output)
       } else {
         session.advance(to: now, into: &output)
       }
@@ -44,42 +42,69 @@ extension SecureLink {
       return open(datagram, now: now, into: &out)
     case ResetMessage.kind:
       // Only this session's id and value (compared in constant time) end it.
-      guard datagram.count == ResetMessage.size, let data, resetValue.count == 16,
-        bigEndian(datagram, at: datagram.startIndex + 1, width: 8) == data.sessionID,
-        crypto.constantTimeEqual(datagram[(datagram.endIndex - 16)...], resetValue[...])
-      else { break }
+      guard datagram.count == ResetMessage.size, let id = data?.sessionID else { break }
+      let resetValue = resetValue
+      let crypto = crypto
+      let matches = datagram.withUnsafeBytes { d in
+        bigEndian(d, at: 1, width: 8) == id
+          && withUnsafeBytes(of: resetValue) { crypto.constantTimeEqual(piece(d, 9, 16), $0) }
+      }
+      guard matches else { break }
       return .sessionUnknown
     default:
-      guard handshake.openAttempts > 0,
-        let outcome = try? handshake.receive(datagram)
-      else { break }
-      return answer(outcome, now: now, into: &out)
+      guard handshake.openAttempts > 0 else { break }
+      return answer(datagram, now: now, into: &out)
     }
     dropped &+= 1
     return nil
   }
 
-  /// A handshake answer that opened for one of the attempts.
+  /// A handshake answer for one of the attempts: the CONFIRM (a RESPONSE), a new INIT (a
+  /// COOKIE_REPLY) or the session's refusal; anything that does not open is dropped.
+  @inline(never)
   private mutating func answer(
-    _ outcome: DeviceHandshake<Crypto>.Outcome, now: Instant, into out: inout [UInt8]
+    _ datagram: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8]
   ) -> Message? {
-    switch outcome {
-    case .established(let established):
+    var bytes = InlineBytes()  // the CONFIRM, or the cookie
+    var keys = SessionKeys<Crypto>.Derived()
+    let crypto = crypto
+    defer { keys.wipe(crypto) }
+    let taken: DeviceHandshake<Crypto>.Answer? = datagram.withUnsafeBytes { datagram in
+      bytes.withUnsafeMutableBytes { bytes in
+        do throws(HandshakeError) {
+          return try handshake.receive(datagram, into: bytes, keys: &keys)
+        } catch {
+          return nil
+        }
+      }
+    }
+    switch taken {
+    case .established(let sessionID, let lifetime):
       dropHeld()
+      guard let sending = crypto.cipher(keyBytes: keys.deviceToEdge),
+        let receiving = crypto.cipher(keyBytes: keys.edgeToDevice)
+      else { break }
       held = HeldResponse(
-        data: established.keys.deviceData(limits: limits), resumeKey: established.keys.resumeKey,
-        confirm: established.confirm.bytes,
-        until: now + .milliseconds(UInt64(established.ticketLifetimeMs)))
-      out.append(contentsOf: established.confirm.bytes)
-    case .cookie(let cookie):
-      self.cookie = cookie
+        data: SealedData(
+          sessionID: sessionID, sending: sending, receiving: receiving, limits: limits),
+        resumeKey: keys.resume, confirm: bytes, until: now + .milliseconds(UInt64(lifetime)))
+      bytes.withUnsafeBytes { append(piece($0, 0, ConfirmMessage.size), to: &out) }
+      return nil
+    case .cookie:
+      cookie = bytes.withUnsafeBytes {
+        ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+      }
       cookieUntil = now + Self.cookieLifetime
       attempt(now: now, into: &out)
+      return nil
     case .refused(.tokenNotOpened):
       return refusal(reason: RefuseReason.invalidToken.rawValue)
     case .refused(.sealed(let reason, _)):
       return refusal(reason: reason)
+    case nil:
+      break
     }
+    dropped &+= 1
     return nil
   }
 
@@ -88,9 +113,9 @@ extension SecureLink {
   /// profile has none of. `reason` is a channel's (1 … 5, 6 BANNED) or a login code.
   private mutating func refusal(reason: UInt8) -> Message? {
     dropHeld()
-    guard sessionAsked, let request else { return nil }
+    guard sessionAsked, hasRequest else { return nil }
     sessionAsked = false
-    if request.kind == HandshakeRequest.loginKind {
+    if request.withUnsafeBytes({ $0[74] }) == HandshakeRequest.loginKind {
       // REFUSE_CLEAR is the login's INVALID_TOKEN (5); the channel's reason 3 is the same.
       return .loginRefuse(code: reason == RefuseReason.invalidToken.rawValue ? 5 : reason)
     }
@@ -107,25 +132,38 @@ extension SecureLink {
       dropped &+= 1
       return nil
     }
-    let id = bigEndian(datagram, at: datagram.startIndex + 1, width: 8)
-    payload.removeAll(keepingCapacity: true)
+    let id = datagram.withUnsafeBytes { bigEndian($0, at: 1, width: 8) }
     let underHeld = held?.data.sessionID == id
-    do throws(SealedData<Crypto.Cipher>.Refusal) {
-      if underHeld {
-        try held?.data.open(datagram, into: &payload)
-      } else if data?.sessionID == id {
-        try data?.open(datagram, into: &payload)
-      } else {
-        throw .malformed
+    // Opened straight into `payload`, sized to the plaintext (the datagram less 33 bytes);
+    // moved out of `self` meanwhile, so the keys can be used while it is written.
+    var plaintext: [UInt8] = []
+    swap(&plaintext, &payload)
+    truncate(&plaintext, to: 0)
+    grow(&plaintext, by: datagram.count - 33)
+    let refusal: SealedData<Crypto.Cipher>.Refusal? = plaintext.withUnsafeMutableBytes { out in
+      datagram.withUnsafeBytes { datagram in
+        do throws(SealedData<Crypto.Cipher>.Refusal) {
+          if underHeld {
+            try held?.data.open(datagram, into: out)
+          } else if data?.sessionID == id {
+            try data?.open(datagram, into: out)
+          } else {
+            throw .malformed
+          }
+          return nil
+        } catch {
+          return error
+        }
       }
-    } catch {
-      switch error {
-      case .replayed: replayed &+= 1
-      case .unopened: unopened &+= 1
-      case .malformed, .exhausted: dropped &+= 1
-      }
-      return nil
     }
+    swap(&plaintext, &payload)
+    switch refusal {
+    case nil: break
+    case .replayed?: replayed &+= 1
+    case .unopened?: unopened &+= 1
+    case .malformed?, .exhausted?: dropped &+= 1
+    }
+    if refusal != nil { return nil }
     guard let message = decodePayload(underHeld: underHeld, into: &out) else {
       dropped &+= 1
       return nil
@@ -150,12 +188,11 @@ extension SecureLink {
       }
     case 0x8D:  // PATH_CHALLENGE: PATH_RESPONSE with its 8 bytes, at once
       guard payload.count == 9 else { return nil }
-      payload[0] = 0x09
-      if underHeld {
-        try? held?.data.seal(payload[...], into: &out)
-      } else {
-        try? data?.seal(payload[...], into: &out)
-      }
+      let start = out.count
+      grow(&out, by: SealedData<Crypto.Cipher>.headerLength)
+      out.appendByte(0x09)
+      payload.withUnsafeBytes { append(piece($0, 1, 8), to: &out) }
+      seal(&out, from: start, underHeld: underHeld)
       return nil
     case MessageType.sessionUnknown.rawValue:
       return nil  // gone in version 2: RESET replaces it
@@ -173,9 +210,9 @@ extension SecureLink {
     case .loginRefuse(let code):
       return underHeld ? refusal(reason: code) : nil
     case .tokenRenewed(let renewed):
-      if renewed.refused == nil, let renewal {
+      if renewed.refused == nil, hasRenewal {
         token = renewal
-        tokenText = renewalText
+        hasToken = true
       }
     default:
       break
@@ -189,11 +226,18 @@ extension SecureLink {
   @inline(never)
   private mutating func accepted() -> Bool {
     guard let held else { return false }
-    self.held = nil
-    crypto.wipe(&resumeKey)
-    resumeKey = held.resumeKey  // the same secret, kept: not wiped here
+    dropHeld()  // its k_resume wiped where it was held; this copy becomes the session's
+    let crypto = crypto
+    resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
+    resumeKey = held.resumeKey
     data = held.data
-    resetValue = Array(payload[(payload.count - 16)...])  // decodePayload kept 16
+    resetValue = payload.withUnsafeBytes {  // decodePayload kept 16
+      let value = piece($0, $0.count - 16, 16)
+      return (
+        value.loadUnaligned(as: UInt64.self),
+        value.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+      )
+    }
     handshake.end()
     defer { sessionAsked = false }
     return sessionAsked

@@ -26,8 +26,8 @@ extension SecureLink {
       let answer = rewrite(&output, from: first, now: now)
       first = output.actions.count
       // Fed after the rewrite: the session appends to the output it reads from.
-      if let answer {
-        session.receive(answer, now: now, into: &output, cookie: session.link.cookie)
+      if answer != .none {
+        session.receive(message(for: answer), now: now, into: &output)
       }
     }
     if boundCookie != 0, session.link.cookie == 0 {  // the session ended: nothing of it is kept
@@ -43,11 +43,11 @@ extension SecureLink {
   /// non-generic functions' below (one copy for both).
   private mutating func rewrite<Notification>(
     _ output: inout SessionOutput<Notification>, from first: Int, now: Instant
-  ) -> Message? {
+  ) -> LocalAnswer {
     // The session's bytes of these actions go aside at its first datagram (they run to the
     // end); version 2's are written in their place. One pass: stashed at the first send.
     var base = -1
-    var answer: Message?
+    var answer = LocalAnswer.none
     var index = first
     while index < output.actions.count {
       guard case .send(let datagram) = output.actions[index] else {
@@ -71,9 +71,9 @@ extension SecureLink {
   /// Moves `bytes[base...]` (the session's datagrams) into ``scratch``.
   @inline(never)
   private mutating func stash(_ bytes: inout [UInt8], from base: Int) {
-    scratch.removeAll(keepingCapacity: true)
-    scratch.append(contentsOf: bytes[base...])
-    bytes.removeSubrange(base...)
+    truncate(&scratch, to: 0)
+    bytes.withUnsafeBytes { append(piece($0, base, $0.count - base), to: &scratch) }
+    truncate(&bytes, to: base)
   }
 
   /// The session's datagram at `range` (of the bytes stashed from `base`) rewritten onto
@@ -81,11 +81,12 @@ extension SecureLink {
   @inline(never)
   private mutating func rewrite(
     _ range: Range<Int>, base: Int, now: Instant, into bytes: inout [UInt8],
-    _ answer: inout Message?
+    _ answer: inout LocalAnswer
   ) -> Range<Int>? {
     let start = bytes.count
     let v1 = scratch[(range.lowerBound - base)..<(range.upperBound - base)]
-    if let refusal = translate(v1, now: now, into: &bytes) { answer = refusal }
+    let local = translate(v1, now: now, into: &bytes)
+    if local != .none { answer = local }
     return bytes.count > start ? start..<bytes.count : nil
   }
 
@@ -93,108 +94,181 @@ extension SecureLink {
   /// none); returns the synthetic answer the session must get instead, if any.
   private mutating func translate(
     _ v1: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8]
-  ) -> Message? {
+  ) -> LocalAnswer {
     let b = v1.startIndex
-    guard v1.count >= Packet.headerSize else { return nil }
+    guard v1.count >= Packet.headerSize else { return .none }
     let type = v1[b + 3]
-    switch type {
-    case MessageType.join.rawValue, MessageType.login.rawValue, MessageType.renewToken.rawValue:
-      guard let packet = try? Packet.decode(v1) else { return nil }
-      guard case .renewToken(let text) = packet.message else {
-        return ask(packet, now: now, into: &out)
+    if type == MessageType.join.rawValue || type == MessageType.login.rawValue {
+      return ask(v1, now: now, into: &out)
+    }
+    // DATA, written straight into `out`: room for the header, the payload (type byte and
+    // body), then sealed there.
+    let start = out.count
+    grow(&out, by: SealedData<Crypto.Cipher>.headerLength)
+    out.appendByte(type)
+    if type == MessageType.renewToken.rawValue {
+      // The token's text: a 2-byte length, then the text, to the end. Its `W` is sent.
+      let crypto = crypto
+      hasRenewal = v1.withUnsafeBytes {
+        var offset = Packet.headerSize
+        let text = field($0, &offset, width: 2)
+        return offset == $0.count && renewal.read(text, crypto: crypto)
       }
-      Self.parse(text, crypto: crypto, cached: &renewalText, parsed: &renewal)
-      guard let renewal else {
-        return .tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0))
+      guard hasRenewal else {
+        truncate(&out, to: start)
+        return .renewalRefused
       }
-      payload.removeAll(keepingCapacity: true)
-      payload.append(type)
-      payload.append(contentsOf: renewal.sent)
-    default:
-      // Type byte and body; zeros to 9 bytes (every device datagram at least 42), and a
+      renewal.stored.withUnsafeBytes {
+        append(piece($0, 0, TokenV2.secretOffset), to: &out)
+      }
+    } else {
+      // The body; zeros to 9 bytes of payload (every device datagram at least 42), and a
       // CHANNEL_OPERATION's name zero-filled to 63 so its size does not tell the name's.
-      payload.removeAll(keepingCapacity: true)
-      payload.append(type)
-      payload.append(contentsOf: v1[(b + Packet.headerSize)...])
+      v1.withUnsafeBytes {
+        append(piece($0, Packet.headerSize, $0.count - Packet.headerSize), to: &out)
+      }
       let size = type == MessageType.channelOperation.rawValue ? 74 : 9
-      while payload.count < size { payload.append(0) }
+      grow(&out, by: start + SealedData<Crypto.Cipher>.headerLength + size - out.count)
     }
     // Under the confirmed keys; before any ACCEPT, under the CONFIRM's (the edge may hold
     // the session already: a LEAVE should reach it).
-    if data != nil {
-      try? data?.seal(payload[...], into: &out)
-    } else {
-      try? held?.data.seal(payload[...], into: &out)
-    }
-    return nil
+    seal(&out, from: start, underHeld: data == nil)
+    return .none
   }
 
-  /// A JOIN or LOGIN: the request is taken from it, the token parsed (once per text), then
-  /// the held CONFIRM or a new INIT goes out. Returns the refusal the session gets for a
-  /// token that is not a version 2 one, or whose public expiry the device's clock passed.
-  private mutating func ask(_ packet: Packet, now: Instant, into out: inout [UInt8]) -> Message? {
-    if packet.cookie != boundCookie {  // another session: nothing of the last one is kept
+  /// Seals the DATA datagram written in `out` from `start` (``SealedData/seal(_:from:)``)
+  /// under the held RESPONSE's keys or the confirmed ones; without them (or past their
+  /// limits) nothing is sent, `out` cut back to `start`.
+  @inline(never)
+  mutating func seal(_ out: inout [UInt8], from start: Int, underHeld: Bool) {
+    if underHeld, held != nil {
+      try? held?.data.seal(&out, from: start)
+    } else if !underHeld, data != nil {
+      try? data?.seal(&out, from: start)
+    } else {
+      truncate(&out, to: start)
+    }
+  }
+
+  /// A JOIN or LOGIN (the session's own bytes, §3's layout): the request `Q` is written
+  /// from its fields, read by offset, and the token parsed; then the held CONFIRM or a new
+  /// INIT goes out. Returns the refusal the session gets for a token that is not a version
+  /// 2 one, or whose public expiry the device's clock passed. Bytes of another layout (no
+  /// session writes them) send nothing.
+  @inline(never)
+  private mutating func ask(_ v1: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8])
+    -> LocalAnswer
+  {
+    var request = InlineBytes()
+    let isLogin = v1[v1.startIndex + 3] == MessageType.login.rawValue
+    let text = v1.withUnsafeBytes { v1 in
+      request.withUnsafeMutableBytes { Self.writeRequest(v1, isLogin: isLogin, into: $0) }
+    }
+    guard let text else { return .none }
+    let cookie = v1.withUnsafeBytes { bigEndian($0, at: 4, width: 8) }
+    if cookie != boundCookie {  // another session: nothing of the last one is kept
       forget()
-      boundCookie = packet.cookie
+      boundCookie = cookie
     }
-    let text: Token
-    let isLogin: Bool
-    switch packet.message {
-    case .join(let join):
-      text = join.token
-      isLogin = false
-      request = HandshakeRequest(
-        flags: join.isRejoin ? HandshakeRequest.rejoinFlag : 0, uid: join.uid,
-        appID: join.appID.bytes, kind: HandshakeRequest.channelKind, name: join.channel.bytes)
-    case .login(let login):
-      text = login.token
-      isLogin = true
-      request = HandshakeRequest(
-        flags: login.isRelogin ? HandshakeRequest.rejoinFlag : 0, appID: login.appID.bytes,
-        kind: HandshakeRequest.loginKind, name: login.userID.bytes)
-    default:
-      return nil
+    self.request = request
+    hasRequest = true
+    let crypto = crypto
+    hasToken = v1.withUnsafeBytes {
+      token.read(piece($0, text.lowerBound, text.count), crypto: crypto)
     }
-    Self.parse(text, crypto: crypto, cached: &tokenText, parsed: &token)
-    guard let token else { return isLogin ? .loginRefuse(code: 5) : .refuse(.invalidToken) }
+    guard hasToken else { return .invalidToken }
     if data == nil, unixTime != 0, token.expiry != 0, unixTime >= token.expiry {
-      return isLogin ? .loginRefuse(code: 6) : .refuse(.tokenExpired)
+      return .tokenExpired
     }
     sessionAsked = true
     attempt(now: now, into: &out)
-    return nil
+    return .none
   }
 
-  /// `text` parsed as a version 2 token into `parsed` (nil if it is not one), unless it is
-  /// `cached`, the text `parsed` came from: a RENEW_TOKEN repeated with every heartbeat,
-  /// and every retry's JOIN, are parsed once.
+  /// The version 1 message a local answer stands for: the edge's refusal of the join or
+  /// login (by the kind of the last request) or of the renewal.
   @inline(never)
-  private static func parse(
-    _ text: Token, crypto: Crypto, cached: inout [UInt8], parsed: inout TokenV2?
-  ) {
-    guard text.bytes != cached else { return }
-    parsed = try? TokenV2(text: text.bytes[...], crypto: crypto)
-    cached = text.bytes
+  private func message(for answer: LocalAnswer) -> Message {
+    let isLogin = request.withUnsafeBytes { $0[74] } == HandshakeRequest.loginKind
+    switch answer {
+    case .invalidToken: return isLogin ? .loginRefuse(code: 5) : .refuse(.invalidToken)
+    case .tokenExpired: return isLogin ? .loginRefuse(code: 6) : .refuse(.tokenExpired)
+    case .none, .renewalRefused:
+      return .tokenRenewed(TokenRenewal(refused: .invalidToken, tokenTimeLeftMs: 0))
+    }
+  }
+
+  /// `Q` (§12.5) from a JOIN (uid `u32`, flags, app id, channel, token) or a LOGIN (flags,
+  /// app id, user id, token) into `q` (zeros); returns where the token's text is in `v1`.
+  /// Nil if the bytes are not exactly that layout, or a name is longer than its room in
+  /// `Q`.
+  private static func writeRequest(
+    _ v1: UnsafeRawBufferPointer, isLogin: Bool, into q: UnsafeMutableRawBufferPointer
+  ) -> Range<Int>? {
+    var offset = Packet.headerSize
+    if !isLogin {
+      putBigEndian(bigEndian(v1, at: offset, width: 4), width: 4, into: q, at: 5)
+      offset += 4
+    }
+    let flags = bigEndian(v1, at: offset, width: 1)
+    offset += 1
+    let appID = field(v1, &offset, width: 1)
+    let name = field(v1, &offset, width: 1)
+    let textStart = offset + 2
+    let text = field(v1, &offset, width: 2)
+    guard offset == v1.count, flags <= 1, appID.count <= 64, name.count <= 64 else {
+      return nil
+    }
+    q[0] = UInt8(truncatingIfNeeded: flags)  // bit 0: rejoin or RELOGIN, as version 1's
+    q[1] = HandshakeRequest.spokenVersion
+    q[9] = UInt8(truncatingIfNeeded: appID.count)
+    q[74] = isLogin ? HandshakeRequest.loginKind : HandshakeRequest.channelKind
+    q[75] = UInt8(truncatingIfNeeded: name.count)
+    guard copy(appID, into: q, at: 10), copy(name, into: q, at: 76) else { return nil }
+    return textStart..<(textStart + text.count)
   }
 
   /// The held CONFIRM while its ticket lasts; else a new INIT, resuming the confirmed
   /// session if there is one, with `mac2` while a cookie is held.
+  @inline(never)
   mutating func attempt(now: Instant, into out: inout [UInt8]) {
     if let held, now < held.until {
-      out.append(contentsOf: held.confirm)
+      held.confirm.withUnsafeBytes { append(piece($0, 0, ConfirmMessage.size), to: &out) }
       return
     }
     dropHeld()
-    guard let token, let request else { return }
-    let resume = data.map {
-      DeviceHandshake<Crypto>.Resume(sessionID: $0.sessionID, key: resumeKey)
+    guard hasToken, hasRequest else { return }
+    let token = token
+    let start = out.count
+    grow(&out, by: InitMessage.size)
+    let resumeID = data?.sessionID ?? 0
+    let resumes = data != nil
+    let cookie = cookie
+    let hasCookie = now < cookieUntil
+    let request = request
+    let resumeKey = resumeKey
+    let made = out.withUnsafeMutableBytes { out in
+      token.stored.withUnsafeBytes { token in
+        request.withUnsafeBytes { request in
+          resumeKey.withUnsafeBytes { key in
+            withUnsafeBytes(of: cookie) { cookie in
+              do throws(HandshakeError) {
+                try handshake.initiate(
+                  into: piece(out, start, InitMessage.size),
+                  token: piece(token, 0, TokenV2.secretOffset + 32),
+                  request: piece(request, 0, HandshakeRequest.size), resumeID: resumeID,
+                  resumeKey: piece(key, 0, resumes ? KeyBytes.count : 0),
+                  cookie: piece(cookie, 0, hasCookie ? 16 : 0))
+                return true
+              } catch {
+                return false
+              }
+            }
+          }
+        }
+      }
     }
-    let cookie = now < cookieUntil ? self.cookie : nil
-    guard
-      let initiation = try? handshake.initiate(
-        token: token, request: request, resume: resume, cookie: cookie)
-    else { return }
-    out.append(contentsOf: initiation.bytes)
+    if !made { truncate(&out, to: start) }
   }
 
   /// Past a rekey limit (or the hard one), a resumed handshake while the session goes on
@@ -202,31 +276,60 @@ extension SecureLink {
   private mutating func rekeyIfDue<Notification>(
     _ output: inout SessionOutput<Notification>, now: Instant
   ) {
-    if let range = rekey(now: now, into: &output.bytes) {
-      output.actions.append(.send(Datagram(range: range)))
-    }
+    let start = output.bytes.count
+    rekey(now: now, into: &output.bytes)
+    output.sendWritten(from: start)
   }
 
-  /// The rekey's datagram appended to `bytes`, if one is due: its range.
+  /// The rekey's datagram appended to `bytes`, if one is due.
   @inline(never)
-  private mutating func rekey(now: Instant, into bytes: inout [UInt8]) -> Range<Int>? {
+  private mutating func rekey(now: Instant, into bytes: inout [UInt8]) {
     guard let data, !sessionAsked, now >= rekeyNotBefore,
       data.usage.status != .fresh || data.window.highest >= limits.rekeyAfterMessages
-    else { return nil }
+    else { return }
     rekeyNotBefore = now + .seconds(1)
-    let start = bytes.count
     attempt(now: now, into: &bytes)
-    return bytes.count > start ? start..<bytes.count : nil
   }
 }
 
+/// What the layer answers the session itself, in place of the edge (§12.4, §12.10): a
+/// code, made into the version 1 message only when it is handed over.
+enum LocalAnswer {
+  case none
+  /// The JOIN's or LOGIN's token is not a version 2 one: the edge's invalid-token refusal.
+  case invalidToken
+  /// Its public expiry has passed by the device's clock: the edge's expired-token refusal.
+  case tokenExpired
+  /// The RENEW_TOKEN's token is not a version 2 one: a refused TOKEN_RENEWED.
+  case renewalRefused
+}
+
+/// The length-prefixed field at `offset` of `bytes` (its length `width` bytes, big-endian),
+/// `offset` moved past it; empty, and `offset` past the end, if it does not fit.
+@inline(never)
+func field(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, width: Int)
+  -> UnsafeRawBufferPointer
+{
+  let length = Int(bigEndian(bytes, at: offset, width: width))
+  let value = piece(bytes, offset + width, length)
+  offset = value.count == length ? offset + width + length : bytes.count + 1
+  return value
+}
+
 extension LinkSession {
-  /// Hands the session `message` as the edge's packet of its own session.
+  /// Hands the session `message` as the edge's packet of its own session: what its
+  /// `receive(_ packet:)` does with a packet of its cookie, with no packet made (a session
+  /// with no cookie counts it foreign, as there).
   @inline(never)
   mutating func receive(
-    _ message: Message, now: Instant, into output: inout SessionOutput<Notification>,
-    cookie: UInt64
+    _ message: Message, now: Instant, into output: inout SessionOutput<Notification>
   ) {
-    receive(Packet(cookie: cookie, message: message), now: now, into: &output)
+    _ = link.tick(now)
+    if link.cookie != 0 {
+      handle(message, now: link.clock, into: &output)
+    } else {
+      link.counters.foreign &+= 1
+    }
+    advance(to: link.clock, into: &output)
   }
 }

@@ -23,23 +23,29 @@ public struct SecureLink<Crypto: SessionCrypto> {
   var handshake: DeviceHandshake<Crypto>
   /// The session cookie the keys belong to; 0: none.
   var boundCookie: UInt64 = 0
-  /// The last JOIN's or LOGIN's request: what a resumed handshake (a rekey) asks again.
-  var request: HandshakeRequest?
-  /// The token of the last JOIN or LOGIN, or the one a TOKEN_RENEWED confirmed, and its text.
-  var token: TokenV2?
-  var tokenText: [UInt8] = []
-  /// The token of the RENEW_TOKEN out, and its text: current once TOKEN_RENEWED says so.
-  var renewal: TokenV2?
-  var renewalText: [UInt8] = []
+  /// The last JOIN's or LOGIN's request `Q` (its first 168 bytes), when ``hasRequest``: what
+  /// a resumed handshake (a rekey) asks again. Every value the layer keeps has a fixed
+  /// size and is held inline (``InlineBytes``, ``KeyBytes``, words): no array, no optional
+  /// of a value holding one (`make v2-size`, docs/PROTOCOL.md §12.16).
+  var request = InlineBytes()
+  var hasRequest = false
+  /// The token of the last JOIN or LOGIN, or the one a TOKEN_RENEWED confirmed, when
+  /// ``hasToken``.
+  var token = TokenV2()
+  var hasToken = false
+  /// The token of the RENEW_TOKEN out, when ``hasRenewal``: current once TOKEN_RENEWED says
+  /// so.
+  var renewal = TokenV2()
+  var hasRenewal = false
   /// The keys an ACCEPT confirmed: what DATA goes under. nil before the first ACCEPT.
   var data: SealedData<Crypto.Cipher>?
-  /// `k_resume` and the reset value of ``data``'s session (empty without one).
-  var resumeKey: [UInt8] = []
-  var resetValue: [UInt8] = []
+  /// `k_resume` and the reset value of ``data``'s session (meaningful with ``data``).
+  var resumeKey = KeyBytes()
+  var resetValue: (UInt64, UInt64) = (0, 0)
   /// A RESPONSE taken, its ACCEPT not yet: the new keys and the CONFIRM to repeat.
   var held: HeldResponse?
   /// A cookie from a COOKIE_REPLY, for `mac2` until `cookieUntil`.
-  var cookie: [UInt8]?
+  var cookie: (UInt64, UInt64) = (0, 0)
   var cookieUntil: Instant = .zero
   /// Whether the handshake in flight answers the session's JOIN or LOGIN (its ACCEPT or
   /// refusal goes to the session); false for a rekey the layer started itself.
@@ -67,6 +73,7 @@ public struct SecureLink<Crypto: SessionCrypto> {
   /// How long a cookie is kept (§12.6).
   static var cookieLifetime: Interval { .seconds(120) }
 
+  @inline(never)  // one copy for every link the driver makes
   public init(crypto: Crypto, limits: KeyLimits = .standard) {
     self.crypto = crypto
     self.limits = limits
@@ -75,13 +82,13 @@ public struct SecureLink<Crypto: SessionCrypto> {
     payload.reserveCapacity(Packet.maximumSize)
   }
 
-  /// A RESPONSE the device took: the keys it made, and the CONFIRM, sent again (the same
-  /// bytes) at each retry until the ticket lifetime has passed.
+  /// A RESPONSE the device took: the keys it made, and the CONFIRM (its first 201 bytes),
+  /// sent again (the same bytes) at each retry until the ticket lifetime has passed.
   struct HeldResponse {
     var data: SealedData<Crypto.Cipher>
-    /// `k_resume` of the new session: the holder wipes it.
-    var resumeKey: [UInt8]
-    let confirm: [UInt8]
+    /// `k_resume` of the new session: wiped in place when dropped.
+    var resumeKey: KeyBytes
+    var confirm: InlineBytes
     let until: Instant
   }
 
@@ -89,25 +96,24 @@ public struct SecureLink<Crypto: SessionCrypto> {
   public var sessionID: UInt64 { data?.sessionID ?? 0 }
 
   /// Forgets every key, attempt and token (the session ended, or another began).
+  @inline(never)
   mutating func forget() {
     handshake.end()
-    crypto.wipe(&resumeKey)
-    resumeKey = []
-    resetValue = []
+    let crypto = crypto
+    resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
     data = nil
     dropHeld()
-    request = nil
-    token = nil
-    tokenText = []
-    renewal = nil
-    renewalText = []
+    hasRequest = false
+    hasToken = false
+    hasRenewal = false
     sessionAsked = false
   }
 
+  /// Drops the held RESPONSE, its `k_resume` wiped where it is held.
+  @inline(never)
   mutating func dropHeld() {
-    if var key = held?.resumeKey {
-      held = nil
-      crypto.wipe(&key)
-    }
+    let crypto = crypto
+    held?.resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
+    held = nil
   }
 }

@@ -24,9 +24,52 @@ public protocol DatagramCipher {
   func open(
     counter: UInt64, ad: ArraySlice<UInt8>, sealed: ArraySlice<UInt8>, into out: inout [UInt8]
   ) -> Bool
+
+  /// Seals in place: `datagram[adCount ..< datagram.count - tagLength]` is the plaintext,
+  /// replaced by its ciphertext, `datagram[..<adCount]` the associated data, and the tag is
+  /// written into the last ``tagLength`` bytes. False if the cipher refused or a size is
+  /// wrong. The device's path: nothing copied, no array.
+  func seal(counter: UInt64, inPlace datagram: UnsafeMutableRawBufferPointer, adCount: Int)
+    -> Bool
+
+  /// Writes the plaintext of `sealed` (ciphertext, then the tag) into `out` (exactly its
+  /// size) if it opens under `counter`'s nonce with `ad`; false if not.
+  func open(
+    counter: UInt64, ad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer,
+    into out: UnsafeMutableRawBufferPointer
+  ) -> Bool
 }
 
 extension DatagramCipher {
+  // The calls on raw buffers through the array calls, for a cipher that has only those (a
+  // test's stand-in): the same bytes, copies more.
+
+  public func seal(counter: UInt64, inPlace datagram: UnsafeMutableRawBufferPointer, adCount: Int)
+    -> Bool
+  {
+    guard adCount >= 0, datagram.count - adCount >= Self.tagLength else { return false }
+    var out = Array(UnsafeRawBufferPointer(piece(datagram, 0, adCount)))
+    let plaintext = Array(
+      UnsafeRawBufferPointer(piece(datagram, adCount, datagram.count - adCount - Self.tagLength)))
+    guard seal(counter: counter, plaintext: plaintext[...], appendingTo: &out, adStart: 0),
+      out.count == datagram.count
+    else { return false }
+    datagram.copyBytes(from: out)
+    return true
+  }
+
+  public func open(
+    counter: UInt64, ad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer,
+    into out: UnsafeMutableRawBufferPointer
+  ) -> Bool {
+    var plaintext: [UInt8] = []
+    guard open(counter: counter, ad: Array(ad)[...], sealed: Array(sealed)[...], into: &plaintext),
+      plaintext.count == out.count
+    else { return false }
+    out.copyBytes(from: plaintext)
+    return true
+  }
+
   /// The 12-byte nonce of `counter`: four zero bytes, then the counter big-endian.
   public static func nonce(counter: UInt64) -> [UInt8] {
     var nonce = [UInt8](repeating: 0, count: 12)

@@ -49,15 +49,37 @@ public struct SealedData<Cipher: DatagramCipher> {
   public mutating func seal(_ payload: ArraySlice<UInt8>, into out: inout [UInt8])
     throws(Refusal)
   {
-    guard !payload.isEmpty, let counter = usage.nextSendCounter() else { throw .exhausted }
     let start = out.count
-    out.append(Self.kind)
-    out.appendBigEndian(sessionID, byteCount: 8)
-    out.appendBigEndian(counter, byteCount: 8)
-    // The header just written is the associated data; the cipher appends after it.
-    guard sending.seal(counter: counter, plaintext: payload, appendingTo: &out, adStart: start)
-    else {
-      out.removeSubrange(start...)
+    grow(&out, by: Self.headerLength)
+    payload.withUnsafeBytes { append($0, to: &out) }
+    try seal(&out, from: start)
+  }
+
+  /// Seals the DATA datagram written at the end of `out` from `start`: the caller wrote the
+  /// payload after room for the header (17 bytes, any values); the header is written here,
+  /// the payload sealed in place and the tag appended. On a refusal `out` is cut back to
+  /// `start`.
+  /// - Throws: ``Refusal/exhausted`` when the key may seal no more (or the payload is
+  ///   empty).
+  @inline(never)
+  public mutating func seal(_ out: inout [UInt8], from start: Int) throws(Refusal) {
+    let h = Self.headerLength
+    guard start >= 0, out.count - start > h, let counter = usage.nextSendCounter() else {
+      truncate(&out, to: start)
+      throw .exhausted
+    }
+    grow(&out, by: Cipher.tagLength)
+    let id = sessionID
+    let sending = sending
+    let sealed = out.withUnsafeMutableBytes { bytes in
+      let datagram = piece(bytes, start, bytes.count - start)
+      datagram[0] = Self.kind
+      putBigEndian(id, width: 8, into: datagram, at: 1)
+      putBigEndian(counter, width: 8, into: datagram, at: 9)
+      return sending.seal(counter: counter, inPlace: datagram, adCount: h)
+    }
+    guard sealed else {
+      truncate(&out, to: start)
       throw .exhausted
     }
   }
@@ -67,21 +89,45 @@ public struct SealedData<Cipher: DatagramCipher> {
   public mutating func open(_ datagram: ArraySlice<UInt8>, into out: inout [UInt8])
     throws(Refusal)
   {
-    let h = Self.headerLength
-    guard datagram.count > h + Cipher.tagLength, datagram.first == Self.kind else {
-      throw .malformed
+    let start = out.count
+    grow(&out, by: max(0, datagram.count - Self.headerLength - Cipher.tagLength))
+    let opened: Refusal? = out.withUnsafeMutableBytes { out in
+      datagram.withUnsafeBytes { datagram in
+        do throws(Refusal) {
+          try open(datagram, into: piece(out, start, out.count - start))
+          return nil
+        } catch { return error }
+      }
     }
-    let base = datagram.startIndex
-    guard bigEndian(datagram, at: base + 1, width: 8) == sessionID else { throw .malformed }
-    let counter = bigEndian(datagram, at: base + 9, width: 8)
+    if let opened {
+      truncate(&out, to: start)
+      throw opened
+    }
+  }
+
+  /// Opens one DATA datagram into `out`, which has room for exactly its payload (the
+  /// datagram less 33 bytes). Whatever it throws, nothing of the session changed but a
+  /// count (the window moves only after a datagram opens).
+  @inline(never)
+  public mutating func open(
+    _ datagram: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
+  )
+    throws(Refusal)
+  {
+    let h = Self.headerLength
+    guard datagram.count > h + Cipher.tagLength, datagram[0] == Self.kind,
+      out.count == datagram.count - h - Cipher.tagLength,
+      bigEndian(datagram, at: 1, width: 8) == sessionID
+    else { throw .malformed }
+    let counter = bigEndian(datagram, at: 9, width: 8)
     guard usage.mayOpen(counter: counter), window.check(counter) == .fresh else {
       replayed += 1
       throw .replayed
     }
     guard
       receiving.open(
-        counter: counter, ad: datagram[base..<base + h], sealed: datagram[(base + h)...],
-        into: &out)
+        counter: counter, ad: piece(datagram, 0, h),
+        sealed: piece(datagram, h, datagram.count - h), into: out)
     else {
       usage.recordFailedOpen()
       unopened += 1
@@ -89,4 +135,31 @@ public struct SealedData<Cipher: DatagramCipher> {
     }
     window.accept(counter)
   }
+}
+
+// The device's byte-array helpers, each one out-of-line loop over the calls the version 1
+// encoder already has (`appendByte`, `popLast`), so they add no specialization of their own
+// to the device's library (each `append(contentsOf:)` of another type, and each
+// `replaceSubrange`, is one).
+
+/// `count` zero bytes appended to `bytes`.
+@inline(never)
+func grow(_ bytes: inout [UInt8], by count: Int) {
+  var left = count
+  while left > 0 {
+    bytes.appendByte(0)
+    left -= 1
+  }
+}
+
+/// `source` appended to `bytes`.
+@inline(never)
+func append(_ source: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+  for byte in source { bytes.appendByte(byte) }
+}
+
+/// `bytes` cut back to its first `count` bytes (nothing if it is not longer).
+@inline(never)
+func truncate(_ bytes: inout [UInt8], to count: Int) {
+  while bytes.count > count, bytes.popLast() != nil {}
 }

@@ -109,6 +109,21 @@ public protocol SessionCrypto {
     into out: UnsafeMutableRawBufferPointer, secret: UnsafeRawBufferPointer,
     publicKey: UnsafeRawBufferPointer
   ) -> Bool
+
+  /// ``xaeadOpen(key:nonce:ad:sealed:)`` into `out`, which has room for exactly the
+  /// plaintext (`sealed` less the tag); false if it does not open or a size is wrong.
+  func xaeadOpen(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer
+  ) -> Bool
+
+  /// ``base64URLDecode(_:)`` into `out`: the number of bytes decoded, or nil if `text` is
+  /// not base64url without padding or its bytes do not fit in `out`.
+  func base64URLDecode(into out: UnsafeMutableRawBufferPointer, text: UnsafeRawBufferPointer)
+    -> Int?
+
+  /// ``constantTimeEqual(_:_:)`` of bytes the caller holds.
+  func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool
 }
 
 extension SessionCrypto {
@@ -171,5 +186,33 @@ extension SessionCrypto {
     var copy = [UInt8](repeating: 0, count: bytes.count)
     wipe(&copy)
     bytes.copyBytes(from: copy)
+  }
+
+  public func xaeadOpen(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard
+      var plaintext = xaeadOpen(
+        key: Array(key), nonce: Array(nonce), ad: Array(ad)[...], sealed: Array(sealed)[...])
+    else { return false }
+    defer { wipe(&plaintext) }
+    guard plaintext.count == out.count else { return false }
+    out.copyBytes(from: plaintext)
+    return true
+  }
+
+  public func base64URLDecode(into out: UnsafeMutableRawBufferPointer, text: UnsafeRawBufferPointer)
+    -> Int?
+  {
+    guard var decoded = base64URLDecode(Array(text)[...]) else { return nil }
+    defer { wipe(&decoded) }
+    guard decoded.count <= out.count else { return nil }
+    out.copyBytes(from: decoded)
+    return decoded.count
+  }
+
+  public func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    constantTimeEqual(Array(a)[...], Array(b)[...])
   }
 }

@@ -48,6 +48,14 @@ public struct SessionOutput<Notification> {
     append(.notify(notification))
   }
 
+  /// The datagram written at the end of ``bytes`` from `start` sent (protocol version 2's
+  /// layer writes its own datagrams); nothing if none was written. One copy of the append
+  /// for each of its callers.
+  @inline(never)
+  mutating func sendWritten(from start: Int) {
+    if bytes.count > start { append(.send(Datagram(range: start..<bytes.count))) }
+  }
+
   private mutating func append(_ action: SessionAction<Notification>) {
     actions.append(action)
   }

@@ -33,6 +33,39 @@ func filled(_ count: Int, _ body: (UnsafeMutablePointer<UInt8>?) -> Int32) -> [U
 struct ProbeCipher: DatagramCipher {
   static var tagLength: Int { 16 }
   let key: KeyBytes
+  func seal(counter: UInt64, inPlace datagram: UnsafeMutableRawBufferPointer, adCount: Int)
+    -> Bool
+  {
+    guard adCount >= 0, datagram.count - adCount >= 16,
+      let base = datagram.baseAddress?.assumingMemoryBound(to: UInt8.self)
+    else { return false }
+    var nonce: (UInt64, UInt64) = (0, counter.bigEndian)
+    return withUnsafeBytes(of: &nonce) { n in
+      key.withUnsafeBytes { k in
+        probe_aead(
+          0, 1, base + adCount, base + adCount, datagram.count - adCount - 16, base, adCount,
+          n.baseAddress!.assumingMemoryBound(to: UInt8.self) + 4,
+          k.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+      }
+    }
+  }
+  func open(
+    counter: UInt64, ad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer,
+    into out: UnsafeMutableRawBufferPointer
+  ) -> Bool {
+    guard out.count + 16 == sealed.count else { return false }
+    var nonce: (UInt64, UInt64) = (0, counter.bigEndian)
+    return withUnsafeBytes(of: &nonce) { n in
+      key.withUnsafeBytes { k in
+        probe_aead(
+          0, 0, out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+          sealed.baseAddress?.assumingMemoryBound(to: UInt8.self), sealed.count,
+          ad.baseAddress?.assumingMemoryBound(to: UInt8.self), ad.count,
+          n.baseAddress!.assumingMemoryBound(to: UInt8.self) + 4,
+          k.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+      }
+    }
+  }
   func seal(
     counter: UInt64, plaintext: ArraySlice<UInt8>, appendingTo out: inout [UInt8], adStart: Int
   ) -> Bool {
@@ -218,5 +251,31 @@ struct ProbeCrypto: SessionCrypto {
       out.baseAddress?.assumingMemoryBound(to: UInt8.self),
       secret.baseAddress?.assumingMemoryBound(to: UInt8.self),
       publicKey.baseAddress?.assumingMemoryBound(to: UInt8.self)) == 0
+  }
+  func xaeadOpen(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer
+  ) -> Bool {
+    out.count + 16 == sealed.count
+      && probe_aead(
+        1, 0, out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+        sealed.baseAddress?.assumingMemoryBound(to: UInt8.self), sealed.count,
+        ad.baseAddress?.assumingMemoryBound(to: UInt8.self), ad.count,
+        nonce.baseAddress?.assumingMemoryBound(to: UInt8.self),
+        key.baseAddress?.assumingMemoryBound(to: UInt8.self)) == 0
+  }
+  func base64URLDecode(into out: UnsafeMutableRawBufferPointer, text: UnsafeRawBufferPointer)
+    -> Int?
+  {
+    let n = probe_b64(
+      out.baseAddress?.assumingMemoryBound(to: UInt8.self), out.count,
+      text.baseAddress?.assumingMemoryBound(to: UInt8.self), text.count)
+    return n >= 0 ? n : nil
+  }
+  func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    a.count == b.count
+      && probe_memcmp(
+        a.baseAddress?.assumingMemoryBound(to: UInt8.self),
+        b.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count) == 0
   }
 }
