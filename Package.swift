@@ -68,7 +68,7 @@ let package = Package(
     .executableTarget(
       name: "tether-benchmarks",
       dependencies: [
-        "TetherCore", "TetherEdge", "TetherLab", "CBenchSupport",
+        "TetherCore", "TetherEdge", "TetherLab", "TetherSodium", "CBenchSupport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherSim"]),

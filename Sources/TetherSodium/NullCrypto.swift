@@ -28,6 +28,17 @@
       return [UInt8](sealed[..<tagStart])
     }
 
+    /// ``open(_:)`` into `out` (exactly the plaintext's size); false if it does not open.
+    static func open(_ sealed: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer)
+      -> Bool
+    {
+      guard let plaintext = open(Array(sealed)[...]), plaintext.count == out.count else {
+        return false
+      }
+      out.copyBytes(from: plaintext)
+      return true
+    }
+
     static func publicKey(secret: [UInt8]) -> [UInt8] { secret }
 
     static func shared(secret: [UInt8], publicKey: ArraySlice<UInt8>) -> [UInt8]? {

@@ -276,6 +276,50 @@ public struct SodiumCrypto: SessionCrypto {
     if let base = bytes.baseAddress { sodium_memzero(base, bytes.count) }
   }
 
+  public func xaeadOpen(
+    into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+    nonce: UnsafeRawBufferPointer, ad: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer
+  ) -> Bool {
+    let tag = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
+    guard key.count == Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES),
+      nonce.count == Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES),
+      sealed.count >= tag, out.count == sealed.count - tag,
+      let key = Self.bytes(key), let nonce = Self.bytes(nonce), let input = Self.bytes(sealed)
+    else { return false }
+    #if TETHER_NULL_CRYPTO
+      return NullCrypto.open(sealed, into: out)
+    #else
+      return decrypting(into: out) {
+        crypto_aead_xchacha20poly1305_ietf_decrypt(
+          $0, nil, nil, input, UInt64(sealed.count), Self.bytes(ad), UInt64(ad.count), nonce, key)
+      }
+    #endif
+  }
+
+  public func base64URLDecode(into out: UnsafeMutableRawBufferPointer, text: UnsafeRawBufferPointer)
+    -> Int?
+  {
+    // As base64URLDecode(_:): ASCII only (libsodium 1.0.18 reads 0xDF and 0xAD as '_'), and
+    // every character consumed.
+    guard text.allSatisfy({ $0 < 0x80 }) else { return nil }
+    guard let input = text.baseAddress, let base = Self.bytes(out) else {
+      return text.isEmpty ? 0 : nil
+    }
+    var length = 0
+    var end: UnsafePointer<CChar>? = nil
+    let chars = input.assumingMemoryBound(to: CChar.self)
+    let result = sodium_base642bin(
+      base, out.count, chars, text.count, nil, &length, &end,
+      sodium_base64_VARIANT_URLSAFE_NO_PADDING)
+    return result == 0 && end.map({ $0 - chars }) == text.count ? length : nil
+  }
+
+  public func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    guard a.count == b.count else { return false }
+    guard let x = a.baseAddress, let y = b.baseAddress else { return a.isEmpty }
+    return sodium_memcmp(x, y, a.count) == 0
+  }
+
   /// The bytes at `buffer` for a C call (nil for an empty buffer).
   private static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8>? {
     buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)

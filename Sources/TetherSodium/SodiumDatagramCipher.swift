@@ -89,25 +89,17 @@ public struct SodiumDatagramCipher: DatagramCipher {
       let input = sealed.baseAddress?.assumingMemoryBound(to: UInt8.self)
     else { return false }
     #if TETHER_NULL_CRYPTO
-      guard let plaintext = NullCrypto.open(Array(sealed)[...]) else { return false }
-      out.copyBytes(from: plaintext)
-      return true
+      return NullCrypto.open(sealed, into: out)
     #else
       var nonce = Self.nonceWords(counter)
-      // One spare byte on the stack stands in for an empty plaintext's buffer.
-      var spare: UInt8 = 0
       return withUnsafeBytes(of: &nonce) { nonce in
         key.withUnsafeBytes { key in
-          withUnsafeMutableBytes(of: &spare) { spare in
-            guard let nonce = nonce.baseAddress, let key = key.baseAddress,
-              let target = (out.baseAddress ?? spare.baseAddress)?.assumingMemoryBound(
-                to: UInt8.self)
-            else { return false }
-            return crypto_aead_chacha20poly1305_ietf_decrypt(
-              target, nil, nil, input, UInt64(sealed.count),
+          guard let nonce = nonce.baseAddress, let key = key.baseAddress else { return false }
+          return decrypting(into: out) {
+            crypto_aead_chacha20poly1305_ietf_decrypt(
+              $0, nil, nil, input, UInt64(sealed.count),
               ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
               nonce.assumingMemoryBound(to: UInt8.self), key.assumingMemoryBound(to: UInt8.self))
-              == 0
           }
         }
       }
@@ -201,5 +193,19 @@ public struct SodiumDatagramCipher: DatagramCipher {
       if status != 0 { out.removeSubrange(end...) }
       return status == 0
     #endif
+  }
+}
+
+/// Calls a libsodium decrypt with where the plaintext goes: `out`'s bytes, or one spare byte
+/// on the stack when `out` is empty (an empty plaintext still needs a buffer). True if the
+/// call returned 0 (the text opened).
+func decrypting(
+  into out: UnsafeMutableRawBufferPointer, _ call: (UnsafeMutablePointer<UInt8>) -> Int32
+) -> Bool {
+  var spare: UInt8 = 0
+  return withUnsafeMutableBytes(of: &spare) { spare in
+    guard let target = (out.baseAddress ?? spare.baseAddress)?.assumingMemoryBound(to: UInt8.self)
+    else { return false }
+    return call(target) == 0
   }
 }

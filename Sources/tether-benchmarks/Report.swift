@@ -5,6 +5,7 @@ import Foundation
 struct Report {
   var results: Results
   var core: CoreCosts
+  var secure: SecureCosts
   var targets: [Target]
   var machine: String
   var commit: String
@@ -116,6 +117,11 @@ struct Report {
       "| core: one decoded heartbeat ack into a connected session (activity refresh) | \(Self.f(core.refreshNanoseconds)) ns |",
       "| core: one heartbeat ack from its bytes (decode + the above) | \(Self.f(core.datagramNanoseconds)) ns |",
       "| core: bytes per connected session, \(core.sessions) held (heap + \(core.inlineBytesPerSession) inline) | \(Self.f(core.bytesPerSession)) B |",
+      "| v2: one DATA datagram sealed (a heartbeat's payload; libsodium's ChaCha20-Poly1305) | \(Self.f(secure.sealNanoseconds)) ns |",
+      "| v2: one DATA datagram opened (the replay window checked first) | \(Self.f(secure.openNanoseconds)) ns |",
+      "| v2: one handshake on the device (INIT written, RESPONSE taken, CONFIRM and keys made) | \(Self.f(secure.deviceHandshakeMicroseconds)) us |",
+      "| v2: one handshake on the edge (token and request opened, RESPONSE made, CONFIRM checked) | \(Self.f(secure.edgeHandshakeMicroseconds)) us |",
+      "| v2: bytes of one heartbeat round trip (HEARTBEAT and its ACK), version 1 → version 2 | \(SecureCosts.heartbeatBytes.v1) → \(SecureCosts.heartbeatBytes.v2) B |",
     ]
     let named: [(String, String, String)] = [
       (

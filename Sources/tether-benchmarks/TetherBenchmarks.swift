@@ -34,6 +34,13 @@ struct TetherBenchmarks: ParsableCommand {
       "core: \(Target.format(core.refreshNanoseconds)) ns per activity refresh, "
         + "\(Target.format(core.datagramNanoseconds)) ns per ack from its bytes, "
         + "\(Target.format(core.bytesPerSession)) B per session at \(core.sessions)")
+    let secure = try SecureCosts.measure(
+      datagrams: smoke ? 10_000 : 1_000_000, handshakes: smoke ? 20 : 2_000)
+    print(
+      "v2: \(Target.format(secure.sealNanoseconds)) ns per DATA sealed, "
+        + "\(Target.format(secure.openNanoseconds)) ns opened, "
+        + "\(Target.format(secure.deviceHandshakeMicroseconds)) us per handshake on the device, "
+        + "\(Target.format(secure.edgeHandshakeMicroseconds)) us on the edge")
     let sessions = smoke ? [1, 20] : [1, 1_000, 10_000]
     try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
     try? FileManager.default.removeItem(atPath: out + "/results.txt")
@@ -62,7 +69,7 @@ struct TetherBenchmarks: ParsableCommand {
     if smoke { try Self.checkComplete(results, sessions: sessions) }
     guard let docs else { return }
     let report = Report(
-      results: results, core: core, targets: targets, machine: Self.machine(),
+      results: results, core: core, secure: secure, targets: targets, machine: Self.machine(),
       commit: Self.commit(), duration: Date().timeIntervalSince(started),
       sizes: sizes.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }, plot: plot)
     try report.markdown.write(toFile: docs, atomically: true, encoding: .utf8)

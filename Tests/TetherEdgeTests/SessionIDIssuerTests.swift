@@ -56,6 +56,17 @@ struct SessionIDIssuerTests {
     #expect(issuer.mayReset(SessionID(epoch: id.epoch &+ 1, serial: 1), now: .zero))
   }
 
+  /// Epoch 0 is drawn again by every edge: an id of it names no session anywhere (an id of
+  /// all zeros is what a forger would try first), so it never draws a RESET.
+  @Test func epochZero_isNeverReset() throws {
+    var issuer = SessionIDIssuer(crypto: SeededCrypto(seed: 2), ticketLifetime: Self.lifetime)
+    let id = try issuer.issued(now: .zero)
+    #expect(id.epoch != 0)
+    #expect(!issuer.mayReset(SessionID(epoch: 0, serial: 0), now: Self.at(1_000_000)))
+    #expect(!issuer.mayReset(SessionID(epoch: 0, serial: 1), now: Self.at(1_000_000)))
+    #expect(issuer.mayReset(SessionID(epoch: id.epoch &+ 1, serial: 1), now: .zero))
+  }
+
   @Test func aSerialNotYetIssued_orZero_isNeverReset() throws {
     var issuer = SessionIDIssuer(crypto: SeededCrypto(seed: 2), ticketLifetime: Self.lifetime)
     let id = try issuer.issued(now: .zero)

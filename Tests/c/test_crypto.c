@@ -9,13 +9,18 @@
  *   - X25519 keys, the data cipher under a counter nonce, XChaCha20-Poly1305 and BLAKE2b
  *     with salt and personalization, over bytes drawn from that stream, against PyNaCl's;
  *   - every refusal the seam owes: a flipped bit, other associated data, another counter,
- *     a low-order point, a digest size out of range, a NULL pointer. */
+ *     a low-order point, a digest size out of range, a NULL pointer;
+ *   - the device's half of the version 2 handshake (v2_vectors.h, PyNaCl's): from the
+ *     vector's seeded stream, the INIT byte for byte (a channel join with mac2, a login
+ *     resume), the CONFIRM for the vector's RESPONSE, the first heartbeat sealed and the
+ *     first ACCEPT opened. */
 #include <stdio.h>
 #include <string.h>
 
 #include "crypto_vectors.h"
 #include "harness.h"
 #include "tether_test_crypto.h"
+#include "v2_vectors.h"
 
 #define CHECK_BYTES(got, want, n) CHECK(memcmp((got), (want), (n)) == 0)
 
@@ -215,6 +220,38 @@ static void test_blake2b_givesPyNaClsBytes(void) {
                             crypto_vector_personal) == -2);
 }
 
+/* Each handshake vector through the library's own DeviceHandshake on the seeded stream. */
+static void test_v2Handshake_givesPyNaClsBytes(void) {
+  for (int i = 0; i < TETHER_V2_HANDSHAKE_VECTORS; i++) {
+    const struct tether_v2_handshake_vector *v = &tether_v2_handshake_vectors[i];
+    uint8_t seed[32], init[469], confirm[201], out[1200];
+    memset(seed, v->seed, sizeof seed);
+    CHECK(tether_test_random_seed(seed) == 0);
+    CHECK(tether_test_v2_initiate(init, v->token, v->flags, v->uid, v->app_id, v->kind,
+                                  v->channel_or_user, v->resume_session_id, v->resume_key,
+                                  v->cookie) == 0);
+    CHECK_BYTES(init, v->initiation, sizeof init);
+    CHECK(tether_test_v2_receive(confirm, v->response, v->response_length) == 0);
+    CHECK_BYTES(confirm, v->confirm, sizeof confirm);
+    CHECK(tether_test_v2_seal(out, v->heartbeat_payload, v->heartbeat_payload_length) ==
+          (int)v->first_heartbeat_length);
+    CHECK_BYTES(out, v->first_heartbeat, v->first_heartbeat_length);
+    CHECK(tether_test_v2_open(out, v->first_accept, v->first_accept_length) ==
+          (int)v->accept_payload_length);
+    CHECK_BYTES(out, v->accept_payload, v->accept_payload_length);
+    /* Opened once: again, it is a replay. */
+    CHECK(tether_test_v2_open(out, v->first_accept, v->first_accept_length) == -1);
+    /* The RESPONSE again: the handshake is over, it answers nothing. */
+    CHECK(tether_test_v2_receive(confirm, v->response, v->response_length) == -1);
+  }
+  CHECK(tether_test_v2_initiate(NULL, "2.x", 0, 0, "app", 1, "room", 0, NULL, NULL) == -2);
+  {
+    uint8_t init[469];
+    CHECK(tether_test_v2_initiate(init, "not a token", 0, 0, "app", 1, "room", 0, NULL, NULL) ==
+          -1);
+  }
+}
+
 int main(void) {
   RUN(test_unseeded_drawsAreLibsodiums);
   RUN(test_rfc8439_aead);
@@ -224,5 +261,6 @@ int main(void) {
   RUN(test_dataCipher_givesPyNaClsBytes);
   RUN(test_xaead_givesPyNaClsBytes);
   RUN(test_blake2b_givesPyNaClsBytes);
-  return harness_report("crypto", "RFC 8439, RFC 7748 and PyNaCl's seeded bytes through the seam");
+  RUN(test_v2Handshake_givesPyNaClsBytes);
+  return harness_report("crypto", "RFC 8439, RFC 7748, PyNaCl's seeded bytes and version 2 handshakes");
 }

@@ -215,26 +215,28 @@ static void sealedAnswersHaveTheirSizes(void) {
 }
 
 int main(void) {
-  char name[64];
+  static const struct {
+    const char *name;
+    void (*run)(void);
+  } cases[] = {
+      {"mintsTheToken", mintsTheToken},
+      {"opensTheInit", opensTheInit},
+      {"checksMac2", checksMac2},
+      {"writesTheResponseAndTakesTheConfirm", writesTheResponseAndTakesTheConfirm},
+      {"sealsAndOpensTheFirstData", sealsAndOpensTheFirstData},
+      {"refusesEveryAlteredInit", refusesEveryAlteredInit},
+      {"anotherCertificateDoesNotOpenTheToken", anotherCertificateDoesNotOpenTheToken},
+  };
+  char name[96];
   if (sodium_init() < 0) return 1;
   for (int i = 0; i < TETHER_V2_HANDSHAKE_VECTORS; i++) {
     vector = &tether_v2_handshake_vectors[i];
     if (edge_v2_certificate_keys(&keys, vector->certificate, vector->certificate_length) != 0)
       return 1;
-    snprintf(name, sizeof name, "%s: mintsTheToken", vector->name);
-    harness_run(name, mintsTheToken);
-    snprintf(name, sizeof name, "%s: opensTheInit", vector->name);
-    harness_run(name, opensTheInit);
-    snprintf(name, sizeof name, "%s: checksMac2", vector->name);
-    harness_run(name, checksMac2);
-    snprintf(name, sizeof name, "%s: writesTheResponseAndTakesTheConfirm", vector->name);
-    harness_run(name, writesTheResponseAndTakesTheConfirm);
-    snprintf(name, sizeof name, "%s: sealsAndOpensTheFirstData", vector->name);
-    harness_run(name, sealsAndOpensTheFirstData);
-    snprintf(name, sizeof name, "%s: refusesEveryAlteredInit", vector->name);
-    harness_run(name, refusesEveryAlteredInit);
-    snprintf(name, sizeof name, "%s: anotherCertificateDoesNotOpenTheToken", vector->name);
-    harness_run(name, anotherCertificateDoesNotOpenTheToken);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      snprintf(name, sizeof name, "%s: %s", vector->name, cases[c].name);
+      harness_run(name, cases[c].run);
+    }
   }
   RUN(theWindowTakesEachCounterOnce);
   RUN(sealedAnswersHaveTheirSizes);

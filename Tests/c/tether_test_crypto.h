@@ -76,6 +76,26 @@ int tether_test_blake2b(uint8_t *out, size_t out_length, const uint8_t *input,
    after draw (scripts/test/v2-vectors.py's SeededStream). A later call starts the stream
    of its seed again from its first byte. */
 int tether_test_random_seed(const uint8_t seed[32]);
+
+/* The device's half of the version 2 handshake (TetherCore's DeviceHandshake, as the
+   library's layer runs it; docs/PROTOCOL.md §12.5): a new attempt for `token` (a version 2
+   token's text) and the request (flags, uid, app id, kind 1 channel or 2 login, channel
+   name or user id), resuming session `resume_id` with `resume_key` (32 bytes) unless it is
+   0, with mac2 under `cookie` (16 bytes) unless it is NULL. out gets the INIT, 469 bytes.
+   -1 if the token does not parse. One handshake at a time, for the calling test. */
+int tether_test_v2_initiate(uint8_t out[469], const char *token, uint8_t flags, uint32_t uid,
+                            const char *app_id, uint8_t kind, const char *name,
+                            uint64_t resume_id, const uint8_t *resume_key,
+                            const uint8_t *cookie);
+/* The edge's RESPONSE (269 bytes) to that attempt: out gets the CONFIRM (201 bytes) and the
+   session's DATA keys are kept for the two calls below. -1 if it does not open. */
+int tether_test_v2_receive(uint8_t out[201], const uint8_t *answer, size_t length);
+/* `payload` sealed as the device's next DATA under the kept keys: returns the datagram's
+   size (length + 33), -1 without keys. */
+int tether_test_v2_seal(uint8_t *out, const uint8_t *payload, size_t length);
+/* A DATA datagram from the edge opened under the kept keys: returns the payload's size, -1
+   if it does not open (or repeats). */
+int tether_test_v2_open(uint8_t *out, const uint8_t *datagram, size_t length);
 #endif
 
 #ifdef TETHER_NULL_CRYPTO

@@ -184,6 +184,88 @@
   }
 
   #if TETHER_TEST_CRYPTO
+    /// The device's handshake the exports below drive, and the DATA keys its RESPONSE
+    /// gave: one test's at a time, on its thread.
+    nonisolated(unsafe) private var handshake = DeviceHandshake(crypto: SodiumCrypto())
+    nonisolated(unsafe) private var data: SealedData<SodiumCrypto.Cipher>?
+
+    /// A NUL-terminated string's bytes (at most `limit`), or nil for NULL.
+    private func text(_ pointer: UnsafePointer<CChar>?, limit: Int) -> [UInt8]? {
+      guard let pointer else { return nil }
+      var bytes: [UInt8] = []
+      while bytes.count < limit, pointer[bytes.count] != 0 {
+        bytes.append(UInt8(bitPattern: pointer[bytes.count]))
+      }
+      return bytes
+    }
+
+    @c @implementation
+    public func tether_test_v2_initiate(
+      _ out: UnsafeMutablePointer<UInt8>?, _ token: UnsafePointer<CChar>?, _ flags: UInt8,
+      _ uid: UInt32, _ appID: UnsafePointer<CChar>?, _ kind: UInt8,
+      _ name: UnsafePointer<CChar>?, _ resumeID: UInt64, _ resumeKey: UnsafePointer<UInt8>?,
+      _ cookie: UnsafePointer<UInt8>?
+    ) -> Int32 {
+      guard let out, let token = text(token, limit: 512), let appID = text(appID, limit: 64),
+        let name = text(name, limit: 64)
+      else { return nullArgument }
+      guard SodiumCrypto.start(),
+        let parsed = try? TokenV2(text: token[...], crypto: SodiumCrypto())
+      else { return refused }
+      var resume: DeviceHandshake<SodiumCrypto>.Resume?
+      if resumeID != 0 {
+        guard let key = bytes(resumeKey, 32) else { return nullArgument }
+        resume = .init(sessionID: resumeID, key: key)
+      }
+      let request = HandshakeRequest(
+        flags: flags, uid: uid, appID: appID, kind: kind, name: name)
+      data = nil
+      guard
+        let initiation = try? handshake.initiate(
+          token: parsed, request: request, resume: resume,
+          cookie: cookie.map { [UInt8](UnsafeBufferPointer(start: $0, count: 16)) })
+      else { return refused }
+      return write(initiation.bytes, to: out)
+    }
+
+    @c @implementation
+    public func tether_test_v2_receive(
+      _ out: UnsafeMutablePointer<UInt8>?, _ answer: UnsafePointer<UInt8>?, _ length: Int
+    ) -> Int32 {
+      guard let out, let answer = bytes(answer, length) else { return nullArgument }
+      guard case .established(let established)? = try? handshake.receive(answer[...]) else {
+        return refused
+      }
+      data = established.keys.deviceData()
+      return write(established.confirm.bytes, to: out)
+    }
+
+    @c @implementation
+    public func tether_test_v2_seal(
+      _ out: UnsafeMutablePointer<UInt8>?, _ payload: UnsafePointer<UInt8>?, _ length: Int
+    ) -> Int32 {
+      guard let out, let payload = bytes(payload, length) else { return nullArgument }
+      var sealed: [UInt8] = []
+      guard (try? data?.seal(payload[...], into: &sealed)) != nil, !sealed.isEmpty else {
+        return refused
+      }
+      out.update(from: sealed, count: sealed.count)
+      return Int32(sealed.count)
+    }
+
+    @c @implementation
+    public func tether_test_v2_open(
+      _ out: UnsafeMutablePointer<UInt8>?, _ datagram: UnsafePointer<UInt8>?, _ length: Int
+    ) -> Int32 {
+      guard let out, let datagram = bytes(datagram, length) else { return nullArgument }
+      var payload: [UInt8] = []
+      guard (try? data?.open(datagram[...], into: &payload)) != nil, !payload.isEmpty else {
+        return refused
+      }
+      out.update(from: payload, count: payload.count)
+      return Int32(payload.count)
+    }
+
     @c @implementation
     public func tether_test_random_seed(_ seed: UnsafePointer<UInt8>?) -> Int32 {
       guard let seed else { return nullArgument }

@@ -50,51 +50,39 @@ public struct TokenV2: Sendable {
   /// secret and `W` are taken from them.
   /// - Throws: a ``Refusal`` for any text that is not a version 2 token; never traps.
   public init<Crypto: SessionCrypto>(text: ArraySlice<UInt8>, crypto: Crypto) throws(Refusal) {
-    try self.init(text: text.withUnsafeBytes { Self.parse($0, crypto: crypto) })
-  }
-
-  /// As ``init(text:crypto:)``, from the text's bytes where the caller holds them.
-  init<Crypto: SessionCrypto>(text: UnsafeRawBufferPointer, crypto: Crypto) throws(Refusal) {
-    try self.init(text: Self.parse(text, crypto: crypto))
-  }
-
-  /// The token of `text`, nil if it is not one (the device's call: no error to build).
-  static func parsed<Crypto: SessionCrypto>(_ text: UnsafeRawBufferPointer, crypto: Crypto)
-    -> TokenV2?
-  {
-    if case .token(let token) = parse(text, crypto: crypto) { return token }
-    return nil
-  }
-
-  private init(text parsed: Parsed) throws(Refusal) {
-    switch parsed {
-    case .token(let token): self = token
-    case .refused(let refusal): throw refusal
+    var token = TokenV2()
+    if let refusal = text.withUnsafeBytes({ Self.parse($0, crypto: crypto, into: &token) }) {
+      throw refusal
     }
+    self = token
   }
 
-  private init() {}
+  /// No token (zeros): what the device holds until it parses one.
+  init() {}
 
-  /// A parse's result: one non-generic shape for both entry points.
-  private enum Parsed {
-    case token(TokenV2)
-    case refused(Refusal)
+  /// Parses `text` into this token (the device's call: no error to build, the token kept
+  /// inline where it is held); false, with this token's bytes wiped, if it is not one.
+  mutating func read<Crypto: SessionCrypto>(_ text: UnsafeRawBufferPointer, crypto: Crypto)
+    -> Bool
+  {
+    Self.parse(text, crypto: crypto, into: &self) == nil
   }
 
+  /// The parse itself, into `token` (wiped first, and again if `text` is refused).
   @inline(never)
-  private static func parse<Crypto: SessionCrypto>(_ text: UnsafeRawBufferPointer, crypto: Crypto)
-    -> Parsed
-  {
+  private static func parse<Crypto: SessionCrypto>(
+    _ text: UnsafeRawBufferPointer, crypto: Crypto, into token: inout TokenV2
+  ) -> Refusal? {
+    token.stored.withUnsafeMutableBytes { crypto.wipe($0) }
     guard text.count >= 2, text[0] == UInt8(ascii: "2"), text[1] == UInt8(ascii: ".") else {
-      return .refused(.notVersion2)
+      return .notVersion2
     }
-    guard text.count == Self.textLength else { return .refused(.wrongLength) }
+    guard text.count == Self.textLength else { return .wrongLength }
     // ASCII only, before the decoder sees it: libsodium 1.0.18's decoder reads a character
     // as a signed char, so it takes 0xDF and 0xAD for '_' and a second text would decode
     // to the same token.
-    for byte in text where byte >= 0x80 { return .refused(.badBase64) }
+    for byte in text where byte >= 0x80 { return .badBase64 }
     var binary = InlineBytes()
-    var token = TokenV2()
     let refusal: Refusal? = binary.withUnsafeMutableBytes { binary in
       defer { crypto.wipe(binary) }
       guard let count = crypto.base64URLDecode(into: binary, text: piece(text, 2, text.count - 2))
@@ -108,7 +96,7 @@ public struct TokenV2: Sendable {
           && copy(piece(from, 11, 32), into: $0, at: Self.secretOffset)
       } ? nil : .wrongLength
     }
-    if let refusal { return .refused(refusal) }
-    return .token(token)
+    if refusal != nil { token.stored.withUnsafeMutableBytes { crypto.wipe($0) } }
+    return refusal
   }
 }

@@ -188,10 +188,10 @@ extension SecureLink {
       }
     case 0x8D:  // PATH_CHALLENGE: PATH_RESPONSE with its 8 bytes, at once
       guard payload.count == 9 else { return nil }
-      payload[0] = 0x09
       let start = out.count
       grow(&out, by: SealedData<Crypto.Cipher>.headerLength)
-      payload.withUnsafeBytes { append($0, to: &out) }
+      out.appendByte(0x09)
+      payload.withUnsafeBytes { append(piece($0, 1, 8), to: &out) }
       seal(&out, from: start, underHeld: underHeld)
       return nil
     case MessageType.sessionUnknown.rawValue:
@@ -210,7 +210,10 @@ extension SecureLink {
     case .loginRefuse(let code):
       return underHeld ? refusal(reason: code) : nil
     case .tokenRenewed(let renewed):
-      if renewed.refused == nil, let renewal { token = renewal }
+      if renewed.refused == nil, hasRenewal {
+        token = renewal
+        hasToken = true
+      }
     default:
       break
     }

@@ -108,12 +108,13 @@ extension SecureLink {
     out.appendByte(type)
     if type == MessageType.renewToken.rawValue {
       // The token's text: a 2-byte length, then the text, to the end. Its `W` is sent.
-      renewal = v1.withUnsafeBytes {
+      let crypto = crypto
+      hasRenewal = v1.withUnsafeBytes {
         var offset = Packet.headerSize
         let text = field($0, &offset, width: 2)
-        return offset == $0.count ? TokenV2.parsed(text, crypto: crypto) : nil
+        return offset == $0.count && renewal.read(text, crypto: crypto)
       }
-      guard let renewal else {
+      guard hasRenewal else {
         truncate(&out, to: start)
         return .renewalRefused
       }
@@ -158,16 +159,12 @@ extension SecureLink {
   private mutating func ask(_ v1: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8])
     -> LocalAnswer
   {
-    let crypto = crypto
-    var parsed: TokenV2?
     var request = InlineBytes()
     let isLogin = v1[v1.startIndex + 3] == MessageType.login.rawValue
-    let written = v1.withUnsafeBytes { v1 in
-      request.withUnsafeMutableBytes { q in
-        Self.writeRequest(v1, isLogin: isLogin, into: q, token: &parsed, crypto: crypto)
-      }
+    let text = v1.withUnsafeBytes { v1 in
+      request.withUnsafeMutableBytes { Self.writeRequest(v1, isLogin: isLogin, into: $0) }
     }
-    guard written else { return .none }
+    guard let text else { return .none }
     let cookie = v1.withUnsafeBytes { bigEndian($0, at: 4, width: 8) }
     if cookie != boundCookie {  // another session: nothing of the last one is kept
       forget()
@@ -175,8 +172,11 @@ extension SecureLink {
     }
     self.request = request
     hasRequest = true
-    token = parsed
-    guard let token else { return .invalidToken }
+    let crypto = crypto
+    hasToken = v1.withUnsafeBytes {
+      token.read(piece($0, text.lowerBound, text.count), crypto: crypto)
+    }
+    guard hasToken else { return .invalidToken }
     if data == nil, unixTime != 0, token.expiry != 0, unixTime >= token.expiry {
       return .tokenExpired
     }
@@ -199,13 +199,12 @@ extension SecureLink {
   }
 
   /// `Q` (§12.5) from a JOIN (uid `u32`, flags, app id, channel, token) or a LOGIN (flags,
-  /// app id, user id, token) into `q` (zeros), the token's text parsed into `token` (nil if
-  /// not a version 2 token). False if the bytes are not exactly that layout, or a name is
-  /// longer than its room in `Q`.
+  /// app id, user id, token) into `q` (zeros); returns where the token's text is in `v1`.
+  /// Nil if the bytes are not exactly that layout, or a name is longer than its room in
+  /// `Q`.
   private static func writeRequest(
-    _ v1: UnsafeRawBufferPointer, isLogin: Bool, into q: UnsafeMutableRawBufferPointer,
-    token: inout TokenV2?, crypto: Crypto
-  ) -> Bool {
+    _ v1: UnsafeRawBufferPointer, isLogin: Bool, into q: UnsafeMutableRawBufferPointer
+  ) -> Range<Int>? {
     var offset = Packet.headerSize
     if !isLogin {
       putBigEndian(bigEndian(v1, at: offset, width: 4), width: 4, into: q, at: 5)
@@ -215,17 +214,18 @@ extension SecureLink {
     offset += 1
     let appID = field(v1, &offset, width: 1)
     let name = field(v1, &offset, width: 1)
+    let textStart = offset + 2
     let text = field(v1, &offset, width: 2)
     guard offset == v1.count, flags <= 1, appID.count <= 64, name.count <= 64 else {
-      return false
+      return nil
     }
     q[0] = UInt8(truncatingIfNeeded: flags)  // bit 0: rejoin or RELOGIN, as version 1's
     q[1] = HandshakeRequest.spokenVersion
     q[9] = UInt8(truncatingIfNeeded: appID.count)
     q[74] = isLogin ? HandshakeRequest.loginKind : HandshakeRequest.channelKind
     q[75] = UInt8(truncatingIfNeeded: name.count)
-    token = TokenV2.parsed(text, crypto: crypto)
-    return copy(appID, into: q, at: 10) && copy(name, into: q, at: 76)
+    guard copy(appID, into: q, at: 10), copy(name, into: q, at: 76) else { return nil }
+    return textStart..<(textStart + text.count)
   }
 
   /// The held CONFIRM while its ticket lasts; else a new INIT, resuming the confirmed
@@ -237,7 +237,8 @@ extension SecureLink {
       return
     }
     dropHeld()
-    guard let token, hasRequest else { return }
+    guard hasToken, hasRequest else { return }
+    let token = token
     let start = out.count
     grow(&out, by: InitMessage.size)
     let resumeID = data?.sessionID ?? 0

@@ -29,10 +29,14 @@ public struct SecureLink<Crypto: SessionCrypto> {
   /// of a value holding one (`make v2-size`, docs/PROTOCOL.md §12.16).
   var request = InlineBytes()
   var hasRequest = false
-  /// The token of the last JOIN or LOGIN, or the one a TOKEN_RENEWED confirmed.
-  var token: TokenV2?
-  /// The token of the RENEW_TOKEN out: current once TOKEN_RENEWED says so.
-  var renewal: TokenV2?
+  /// The token of the last JOIN or LOGIN, or the one a TOKEN_RENEWED confirmed, when
+  /// ``hasToken``.
+  var token = TokenV2()
+  var hasToken = false
+  /// The token of the RENEW_TOKEN out, when ``hasRenewal``: current once TOKEN_RENEWED says
+  /// so.
+  var renewal = TokenV2()
+  var hasRenewal = false
   /// The keys an ACCEPT confirmed: what DATA goes under. nil before the first ACCEPT.
   var data: SealedData<Crypto.Cipher>?
   /// `k_resume` and the reset value of ``data``'s session (meaningful with ``data``).
@@ -100,8 +104,8 @@ public struct SecureLink<Crypto: SessionCrypto> {
     data = nil
     dropHeld()
     hasRequest = false
-    token = nil
-    renewal = nil
+    hasToken = false
+    hasRenewal = false
     sessionAsked = false
   }
 

@@ -59,6 +59,8 @@ func piece(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ count: Int)
 }
 
 /// `bytes[offset ..< offset + count]` to write, or an empty buffer if that is not within it.
+/// The same body as the read-only one on purpose: LLVM merges the two into one function,
+/// where a call of one from the other measured 44 bytes more (`make v2-size`).
 @inline(never)
 func piece(_ bytes: UnsafeMutableRawBufferPointer, _ offset: Int, _ count: Int)
   -> UnsafeMutableRawBufferPointer

@@ -86,6 +86,8 @@ public struct SessionIDIssuer<Crypto: SessionCrypto> {
   /// its serials ran out), and for a serial of this epoch issued more than one ticket
   /// lifetime ago; no for a serial not issued yet or issued within the last lifetime.
   public func mayReset(_ id: SessionID, now: Instant) -> Bool {
+    // Epoch 0 is no edge's (an epoch is drawn again while zero): no session to end.
+    guard id.epoch != 0 else { return false }
     guard id.epoch == epoch else { return true }
     guard id.serial >= 1, id.serial <= lastSerial,
       now.nanoseconds > ticketLifetime.nanoseconds
