@@ -118,7 +118,7 @@ extension SimProfile {
 /// to come, the app's own choices, the links' state, the counts and the trace.
 public struct Stage<P: SimProfile> {
   public let scenario: Scenario<P>
-  public internal(set) var world: World<P.Client>
+  public internal(set) var world: SecureWorld<P.Client>
   public internal(set) var stats = ScenarioStats()
   public internal(set) var trace: [String] = []
   let tracing: Bool
@@ -145,7 +145,10 @@ public struct Stage<P: SimProfile> {
     var edge = try! EdgeConfig(
       appID: Fixture.appID, appCertificate: simCertificate, timeScale: Scenario<P>.scale)
     edge.firstLoginSession = 0  // a function of the seed (restarts start elsewhere)
-    world = World(config: edge, networkSeed: scenario.seed, watchesServer: true)
+    // The world's random stream: a function of the seed, as everything else in the run.
+    world = World(
+      config: edge, crypto: SimCrypto(seed: scenario.seed), networkSeed: scenario.seed,
+      watchesServer: true)
     world.recordsServerSent = false
     world.recordsDeliveries = true
     for i in 0..<scenario.clientCount {
@@ -277,7 +280,7 @@ public struct Stage<P: SimProfile> {
         continue
       }
       let limit =
-        world.server.session(cookie: cookie) != nil
+        world.server.session(cookie: world.serverKey(cookie, of: i)) != nil
         ? config.forgetAfter + config.presenceInterval : config.loginGrace
       try expect(
         now.since(heard) <= limit, "silence limit", i, "held, last heard \(SimClock.text(heard))")
