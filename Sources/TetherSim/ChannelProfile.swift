@@ -12,6 +12,7 @@ extension Harness: SimClient {
   }
 
   public mutating func speak(_ link: SecureLink<SimCrypto>) { secure = link }
+  public var sessionWrites: Int { trace.count }
   public var lastHanded: Packet? { handed.map { Packet(cookie: cookie, message: $0) } }
 
   public mutating func receive(

@@ -48,6 +48,7 @@ public struct LoginClient: SimClient {
 
   public mutating func speak(_ link: SecureLink<SimCrypto>) { secure = link }
   public private(set) var lastHanded: Packet?
+  public private(set) var sessionWrites = 0
 
   public mutating func receive(
     _ bytes: [UInt8], _ packet: Packet?, generation: UInt64, now: Instant
@@ -96,6 +97,7 @@ public struct LoginClient: SimClient {
     generation: UInt64?, now: Instant
   ) -> [Sent] {
     let violations = invariants.check(session, before: before, step: step, wrote: wrote, now: now)
+    sessionWrites += wrote.count
     var packets: [Packet] = []
     var notifications: [LoginNotification] = []
     for item in wrote {

@@ -13,7 +13,10 @@ import TetherEdge
 ///    the network has been healthy past the edge's silence limit, every client that is on
 ///    agrees with the server (the profile's ``SimProfile/agree(_:)``);
 /// 3. once every client left (logged out), the server holds no session, login, login
-///    channel or queued member event.
+///    channel or queued member event;
+/// 4. over protocol version 2 (every scenario's world is a ``SecureWorld``): no (key, nonce)
+///    seals two messages (``NonceOracle``), and nothing the ``Attacker`` sends a client
+///    changes its session.
 public struct ScenarioRun<P: SimProfile> {
   public internal(set) var stage: Stage<P>
   /// The profile's checker: what it knows of the clients.
@@ -150,6 +153,7 @@ public struct Stage<P: SimProfile> {
       config: edge, crypto: SimCrypto(seed: scenario.seed), networkSeed: scenario.seed,
       watchesServer: true)
     world.recordsServerSent = false
+    world.attacker = Attacker(seed: scenario.seed ^ 0xA77A_C4E5, chance: 0.02)
     world.recordsDeliveries = true
     for i in 0..<scenario.clientCount {
       _ = world.add(
@@ -308,6 +312,7 @@ public struct Stage<P: SimProfile> {
 
   mutating func collectStats() {
     stats.network = world.counters
+    stats[.attacks] += world.attacker.map { $0.counts.reduce(0, +) } ?? 0
     stats.checks += world.serverChecks
   }
 }

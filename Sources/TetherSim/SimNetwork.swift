@@ -66,6 +66,8 @@ struct Flight {
   /// The server session of its client it belongs to (``ServerSide/generation``; from the
   /// client: of the last accept it took).
   var generation: UInt64 = 0
+  /// Sent by the ``Attacker``: delivered whatever the link's state, and checked.
+  var forged = false
 }
 
 /// Datagrams in flight, earliest first (a binary heap on (at, order)).

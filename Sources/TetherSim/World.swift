@@ -7,7 +7,7 @@ import TetherSodium
 /// the channel profile, ``LoginClient`` for the login profile).
 public protocol SimClient {
   associatedtype Config
-  associatedtype State
+  associatedtype State: Equatable
   /// A client of its own, with `seed` for its cookies and jitter.
   init(config: Config, seed: UInt64)
   var state: State { get }
@@ -20,6 +20,9 @@ public protocol SimClient {
   /// From now on it speaks protocol version 2 through `link` (a ``World`` on ``SimCrypto``
   /// gives every client one as it adds it).
   mutating func speak(_ link: SecureLink<SimCrypto>)
+  /// How many actions its session wrote so far (notifications and datagrams, before any
+  /// layer): what the ``Attacker`` must not change.
+  var sessionWrites: Int { get }
   /// Over version 2: what its layer handed the session for the last datagram it received,
   /// as a packet under the session's cookie (nil: the layer kept it from the session).
   var lastHanded: Packet? { get }
@@ -145,6 +148,9 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
   private var latestScheduled: [[Instant]] = []
   private var linkSent: [[UInt64]] = []
   private var adminNonce: UInt64 = 1
+  /// The attacker on every client's path, if the run has one.
+  public var attacker: Attacker?
+  private var attackOrder: UInt64 = 0
   /// How many of the oracle's repeats are violations already.
   private var reportedRepeats = 0
 
@@ -393,6 +399,7 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
 
   private mutating func deliver(_ flight: Flight) {
     let i = flight.client
+    if flight.forged { return attack(flight) }
     guard flight.toServer ? uplinkUp[i] : downlinkUp[i] else {
       counters[.droppedByCut] += 1
       return
@@ -436,10 +443,43 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
     if recordsDeliveries { deliveries.append((now, flight.toServer, i, packet, state)) }
     // What it sent in answer still goes out under the server session it had taken before.
     send(sent, from: i)
+    if attacker != nil, let (bytes, after) = attacker?.saw(flight.bytes, to: i) {
+      attackOrder += 1
+      let forged = Flight(
+        at: now + after, order: 3 << 62 | attackOrder, toServer: false, client: i, bytes: bytes,
+        forged: true)
+      if after == .zero { queue.append(forged) } else { inflight.push(forged) }
+    }
     if watchesServer, active, let packet, packet.cookie == sides[i].cookie,
       packet.message.isAccept
     {
       sides[i].acceptedGeneration = flight.generation
+    }
+  }
+
+  /// The attacker's datagram reaches client `i`: nothing of its session may change (no
+  /// message handed to it but a copy of its own RESET, nothing written, the same state).
+  private mutating func attack(_ flight: Flight) {
+    let i = flight.client
+    // What is due now runs first, so the session's own deadlines are not taken for the
+    // attacker's doing.
+    send(clients[i].advance(to: now), from: i)
+    let state = clients[i].state
+    let writes = clients[i].sessionWrites
+    send(clients[i].receive(flight.bytes, nil, generation: 0, now: now), from: i)
+    // A RESET has no counter: a copy of the session's own is taken again while its id is
+    // current (§12.9), and must change nothing either. Anything else must not reach it.
+    let copyOfReset =
+      flight.bytes.first == WireView.resetKind
+      && attacker?.heard[i].contains(flight.bytes) == true
+    if (clients[i].lastHanded != nil && !copyOfReset) || clients[i].sessionWrites != writes
+      || clients[i].state != state
+    {
+      fail(
+        "attacker", i,
+        "\(flight.bytes.count) bytes (kind \(flight.bytes.first ?? 0)) changed the session: "
+          + "handed \(clients[i].lastHanded.map { "\($0.message)" } ?? "nothing"), "
+          + "\(clients[i].sessionWrites - writes) writes, \(state) -> \(clients[i].state)")
     }
   }
 
