@@ -12,18 +12,35 @@ import TetherCore
 /// What it sends (``Attack``): a copy of the datagram at once, a copy of an earlier one
 /// later (up to 2 s: after leaves, rejoins, renewals and restarts the scenario made), the
 /// datagram with one bit flipped, a RESET for the session id it saw with a guessed value, a
-/// REFUSE_CLEAR with a guessed nonce, and a version 1 SESSION_UNKNOWN. Datagrams it sends
-/// the edge (replays from the client's address or another) are not built yet.
+/// REFUSE_CLEAR with a guessed nonce, and a version 1 SESSION_UNKNOWN. With ``attacksEdge``
+/// it also sends the edge the clients' own datagrams again, from their address or another.
 public struct Attacker {
   public enum Attack: Int, CaseIterable, Sendable, Labelled {
     case replayNow, replayLater, bitFlip, forgedReset, forgedRefusal, versionOne
+    /// To the edge: a client's datagram again from its address, at once or later, or from
+    /// another address.
+    case replayToEdge, replayToEdgeLater, movedToEdge
   }
+  static let toClients: [Attack] = [
+    .replayNow, .replayLater, .bitFlip, .forgedReset, .forgedRefusal, .versionOne,
+  ]
 
   /// Per datagram delivered to a client: the chance that it attacks.
   public var chance: Double
+  /// Whether it also sends the edge, per datagram a client delivered there with the same
+  /// chance: that datagram again from the client's address, at once or one of the last 16
+  /// up to 2 s later, or from another address. Off in `make sim-check`
+  /// (`tether-sim --attack-edge`): it finds that a CONFIRM replayed from the device's own
+  /// address within its ticket's lifetime, while the edge still holds the session it made,
+  /// is answered with the ACCEPT again (§12.6, CONFIRM rule 4), which the device's layer
+  /// hands a RECONNECTING session as an accept: the device reports CONNECTED/REJOIN_SUCCESS
+  /// with its uplink dead (seed 118).
+  public var attacksEdge = false
   var random: SeededRandom
-  /// Per client: the last datagrams the edge delivered (what it can replay).
+  /// Per client: the last datagrams the edge delivered (what it can replay), and the last
+  /// the client sent the edge.
   var heard: [[[UInt8]]] = []
+  var said: [[[UInt8]]] = []
   /// How many of each it sent.
   public internal(set) var counts = [UInt64](repeating: 0, count: Attack.allCases.count)
 
@@ -41,7 +58,7 @@ public struct Attacker {
     heard[i].append(bytes)
     if heard[i].count > 16 { heard[i].removeFirst() }
     guard random.chance(chance), !bytes.isEmpty else { return nil }
-    let attack = Attack.allCases[Int(random.next() % UInt64(Attack.allCases.count))]
+    let attack = Self.toClients[Int(random.next() % UInt64(Self.toClients.count))]
     counts[attack.rawValue] += 1
     switch attack {
     case .replayNow:
@@ -63,6 +80,30 @@ public struct Attacker {
       return ([0x05] + guess(16) + [0x01], .zero)
     case .versionOne:
       return (Packet(cookie: random.next(), message: .sessionUnknown).encoded, .zero)
+    default:
+      return nil
+    }
+  }
+
+  /// Client `i` sent the edge `bytes` (delivered): what the attacker sends the edge, when,
+  /// and whether from another address (nil: nothing).
+  mutating func saw(sent bytes: [UInt8], by i: Int) -> (
+    bytes: [UInt8], after: Interval, moved: Bool
+  )? {
+    guard attacksEdge else { return nil }
+    while said.count <= i { said.append([]) }
+    said[i].append(bytes)
+    if said[i].count > 16 { said[i].removeFirst() }
+    guard random.chance(chance) else { return nil }
+    let attacks: [Attack] = [.replayToEdge, .replayToEdgeLater, .movedToEdge]
+    let attack = attacks[Int(random.next() % 3)]
+    counts[attack.rawValue] += 1
+    switch attack {
+    case .replayToEdgeLater:
+      let earlier = said[i][Int(random.next() % UInt64(said[i].count))]
+      return (earlier, random.upTo(.milliseconds(2000)), false)
+    case .movedToEdge: return (bytes, .zero, true)
+    default: return (bytes, .zero, false)
     }
   }
 

@@ -31,12 +31,14 @@ public struct ScenarioRun<P: SimProfile> {
   ///     (the checker keeps assuming the scenario's): for proving that a client that
   ///     breaks a rule is caught.
   ///   - setsAsideLate: see ``World/setsAsideLate``.
+  ///   - attacksEdge: see ``Attacker/attacksEdge``.
   public init(
     _ scenario: Scenario<P>, tracing: Bool = false, clientConfig: P.Config? = nil,
-    setsAsideLate: Bool = false
+    setsAsideLate: Bool = false, attacksEdge: Bool = false
   ) {
     stage = Stage(scenario, tracing: tracing, clientConfig: clientConfig)
     stage.world.setsAsideLate = setsAsideLate
+    stage.world.attacker?.attacksEdge = attacksEdge
     profile = P(scenario)
   }
 
@@ -101,10 +103,13 @@ public struct ScenarioRun<P: SimProfile> {
 extension SimProfile {
   /// Runs scenarios `seeds`, stops at the first violation (a requirement: specialized).
   public static func batch(
-    seeds: Range<UInt64>, stats: inout ScenarioStats, setsAsideLate: Bool = false
+    seeds: Range<UInt64>, stats: inout ScenarioStats, setsAsideLate: Bool = false,
+    attacksEdge: Bool = false
   ) -> (seed: UInt64, violation: Violation)? {
     for seed in seeds {
-      var run = ScenarioRun(Scenario<Self>.generate(seed: seed), setsAsideLate: setsAsideLate)
+      var run = ScenarioRun(
+        Scenario<Self>.generate(seed: seed), setsAsideLate: setsAsideLate,
+        attacksEdge: attacksEdge)
       do throws(Violation) {
         try run.run()
       } catch {

@@ -431,6 +431,13 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
         deliveries.append((now, flight.toServer, i, flight.packet, clients[i].state))
       }
       ship(out, input: (i, flight.bytes.count, heard ? flight.packet : nil))
+      if attacker != nil, let (bytes, after, moved) = attacker?.saw(sent: flight.bytes, by: i) {
+        attackOrder += 1
+        let forged = Flight(
+          at: now + after, order: 3 << 62 | attackOrder, toServer: true, client: i,
+          bytes: bytes, forged: true, source: moved ? Self.attackerAddress : nil)
+        if after == .zero { queue.append(forged) } else { inflight.push(forged) }
+      }
       return
     }
     let active = clients[i].phase != .idle
@@ -461,6 +468,7 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
   /// message handed to it but a copy of its own RESET, nothing written, the same state).
   private mutating func attack(_ flight: Flight) {
     let i = flight.client
+    guard !flight.toServer else { return attackEdge(flight) }
     // What is due now runs first, so the session's own deadlines are not taken for the
     // attacker's doing.
     send(clients[i].advance(to: now), from: i)
@@ -481,6 +489,36 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
           + "handed \(clients[i].lastHanded.map { "\($0.message)" } ?? "nothing"), "
           + "\(clients[i].sessionWrites - writes) writes, \(state) -> \(clients[i].state)")
     }
+  }
+
+  /// Where the attacker sends from when it moves a client's datagram.
+  public static var attackerAddress: PeerAddress { PeerAddress(bytes: [0xBA, 0xD0])! }
+
+  /// The attacker's datagram reaches the edge (a client's own, again, from its address or
+  /// another): the edge makes and ends no session, and sends another address at most
+  /// what it received from it. What the edge answers the client's address goes out (a
+  /// RESPONSE to a replayed INIT, the ACCEPT again for a replayed CONFIRM: the edge's own,
+  /// which the client's layer must take as it takes any).
+  private mutating func attackEdge(_ flight: Flight) {
+    let i = flight.client
+    let source = flight.source ?? addresses[i]
+    let tables = (server.sessionCount, server.loginSessionCount)
+    secure?.oracle.clearJournal()
+    let out = server.receive(flight.bytes[...], from: source, now: now, wallClock: wallClock)
+    if tables != (server.sessionCount, server.loginSessionCount) {
+      fail(
+        "attacker", i,
+        "\(flight.bytes.count) bytes (kind \(flight.bytes.first ?? 0)) from "
+          + "\(source == addresses[i] ? "its address" : "another") changed the edge's "
+          + "sessions: \(tables) -> \((server.sessionCount, server.loginSessionCount))")
+    }
+    if source != addresses[i] {
+      let back = out.filter { $0.address == source }.reduce(0) { $0 + $1.bytes.count }
+      if back > flight.bytes.count {
+        fail("amplification", i, "\(back) bytes answered a moved \(flight.bytes.count)")
+      }
+    }
+    ship(out.filter { $0.address != Self.attackerAddress }, input: nil)
   }
 
   /// Everything the server sent in answer to one input (`input`: from which client, its
