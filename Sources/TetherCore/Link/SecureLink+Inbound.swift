@@ -206,7 +206,15 @@ extension SecureLink {
     else { return nil }
     switch message {
     case .accept, .loginAccept:
-      if underHeld, !accepted() { return nil }
+      if underHeld {
+        if !accepted() { return nil }
+      } else if sessionAsked {
+        // Under the confirmed keys while the session's join is a new handshake: the edge's
+        // answer to a CONFIRM of those keys sent again, which this join did not send (a
+        // replay from the device's address: §12.6's rule 4 answers it). It proves nothing
+        // about this join's path: dropped, so a dead uplink is not reported healed.
+        return nil
+      }
     case .loginRefuse(let code):
       return underHeld ? refusal(reason: code) : nil
     case .tokenRenewed(let renewed):
