@@ -164,8 +164,11 @@ extension SecureLink {
     case .malformed?, .exhausted?: dropped &+= 1
     }
     if refusal != nil { return nil }
+    layerTook = false
     guard let message = decodePayload(underHeld: underHeld, into: &out) else {
-      dropped &+= 1
+      // What the layer took for itself (a PATH_CHALLENGE answered, a rekey's ACCEPT) is no
+      // drop; anything else that reaches the session as nothing is.
+      if !layerTook { dropped &+= 1 }
       return nil
     }
     return message
@@ -193,6 +196,7 @@ extension SecureLink {
       out.appendByte(0x09)
       payload.withUnsafeBytes { append(piece($0, 1, 8), to: &out) }
       seal(&out, from: start, underHeld: underHeld)
+      layerTook = true
       return nil
     case MessageType.sessionUnknown.rawValue:
       return nil  // gone in version 2: RESET replaces it
@@ -248,6 +252,7 @@ extension SecureLink {
     }
     handshake.end()
     defer { sessionAsked = false }
+    layerTook = !sessionAsked  // a rekey's ACCEPT: the layer's own
     return sessionAsked
   }
 }
