@@ -117,8 +117,10 @@ static int make_join(struct context *c, void *engine) {
   int left = c ? models[c->index].left : 0, rc;
   token = token_text(choice, 1, channel);
   /* A join's own callbacks come inside the call: the leave's silence ends with it. */
+  uint64_t sent = sent_count_of(engine);
   if (c) models[c->index].left = 0;
   rc = tether_join_channel(engine, token, channel, uid);
+  if (choice == TOKEN_V1 && rc == 0) refused_locally(c, engine, sent);
   if (c && rc != 0) models[c->index].left = left;
   if (c && rc == 0) snprintf(c->grant, sizeof c->grant, "%s", channel ? channel : "");
   free(token);
@@ -264,11 +266,15 @@ static const uint8_t seed_altered[] = {
     TWICE(S_PRESENCE, PRESENCE3), RUN, REPLAY(2), RUN, FORGED(1, 0), RUN, FORGED(2, 0, 0, 3),
     FORGED(3, 0, 0), FORGED(5, 0, 4, 1), RUN, SEND(S_PATH_CHALLENGE, 1, 2, 3, 4, 5, 6, 7, 8), RUN,
     ANSWER, SEND0(S_RESET), HANDSHAKE};
+/* RESPONSEs whose ticket lasts 0 ms, then 1 ms: the CONFIRM goes once, no repeats. */
+static const uint8_t seed_short_ticket[] = {CREATE(0, K_COUNT, A_NONE), JOIN(0), RUN, LIFETIME(0),
+                                            RUN, RUN, ANSWER, RUN, RUN, LIFETIME(1), RUN, ANSWER,
+                                            RUN};
 #define SEED(name) {#name, seed_##name, sizeof seed_##name}
 static const struct seed seeds[] = {
     SEED(joined), SEED(destroy_in_join), SEED(leave_in_state), SEED(destroy_other),
     SEED(presence), SEED(token_expired), SEED(rejoin), SEED(bad_arguments), SEED(tokens),
-    SEED(refusals), SEED(altered)};
+    SEED(refusals), SEED(altered), SEED(short_ticket)};
 
 /* What fuzzing found (Fuzz/regressions/capi, each with a C test of its own), written by
    TETHER_FUZZ_WRITE_REGRESSIONS=DIR:

@@ -437,7 +437,7 @@ static void nonce_ended(const uint8_t *nonce) {
 
 /* An INIT. mode: as server_drain's; refuse: its code (mode 2). */
 static void initiated(const uint8_t *in, size_t n, const struct sockaddr_storage *from,
-                      socklen_t from_len, int mode, int refuse) {
+                      socklen_t from_len, int mode, int refuse, uint32_t lifetime) {
   struct edge_v2_init init;
   struct session *f;
   uint8_t out[EDGE_V2_RESPONSE_SIZE], random[48], ticket[EDGE_V2_TICKET_SIZE];
@@ -471,8 +471,8 @@ static void initiated(const uint8_t *in, size_t n, const struct sockaddr_storage
     edge_v2_wipe(&f->keys, &f->init);
     memset(f, 0, sizeof *f);
     fake_random(ticket, sizeof ticket);
-    if (edge_v2_respond(out, &f->keys, &init, random, (uint64_t)0x5E55 << 32 | serial, 3000,
-                        ticket) != EDGE_V2_RESPONSE_SIZE) {
+    if (edge_v2_respond(out, &f->keys, &init, random, (uint64_t)0x5E55 << 32 | serial,
+                        lifetime, ticket) != EDGE_V2_RESPONSE_SIZE) {
       memset(&f->keys, 0, sizeof f->keys);
       return;
     }
@@ -568,8 +568,9 @@ static void data(const uint8_t *in, size_t n, const struct sockaddr_storage *fro
 /* Reads what was sent. mode 0: nothing answered; 1: everything answered; 2: INITs refused
    with the input's code (sealed; its high bit: the CONFIRM refused instead, sealed as
    DATA); 3: everything but the ACCEPT (the input's messages send it); 4: an INIT without
-   the cookie's mac2 answered with a COOKIE_REPLY. Every datagram a connection sends must
-   be one of version 2's of the device (§12.2, §12.7) and fit 1200 bytes. */
+   the cookie's mac2 answered with a COOKIE_REPLY; 5: everything, the RESPONSEs with a
+   ticket lifetime of the input's (0, 1 ms, any; else 3 s). Every datagram a connection
+   sends must be one of version 2's of the device (§12.2, §12.7) and fit 1200 bytes. */
 static void server_drain(int mode) {
   uint8_t in[1500];
   struct sockaddr_storage from;
@@ -577,11 +578,17 @@ static void server_drain(int mode) {
   ssize_t got;
   size_t n;
   int refuse = mode == 2 ? u8() : -1;
+  uint32_t lifetime = 3000;
+  if (mode == 5) {
+    uint8_t choice = u8() % 4;
+    lifetime = choice == 0 ? 0 : choice == 1 ? 1 : choice == 2 ? u32() : 3000;
+    mode = 1;
+  }
   while ((got = recvfrom(server_fd, in, sizeof in, 0, (struct sockaddr *)&from, &from_len)) > 0) {
     n = (size_t)got;
     if (n > 1200) fail("a connection sent more than 1200 bytes", (int)n);
     if (in[0] == 0x01 && n == EDGE_V2_INIT_SIZE && in[1] == 0x02) {
-      initiated(in, n, &from, from_len, mode, refuse);
+      initiated(in, n, &from, from_len, mode, refuse, lifetime);
     } else if (in[0] == 0x03 && n == EDGE_V2_CONFIRM_SIZE) {
       confirmed(in, n, &from, from_len, mode, refuse);
     } else if (in[0] == 0x07 && n > EDGE_V2_DATA_OVERHEAD) {
@@ -938,6 +945,21 @@ static void names(void) {
   profile->api->handler_init(NULL);
 }
 
+uint64_t sent_count_of(const void *handle) {
+  tether_connection_stats stats;
+  stats.size = sizeof stats;
+  if (!handle || profile->api->get_stats(handle, &stats) != 0) return 0;
+  return stats.datagrams_out;
+}
+
+void refused_locally(const struct context *c, const void *handle, uint64_t sent) {
+  int state;
+  if (!c || c->destroyed || in_callback || c->acts_left) return;
+  state = state_of(handle);
+  if (sent_count_of(handle) != sent) fail("a token that is not version 2's: a datagram sent", 0);
+  if (state != 1) fail("a token that is not version 2's: the attempt goes on", state);
+}
+
 /* ---- What the fake sends unasked, and the datagrams it alters -------------------------------- */
 
 /* Time stands still while a datagram the fake altered or replayed is delivered (the
@@ -1016,10 +1038,14 @@ static void altered_send(const uint8_t *bytes, size_t n, const struct sockaddr_s
   sendto(server_fd, bytes, n, 0, (const struct sockaddr *)to, to_len);
   for (i = 0; i < 3; i++) ev_run(loop, EVRUN_NOWAIT);
   frozen = 0;
-  if (!settled) return; /* still busy: this one proves nothing */
+  if (!settled) {
+    trace("  (the loop did not settle: not checked)");
+    return;
+  }
   mark_all(after);
   for (i = 0; i < context_count; i++) {
     if (!before[i].live || !after[i].live || after[i].in == before[i].in) continue;
+    trace("  checked: connection %d read it", i);
     if (after[i].dropped - before[i].dropped != after[i].in - before[i].in) {
       fprintf(stderr, "%s: connection %d took it\n", what, i);
       fail("a datagram the fake altered or replayed was taken", (int)(after[i].in - before[i].in));
@@ -1292,7 +1318,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case OP_STATE: state_of((c = pick()) ? c->handle : NULL); break;
     case OP_STATS: stats((c = pick()) ? c->handle : NULL); break;
     case OP_NAMES: names(); break;
-    case OP_DRAIN: server_drain(u8() % 5); break;
+    case OP_DRAIN: server_drain(u8() % 6); break;
     case OP_SEND: server_send(); break;
     case OP_COMPANION: companion_toggle(); break;
     case OP_RUN: run_loop(); break;

@@ -48,6 +48,12 @@ enum {
   TOKEN_CHANGED
 };
 int token_choice(void);
+/* Around a start call with a TOKEN_V1 text that returned 0 (§12.4): `sent` is the handle's
+   datagrams_out before the call (sent_count_of); unless a callback acted in the call, the
+   call must have ended the attempt itself (DISCONNECTED) with nothing sent. */
+struct context;
+uint64_t sent_count_of(const void *handle);
+void refused_locally(const struct context *c, const void *handle, uint64_t sent);
 char *token_text(int choice, int kind, const char *name);
 const char *valid_token(int kind, const char *name);
 
@@ -266,6 +272,7 @@ enum op {
 #define REFUSE(code) OP_DRAIN, 2, code
 #define NO_ACCEPT OP_DRAIN, 3 /* ... all but the ACCEPT (a SEND gives it) */
 #define COOKIE OP_DRAIN, 4    /* ... an INIT without the cookie with a COOKIE_REPLY */
+#define LIFETIME(choice) OP_DRAIN, 5, choice /* ... tickets of 0, 1 ms, any (u32), else 3 s */
 /* A join or login: sent, answered (RESPONSE), confirmed, answered (ACCEPT): two round trips
    (§12.2). */
 #define HANDSHAKE RUN, ANSWER, RUN, ANSWER, RUN

@@ -153,7 +153,9 @@ static int make_login(struct context *c, void *client) {
     m->logged_out = 0;
     m->owed += m->has_login_result;
   }
+  uint64_t sent = sent_count_of(client);
   rc = tether_rtm_login(client, token, user);
+  if (choice == TOKEN_V1 && rc == 0) refused_locally(c, client, sent);
   free(token);
   if (rc == 0 && c) snprintf(c->grant, sizeof c->grant, "%s", user ? user : "");
   free(user);
@@ -347,11 +349,15 @@ static const uint8_t seed_bad_arguments[] = {
     OP_CALL + C_RENEW, 1, 0, OP_CALL + C_RENEW, 1, 8, 0,    /* NULL, bad bytes */
     OP_STATS, 1, 0, 4, 0, OP_NAMES, 0xFF, 0xFF, 0xFF, 0xFF, OP_DESTROY, 3,
     OP_CALL + C_NETWORK_CHANGED, 3, LOGOUT(3), LOGOUT(1), LOGOUT(1)};
+/* RESPONSEs whose ticket lasts 0 ms, then a huge lifetime. */
+static const uint8_t seed_short_ticket[] = {CREATE(0, K_COUNT, A_NONE), LOGIN(0), RUN, LIFETIME(0),
+                                            RUN, RUN, ANSWER, RUN, RUN, LIFETIME(2), 0xFF, 0xFF,
+                                            0xFF, 0xFF, RUN, ANSWER, RUN};
 #define SEED(name) {#name, seed_##name, sizeof seed_##name}
 static const struct seed seeds[] = {
     SEED(logged_in), SEED(refused), SEED(member_events), SEED(kick), SEED(token_expired),
     SEED(reset), SEED(destroy_in_result), SEED(timeout_with_engine), SEED(bad_arguments),
-    SEED(tokens), SEED(altered)};
+    SEED(tokens), SEED(altered), SEED(short_ticket)};
 
 /* What fuzzing found (Fuzz/regressions/rtm, each with a C test of its own), written by
    TETHER_FUZZ_WRITE_REGRESSIONS=DIR:
