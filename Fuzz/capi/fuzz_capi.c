@@ -265,7 +265,7 @@ static const uint8_t seed_altered[] = {
     SEND(S_ACCEPT, ACCEPT_FIELDS), RUN, FLIP(S_HEARTBEAT_ACK, 20, 3, 1, 0), RUN,
     TWICE(S_PRESENCE, PRESENCE3), RUN, REPLAY(2), RUN, FORGED(1, 0), RUN, FORGED(2, 0, 0, 3),
     FORGED(3, 0, 0), FORGED(5, 0, 4, 1), RUN, SEND(S_PATH_CHALLENGE, 1, 2, 3, 4, 5, 6, 7, 8), RUN,
-    ANSWER, SEND0(S_RESET), HANDSHAKE};
+    ANSWER, TWICE0(S_RESET), HANDSHAKE};
 /* RESPONSEs whose ticket lasts 0 ms, then 1 ms: the CONFIRM goes once, no repeats. */
 static const uint8_t seed_short_ticket[] = {CREATE(0, K_COUNT, A_NONE), JOIN(0), RUN, LIFETIME(0),
                                             RUN, RUN, ANSWER, RUN, RUN, LIFETIME(1), RUN, ANSWER,

@@ -280,9 +280,11 @@ enum op {
    `...` its fields' bytes; then no padding. */
 #define SEND(m, ...) OP_SEND, m, 2, __VA_ARGS__, 1
 #define SEND0(m) OP_SEND, m, 2, 1
-/* The same, then altered: `how` 1 a bit flipped (at u16 `at`, bit `bit`), 7 a copy at once. */
+/* The same, then altered: `how` 1 a bit flipped (at u16 `at`, bit `bit`), 7 a copy at once
+   (a RESET's copy included: it must change nothing, harness.c). */
 #define FLIP(m, at, bit, ...) OP_SEND, m, 1, __VA_ARGS__, 1, 0, at, bit
 #define TWICE(m, ...) OP_SEND, m, 7, __VA_ARGS__, 1
+#define TWICE0(m) OP_SEND, m, 7, 1
 /* An earlier datagram of the fake's again (the i-th of the last 32 it sent). */
 #define REPLAY(i) OP_SEND, 0, 5, i
 /* A handshake answer for no attempt (kind 0 ... 5, handshake_answer in harness.c). */
