@@ -141,16 +141,7 @@ static int make_leave(struct context *c, void *engine) {
 }
 static int plain_leave(void *engine) { return tether_leave_channel(engine); }
 
-/* A token of the channel joined last (renewed only for the same grant, §12.10). */
-static int make_renew(struct context *c, void *engine) {
-  int choice = token_choice();
-  char *token = token_text(choice, 1, c ? c->grant : "c0");
-  int rc = tether_renew_token(engine, token);
-  free(token);
-  return rc;
-}
-static int plain_renew(void *engine) { return tether_renew_token(engine, valid_token(1, "c0")); }
-
+RENEW_CALL(tether_renew_token, 1, "c0")
 STRING_CALL(set_server, tether_set_server, server_arg(), "127.0.0.1:9")
 HANDLE_CALL(network_changed, tether_network_changed)
 

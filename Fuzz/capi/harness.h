@@ -212,6 +212,19 @@ void checked_attempt(void *ctx, int kind, uint32_t attempt);
     return rc;                                                                             \
   }                                                                                        \
   static int plain_##name(void *handle) { return function(handle, valid); }
+/* make_renew and plain_renew for the profile's renew `function`: a token of the input's
+   choice for the grant (`kind`) of the connection's last start (its channel or user id;
+   `fallback` for a handle the input did not make), since a renewal must keep the grant
+   (§12.10); plain_renew: a valid one for `fallback`. */
+#define RENEW_CALL(function, kind, fallback)                                               \
+  static int make_renew(struct context *c, void *handle) {                                 \
+    int choice = token_choice();                                                           \
+    char *token = token_text(choice, kind, c ? c->grant : fallback);                       \
+    int rc = function(handle, token);                                                      \
+    free(token);                                                                           \
+    return rc;                                                                             \
+  }                                                                                        \
+  static int plain_renew(void *handle) { return function(handle, valid_token(kind, fallback)); }
 /* The same for `function` of the handle alone. */
 #define HANDLE_CALL(name, function)                                                        \
   static int make_##name(struct context *c, void *handle) {                                \

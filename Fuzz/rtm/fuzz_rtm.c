@@ -205,17 +205,7 @@ static int plain_logout(void *client) { return tether_rtm_logout(client); }
 
 STRING_CALL(join, tether_rtm_join_channel, channel_arg(), "lobby")
 STRING_CALL(leave, tether_rtm_leave_channel, channel_arg(), "lobby")
-/* A token of the user logged in last (renewed only for the same grant, §12.10). */
-static int make_renew(struct context *c, void *client) {
-  int choice = token_choice();
-  char *token = token_text(choice, 2, c ? c->grant : "alice");
-  int rc = tether_rtm_renew_token(client, token);
-  free(token);
-  return rc;
-}
-static int plain_renew(void *client) {
-  return tether_rtm_renew_token(client, valid_token(2, "alice"));
-}
+RENEW_CALL(tether_rtm_renew_token, 2, "alice")
 HANDLE_CALL(network_changed, tether_rtm_network_changed)
 
 #define SESSION (IN(2) | IN(3) | IN(4)) /* CONNECTING, CONNECTED, RECONNECTING */
