@@ -233,7 +233,8 @@ static const uint8_t seed_bad_arguments[] = {
    is not base64), then ones the edge refuses (another certificate: REFUSE_CLEAR; another
    channel: sealed), an expired one (refused before it is sent), one with a character
    changed, then a valid one, renewed with one of another channel. */
-#define TOKEN_JOIN(slot, choice) OP_CALL + C_JOIN, slot, choice, 1, 0, 1 /* then token_text's bytes */
+/* A join of channel "c0", uid 0, with a token of `choice`; then token_text's bytes. */
+#define TOKEN_JOIN(slot, choice) OP_CALL + C_JOIN, slot, choice, 1, 0, 1
 static const uint8_t seed_tokens[] = {
     CREATE(0, K_COUNT, A_NONE), TOKEN_JOIN(0, TOKEN_V1), 1, RUN, ANSWER, RUN,
     TOKEN_JOIN(0, TOKEN_V1), 0, RUN, ANSWER, RUN, TOKEN_JOIN(0, TOKEN_OTHER_CERTIFICATE),
