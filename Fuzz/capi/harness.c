@@ -359,8 +359,9 @@ static void put64(unsigned char *p, uint64_t v) {
 /* Sends `n` bytes to `to` and remembers them (replayable: see struct sent). */
 static void send_raw(const uint8_t *bytes, size_t n, const struct sockaddr_storage *to,
                      socklen_t to_len, int replayable) {
-  struct sent *s = &sent[sent_count++ % SENT];
+  struct sent *s;
   if (to_len == 0 || n == 0) return;
+  s = &sent[sent_count++ % SENT];
   if (n > sizeof s->bytes) n = sizeof s->bytes;
   memcpy(s->bytes, bytes, n);
   s->length = n;
@@ -467,7 +468,9 @@ static void initiated(const uint8_t *in, size_t n, const struct sockaddr_storage
   } else if (reason) {
     send_raw(out, (size_t)edge_v2_refuse_sealed(out, &init, (uint8_t)reason, 0, random), from,
              from_len, 1);
-    nonce_ended(in + 2);
+    /* The input's code may be one the device drops (outside 1 ... 7, a channel's 7): its
+       attempt then goes on, so only the fake's own refusals end it for sure. */
+    if (mode != 2) nonce_ended(in + 2);
   } else {
     f = &sessions[serial % SESSIONS];
     if (last == (int)(serial % SESSIONS)) last = -1;

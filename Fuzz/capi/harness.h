@@ -48,14 +48,14 @@ enum {
   TOKEN_CHANGED
 };
 int token_choice(void);
+char *token_text(int choice, int kind, const char *name);
+const char *valid_token(int kind, const char *name);
 /* Around a start call with a TOKEN_V1 text that returned 0 (§12.4): `sent` is the handle's
    datagrams_out before the call (sent_count_of); unless a callback acted in the call, the
    call must have ended the attempt itself (DISCONNECTED) with nothing sent. */
 struct context;
 uint64_t sent_count_of(const void *handle);
 void refused_locally(const struct context *c, const void *handle, uint64_t sent);
-char *token_text(int choice, int kind, const char *name);
-const char *valid_token(int kind, const char *name);
 
 /* ---- Checks --------------------------------------------------------------------------- */
 
