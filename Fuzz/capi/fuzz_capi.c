@@ -9,8 +9,9 @@
  *     on_leave_channel) until the next join, on_log excepted;
  *   - callbacks' arguments: a channel name of at most 63 bytes, user-offline reasons QUIT
  *     or DROPPED, a token to renew, a log message at a known level, attempts from 1.
- * Its server datagrams: ACCEPT, REFUSE, HEARTBEAT_ACK, PRESENCE, KICK, TOKEN_EXPIRED,
- * SESSION_UNKNOWN, TOKEN_RENEWED, any type, garbage. */
+ * Its server messages (sealed for its session, or altered: harness.c): ACCEPT, REFUSE,
+ * HEARTBEAT_ACK, PRESENCE, KICK, TOKEN_EXPIRED, RESET, TOKEN_RENEWED, PATH_CHALLENGE, any
+ * type, garbage. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,18 +111,25 @@ static const tether_engine_handler handler = {
 /* ---- The calls ------------------------------------------------------------------------------- */
 
 static int make_join(struct context *c, void *engine) {
-  char *token = string_arg("token-A"), *channel = channel_arg();
+  int choice = token_choice();
+  char *channel = channel_arg(), *token;
   uint32_t uid = u8() & 1 ? 0 : u32();
   int left = c ? models[c->index].left : 0, rc;
+  token = token_text(choice, 1, channel);
   /* A join's own callbacks come inside the call: the leave's silence ends with it. */
+  uint64_t sent = sent_count_of(engine);
   if (c) models[c->index].left = 0;
   rc = tether_join_channel(engine, token, channel, uid);
+  if (choice == TOKEN_V1 && rc == 0) refused_locally(c, engine, sent);
   if (c && rc != 0) models[c->index].left = left;
+  if (c && rc == 0) snprintf(c->grant, sizeof c->grant, "%s", channel ? channel : "");
   free(token);
   free(channel);
   return rc;
 }
-static int plain_join(void *engine) { return tether_join_channel(engine, "", "lobby", 0); }
+static int plain_join(void *engine) {
+  return tether_join_channel(engine, valid_token(1, "lobby"), "lobby", 0);
+}
 
 static int make_leave(struct context *c, void *engine) {
   int rc = tether_leave_channel(engine);
@@ -133,7 +141,7 @@ static int make_leave(struct context *c, void *engine) {
 }
 static int plain_leave(void *engine) { return tether_leave_channel(engine); }
 
-STRING_CALL(renew, tether_renew_token, string_arg("token-B"), "token-B")
+RENEW_CALL(tether_renew_token, 1, "c0")
 STRING_CALL(set_server, tether_set_server, server_arg(), "127.0.0.1:9")
 HANDLE_CALL(network_changed, tether_network_changed)
 
@@ -170,14 +178,14 @@ PROFILE_API(tether_engine, tether_engine_config, tether_engine_handler, tether_c
 /* ---- Seeds: TETHER_FUZZ_WRITE_SEEDS=DIR fuzz-capi writes them (scripts/test/fuzz.sh seeds) ------- */
 
 enum {
-  S_ACCEPT, S_REFUSE, S_HEARTBEAT_ACK, S_PRESENCE, S_KICK, S_TOKEN_EXPIRED, S_SESSION_UNKNOWN,
-  S_TOKEN_RENEWED, S_ANY_TYPE, S_COUNT
+  S_ACCEPT, S_REFUSE, S_HEARTBEAT_ACK, S_PRESENCE, S_KICK, S_TOKEN_EXPIRED, S_RESET,
+  S_TOKEN_RENEWED, S_PATH_CHALLENGE, S_ANY_TYPE, S_COUNT
 };
 static const enum message messages[S_COUNT] = {
     [S_ACCEPT] = M_ACCEPT, [S_REFUSE] = M_REFUSE, [S_HEARTBEAT_ACK] = M_HEARTBEAT_ACK,
     [S_PRESENCE] = M_PRESENCE, [S_KICK] = M_KICK, [S_TOKEN_EXPIRED] = M_TOKEN_EXPIRED,
-    [S_SESSION_UNKNOWN] = M_SESSION_UNKNOWN, [S_TOKEN_RENEWED] = M_TOKEN_RENEWED,
-    [S_ANY_TYPE] = M_ANY_TYPE};
+    [S_RESET] = M_RESET, [S_TOKEN_RENEWED] = M_TOKEN_RENEWED,
+    [S_PATH_CHALLENGE] = M_PATH_CHALLENGE, [S_ANY_TYPE] = M_ANY_TYPE};
 
 /* Every threshold fast. */
 #define CREATE(slot, kind, action) CREATE_HEAD(slot, kind, action), 3, 3, 3, 3, 3, 3, 3, 3
@@ -185,10 +193,10 @@ static const enum message messages[S_COUNT] = {
 #define JOIN(slot) OP_CALL + C_JOIN, slot, VALID, 1, 0, 1
 
 static const uint8_t seed_joined[] = {
-    CREATE(0, K_COUNT, A_NONE), JOIN(0), RUN, ANSWER, RUN, RUN, ANSWER, RUN, OP_STATS, 0, 1, 1,
-    OP_CALL + C_LEAVE, 0, RUN};
-static const uint8_t seed_destroy_in_join[] = {CREATE(0, K_JOIN, A_DESTROY), JOIN(0), RUN,
-                                               ANSWER, RUN, RUN};
+    CREATE(0, K_COUNT, A_NONE), JOIN(0), HANDSHAKE, OP_STATS, 0, 1, 1, OP_CALL + C_LEAVE, 0,
+    RUN};
+static const uint8_t seed_destroy_in_join[] = {CREATE(0, K_JOIN, A_DESTROY), JOIN(0), HANDSHAKE,
+                                               RUN};
 static const uint8_t seed_leave_in_state[] = {
     CREATE(0, K_STATE, A_CALL + C_LEAVE), JOIN(0), RUN, ANSWER, RUN, JOIN(0), RUN};
 static const uint8_t seed_destroy_other[] = {CREATE(0, K_ATTEMPT, A_DESTROY_OTHER),
@@ -196,21 +204,22 @@ static const uint8_t seed_destroy_other[] = {CREATE(0, K_ATTEMPT, A_DESTROY_OTHE
                                              RUN};
 /* PRESENCE of 3 entries (member 7 JOINED, silent 0 ms; 3 ALIVE; 5 LEFT); the engine leaves
    and is destroyed in the first on_user_joined. */
+#define PRESENCE3 1, 3, 1, 7, 1, 0, 1, 1, 0, 1, 3, 1, 1, 1, 1, 0, 1, 5, 1, 2, 1, 1, 0
 static const uint8_t seed_presence[] = {
-    CREATE(0, K_USER_JOINED, A_END_DESTROY), JOIN(0), RUN, ANSWER, RUN,
-    SEND(S_PRESENCE, 1, 3, 1, 7, 1, 0, 1, 1, 0, 1, 3, 1, 1, 1, 1, 0, 1, 5, 1, 2, 1, 1, 0),
+    CREATE(0, K_USER_JOINED, A_END_DESTROY), JOIN(0), HANDSHAKE, SEND(S_PRESENCE, PRESENCE3),
     RUN, RUN};
 /* TOKEN_EXPIRED: on_request_token renews (a call inside a callback reads its arguments
-   where the input is when the callback comes: after the RUN), then the top level renews. */
+   where the input is when the callback comes: after the RUN), then the top level renews,
+   and the rejoin is a new handshake. */
 static const uint8_t seed_token_expired[] = {
-    CREATE(0, K_REQUEST_TOKEN, A_CALL + C_RENEW), JOIN(0), RUN, ANSWER, RUN,
-    SEND0(S_TOKEN_EXPIRED), RUN, VALID, OP_CALL + C_RENEW, 0, VALID, RUN, ANSWER, RUN};
-/* The server switched (to itself) inside the first join attempt, SESSION_UNKNOWN, a network
-   change while rejoining, and a login client on the same loop for a while. */
+    CREATE(0, K_REQUEST_TOKEN, A_CALL + C_RENEW), JOIN(0), HANDSHAKE, SEND0(S_TOKEN_EXPIRED),
+    RUN, VALID, OP_CALL + C_RENEW, 0, VALID, HANDSHAKE};
+/* The server switched (to itself) inside the first join attempt, the session's RESET, a
+   network change while rejoining, and a login client on the same loop for a while. */
 static const uint8_t seed_rejoin[] = {
-    CREATE(0, K_ATTEMPT, A_CALL + C_SET_SERVER), JOIN(0), 0 /* ours */, RUN, ANSWER, RUN,
-    SEND0(S_SESSION_UNKNOWN), RUN, OP_CALL + C_NETWORK_CHANGED, 0, RUN, ANSWER, RUN,
-    OP_COMPANION, RUN, ANSWER, RUN, OP_COMPANION};
+    CREATE(0, K_ATTEMPT, A_CALL + C_SET_SERVER), JOIN(0), 0 /* ours */, HANDSHAKE,
+    SEND0(S_RESET), RUN, OP_CALL + C_NETWORK_CHANGED, 0, HANDSHAKE, OP_COMPANION, HANDSHAKE,
+    OP_COMPANION};
 static const uint8_t seed_bad_arguments[] = {
     OP_CREATE, 0, 1, K_COUNT, 0, 0, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 0, /* config size 0 */
     OP_CREATE, 1, 2, K_COUNT, 0, 0, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3,  /* no handler, heartbeat 0 */
@@ -220,10 +229,44 @@ static const uint8_t seed_bad_arguments[] = {
     OP_STATS, 2, 0, 4, 0,                        /* size 4, out NULL */
     OP_CALL + C_SET_SERVER, 2, 3, 2,             /* 100,000 bytes */
     OP_NAMES, 0xFF, 0xFF, 0xFF, 0xFF, OP_DESTROY, 3, OP_CALL + C_NETWORK_CHANGED, 3};
+/* Tokens the library must refuse itself, sending nothing (a version 1 one, a "2." text that
+   is not base64), then ones the edge refuses (another certificate: REFUSE_CLEAR; another
+   channel: sealed), an expired one (refused before it is sent), one with a character
+   changed, then a valid one, renewed with one of another channel. */
+/* A join of channel "c0", uid 0, with a token of `choice`; then token_text's bytes. */
+#define TOKEN_JOIN(slot, choice) OP_CALL + C_JOIN, slot, choice, 1, 0, 1
+static const uint8_t seed_tokens[] = {
+    CREATE(0, K_COUNT, A_NONE), TOKEN_JOIN(0, TOKEN_V1), 1, RUN, ANSWER, RUN,
+    TOKEN_JOIN(0, TOKEN_V1), 0, RUN, ANSWER, RUN, TOKEN_JOIN(0, TOKEN_OTHER_CERTIFICATE),
+    HANDSHAKE, TOKEN_JOIN(0, TOKEN_OTHER_GRANT), 0, HANDSHAKE, TOKEN_JOIN(0, TOKEN_EXPIRED), 1,
+    RUN, ANSWER, RUN, TOKEN_JOIN(0, TOKEN_CHANGED), 0, 100, 1, HANDSHAKE, JOIN(0), HANDSHAKE,
+    OP_CALL + C_RENEW, 0, TOKEN_OTHER_GRANT, 0, RUN, ANSWER, RUN, RUN};
+/* Refused at the INIT (sealed, INVALID_TOKEN), at the CONFIRM (sealed DATA, REJECTED), and
+   a join asked for a cookie first. */
+static const uint8_t seed_refusals[] = {
+    CREATE(0, K_COUNT, A_NONE), CREATE(1, K_COUNT, A_NONE), JOIN(0), RUN, REFUSE(3), RUN, JOIN(1),
+    RUN, ANSWER, RUN, REFUSE(0x85), RUN, OP_CALL + C_LEAVE, 0, JOIN(0), RUN, COOKIE, RUN, COOKIE,
+    RUN, ANSWER, RUN};
+/* The ACCEPT left to the input (sealed under the CONFIRM's keys), then data altered:
+   a HEARTBEAT_ACK with a bit flipped, a PRESENCE twice, the ACCEPT replayed, a REFUSE_CLEAR
+   for the ended attempt, a REFUSE_SEALED and a COOKIE_REPLY for it, a RESET with a wrong
+   value; each must change nothing. Then a PATH_CHALLENGE and the real RESET. */
+#define ACCEPT_FIELDS 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 1
+static const uint8_t seed_altered[] = {
+    CREATE(0, K_COUNT, A_NONE), JOIN(0), RUN, ANSWER, RUN, NO_ACCEPT, RUN,
+    SEND(S_ACCEPT, ACCEPT_FIELDS), RUN, FLIP(S_HEARTBEAT_ACK, 20, 3, 1, 0), RUN,
+    TWICE(S_PRESENCE, PRESENCE3), RUN, REPLAY(2), RUN, FORGED(1, 0), RUN, FORGED(2, 0, 0, 3),
+    FORGED(3, 0, 0), FORGED(5, 0, 4, 1), RUN, SEND(S_PATH_CHALLENGE, 1, 2, 3, 4, 5, 6, 7, 8), RUN,
+    ANSWER, TWICE0(S_RESET), HANDSHAKE};
+/* RESPONSEs whose ticket lasts 0 ms, then 1 ms: the CONFIRM goes once, no repeats. */
+static const uint8_t seed_short_ticket[] = {CREATE(0, K_COUNT, A_NONE), JOIN(0), RUN, LIFETIME(0),
+                                            RUN, RUN, ANSWER, RUN, RUN, LIFETIME(1), RUN, ANSWER,
+                                            RUN};
 #define SEED(name) {#name, seed_##name, sizeof seed_##name}
 static const struct seed seeds[] = {
     SEED(joined), SEED(destroy_in_join), SEED(leave_in_state), SEED(destroy_other),
-    SEED(presence), SEED(token_expired), SEED(rejoin), SEED(bad_arguments)};
+    SEED(presence), SEED(token_expired), SEED(rejoin), SEED(bad_arguments), SEED(tokens),
+    SEED(refusals), SEED(altered), SEED(short_ticket)};
 
 /* What fuzzing found (Fuzz/regressions/capi, each with a C test of its own), written by
    TETHER_FUZZ_WRITE_REGRESSIONS=DIR:
@@ -258,5 +301,5 @@ static const signed char reason_states[] = {2, 3, 4, 5, 5, 1, 5, 5, 1, 5,
 
 const struct profile channel_profile = {
     "engine", &api, TABLE(thresholds), &handler, K_COUNT, K_LOG, TABLE(reason_states),
-    TABLE(calls), C_JOIN, C_LEAVE, prepare, callback, 0x01, 0x04, TABLE(messages),
+    TABLE(calls), C_JOIN, C_LEAVE, prepare, callback, 1, TABLE(messages),
     TABLE(seeds), TABLE(regressions)};

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The harness of fuzz-capi and fuzz-rtm (harness.h): random call sequences on up to three
  * connections of one profile, and a companion of the other profile on the same loop, with
- * NULL, empty, at-bound, oversized and malformed arguments, configs and handlers of every
- * declared size (allocated at exactly that size, so a read past it is caught by
- * AddressSanitizer), every call, destroy (of this connection or another) and the profile's
- * end-then-destroy and end-then-start inside every callback, and a fake edge server on
- * loopback that answers every request of both profiles (or refuses JOIN and LOGIN with the
- * input's code) and sends the profile's datagrams built from the input, under its cookie or
- * not, or garbage. The loop runs EVRUN_NOWAIT iterations with short sleeps; thresholds are
- * milliseconds, so deadlines fire.
+ * NULL, empty, at-bound, oversized and malformed arguments (tokens: those, version 1 texts,
+ * and version 2 tokens valid, of another grant or certificate, expired or altered),
+ * configs and handlers of every declared size (allocated at exactly that size, so a read
+ * past it is caught by AddressSanitizer), every call, destroy (of this connection or
+ * another) and the profile's end-then-destroy and end-then-start inside every callback,
+ * and a fake edge server on loopback that speaks protocol version 2 (docs/PROTOCOL.md §12)
+ * through Tests/c/edge_v2.c: it answers every handshake of both profiles (or refuses it
+ * with the input's code, sealed, at the INIT or the CONFIRM, or asks for a cookie, or
+ * leaves the ACCEPT to the input) and every request, and sends the profile's messages
+ * built from the input sealed as DATA of the right session (so the payload decoders
+ * behind the seal are fuzzed through the shipped crypto), or altered (a bit flipped, cut
+ * or lengthened, another session id), earlier datagrams again, handshake answers for no
+ * attempt (REFUSE_CLEAR, REFUSE_SEALED, COOKIE_REPLY with random or echoed nonces, RESET
+ * with a wrong value), or garbage. The loop runs EVRUN_NOWAIT iterations with short
+ * sleeps; thresholds are milliseconds, so deadlines fire.
  *
  * Properties of both profiles, each an abort() with a message:
  *   - every return code is one the header lists for that call (never WRONG_THREAD here), and
@@ -21,8 +28,16 @@
  *     (its state DISCONNECTED, destroy again 0) until the callback returns; no callback of
  *     the companion after its destroy;
  *   - get_stats writes no byte past out->size nor past the struct it knows;
- *   - every datagram a connection sends is at most 1200 bytes; the name functions never
- *     return NULL.
+ *   - every datagram a connection sends is at most 1200 bytes and one of version 2's of
+ *     the device: an INIT (469 bytes, version 2) whose request, once its token opened,
+ *     keeps §12.5's layout; a CONFIRM (201); a DATA of at least 42 bytes whose payload,
+ *     when it opens, is a device type of its exact size (§12.7); the name functions never
+ *     return NULL;
+ *   - a datagram the fake altered or replayed, or a handshake answer for an attempt that
+ *     ended, or garbage, is counted dropped by the connection that reads it (its stats:
+ *     datagrams_unopened, _replayed, _malformed or _foreign), and changes no state and
+ *     calls no callback but on_log (time stands still while it is delivered, so nothing
+ *     else can).
  * The random server strings reach loopback only, and only "localhost" is looked up (the
  * connect and getaddrinfo below). */
 #define _GNU_SOURCE /* RTLD_NEXT */
@@ -33,6 +48,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +57,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "edge_v2.h"
 
 #ifndef TETHER_FUZZ_PROFILE
 #error "build with -DTETHER_FUZZ_PROFILE=channel_profile or login_profile"
@@ -127,10 +145,10 @@ char *copy_of(const char *text) {
   return copy;
 }
 
-char *string_arg(const char *valid) {
+char *string_of(uint8_t choice, const char *valid) {
   size_t n, i;
   char *s;
-  switch (u8() % 12) {
+  switch (choice) {
   case 0: return NULL;
   case 1: return copy_of("");
   case 2: return filled(100000, 'a');
@@ -152,6 +170,8 @@ char *string_arg(const char *valid) {
   }
 }
 
+char *string_arg(const char *valid) { return string_of(u8() % 12, valid); }
+
 char *channel_arg(void) {
   char name[8];
   if (u8() % 4 == 0) return string_arg("lobby");
@@ -159,14 +179,67 @@ char *channel_arg(void) {
   return copy_of(name);
 }
 
-/* ---- The fake server ---------------------------------------------------------------------- */
+/* ---- The fake server: protocol version 2 through Tests/c/edge_v2.c ------------------------
+   It speaks docs/PROTOCOL.md §12 with the edge's half written a second time in C
+   (edge_v2.c, shared with the C tests, not copied): it opens every INIT (checking the
+   token's grant as rule 5 of §12.6 does), answers with a RESPONSE, a sealed or clear
+   refusal or a cookie reply, takes CONFIRMs and answers them with the ACCEPT, opens every
+   DATA of the sessions it made and answers what the device asks. It keeps SESSIONS
+   sessions at once (three connections and a companion, with their rejoins), and the INITs'
+   nonces and the datagrams it sent, so that the input can echo and replay them. Its random
+   bytes are a function of the input (a seeded stream), so a crash replays; the library's
+   own (its nonces, its ephemeral keys) are not, but the input never holds a byte of
+   cryptography: it says what to send and how to alter it, and the fake seals. */
 
+#define FUZZ_CERTIFICATE "fuzz-certificate" /* of every token the fake takes */
+#define SESSIONS 8
+#define NONCES 16 /* INITs remembered */
+#define SENT 32   /* datagrams the fake sent, remembered for replays */
+
+static struct edge_v2_certificate keys, other_keys; /* the fake's; another certificate's */
 static int server_fd = -1;
 static char server_address[64];
-static struct sockaddr_storage peer; /* where the profile's last datagram came from */
-static socklen_t peer_len;
-static unsigned char cookie[8];     /* its cookie */
-static unsigned char any_cookie[8]; /* of the last datagram of either profile */
+static uint64_t draws; /* of the fake's seeded stream, in this input */
+static uint8_t cookie[16]; /* of mode 4's cookie replies, in this input */
+
+static struct session {
+  struct edge_v2_session keys; /* keys.id 0: the slot is free */
+  struct edge_v2_init init;    /* the INIT it answered: what a late refusal is sealed for */
+  uint8_t kind;                /* 1 channel, 2 login */
+  int confirmed;               /* its CONFIRM came: the device holds its keys */
+  int dead;                    /* its attempt ended (confirmed or refused): echoes of its
+                                  nonce answer nothing */
+  struct sockaddr_storage peer; /* where its datagrams came from: where its answers go */
+  socklen_t peer_len;
+} sessions[SESSIONS];
+static int last = -1; /* the profile's session heard last: what the input's messages go to */
+static uint32_t serial;
+
+static struct nonce {
+  uint8_t bytes[16];
+  int dead; /* its attempt ended: the device must drop every answer to it */
+  struct sockaddr_storage peer;
+  socklen_t peer_len;
+} nonces[NONCES];
+static unsigned nonce_count;
+
+static struct sent {
+  uint8_t bytes[1300];
+  size_t length;
+  int replayable; /* the device could open it when it came: a copy must change nothing */
+  struct sockaddr_storage peer;
+  socklen_t peer_len;
+} sent[SENT];
+static unsigned sent_count;
+
+/* The fake's random bytes: draw n of the input's stream. */
+static void fake_random(uint8_t *out, size_t n) {
+  uint8_t seed[randombytes_SEEDBYTES];
+  memset(seed, 0, sizeof seed);
+  memcpy(seed, &draws, sizeof draws);
+  draws++;
+  randombytes_buf_deterministic(out, n, seed);
+}
 
 char *server_arg(void) {
   uint8_t choice = u8() % 4;
@@ -184,6 +257,11 @@ char *server_arg(void) {
 static void server_open(void) {
   struct sockaddr_in a;
   socklen_t len = sizeof a;
+  if (sodium_init() < 0 ||
+      edge_v2_certificate_keys(&keys, FUZZ_CERTIFICATE, strlen(FUZZ_CERTIFICATE)) != 0 ||
+      edge_v2_certificate_keys(&other_keys, "another certificate", 19) != 0) {
+    fail("the fake server's keys", 0);
+  }
   server_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
   memset(&a, 0, sizeof a);
   a.sin_family = AF_INET;
@@ -195,6 +273,77 @@ static void server_open(void) {
   snprintf(server_address, sizeof server_address, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
 }
 
+/* Forgets every session, nonce and datagram of the last input. */
+static void server_reset(void) {
+  int i;
+  for (i = 0; i < SESSIONS; i++) edge_v2_wipe(&sessions[i].keys, &sessions[i].init);
+  memset(sessions, 0, sizeof sessions);
+  memset(nonces, 0, sizeof nonces);
+  last = -1;
+  serial = 0;
+  nonce_count = sent_count = 0;
+  draws = 0;
+  fake_random(cookie, sizeof cookie);
+}
+
+/* ---- Tokens --------------------------------------------------------------------------------- */
+
+/* A token text minted under `k` for `kind` and `name` (a valid name: else the profile's
+   default), uid 0 (any), expiring at `expiry`; malloc'd. */
+static char *minted(const struct edge_v2_certificate *k, int kind, const char *name,
+                    uint64_t expiry) {
+  uint8_t random[56];
+  char *text = filled(337, 0);
+  size_t n = name ? strlen(name) : 0;
+  if (n == 0 || n > (kind == 1 ? 63u : 64u)) name = kind == 1 ? "c0" : "alice";
+  fake_random(random, sizeof random);
+  if (edge_v2_mint(text, k, (uint8_t)kind, "app-1", name, 0, expiry, random) != 0) {
+    fail("a token the fake could not mint", kind);
+  }
+  return text;
+}
+
+int token_choice(void) { return u8() % 16; }
+
+char *token_text(int choice, int kind, const char *name) {
+  static const char base64url[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  char *text;
+  size_t at;
+  switch (choice) {
+  case TOKEN_V1: /* a version 1 token, or one that says "2." and is not base64 */
+    if (u8() % 2) return copy_of("006token-A-of-version-1");
+    text = filled(337, '!');
+    text[0] = '2', text[1] = '.';
+    return text;
+  case TOKEN_VALID: return minted(&keys, kind, name, 0);
+  case TOKEN_OTHER_GRANT: /* another channel or user, or the other profile's grant */
+    if (u8() % 2) return minted(&keys, 3 - kind, name, 0);
+    return minted(&keys, kind, kind == 1 ? "other" : "mallory", 0);
+  case TOKEN_OTHER_CERTIFICATE: return minted(&other_keys, kind, name, 0);
+  case TOKEN_EXPIRED: return minted(&keys, kind, name, u8() % 2 ? 1 : 1000000000);
+  case TOKEN_CHANGED: /* one character of a valid one changed, or made a non-ASCII byte */
+    text = minted(&keys, kind, name, 0);
+    at = 2 + u16() % 335;
+    text[at] = u8() % 4 == 0
+                   ? (char)0xDF
+                   : base64url[(strchr(base64url, text[at]) - base64url + 1) % 64];
+    return text;
+  default: return string_of((uint8_t)choice, "");
+  }
+}
+
+const char *valid_token(int kind, const char *name) {
+  static char pool[8][338];
+  static unsigned next;
+  char *text = minted(&keys, kind, name, 0), *out = pool[next++ % 8];
+  memcpy(out, text, 338);
+  free(text);
+  return out;
+}
+
+/* ---- What the fake hears, and its answers --------------------------------------------------- */
+
 static void put32(unsigned char *p, uint32_t v) {
   p[0] = (unsigned char)(v >> 24);
   p[1] = (unsigned char)(v >> 16);
@@ -202,64 +351,259 @@ static void put32(unsigned char *p, uint32_t v) {
   p[3] = (unsigned char)v;
 }
 
-/* Gives out (a datagram) its type; returns its length. */
-static size_t typed(unsigned char *out, unsigned char type, size_t length) {
-  out[3] = type;
-  return length;
+static void put64(unsigned char *p, uint64_t v) {
+  put32(p, (uint32_t)(v >> 32));
+  put32(p + 4, (uint32_t)v);
 }
 
-/* The answer to request `in` (n bytes, header valid) written into out (header copied);
-   returns its length, 0 for none. refuse >= 0: JOIN and LOGIN refused with this code. */
-static size_t answer(const unsigned char *in, size_t n, unsigned char *out, int refuse) {
-  memset(out + 12, 0, 17);
-  if (refuse >= 0 && (in[3] == 0x01 || in[3] == 0x05)) {
-    out[12] = (unsigned char)refuse;
-    return typed(out, in[3] == 0x01 ? 0x82 : 0x8A, 13); /* REFUSE, LOGIN_REFUSE */
+/* Sends `n` bytes to `to` and remembers them (replayable: see struct sent). */
+static void send_raw(const uint8_t *bytes, size_t n, const struct sockaddr_storage *to,
+                     socklen_t to_len, int replayable) {
+  struct sent *s;
+  if (to_len == 0 || n == 0) return;
+  s = &sent[sent_count++ % SENT];
+  if (n > sizeof s->bytes) n = sizeof s->bytes;
+  memcpy(s->bytes, bytes, n);
+  s->length = n;
+  s->replayable = replayable;
+  memcpy(&s->peer, to, to_len);
+  s->peer_len = to_len;
+  sendto(server_fd, bytes, n, 0, (const struct sockaddr *)to, to_len);
+}
+
+/* `payload` (type byte and body) sealed as session f's next DATA into out; its length, 0
+   for none. */
+static size_t seal(uint8_t *out, struct session *f, const uint8_t *payload, size_t length) {
+  int n;
+  if (f == NULL || f->keys.id == 0) return 0;
+  n = edge_v2_seal(out, &f->keys, payload, length);
+  return n > 0 ? (size_t)n : 0;
+}
+
+/* Sealed for session f and sent to its address. */
+static void send_sealed(struct session *f, const uint8_t *payload, size_t length) {
+  uint8_t out[1300];
+  size_t n = seal(out, f, payload, length);
+  if (n) send_raw(out, n, &f->peer, f->peer_len, f->confirmed);
+}
+
+/* The payload of ACCEPT or LOGIN_ACCEPT of session f (server time 0, an hour's token, not
+   resumed unless a RELOGIN, uid 4242, server session 0, its reset value) into p; its length. */
+static size_t accept_payload(uint8_t *p, const struct session *f) {
+  uint8_t reset[EDGE_V2_RESET_SIZE];
+  memset(p, 0, 34);
+  edge_v2_reset(reset, &keys, "fuzz", f->keys.id, NULL);
+  if (f->kind == 1) {
+    p[0] = 0x81;
+    put32(p + 1, 4242);
+    put32(p + 13, 3600000);
+  } else {
+    p[0] = 0x89;
+    put32(p + 9, 3600000);
+    p[13] = f->init.flags & 1;
   }
-  switch (in[3]) {
-  case 0x01: /* JOIN: ACCEPT, uid 4242, no expiry */
-    put32(out + 12, 4242);
-    return typed(out, 0x81, 29);
-  case 0x05: /* LOGIN: LOGIN_ACCEPT, server session 0, a RELOGIN resumed */
-    out[24] = n > 12 ? (in[12] & 1) : 0;
-    return typed(out, 0x89, 29);
-  case 0x02: /* HEARTBEAT, LOGIN_HEARTBEAT: HEARTBEAT_ACK */
-  case 0x06:
-    if (n < 16) return 0;
-    memcpy(out + 12, in + 12, 4);
-    return typed(out, 0x83, 24);
-  case 0x08: /* CHANNEL_OPERATION: CHANNEL_ACK, server session 0, the operation's sequence */
-    if (n < 20) return 0;
-    memcpy(out + 16, in + 16, 4);
-    return typed(out, 0x8C, 20);
-  case 0x04: /* RENEW_TOKEN: TOKEN_RENEWED, accepted, an hour left */
-    put32(out + 13, 3600000);
-    return typed(out, 0x88, 17);
+  memcpy(p + 18, reset + 9, 16);
+  return 34;
+}
+
+/* The channel reason or login code of a refusal for `init` by rule 5 (§12.6), 0: none. */
+static int judged(const struct edge_v2_init *init) {
+  int channel = init->kind == 1;
+  if (init->versions[0] != 2 && init->versions[1] != 2 && init->versions[2] != 2 &&
+      init->versions[3] != 2) {
+    return channel ? 5 : 2;
+  }
+  if (strcmp(init->app, "app-1") != 0) return channel ? 1 : 4;
+  if (init->grant_kind != init->kind || strcmp(init->grant_app, "app-1") != 0 ||
+      strcmp(init->grant_name, init->name) != 0 ||
+      (init->grant_uid != 0 && init->grant_uid != init->uid)) {
+    return channel ? 3 : 5;
+  }
+  if (init->expiry != 0 && init->expiry < (uint64_t)time(NULL)) return channel ? 4 : 6;
+  return 0;
+}
+
+static void remember_nonce(const uint8_t *nonce, const struct sockaddr_storage *from,
+                           socklen_t from_len) {
+  struct nonce *n = &nonces[nonce_count++ % NONCES];
+  memcpy(n->bytes, nonce, 16);
+  n->dead = 0;
+  memcpy(&n->peer, from, from_len);
+  n->peer_len = from_len;
+}
+
+static void nonce_ended(const uint8_t *nonce) {
+  unsigned i;
+  for (i = 0; i < NONCES; i++)
+    if (memcmp(nonces[i].bytes, nonce, 16) == 0) nonces[i].dead = 1;
+}
+
+/* An INIT. mode: as server_drain's; refuse: its code (mode 2). */
+static void initiated(const uint8_t *in, size_t n, const struct sockaddr_storage *from,
+                      socklen_t from_len, int mode, int refuse, uint32_t lifetime) {
+  struct edge_v2_init init;
+  struct session *f;
+  uint8_t out[EDGE_V2_RESPONSE_SIZE], random[48], ticket[EDGE_V2_TICKET_SIZE];
+  int status = edge_v2_open_init(&init, &keys, in, n), reason;
+  if (status == EDGE_V2_MALFORMED) {
+    /* Its size and version are right (the caller saw to it), its token opened: only the
+       request's layout is left, which a conforming device never breaks. */
+    fail("an INIT whose request breaks §12.5's layout", 0);
+  }
+  trace("server hears an INIT (%d), mac2 %s", status,
+        edge_v2_mac2_valid(in, n, cookie) ? "the cookie's" : "not the cookie's");
+  remember_nonce(in + 2, from, from_len);
+  if (mode == 0) return;
+  if (status == EDGE_V2_NOT_OPENED) {
+    send_raw(out, (size_t)edge_v2_refuse_clear(out, in + 2), from, from_len, 1);
+    nonce_ended(in + 2);
+    return;
+  }
+  if (status != 0) return; /* the request did not open: a token changed in its secret */
+  reason = judged(&init);
+  if (mode == 2 && !(refuse & 0x80)) reason = refuse;
+  fake_random(random, sizeof random);
+  if (mode == 4 && !edge_v2_mac2_valid(in, n, cookie)) {
+    send_raw(out, (size_t)edge_v2_cookie_reply(out, &init, cookie, random), from, from_len, 1);
+  } else if (reason) {
+    send_raw(out, (size_t)edge_v2_refuse_sealed(out, &init, (uint8_t)reason, 0, random), from,
+             from_len, 1);
+    /* The input's code may be one the device drops (outside 1 ... 7, a channel's 7): its
+       attempt then goes on, so only the fake's own refusals end it for sure. */
+    if (mode != 2) nonce_ended(in + 2);
+  } else {
+    f = &sessions[serial % SESSIONS];
+    if (last == (int)(serial % SESSIONS)) last = -1;
+    serial++;
+    edge_v2_wipe(&f->keys, &f->init);
+    memset(f, 0, sizeof *f);
+    fake_random(ticket, sizeof ticket);
+    if (edge_v2_respond(out, &f->keys, &init, random, (uint64_t)0x5E55 << 32 | serial,
+                        lifetime, ticket) != EDGE_V2_RESPONSE_SIZE) {
+      memset(&f->keys, 0, sizeof f->keys);
+      return;
+    }
+    f->init = init;
+    f->kind = init.kind;
+    memcpy(&f->peer, from, from_len);
+    f->peer_len = from_len;
+    send_raw(out, sizeof out, from, from_len, 1);
+  }
+  edge_v2_wipe(NULL, &init);
+}
+
+static struct session *session_of(uint64_t id) {
+  int i;
+  for (i = 0; i < SESSIONS; i++)
+    if (id != 0 && sessions[i].keys.id == id) return &sessions[i];
+  return NULL;
+}
+
+/* A CONFIRM: its session's ACCEPT (mode 3: none, the input sends it; mode 2 with the high
+   bit: a sealed refusal). */
+static void confirmed(const uint8_t *in, size_t n, const struct sockaddr_storage *from,
+                      socklen_t from_len, int mode, int refuse) {
+  struct session *f = session_of(edge_v2_session_id(in, n));
+  uint8_t payload[40];
+  if (f == NULL || edge_v2_check_confirm(&f->keys, in, n) != 0) return;
+  f->confirmed = 1;
+  f->dead = 1;
+  nonce_ended(f->init.nonce);
+  memcpy(&f->peer, from, from_len);
+  f->peer_len = from_len;
+  if (f->kind == profile->kind) last = (int)(f - sessions);
+  if (mode == 0 || mode == 3) return;
+  if (mode == 2 && (refuse & 0x80)) {
+    payload[0] = f->kind == 1 ? 0x82 : 0x8A;
+    payload[1] = (uint8_t)(refuse & 0x7F);
+    payload[2] = 0;
+    send_sealed(f, payload, 3);
+    return;
+  }
+  send_sealed(f, payload, accept_payload(payload, f));
+}
+
+/* The size of a device payload of `type` (§12.7), 0 for a type no device sends. */
+static size_t device_payload_size(uint8_t type) {
+  switch (type) {
+  case 0x02: case 0x03: case 0x07: case 0x09:
+    return 9; /* HEARTBEAT, LEAVE, LOGOUT, PATH_RESPONSE */
+  case 0x04: return 220;                              /* RENEW_TOKEN: W */
+  case 0x06: return 13;                               /* LOGIN_HEARTBEAT */
+  case 0x08: return 74;                               /* CHANNEL_OPERATION */
   default: return 0;
   }
 }
 
-/* Reads what was sent. mode 0: nothing answered; 1: everything answered; 2: JOIN and LOGIN
-   refused with the input's code. */
+/* A DATA of one of its sessions, opened: answered as §12.7 says the edge does. */
+static void data(const uint8_t *in, size_t n, const struct sockaddr_storage *from,
+                 socklen_t from_len, int mode) {
+  struct session *f = session_of(edge_v2_session_id(in, n));
+  uint8_t payload[1300], out[20];
+  int opened;
+  if (n < 42) fail("a device DATA under 42 bytes", (int)n);
+  if (f == NULL || (opened = edge_v2_open(payload, &f->keys, in, n)) <= 0) return;
+  if ((size_t)opened != device_payload_size(payload[0])) {
+    fprintf(stderr, "payload type 0x%02x, %d bytes\n", payload[0], opened);
+    fail("a device payload of no device type or of the wrong size", payload[0]);
+  }
+  memcpy(&f->peer, from, from_len); /* a fake: no path validation */
+  f->peer_len = from_len;
+  if (f->kind == profile->kind) last = (int)(f - sessions);
+  if (mode == 0) return;
+  memset(out, 0, sizeof out);
+  switch (payload[0]) {
+  case 0x02: /* HEARTBEAT, LOGIN_HEARTBEAT: HEARTBEAT_ACK, the sequence, server time 0 */
+  case 0x06:
+    out[0] = 0x83;
+    memcpy(out + 1, payload + 1, 4);
+    send_sealed(f, out, 13);
+    return;
+  case 0x08: /* CHANNEL_OPERATION: CHANNEL_ACK, server session 0, the operation's sequence */
+    out[0] = 0x8C;
+    memcpy(out + 5, payload + 5, 4);
+    send_sealed(f, out, 9);
+    return;
+  case 0x04: /* RENEW_TOKEN: TOKEN_RENEWED, accepted, an hour left */
+    out[0] = 0x88;
+    put32(out + 2, 3600000);
+    send_sealed(f, out, 6);
+    return;
+  default: return; /* LEAVE, LOGOUT, PATH_RESPONSE */
+  }
+}
+
+/* Reads what was sent. mode 0: nothing answered; 1: everything answered; 2: INITs refused
+   with the input's code (sealed; its high bit: the CONFIRM refused instead, sealed as
+   DATA); 3: everything but the ACCEPT (the input's messages send it); 4: an INIT without
+   the cookie's mac2 answered with a COOKIE_REPLY; 5: everything, the RESPONSEs with a
+   ticket lifetime of the input's (0, 1 ms, any; else 3 s). Every datagram a connection
+   sends must be one of version 2's of the device (§12.2, §12.7) and fit 1200 bytes. */
 static void server_drain(int mode) {
-  unsigned char in[1500], out[64];
+  uint8_t in[1500];
   struct sockaddr_storage from;
   socklen_t from_len = sizeof from;
-  ssize_t n;
+  ssize_t got;
+  size_t n;
   int refuse = mode == 2 ? u8() : -1;
-  size_t length;
-  while ((n = recvfrom(server_fd, in, sizeof in, 0, (struct sockaddr *)&from, &from_len)) > 0) {
+  uint32_t lifetime = 3000;
+  if (mode == 5) {
+    uint8_t choice = u8() % 4;
+    lifetime = choice == 0 ? 0 : choice == 1 ? 1 : choice == 2 ? u32() : 3000;
+    mode = 1;
+  }
+  while ((got = recvfrom(server_fd, in, sizeof in, 0, (struct sockaddr *)&from, &from_len)) > 0) {
+    n = (size_t)got;
     if (n > 1200) fail("a connection sent more than 1200 bytes", (int)n);
-    if (n >= 12 && in[0] == 'T' && in[1] == 'H' && in[2] == 1) {
-      memcpy(any_cookie, in + 4, 8);
-      if (in[3] >= profile->first_request && in[3] <= profile->last_request) {
-        memcpy(cookie, in + 4, 8);
-        memcpy(&peer, &from, from_len);
-        peer_len = from_len;
-      }
-      memcpy(out, in, 12);
-      length = mode ? answer(in, (size_t)n, out, refuse) : 0;
-      if (length) sendto(server_fd, out, length, 0, (struct sockaddr *)&from, from_len);
+    if (in[0] == 0x01 && n == EDGE_V2_INIT_SIZE && in[1] == 0x02) {
+      initiated(in, n, &from, from_len, mode, refuse, lifetime);
+    } else if (in[0] == 0x03 && n == EDGE_V2_CONFIRM_SIZE) {
+      confirmed(in, n, &from, from_len, mode, refuse);
+    } else if (in[0] == 0x07 && n > EDGE_V2_DATA_OVERHEAD) {
+      data(in, n, &from, from_len, mode);
+    } else {
+      fprintf(stderr, "kind 0x%02x, %zu bytes\n", in[0], n);
+      fail("a device datagram of no version 2 kind or size", in[0]);
     }
     from_len = sizeof from;
   }
@@ -271,6 +615,7 @@ static size_t put_name(unsigned char *p, size_t room) {
   static const char *const names[] = {"alice", "bob", "c1", "c2", "lobby", ""};
   uint8_t choice = u8() % 8;
   size_t n, i;
+  if (room == 0) return 0;
   if (choice < 6) {
     n = strlen(names[choice]);
     if (n + 1 > room) return 0;
@@ -285,101 +630,96 @@ static size_t put_name(unsigned char *p, size_t room) {
   return n + 1;
 }
 
-/* The body of `message` from the input, after the 12-byte header in out (1300 bytes);
-   sets the type; returns the datagram's length. */
-static size_t body(unsigned char *out, enum message message) {
-  size_t at = 12, i, n;
+/* The payload of `message` (type byte and body, §12.7) from the input, for session f (its
+   reset value), into p (room for 1167); returns its length. */
+static size_t message_payload(uint8_t *p, enum message message, const struct session *f) {
+  size_t at = 1, i, n;
+  uint8_t reset[EDGE_V2_RESET_SIZE];
+  memset(p, 0, 1167);
+  memset(reset, 0, sizeof reset);
+  if (f) edge_v2_reset(reset, &keys, "fuzz", f->keys.id, NULL);
   switch (message) {
   case M_ACCEPT:
-    put32(out + 12, small32()); /* uid */
-    put32(out + 16, u32());     /* server time, ms */
-    put32(out + 20, u32());
-    put32(out + 24, u8() % 2 ? small32() * 1000 : u32()); /* token time left */
-    out[28] = u8() % 4 == 0 ? u8() : u8() % 2;             /* flags: resumed */
-    return typed(out, 0x81, 29);
+    p[0] = 0x81;
+    put32(p + 1, small32());                             /* uid */
+    put64(p + 5, ((uint64_t)u32() << 32) | u32());       /* server time, ms */
+    put32(p + 13, u8() % 2 ? small32() * 1000 : u32());  /* token time left */
+    p[17] = u8() % 4 == 0 ? u8() : u8() % 2;             /* flags: resumed */
+    if (u8() % 4 == 0) reset[9] ^= 1;                    /* a reset value not its own */
+    memcpy(p + 18, reset + 9, 16);
+    return 34;
   case M_REFUSE:
-    out[12] = u8() % 2 ? u8() % 7 : u8();
-    return typed(out, 0x82, 13);
+    p[0] = 0x82;
+    p[1] = u8() % 2 ? u8() % 8 : u8();
+    p[2] = u8() % 2 ? u8() % 3 : u8(); /* detail */
+    return 3;
   case M_HEARTBEAT_ACK:
-    put32(out + 12, small32());
-    memset(out + 16, 0, 8);
-    return typed(out, 0x83, 24);
+    p[0] = 0x83;
+    put32(p + 1, small32());
+    return 13;
   case M_PRESENCE:
+    p[0] = 0x84;
     n = u8() % 4 == 0 ? u8() : u8() % 4;
-    out[12] = (unsigned char)(n >> 8);
-    out[13] = (unsigned char)n;
-    for (at = 14, i = 0; i < n && at + 9 <= 1200; i++, at += 9) {
-      put32(out + at, u8() % 4 == 0 ? u32() : u8() % 8);  /* uid, of a few */
-      out[at + 4] = u8() % 4 == 0 ? u8() : u8() % 3 + 1;  /* JOINED, ALIVE, LEFT */
-      put32(out + at + 5, u8() % 2 ? small32() * 1000 : u32()); /* silent for, ms */
+    p[1] = (unsigned char)(n >> 8);
+    p[2] = (unsigned char)n;
+    for (at = 3, i = 0; i < n && at + 9 <= 1167; i++, at += 9) {
+      put32(p + at, u8() % 4 == 0 ? u32() : u8() % 8);        /* uid, of a few */
+      p[at + 4] = u8() % 4 == 0 ? u8() : u8() % 3 + 1;        /* JOINED, ALIVE, LEFT */
+      put32(p + at + 5, u8() % 2 ? small32() * 1000 : u32()); /* silent for, ms */
     }
-    return typed(out, 0x84, at);
+    return at;
   case M_KICK:
-    out[12] = u8() % 2 ? u8() % 4 : u8(); /* channel: 1 BANNED, 2 SAME_UID; login: 3 REMOTE */
-    return typed(out, 0x85, 13);
-  case M_TOKEN_EXPIRED: return typed(out, 0x86, 12);
-  case M_SESSION_UNKNOWN: return typed(out, 0x87, 12);
+    p[0] = 0x85;
+    p[1] = u8() % 2 ? u8() % 4 : u8(); /* channel: 1 BANNED, 2 SAME_UID; login: 3 REMOTE */
+    return 2;
+  case M_TOKEN_EXPIRED: p[0] = 0x86; return 1;
   case M_TOKEN_RENEWED:
-    out[12] = (unsigned char)(u8() % 6);
-    put32(out + 13, u32());
-    return typed(out, 0x88, 17);
+    p[0] = 0x88;
+    p[1] = (unsigned char)(u8() % 6);
+    put32(p + 2, u32());
+    return 6;
   case M_LOGIN_ACCEPT:
-    put32(out + 12, u32()); /* server time, ms */
-    put32(out + 16, u32());
-    put32(out + 20, u8() % 2 ? small32() * 1000 : u32()); /* token time left */
-    out[24] = u8() % 4 == 0 ? u8() : u8() % 2;             /* flags: RESUMED */
-    put32(out + 25, u8() % 3);                              /* server session, of a few */
-    return typed(out, 0x89, 29);
+    p[0] = 0x89;
+    put64(p + 1, ((uint64_t)u32() << 32) | u32());      /* server time, ms */
+    put32(p + 9, u8() % 2 ? small32() * 1000 : u32());  /* token time left */
+    p[13] = u8() % 4 == 0 ? u8() : u8() % 2;            /* flags: RESUMED */
+    put32(p + 14, u8() % 3);                            /* server session, of a few */
+    if (u8() % 4 == 0) reset[9] ^= 1;
+    memcpy(p + 18, reset + 9, 16);
+    return 34;
   case M_LOGIN_REFUSE:
-    out[12] = u8() % 2 ? u8() % 12 : u8();
-    return typed(out, 0x8A, 13);
+    p[0] = 0x8A;
+    p[1] = u8() % 2 ? u8() % 12 : u8();
+    p[2] = u8() % 2 ? u8() % 3 : u8();
+    return 3;
   case M_MEMBER_EVENTS:
-    put32(out + 12, u8() % 3);  /* server session, of a few */
-    put32(out + 16, small32()); /* first sequence */
+    p[0] = 0x8B;
+    put32(p + 1, u8() % 3);  /* server session, of a few */
+    put32(p + 5, small32()); /* first sequence */
     n = u8() % 4 == 0 ? u8() : u8() % 4 + 1;
-    out[20] = (unsigned char)n;
-    for (at = 21, i = 0; i < n && at < 1190; i++) {
-      out[at++] = u8() % 4 == 0 ? u8() : u8() % 2 + 1; /* JOINED, LEFT */
-      at += put_name(out + at, 1200 - at);
-      at += put_name(out + at, 1200 - at);
+    p[9] = (unsigned char)n;
+    for (at = 10, i = 0; i < n && at < 1160; i++) {
+      p[at++] = u8() % 4 == 0 ? u8() : u8() % 2 + 1; /* JOINED, LEFT */
+      at += put_name(p + at, 1167 - at);
+      at += put_name(p + at, 1167 - at);
     }
-    return typed(out, 0x8B, at);
+    return at;
   case M_CHANNEL_ACK:
-    put32(out + 12, u8() % 3); /* server session, of a few */
-    put32(out + 16, small32());
-    return typed(out, 0x8C, 20);
+    p[0] = 0x8C;
+    put32(p + 1, u8() % 3); /* server session, of a few */
+    put32(p + 5, small32());
+    return 9;
+  case M_PATH_CHALLENGE:
+    p[0] = 0x8D;
+    for (i = 1; i < 9; i++) p[i] = u8();
+    return 9;
+  case M_RESET: return 0; /* not a payload: server_send writes the RESET itself */
   default:
-    out[3] = u8();
+    p[0] = u8();
     n = u8();
-    for (i = 0; i < n; i++) out[at++] = u8();
+    for (i = 0; i < n; i++) p[at++] = u8();
     return at;
   }
-}
-
-/* Sends the profile's last connection a datagram the input builds: one of the profile's
-   messages (under its cookie, another one, or none; a body that may get 0-7 bytes of
-   padding, so that a field added at the end of a message is reached too), or garbage. */
-static void server_send(void) {
-  unsigned char out[1300];
-  int choice = u8() % (profile->message_count + 1);
-  uint8_t cookie_choice = u8() % 8;
-  size_t n, i;
-  if (choice == profile->message_count) {
-    n = u16() % sizeof out;
-    for (i = 0; i < n; i++) out[i] = u8();
-  } else {
-    out[0] = 'T';
-    out[1] = 'H';
-    out[2] = 1;
-    memcpy(out + 4, cookie_choice == 0 ? any_cookie : cookie, 8);
-    if (cookie_choice == 1) memset(out + 4, 0, 8);
-    n = body(out, profile->messages[choice]);
-    if (u8() % 4 == 0) {
-      for (i = u8() % 8; i > 0; i--) out[n++] = u8();
-    }
-  }
-  trace("server sends %zu bytes, type 0x%02x", n, n > 3 ? out[3] : 0);
-  if (peer_len > 0) sendto(server_fd, out, n, 0, (struct sockaddr *)&peer, peer_len);
 }
 
 /* ---- Connections --------------------------------------------------------------------------- */
@@ -472,6 +812,7 @@ void hit(void *ctx, int kind, int a, int b) {
   if (c < contexts || c >= contexts + CONTEXTS) fail("a callback with a ctx never given", kind);
   trace("%s %d: callback %d (%d, %d)", profile->name, c->index, kind, a, b);
   if (c->destroyed) fail("a callback after destroy", kind);
+  if (kind != profile->log_kind) c->heard++;
   if (kind == 0 && (b < 0 || b >= profile->reason_count || profile->reason_states[b] != a)) {
     fail("state/reason pair", a * 100 + b);
   }
@@ -612,6 +953,274 @@ static void names(void) {
   profile->api->handler_init(NULL);
 }
 
+uint64_t sent_count_of(const void *handle) {
+  tether_connection_stats stats;
+  stats.size = sizeof stats;
+  if (!handle || profile->api->get_stats(handle, &stats) != 0) return 0;
+  return stats.datagrams_out;
+}
+
+void refused_locally(const struct context *c, const void *handle, uint64_t sent) {
+  int state;
+  if (!c || c->destroyed || in_callback || c->acts_left) return;
+  state = state_of(handle);
+  if (sent_count_of(handle) != sent) fail("a token that is not version 2's: a datagram sent", 0);
+  if (state != 1) fail("a token that is not version 2's: the attempt goes on", state);
+}
+
+/* ---- What the fake sends unasked, and the datagrams it alters -------------------------------- */
+
+/* Time stands still while a datagram the fake altered or replayed is delivered (the
+   library reads both clocks through clock_gettime, which this file defines for it), so
+   that no deadline can fall due then: whatever changes, the datagram changed it. */
+static int frozen;
+static struct timespec frozen_monotonic, frozen_realtime;
+
+int clock_gettime(clockid_t id, struct timespec *out) {
+  typedef int (*real_t)(clockid_t, struct timespec *);
+  static real_t real;
+  if (frozen && id == CLOCK_MONOTONIC) {
+    *out = frozen_monotonic;
+    return 0;
+  }
+  if (frozen && id == CLOCK_REALTIME) {
+    *out = frozen_realtime;
+    return 0;
+  }
+  if (!real) real = (real_t)(uintptr_t)dlsym(RTLD_NEXT, "clock_gettime");
+  return real(id, out);
+}
+
+/* What a probe compares of each connection. */
+struct mark {
+  int live, state, heard;
+  uint64_t in, dropped;
+};
+
+static void mark_all(struct mark *marks) {
+  int i;
+  tether_connection_stats stats;
+  for (i = 0; i < context_count; i++) {
+    struct mark *m = &marks[i];
+    memset(m, 0, sizeof *m);
+    if (!contexts[i].handle || contexts[i].destroyed) continue;
+    stats.size = sizeof stats;
+    if (profile->api->get_stats(contexts[i].handle, &stats) != 0) continue;
+    m->live = 1;
+    m->state = state_of(contexts[i].handle);
+    m->heard = contexts[i].heard;
+    m->in = stats.datagrams_in;
+    m->dropped = stats.datagrams_malformed + stats.datagrams_foreign +
+                 stats.datagrams_unopened + stats.datagrams_replayed;
+  }
+}
+
+static int marks_equal(const struct mark *a, const struct mark *b) {
+  int i;
+  for (i = 0; i < context_count; i++) {
+    if (a[i].live != b[i].live || a[i].in != b[i].in || a[i].heard != b[i].heard) return 0;
+  }
+  return 1;
+}
+
+/* Sends `n` bytes the fake altered or replayed (`what`) to `to`, with time frozen: first the
+   loop runs until the connections have taken everything sent before; then the datagram
+   goes, and whichever connection reads it must count it dropped (unopened, replayed,
+   malformed or foreign), keep its state, and call no callback but on_log. Two are not
+   counted (`counted` 0 for the second): a genuine RESET again, which has no counter, so a
+   second one is the edge's answer to a second datagram as much as a replay (§12.9), and
+   a session that took the first is rejoining and does nothing with it; and a COOKIE_REPLY
+   again while its attempt is still open, which the library takes again (one more INIT;
+   docs/PROTOCOL.md §12.6 says a replayed one changes nothing: reported, not the
+   harness's to fix). Both must still change no state and call no callback. */
+static void altered_send(const uint8_t *bytes, size_t n, const struct sockaddr_storage *to,
+                         socklen_t to_len, const char *what, int counted) {
+  struct mark before[CONTEXTS], after[CONTEXTS];
+  uint8_t genuine[EDGE_V2_RESET_SIZE];
+  int i, settled = 0;
+  uint64_t id = 0;
+  if (to_len == 0 || n == 0) return;
+  if (n == EDGE_V2_RESET_SIZE && bytes[0] == 0x08) { /* a RESET the edge would send? */
+    for (i = 1; i < 9; i++) id = id << 8 | bytes[i];
+    edge_v2_reset(genuine, &keys, "fuzz", id, NULL);
+    if (memcmp(genuine, bytes, n) == 0) counted = 0;
+  }
+  trace("server sends %s, %zu bytes, kind 0x%02x", what, n, bytes[0]);
+  clock_gettime(CLOCK_MONOTONIC, &frozen_monotonic);
+  clock_gettime(CLOCK_REALTIME, &frozen_realtime);
+  frozen = 1;
+  mark_all(before);
+  for (i = 0; i < 8 && !settled; i++) {
+    ev_run(loop, EVRUN_NOWAIT);
+    mark_all(after);
+    settled = marks_equal(before, after);
+    memcpy(before, after, sizeof before);
+  }
+  sendto(server_fd, bytes, n, 0, (const struct sockaddr *)to, to_len);
+  for (i = 0; i < 3; i++) ev_run(loop, EVRUN_NOWAIT);
+  frozen = 0;
+  if (!settled) {
+    trace("  (the loop did not settle: not checked)");
+    return;
+  }
+  mark_all(after);
+  for (i = 0; i < context_count; i++) {
+    if (!before[i].live || !after[i].live || after[i].in == before[i].in) continue;
+    trace("  checked: connection %d read it", i);
+    if (counted && after[i].dropped - before[i].dropped != after[i].in - before[i].in) {
+      fprintf(stderr, "%s: connection %d took it\n", what, i);
+      fail("a datagram the fake altered or replayed was taken", (int)(after[i].in - before[i].in));
+    }
+    if (after[i].heard != before[i].heard || after[i].state != before[i].state) {
+      fprintf(stderr, "%s: connection %d, state %d -> %d, callbacks %d -> %d\n", what, i,
+              before[i].state, after[i].state, before[i].heard, after[i].heard);
+      fail("a datagram the fake altered or replayed changed a state or called back", i);
+    }
+  }
+}
+
+/* A held session chosen by the input (any profile's), or NULL. */
+static struct session *some_session(void) {
+  struct session *f = &sessions[u8() % SESSIONS];
+  return f->keys.id ? f : NULL;
+}
+
+/* The fake's answers to attempts the device no longer has, and forgeries of them
+   (§12.5, §12.6, §12.9): each must change nothing, except a REFUSE_CLEAR for an attempt
+   that may still be open, which is what the edge would send (unauthenticated by design). */
+static void handshake_answer(void) {
+  struct session *f = last >= 0 ? &sessions[last] : NULL, *g;
+  int choice = u8() % 6;
+  uint8_t pick = u8(), out[80], random[24];
+  struct nonce *echo =
+      nonce_count ? &nonces[pick % (nonce_count < NONCES ? nonce_count : NONCES)] : NULL;
+  size_t i, n;
+  fake_random(random, sizeof random);
+  switch (choice) {
+  case 0: /* REFUSE_CLEAR for a nonce of the input's */
+    if (!f) return;
+    out[0] = 0x05;
+    for (i = 1; i < 17; i++) out[i] = u8();
+    out[17] = 1;
+    for (i = 0; i < NONCES; i++)
+      if (memcmp(nonces[i].bytes, out + 1, 16) == 0) return; /* cannot happen: they are random */
+    altered_send(out, 18, &f->peer, f->peer_len, "a REFUSE_CLEAR for no attempt", 1);
+    return;
+  case 1: /* REFUSE_CLEAR echoing an INIT's nonce: for an ended attempt, dropped */
+    if (!echo) return;
+    n = (size_t)edge_v2_refuse_clear(out, echo->bytes);
+    if (echo->dead) {
+      altered_send(out, n, &echo->peer, echo->peer_len, "a REFUSE_CLEAR for an ended attempt", 1);
+    } else {
+      trace("server sends a REFUSE_CLEAR for an attempt");
+      send_raw(out, n, &echo->peer, echo->peer_len, 1);
+    }
+    return;
+  case 2: /* REFUSE_SEALED and COOKIE_REPLY, sealed right, for a session's INIT */
+  case 3:
+    if (!(g = some_session())) return;
+    n = choice == 2 ? (size_t)edge_v2_refuse_sealed(out, &g->init, (uint8_t)(u8() % 8), 0, random)
+                    : (size_t)edge_v2_cookie_reply(out, &g->init, cookie, random);
+    if (g->dead) {
+      altered_send(out, n, &g->peer, g->peer_len, "a sealed answer for an ended attempt", 1);
+    } else {
+      trace("server sends a sealed answer 0x%02x for an attempt", out[0]);
+      send_raw(out, n, &g->peer, g->peer_len, 1);
+    }
+    return;
+  case 4: /* REFUSE_SEALED or COOKIE_REPLY echoing a nonce, its sealed part the input's */
+    if (!echo) return;
+    n = u8() % 2 ? EDGE_V2_REFUSE_SEALED_SIZE : EDGE_V2_COOKIE_REPLY_SIZE;
+    out[0] = n == EDGE_V2_REFUSE_SEALED_SIZE ? 0x06 : 0x04;
+    memcpy(out + 1, echo->bytes, 16);
+    for (i = 17; i < n; i++) out[i] = u8();
+    altered_send(out, n, &echo->peer, echo->peer_len, "a forged sealed answer", 1);
+    return;
+  default: /* RESET of the session with a value not its own */
+    if (!f) return;
+    edge_v2_reset(out, &keys, "fuzz", f->keys.id, NULL);
+    out[9 + u8() % 16] ^= (uint8_t)(u8() | 1);
+    altered_send(out, EDGE_V2_RESET_SIZE, &f->peer, f->peer_len, "a RESET with a wrong value", 1);
+    return;
+  }
+}
+
+/* Sends what the input builds: one of the profile's messages sealed for the session heard
+   last (or another session), then maybe altered, or a RESET of that session, or a
+   replay, or a handshake answer for no attempt, or garbage. How (the byte after the
+   message's number): 0 sealed for another session; 2 for the session heard last; 7 the
+   same and a copy at once; 1 one bit flipped; 3 cut or lengthened; 4 another session id;
+   5 an earlier datagram again; 6 a handshake answer. A body may get 0-7 bytes of padding
+   (a sealed one is then malformed: the device must drop it). */
+static void server_send(void) {
+  uint8_t payload[1300], out[1300];
+  int choice = u8() % (profile->message_count + 1), how = u8() % 8;
+  struct session *f = last >= 0 ? &sessions[last] : NULL;
+  size_t n = 0, length, i, at;
+  struct sent *s;
+  if (choice == profile->message_count) { /* garbage */
+    length = u16() % 1300;
+    for (i = 0; i < length; i++) out[i] = u8();
+    if (f && length > 0 && !(length == EDGE_V2_RESET_SIZE && out[0] == 0x08)) {
+      altered_send(out, length, &f->peer, f->peer_len, "garbage", 1);
+    }
+    return;
+  }
+  if (how == 6) {
+    handshake_answer();
+    return;
+  }
+  if (how == 5) {
+    i = u8();
+    if (sent_count == 0) return;
+    s = &sent[i % (sent_count < SENT ? sent_count : SENT)];
+    if (s->replayable) {
+      altered_send(s->bytes, s->length, &s->peer, s->peer_len, "a replay",
+                   !(s->length == EDGE_V2_COOKIE_REPLY_SIZE && s->bytes[0] == 0x04));
+    }
+    return;
+  }
+  if (how == 0) f = some_session();
+  if (!f) return;
+  if (profile->messages[choice] == M_RESET) { /* the session's own: taken as it comes */
+    n = (size_t)edge_v2_reset(out, &keys, "fuzz", f->keys.id, NULL);
+    payload[0] = 0;
+    if (u8() % 4 == 0) { /* padded: no RESET's size, dropped */
+      for (i = u8() % 8; i > 0; i--) out[n++] = u8();
+    }
+  } else {
+    length = message_payload(payload, profile->messages[choice], f);
+    if (u8() % 4 == 0) {
+      for (i = u8() % 8; i > 0 && length < 1167; i--) payload[length++] = u8();
+    }
+    n = seal(out, f, payload, length);
+  }
+  if (n == 0) return;
+  switch (how) {
+  case 1:
+    at = u16() % n;
+    out[at] ^= (uint8_t)(1u << (u8() % 8));
+    altered_send(out, n, &f->peer, f->peer_len, "a bit flipped", 1);
+    return;
+  case 3:
+    length = u16() % 1300;
+    if (length == n) length = n - 1;
+    for (i = n; i < length; i++) out[i] = u8();
+    altered_send(out, length, &f->peer, f->peer_len, "a datagram cut or lengthened", 1);
+    return;
+  case 4:
+    if (n < 9) return;
+    out[1 + u8() % 8] ^= (uint8_t)(u8() | 1);
+    altered_send(out, n, &f->peer, f->peer_len, "another session id", 1);
+    return;
+  default:
+    trace("server sends %zu bytes, kind 0x%02x, payload 0x%02x", n, out[0], payload[0]);
+    send_raw(out, n, &f->peer, f->peer_len, f->confirmed);
+    if (how == 7 && f->confirmed) altered_send(out, n, &f->peer, f->peer_len, "a copy", 1);
+    return;
+  }
+}
+
 /* ---- The companion: the other profile on the same loop ---------------------------------- */
 
 static void *companion;
@@ -721,7 +1330,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     server_open();
   }
   server_drain(0);
-  peer_len = 0;
+  server_reset();
   slept_ms = 0;
   context_count = 0;
   while (in_left > 0 && ops++ < 80) {
@@ -736,7 +1345,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case OP_STATE: state_of((c = pick()) ? c->handle : NULL); break;
     case OP_STATS: stats((c = pick()) ? c->handle : NULL); break;
     case OP_NAMES: names(); break;
-    case OP_DRAIN: server_drain(u8() % 3); break;
+    case OP_DRAIN: server_drain(u8() % 6); break;
     case OP_SEND: server_send(); break;
     case OP_COMPANION: companion_toggle(); break;
     case OP_RUN: run_loop(); break;

@@ -24,12 +24,38 @@ uint32_t small32(void); /* often small: sequences, counts */
    library that kept one would be caught reading freed memory. */
 char *copy_of(const char *text);
 /* NULL, "", at and past each bound (63, 64, 65, 512, 513 bytes), huge, forbidden bytes, the
-   input's bytes, or `valid`. */
+   input's bytes, or `valid`: string_of(choice) with choice 0 ... 11 (VALID and 10: valid),
+   string_arg with the input's. */
+char *string_of(uint8_t choice, const char *valid);
 char *string_arg(const char *valid);
 char *channel_arg(void); /* most often one of 20 valid names (the 16-channel bound) */
 /* The fake server's address, numeric ones, "localhost", or string_arg's with every letter
    made a digit (no look-up ever waits on DNS). */
 char *server_arg(void);
+
+/* A token for a start or renew call (docs/PROTOCOL.md §12.4), in two steps so that the
+   token can be minted for names read after it: token_choice() reads the choice, then
+   token_text(choice, kind, name) makes the text (malloc'd, or NULL) for grant `kind` (1
+   channel, 2 login) and `name` (the channel or user id the call names; an invalid one
+   gives a valid token of another name). Choices: string_of's 0 ... 9 (NULL, empty, at and
+   past the bounds, garbage), a version 1 token or a "2." text that is not base64
+   (TOKEN_V1: the library must refuse it itself, sending nothing), a valid version 2 token
+   minted under the fake's certificate (TOKEN_VALID, which is VALID), one of another grant,
+   of another certificate, expired, or with a character changed. valid_token: a valid one
+   that stays valid until 8 more are made. */
+enum {
+  TOKEN_V1 = 10, TOKEN_VALID, TOKEN_OTHER_GRANT, TOKEN_OTHER_CERTIFICATE, TOKEN_EXPIRED,
+  TOKEN_CHANGED
+};
+int token_choice(void);
+char *token_text(int choice, int kind, const char *name);
+const char *valid_token(int kind, const char *name);
+/* Around a start call with a TOKEN_V1 text that returned 0 (§12.4): `sent` is the handle's
+   datagrams_out before the call (sent_count_of); unless a callback acted in the call, the
+   call must have ended the attempt itself (DISCONNECTED) with nothing sent. */
+struct context;
+uint64_t sent_count_of(const void *handle);
+void refused_locally(const struct context *c, const void *handle, uint64_t sent);
 
 /* ---- Checks --------------------------------------------------------------------------- */
 
@@ -60,6 +86,8 @@ struct context {
   int act_in;    /* the callback kind it acts in (the profile's count: never), */
   int action;    /* what it does there (enum action), */
   int acts_left; /* how many times more */
+  int heard;     /* callbacks it had, on_log aside */
+  char grant[65]; /* the channel or user id of its last start that returned 0: renewals */
 };
 
 /* What a context does inside its act_in callback. */
@@ -79,11 +107,14 @@ void hit(void *ctx, int kind, int a, int b);
 /* The companion's callbacks (any): it must be alive. */
 void companion_heard(void *ctx);
 
-/* ---- The fake server's datagrams (docs/PROTOCOL.md), built from the input --------------- */
+/* ---- The fake server's messages (docs/PROTOCOL.md §12.7), built from the input ----------- */
 
+/* Each a DATA payload the fake seals for a session, except M_RESET (§12.9: the session's
+   own RESET, with its value). */
 enum message {
-  M_ACCEPT, M_REFUSE, M_HEARTBEAT_ACK, M_PRESENCE, M_KICK, M_TOKEN_EXPIRED, M_SESSION_UNKNOWN,
+  M_ACCEPT, M_REFUSE, M_HEARTBEAT_ACK, M_PRESENCE, M_KICK, M_TOKEN_EXPIRED, M_RESET,
   M_TOKEN_RENEWED, M_LOGIN_ACCEPT, M_LOGIN_REFUSE, M_MEMBER_EVENTS, M_CHANNEL_ACK,
+  M_PATH_CHALLENGE,
   M_ANY_TYPE /* any type byte, a body of the input's bytes */
 };
 
@@ -146,9 +177,9 @@ struct profile {
   /* Its model: reset before create (handler_size 0: no handler), and each callback. */
   void (*prepare)(struct context *c, uint32_t handler_size);
   void (*callback)(struct context *c, int kind, int a, int b);
-  /* The types its connections send (their last datagram's cookie and address are what
-     the server's messages go to), and the messages it hears. */
-  unsigned char first_request, last_request;
+  /* The grant kind of its sessions (1 channel, 2 login: the session of this kind heard
+     last is what the server's messages go to), and the messages it hears. */
+  unsigned char kind;
   const enum message *messages;
   int message_count;
   /* TETHER_FUZZ_WRITE_SEEDS=DIR: these are written to DIR (and the regressions to
@@ -181,6 +212,19 @@ void checked_attempt(void *ctx, int kind, uint32_t attempt);
     return rc;                                                                             \
   }                                                                                        \
   static int plain_##name(void *handle) { return function(handle, valid); }
+/* make_renew and plain_renew for the profile's renew `function`: a token of the input's
+   choice for the grant (`kind`) of the connection's last start (its channel or user id;
+   `fallback` for a handle the input did not make), since a renewal must keep the grant
+   (§12.10); plain_renew: a valid one for `fallback`. */
+#define RENEW_CALL(function, kind, fallback)                                               \
+  static int make_renew(struct context *c, void *handle) {                                 \
+    int choice = token_choice();                                                           \
+    char *token = token_text(choice, kind, c ? c->grant : fallback);                       \
+    int rc = function(handle, token);                                                      \
+    free(token);                                                                           \
+    return rc;                                                                             \
+  }                                                                                        \
+  static int plain_renew(void *handle) { return function(handle, valid_token(kind, fallback)); }
 /* The same for `function` of the handle alone. */
 #define HANDLE_CALL(name, function)                                                        \
   static int make_##name(struct context *c, void *handle) {                                \
@@ -237,10 +281,26 @@ enum op {
 #define VALID 11 /* string_arg's choice of the valid string */
 #define RUN OP_RUN, 3, 3
 #define ANSWER OP_DRAIN, 1 /* the server answers what it was sent */
-#define REFUSE(code) OP_DRAIN, 2, code /* ... refusing JOIN or LOGIN with `code` */
-/* The server sends the profile's message number `m`, under the connection's cookie; `...`
-   its fields' bytes; then no padding. */
+/* ... refusing each INIT with `code` (sealed; code | 0x80: the CONFIRM, sealed in DATA) */
+#define REFUSE(code) OP_DRAIN, 2, code
+#define NO_ACCEPT OP_DRAIN, 3 /* ... all but the ACCEPT (a SEND gives it) */
+#define COOKIE OP_DRAIN, 4    /* ... an INIT without the cookie with a COOKIE_REPLY */
+#define LIFETIME(choice) OP_DRAIN, 5, choice /* ... tickets of 0, 1 ms, any (u32), else 3 s */
+/* A join or login: sent, answered (RESPONSE), confirmed, answered (ACCEPT): two round trips
+   (§12.2). */
+#define HANDSHAKE RUN, ANSWER, RUN, ANSWER, RUN
+/* The server sends the profile's message number `m`, sealed for the session heard last;
+   `...` its fields' bytes; then no padding. */
 #define SEND(m, ...) OP_SEND, m, 2, __VA_ARGS__, 1
 #define SEND0(m) OP_SEND, m, 2, 1
+/* The same, then altered: `how` 1 a bit flipped (at u16 `at`, bit `bit`), 7 a copy at once
+   (a RESET's copy included: it must change nothing, harness.c). */
+#define FLIP(m, at, bit, ...) OP_SEND, m, 1, __VA_ARGS__, 1, 0, at, bit
+#define TWICE(m, ...) OP_SEND, m, 7, __VA_ARGS__, 1
+#define TWICE0(m) OP_SEND, m, 7, 1
+/* An earlier datagram of the fake's again (the i-th of the last 32 it sent). */
+#define REPLAY(i) OP_SEND, 0, 5, i
+/* A handshake answer for no attempt (kind 0 ... 5, handshake_answer in harness.c). */
+#define FORGED(kind, ...) OP_SEND, 0, 6, kind, __VA_ARGS__
 
 #endif

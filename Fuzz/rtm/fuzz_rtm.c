@@ -14,9 +14,10 @@
  *     next login (on_log excepted: a datagram that arrives after the logout is still logged
  *     as dropped);
  *   - member events name a channel of 1..63 bytes and a user id of 1..64.
- * Its server datagrams: LOGIN_ACCEPT, LOGIN_REFUSE (any code), MEMBER_EVENTS (the server
- * session of a few values, so that it matches the client's now and then), CHANNEL_ACK, KICK,
- * TOKEN_EXPIRED, SESSION_UNKNOWN, HEARTBEAT_ACK, TOKEN_RENEWED, any type, garbage. */
+ * Its server messages (sealed for its session, or altered: ../capi/harness.c): LOGIN_ACCEPT,
+ * LOGIN_REFUSE (any code), MEMBER_EVENTS (the server session of a few values, so that it
+ * matches the client's now and then), CHANNEL_ACK, KICK, TOKEN_EXPIRED, RESET,
+ * HEARTBEAT_ACK, TOKEN_RENEWED, PATH_CHALLENGE, any type, garbage. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,8 +143,9 @@ static const tether_rtm_handler handler = {
 /* ---- The calls ------------------------------------------------------------------------------- */
 
 static int make_login(struct context *c, void *client) {
-  char *token = string_arg("token-A");
+  int choice = token_choice();
   char *user = string_arg(u8() % 2 ? "alice" : "bob");
+  char *token = token_text(choice, 2, user);
   struct model *m = c ? &models[c->index] : NULL;
   int rc, logged_out = m ? m->logged_out : 0;
   /* The login's own callbacks come inside the call: the logout's silence ends with it. */
@@ -151,8 +153,11 @@ static int make_login(struct context *c, void *client) {
     m->logged_out = 0;
     m->owed += m->has_login_result;
   }
+  uint64_t sent = sent_count_of(client);
   rc = tether_rtm_login(client, token, user);
+  if (choice == TOKEN_V1 && rc == 0) refused_locally(c, client, sent);
   free(token);
+  if (rc == 0 && c) snprintf(c->grant, sizeof c->grant, "%s", user ? user : "");
   free(user);
   if (!m) return rc;
   if (rc != 0) {
@@ -165,7 +170,9 @@ static int make_login(struct context *c, void *client) {
   if (m->owed > 1 && m->pending_logouts == 0 && !m->loose) fail("two login results owed", m->owed);
   return rc;
 }
-static int plain_login(void *client) { return tether_rtm_login(client, "token-A", "alice"); }
+static int plain_login(void *client) {
+  return tether_rtm_login(client, valid_token(2, "alice"), "alice");
+}
 
 static int make_logout(struct context *c, void *client) {
   struct model *m = c ? &models[c->index] : NULL;
@@ -198,7 +205,7 @@ static int plain_logout(void *client) { return tether_rtm_logout(client); }
 
 STRING_CALL(join, tether_rtm_join_channel, channel_arg(), "lobby")
 STRING_CALL(leave, tether_rtm_leave_channel, channel_arg(), "lobby")
-STRING_CALL(renew, tether_rtm_renew_token, string_arg("token-B"), "token-B")
+RENEW_CALL(tether_rtm_renew_token, 2, "alice")
 HANDLE_CALL(network_changed, tether_rtm_network_changed)
 
 #define SESSION (IN(2) | IN(3) | IN(4)) /* CONNECTING, CONNECTED, RECONNECTING */
@@ -243,14 +250,14 @@ PROFILE_API(tether_rtm_client, tether_rtm_config, tether_rtm_handler,
 
 enum {
   S_LOGIN_ACCEPT, S_LOGIN_REFUSE, S_MEMBER_EVENTS, S_CHANNEL_ACK, S_KICK, S_TOKEN_EXPIRED,
-  S_SESSION_UNKNOWN, S_HEARTBEAT_ACK, S_TOKEN_RENEWED, S_ANY_TYPE, S_COUNT
+  S_RESET, S_HEARTBEAT_ACK, S_TOKEN_RENEWED, S_PATH_CHALLENGE, S_ANY_TYPE, S_COUNT
 };
 static const enum message messages[S_COUNT] = {
     [S_LOGIN_ACCEPT] = M_LOGIN_ACCEPT, [S_LOGIN_REFUSE] = M_LOGIN_REFUSE,
     [S_MEMBER_EVENTS] = M_MEMBER_EVENTS, [S_CHANNEL_ACK] = M_CHANNEL_ACK, [S_KICK] = M_KICK,
-    [S_TOKEN_EXPIRED] = M_TOKEN_EXPIRED, [S_SESSION_UNKNOWN] = M_SESSION_UNKNOWN,
+    [S_TOKEN_EXPIRED] = M_TOKEN_EXPIRED, [S_RESET] = M_RESET,
     [S_HEARTBEAT_ACK] = M_HEARTBEAT_ACK, [S_TOKEN_RENEWED] = M_TOKEN_RENEWED,
-    [S_ANY_TYPE] = M_ANY_TYPE};
+    [S_PATH_CHALLENGE] = M_PATH_CHALLENGE, [S_ANY_TYPE] = M_ANY_TYPE};
 
 /* Every threshold fast. */
 #define CREATE(slot, kind, action) CREATE_HEAD(slot, kind, action), 3, 3, 3, 3, 3
@@ -262,34 +269,59 @@ static const enum message messages[S_COUNT] = {
 #define LEAVE(slot, n) OP_CALL + C_LEAVE, slot, 1, n
 
 static const uint8_t seed_logged_in[] = {
-    CREATE(0, K_COUNT, A_NONE), LOGIN(0), RUN, ANSWER, RUN, JOIN(0, 1), RUN, ANSWER, RUN, RUN,
+    CREATE(0, K_COUNT, A_NONE), LOGIN(0), HANDSHAKE, JOIN(0, 1), RUN, ANSWER, RUN, RUN,
     ANSWER, RUN, OP_STATS, 0, 1, 1, OP_STATE, 0, LEAVE(0, 1), RUN, ANSWER, LOGOUT(0), RUN};
-/* LOGIN_REFUSE INVALID_TOKEN: on_login_result logs in again (a call inside a callback reads
-   its arguments where the input is when the callback comes: after the RUN). */
+/* LOGIN_REFUSE INVALID_TOKEN (sealed, at the INIT): on_login_result logs in again (a call
+   inside a callback reads its arguments where the input is when the callback comes: after
+   the RUN). */
 static const uint8_t seed_refused[] = {CREATE(0, K_LOGIN_RESULT, A_CALL + C_LOGIN), LOGIN(0),
-                                       RUN, REFUSE(5), RUN, VALID, 1, VALID, RUN, ANSWER, RUN};
+                                       RUN, REFUSE(5), RUN, VALID, 1, VALID, HANDSHAKE};
 /* MEMBER_EVENTS of the server session the fake server's LOGIN_ACCEPT gave (0), from 1, 2
    entries: bob joined c2, bob left c2; the client logs out and in inside the first. */
+#define EVENTS2 0, 1, 1, 1, 1, 1, 0, 3, 1, 1, 1, 3, 1
 static const uint8_t seed_member_events[] = {
-    CREATE(0, K_MEMBER_JOINED, A_END_START), LOGIN(0), RUN, ANSWER, RUN, JOIN(0, 2), RUN,
-    ANSWER, RUN, SEND(S_MEMBER_EVENTS, 0, 1, 1, 1, 1, 1, 0, 3, 1, 1, 1, 3, 1), RUN, VALID, 1,
-    VALID, RUN, ANSWER, RUN};
+    CREATE(0, K_MEMBER_JOINED, A_END_START), LOGIN(0), HANDSHAKE, JOIN(0, 2), RUN, ANSWER, RUN,
+    SEND(S_MEMBER_EVENTS, EVENTS2), RUN, VALID, 1, VALID, HANDSHAKE};
 /* KICK REMOTE_LOGIN: ABORTED; login refused until logout */
-static const uint8_t seed_kick[] = {CREATE(0, K_COUNT, A_NONE), LOGIN(0), RUN, ANSWER, RUN,
+static const uint8_t seed_kick[] = {CREATE(0, K_COUNT, A_NONE), LOGIN(0), HANDSHAKE,
                                     SEND(S_KICK, 1, 3), RUN, LOGIN(0), LOGOUT(0), LOGIN(0),
-                                    RUN, ANSWER, RUN};
+                                    HANDSHAKE};
 static const uint8_t seed_token_expired[] = {
-    CREATE(0, K_TOKEN_EXPIRED, A_CALL + C_RENEW), LOGIN(0), RUN, ANSWER, RUN,
-    SEND0(S_TOKEN_EXPIRED), RUN, VALID, OP_CALL + C_RENEW, 0, VALID, RUN, ANSWER, RUN};
-static const uint8_t seed_session_unknown[] = {
-    CREATE(0, K_ATTEMPT, A_CALL + C_NETWORK_CHANGED), LOGIN(0), RUN, ANSWER, RUN, JOIN(0, 3),
-    SEND0(S_SESSION_UNKNOWN), RUN, ANSWER, RUN, SEND(S_CHANNEL_ACK, 0, 1, 1), RUN};
+    CREATE(0, K_TOKEN_EXPIRED, A_CALL + C_RENEW), LOGIN(0), HANDSHAKE, SEND0(S_TOKEN_EXPIRED),
+    RUN, VALID, OP_CALL + C_RENEW, 0, VALID, RUN, ANSWER, RUN};
+/* The session's RESET (version 1's SESSION_UNKNOWN): a relogin, a network change in its
+   attempt. */
+static const uint8_t seed_reset[] = {
+    CREATE(0, K_ATTEMPT, A_CALL + C_NETWORK_CHANGED), LOGIN(0), HANDSHAKE, JOIN(0, 3),
+    SEND0(S_RESET), RUN, ANSWER, RUN, ANSWER, RUN, SEND(S_CHANNEL_ACK, 0, 1, 1), RUN};
 /* Client 0 destroys client 1 in its login result; client 2 destroys itself in its logout
    result. */
 static const uint8_t seed_destroy_in_result[] = {
     CREATE(0, K_LOGIN_RESULT, A_DESTROY_OTHER), CREATE(1, K_COUNT, A_NONE),
-    CREATE(2, K_LOGOUT_RESULT, A_DESTROY), LOGIN(1), LOGIN(0), LOGIN(2), RUN, ANSWER, RUN,
-    LOGOUT(2), RUN};
+    CREATE(2, K_LOGOUT_RESULT, A_DESTROY), LOGIN(1), LOGIN(0), LOGIN(2), HANDSHAKE, LOGOUT(2),
+    RUN};
+/* Tokens the library refuses itself (version 1; expired), ones the edge refuses (another
+   certificate: REFUSE_CLEAR; another user: sealed), a login refused at the CONFIRM
+   (LOGIN_REFUSE 2, sealed DATA), one asked for a cookie, then a valid one renewed with one
+   of another certificate. */
+/* A login of "alice" with a token of `choice`; then token_text's bytes. */
+#define TOKEN_LOGIN(slot, choice) OP_CALL + C_LOGIN, slot, choice, 1, VALID
+static const uint8_t seed_tokens[] = {
+    CREATE(0, K_COUNT, A_NONE), TOKEN_LOGIN(0, TOKEN_V1), 1, RUN, LOGOUT(0),
+    TOKEN_LOGIN(0, TOKEN_EXPIRED), 1, RUN, LOGOUT(0), TOKEN_LOGIN(0, TOKEN_OTHER_CERTIFICATE),
+    HANDSHAKE, LOGOUT(0), TOKEN_LOGIN(0, TOKEN_OTHER_GRANT), 0, HANDSHAKE, LOGOUT(0), LOGIN(0),
+    RUN, ANSWER, RUN, REFUSE(0x82), RUN, LOGOUT(0), LOGIN(0), RUN, COOKIE, RUN, COOKIE, RUN,
+    ANSWER, RUN, OP_CALL + C_RENEW, 0, TOKEN_OTHER_CERTIFICATE, RUN, ANSWER, RUN};
+/* The LOGIN_ACCEPT left to the input, then data altered: MEMBER_EVENTS with a bit flipped,
+   a CHANNEL_ACK twice, the LOGIN_ACCEPT replayed, answers for the ended attempt (clear,
+   sealed, a cookie), a RESET with a wrong value; each must change nothing. */
+#define LOGIN_ACCEPT_FIELDS 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 0, 1
+static const uint8_t seed_altered[] = {
+    CREATE(0, K_COUNT, A_NONE), LOGIN(0), RUN, ANSWER, RUN, NO_ACCEPT, RUN,
+    SEND(S_LOGIN_ACCEPT, LOGIN_ACCEPT_FIELDS), RUN, JOIN(0, 2), RUN, ANSWER, RUN,
+    FLIP(S_MEMBER_EVENTS, 30, 0, EVENTS2), RUN, TWICE(S_CHANNEL_ACK, 0, 1, 1), RUN, REPLAY(2),
+    RUN, FORGED(1, 0), FORGED(2, 0, 0, 5), FORGED(3, 0, 0), FORGED(5, 0, 4, 1), RUN,
+    FORGED(4, 0, 1, 1, 2, 3), RUN, SEND(S_PATH_CHALLENGE, 1, 2, 3, 4, 5, 6, 7, 8), RUN, ANSWER};
 static const uint8_t seed_timeout_with_engine[] = {
     OP_COMPANION, CREATE(0, K_STATE, A_CALL + C_JOIN), LOGIN(0), 1, 0 /* "c0" */, RUN,
     OP_RUN, 3, 5, OP_RUN, 3,
@@ -308,11 +340,21 @@ static const uint8_t seed_bad_arguments[] = {
     OP_CALL + C_RENEW, 1, 0, OP_CALL + C_RENEW, 1, 8, 0,    /* NULL, bad bytes */
     OP_STATS, 1, 0, 4, 0, OP_NAMES, 0xFF, 0xFF, 0xFF, 0xFF, OP_DESTROY, 3,
     OP_CALL + C_NETWORK_CHANGED, 3, LOGOUT(3), LOGOUT(1), LOGOUT(1)};
+/* A cookie asked for (the COOKIE_REPLY, then the INIT with mac2 answered), then that
+   COOKIE_REPLY again at once: its attempt may still be open, and the library takes it
+   again (one more INIT, nothing else; docs/PROTOCOL.md §12.6 says a replayed one changes
+   nothing: found by fuzz-rtm, reported), then the login goes on. */
+static const uint8_t seed_cookie_replayed[] = {CREATE(0, K_COUNT, A_NONE), LOGIN(0), COOKIE,
+                                               REPLAY(0), RUN, ANSWER, RUN, ANSWER, RUN};
+/* RESPONSEs whose ticket lasts 0 ms, then a huge lifetime. */
+static const uint8_t seed_short_ticket[] = {CREATE(0, K_COUNT, A_NONE), LOGIN(0), RUN, LIFETIME(0),
+                                            RUN, RUN, ANSWER, RUN, RUN, LIFETIME(2), 0xFF, 0xFF,
+                                            0xFF, 0xFF, RUN, ANSWER, RUN};
 #define SEED(name) {#name, seed_##name, sizeof seed_##name}
 static const struct seed seeds[] = {
     SEED(logged_in), SEED(refused), SEED(member_events), SEED(kick), SEED(token_expired),
-    SEED(session_unknown), SEED(destroy_in_result), SEED(timeout_with_engine),
-    SEED(bad_arguments)};
+    SEED(reset), SEED(destroy_in_result), SEED(timeout_with_engine), SEED(bad_arguments),
+    SEED(tokens), SEED(altered), SEED(short_ticket), SEED(cookie_replayed)};
 
 /* What fuzzing found (Fuzz/regressions/rtm, each with a C test of its own), written by
    TETHER_FUZZ_WRITE_REGRESSIONS=DIR:
@@ -340,5 +382,5 @@ static const signed char reason_states[] = {0, 2, 3, 1, 1, 4, 1, 5, 5, 1};
 
 const struct profile login_profile = {
     "client", &api, TABLE(thresholds), &handler, K_COUNT, K_LOG, TABLE(reason_states),
-    TABLE(calls), C_LOGIN, C_LOGOUT, prepare, callback, 0x05, 0x08, TABLE(messages),
+    TABLE(calls), C_LOGIN, C_LOGOUT, prepare, callback, 2, TABLE(messages),
     TABLE(seeds), TABLE(regressions)};

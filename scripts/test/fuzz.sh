@@ -14,7 +14,8 @@
 # TetherCore + Tether that C hosts link (scripts/build/build-lib.sh's, plus the instrumentation).
 # fuzz-capi and fuzz-rtm are one harness (Fuzz/capi/harness.c) with one profile each: the
 # channel engine's (Fuzz/capi/fuzz_capi.c) or the login client's (Fuzz/rtm/fuzz_rtm.c), the
-# other profile linked in as the companion on the same loop.
+# other profile linked in as the companion on the same loop, and the C tests' fake edge
+# of protocol version 2 (Tests/c/edge_v2.c, compiled from there, not copied) as their server.
 # The edge's HMAC-SHA256 is libsodium's (linked, not instrumented).
 # FUZZ_TARGETS="decode session" limits the set.
 set -euo pipefail
@@ -124,13 +125,15 @@ build() {
         ;;
       capi | rtm)
         build_embedded
-        if stale "$out/fuzz-$target" Fuzz/capi Fuzz/rtm "$out/obj/tether-embedded.o"; then
+        if stale "$out/fuzz-$target" Fuzz/capi Fuzz/rtm Tests/c/edge_v2.c Tests/c/edge_v2.h \
+          "$out/obj/tether-embedded.o"; then
           echo "fuzz: linking fuzz-$target"
           local profile=channel_profile
           [ "$target" = rtm ] && profile=login_profile
           clang -fuse-ld=lld -fsanitize=fuzzer,address -g -O1 -std=c99 -Wall -Wextra -Wpedantic \
-            -Werror -IInclude -DTETHER_FUZZ_PROFILE=$profile Fuzz/capi/harness.c \
-            Fuzz/capi/fuzz_capi.c Fuzz/rtm/fuzz_rtm.c "$out/obj/tether-embedded.o" -lsodium -lev -lm \
+            -Werror -IInclude -ITests/c -DTETHER_FUZZ_PROFILE=$profile Fuzz/capi/harness.c \
+            Fuzz/capi/fuzz_capi.c Fuzz/rtm/fuzz_rtm.c Tests/c/edge_v2.c \
+            "$out/obj/tether-embedded.o" -lsodium -lev -lm \
             -lpthread -o "$out/fuzz-$target"
         fi
         ;;
