@@ -31,6 +31,8 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     var hash = KeyBytes()
     var chainingKey = KeyBytes()
     var isOpen = false
+    /// A COOKIE_REPLY for it was taken: another (a replay of it) answers nothing (§12.6).
+    var cookieTaken = false
 
     /// Whether `nonce` (16 bytes) is this attempt's `N_d`.
     func echoes(_ nonce: UnsafeRawBufferPointer) -> Bool {
@@ -241,13 +243,17 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     }
     let echoed = piece(datagram, 1, 16)
     let attempt: Attempt
-    if current.echoes(echoed) {
+    let isCurrent = current.echoes(echoed)
+    if isCurrent {
       attempt = current
     } else if previous.echoes(echoed) {
       attempt = previous
     } else {
       throw .unknownAttempt
     }
+    // One COOKIE_REPLY per attempt: a second (a replay; the edge answers an INIT once) would
+    // make the device send one more INIT for nothing.
+    if kind == SealedAnswer.cookieReplyKind, attempt.cookieTaken { throw .unknownAttempt }
     var transcript = HandshakeTranscript(
       crypto: crypto, hash: attempt.hash, chainingKey: attempt.chainingKey)
     defer { transcript.wipe() }
@@ -264,7 +270,11 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     default:
       answer = try Self.open(datagram, transcript, into: out)
     }
-    if case .cookie = answer {} else { end() }
+    if case .cookie = answer {
+      if isCurrent { current.cookieTaken = true } else { previous.cookieTaken = true }
+    } else {
+      end()
+    }
     return answer
   }
 
