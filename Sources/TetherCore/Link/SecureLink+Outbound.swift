@@ -40,13 +40,12 @@ extension SecureLink {
   /// One pass over the actions from `first`: each send rewritten or removed. Returns the
   /// synthetic answer a datagram asked for (a refusal of a token), if any. The generic
   /// part is the walk over the actions alone (one copy per profile); the bytes are the
-  /// non-generic functions' below (one copy for both).
+  /// non-generic functions' below (one copy for both). Version 2's datagram is written past
+  /// the end of the output's bytes and the send pointed at it: the session's bytes stay
+  /// behind, unsent, until the driver empties the output (no copy of them is moved aside).
   private mutating func rewrite<Notification>(
     _ output: inout SessionOutput<Notification>, from first: Int, now: Instant
   ) -> LocalAnswer {
-    // The session's bytes of these actions go aside at its first datagram (they run to the
-    // end); version 2's are written in their place. One pass: stashed at the first send.
-    var base = -1
     var answer = LocalAnswer.none
     var index = first
     while index < output.actions.count {
@@ -54,12 +53,11 @@ extension SecureLink {
         index += 1
         continue
       }
-      if base < 0 {
-        base = datagram.range.lowerBound
-        stash(&output.bytes, from: base)
-      }
-      if let range = rewrite(datagram.range, base: base, now: now, into: &output.bytes, &answer) {
-        output.actions[index] = .send(Datagram(range: range))
+      let start = output.bytes.count
+      let local = translate(datagram.range, now: now, into: &output.bytes)
+      if local != .none { answer = local }
+      if output.bytes.count > start {
+        output.actions[index] = .send(Datagram(range: start..<output.bytes.count))
         index += 1
       } else {
         output.actions.remove(at: index)
@@ -68,36 +66,14 @@ extension SecureLink {
     return answer
   }
 
-  /// Moves `bytes[base...]` (the session's datagrams) into ``scratch``.
+  /// Appends version 2's datagram for the session's version 1 datagram at `v1` of `out`
+  /// (nothing if none); returns the synthetic answer the session must get instead, if any.
   @inline(never)
-  private mutating func stash(_ bytes: inout [UInt8], from base: Int) {
-    truncate(&scratch, to: 0)
-    bytes.withUnsafeBytes { append(piece($0, base, $0.count - base), to: &scratch) }
-    truncate(&bytes, to: base)
-  }
-
-  /// The session's datagram at `range` (of the bytes stashed from `base`) rewritten onto
-  /// the end of `bytes`: the new datagram's range, nil if nothing is sent.
-  @inline(never)
-  private mutating func rewrite(
-    _ range: Range<Int>, base: Int, now: Instant, into bytes: inout [UInt8],
-    _ answer: inout LocalAnswer
-  ) -> Range<Int>? {
-    let start = bytes.count
-    let v1 = scratch[(range.lowerBound - base)..<(range.upperBound - base)]
-    let local = translate(v1, now: now, into: &bytes)
-    if local != .none { answer = local }
-    return bytes.count > start ? start..<bytes.count : nil
-  }
-
-  /// Appends version 2's datagram for the session's version 1 datagram `v1` (nothing if
-  /// none); returns the synthetic answer the session must get instead, if any.
   private mutating func translate(
-    _ v1: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8]
+    _ v1: Range<Int>, now: Instant, into out: inout [UInt8]
   ) -> LocalAnswer {
-    let b = v1.startIndex
     guard v1.count >= Packet.headerSize else { return .none }
-    let type = v1[b + 3]
+    let type = out[v1.lowerBound + 3]
     if type == MessageType.join.rawValue || type == MessageType.login.rawValue {
       return ask(v1, now: now, into: &out)
     }
@@ -109,10 +85,11 @@ extension SecureLink {
     if type == MessageType.renewToken.rawValue {
       // The token's text: a 2-byte length, then the text, to the end. Its `W` is sent.
       let crypto = crypto
-      hasRenewal = v1.withUnsafeBytes {
+      hasRenewal = out.withUnsafeBytes {
+        let v1 = piece($0, v1.lowerBound, v1.count)
         var offset = Packet.headerSize
-        let text = field($0, &offset, width: 2)
-        return offset == $0.count && renewal.read(text, crypto: crypto)
+        let text = field(v1, &offset, width: 2)
+        return offset == v1.count && renewal.read(text, crypto: crypto)
       }
       guard hasRenewal else {
         truncate(&out, to: start)
@@ -122,10 +99,11 @@ extension SecureLink {
         append(piece($0, 0, TokenV2.secretOffset), to: &out)
       }
     } else {
-      // The body; zeros to 9 bytes of payload (every device datagram at least 42), and a
-      // CHANNEL_OPERATION's name zero-filled to 63 so its size does not tell the name's.
-      v1.withUnsafeBytes {
-        append(piece($0, Packet.headerSize, $0.count - Packet.headerSize), to: &out)
+      // The body (copied within `out`, past its end); zeros to 9 bytes of payload (every
+      // device datagram at least 42), and a CHANNEL_OPERATION's name zero-filled to 63 so
+      // its size does not tell the name's.
+      for index in (v1.lowerBound + Packet.headerSize)..<v1.upperBound {
+        out.appendByte(out[index])
       }
       let size = type == MessageType.channelOperation.rawValue ? 74 : 9
       grow(&out, by: start + SealedData<Crypto.Cipher>.headerLength + size - out.count)
@@ -156,16 +134,18 @@ extension SecureLink {
   /// 2 one, or whose public expiry the device's clock passed. Bytes of another layout (no
   /// session writes them) send nothing.
   @inline(never)
-  private mutating func ask(_ v1: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8])
+  private mutating func ask(_ v1: Range<Int>, now: Instant, into out: inout [UInt8])
     -> LocalAnswer
   {
     var request = InlineBytes()
-    let isLogin = v1[v1.startIndex + 3] == MessageType.login.rawValue
-    let text = v1.withUnsafeBytes { v1 in
-      request.withUnsafeMutableBytes { Self.writeRequest(v1, isLogin: isLogin, into: $0) }
+    let isLogin = out[v1.lowerBound + 3] == MessageType.login.rawValue
+    let text = out.withUnsafeBytes { bytes in
+      request.withUnsafeMutableBytes {
+        Self.writeRequest(piece(bytes, v1.lowerBound, v1.count), isLogin: isLogin, into: $0)
+      }
     }
     guard let text else { return .none }
-    let cookie = v1.withUnsafeBytes { bigEndian($0, at: 4, width: 8) }
+    let cookie = out.withUnsafeBytes { bigEndian($0, at: v1.lowerBound + 4, width: 8) }
     if cookie != boundCookie {  // another session: nothing of the last one is kept
       forget()
       boundCookie = cookie
@@ -173,8 +153,8 @@ extension SecureLink {
     self.request = request
     hasRequest = true
     let crypto = crypto
-    hasToken = v1.withUnsafeBytes {
-      token.read(piece($0, text.lowerBound, text.count), crypto: crypto)
+    hasToken = out.withUnsafeBytes {
+      token.read(piece($0, v1.lowerBound + text.lowerBound, text.count), crypto: crypto)
     }
     guard hasToken else { return .invalidToken }
     if data == nil, unixTime != 0, token.expiry != 0, unixTime >= token.expiry {

@@ -65,9 +65,7 @@ public struct SecureLink<Crypto: SessionCrypto> {
   /// session's.
   public internal(set) var dropped: UInt64 = 0
 
-  /// The session's version 1 datagrams, moved aside while they are rewritten; and the
-  /// payload being sealed or opened. Kept, so that a steady session allocates nothing.
-  var scratch: [UInt8] = []
+  /// The payload being opened. Kept, so that a steady session allocates nothing.
   var payload: [UInt8] = []
 
   /// How long a cookie is kept (§12.6).
@@ -78,7 +76,6 @@ public struct SecureLink<Crypto: SessionCrypto> {
     self.crypto = crypto
     self.limits = limits
     handshake = DeviceHandshake(crypto: crypto)
-    scratch.reserveCapacity(2 * Packet.maximumSize)
     payload.reserveCapacity(Packet.maximumSize)
   }
 
