@@ -185,26 +185,29 @@ extension SecureLink {
   private static func writeRequest(
     _ v1: UnsafeRawBufferPointer, isLogin: Bool, into q: UnsafeMutableRawBufferPointer
   ) -> Range<Int>? {
+    // Both layouts are big-endian and put each name's one-byte length right before it, as
+    // `Q` does: the uid and each name go across as they are, length and all, in one copy.
     var offset = Packet.headerSize
     if !isLogin {
-      putBigEndian(bigEndian(v1, at: offset, width: 4), width: 4, into: q, at: 5)
+      guard copy(piece(v1, offset, 4), into: q, at: 5) else { return nil }
       offset += 4
     }
     let flags = bigEndian(v1, at: offset, width: 1)
     offset += 1
-    let appID = field(v1, &offset, width: 1)
-    let name = field(v1, &offset, width: 1)
+    var at = 9  // the app id; then the channel or user id at 75
+    while at < 76 {
+      let count = Int(bigEndian(v1, at: offset, width: 1)) + 1
+      let name = piece(v1, offset, count)
+      guard count <= 65, name.count == count, copy(name, into: q, at: at) else { return nil }
+      offset += count
+      at += 66
+    }
     let textStart = offset + 2
     let text = field(v1, &offset, width: 2)
-    guard offset == v1.count, flags <= 1, appID.count <= 64, name.count <= 64 else {
-      return nil
-    }
+    guard offset == v1.count, flags <= 1 else { return nil }
     q[0] = UInt8(truncatingIfNeeded: flags)  // bit 0: rejoin or RELOGIN, as version 1's
     q[1] = HandshakeRequest.spokenVersion
-    q[9] = UInt8(truncatingIfNeeded: appID.count)
     q[74] = isLogin ? HandshakeRequest.loginKind : HandshakeRequest.channelKind
-    q[75] = UInt8(truncatingIfNeeded: name.count)
-    guard copy(appID, into: q, at: 10), copy(name, into: q, at: 76) else { return nil }
     return textStart..<(textStart + text.count)
   }
 
