@@ -181,11 +181,13 @@ extension SecureLink {
     case MessageType.accept.rawValue, MessageType.loginAccept.rawValue:
       end -= 16  // the reset value
     case MessageType.refuse.rawValue, MessageType.loginRefuse.rawValue:
-      end -= 1  // the detail, for logs only
-      guard end > 1, payload[end] <= 2 else { return nil }
-      if type == MessageType.refuse.rawValue {
-        return underHeld ? refusal(reason: payload[1]) : nil
-      }
+      // Reason or code, then the detail (for logs only, 0 … 2): the layer's to map, with
+      // no message decoded. A LOGIN_REFUSE's body is exactly its code (never 0) and the
+      // detail.
+      let count = payload.count
+      guard count >= 3, payload[count - 1] <= 2 else { return nil }
+      if type == MessageType.loginRefuse.rawValue, count != 3 || payload[1] == 0 { return nil }
+      return underHeld ? refusal(reason: payload[1]) : nil
     case 0x8D:  // PATH_CHALLENGE: PATH_RESPONSE with its 8 bytes, at once
       guard payload.count == 9 else { return nil }
       let start = out.count
@@ -204,18 +206,12 @@ extension SecureLink {
     guard let message = try? MessageType.decodeBody(type, &reader),
       (try? reader.expectEnd()) != nil
     else { return nil }
-    switch message {
-    case .accept, .loginAccept:
+    // Decoded: what the layer does with it, by its type byte (no copy of the message).
+    if type == MessageType.accept.rawValue || type == MessageType.loginAccept.rawValue {
       if underHeld, !accepted() { return nil }
-    case .loginRefuse(let code):
-      return underHeld ? refusal(reason: code) : nil
-    case .tokenRenewed(let renewed):
-      if renewed.refused == nil, hasRenewal {
-        token = renewal
-        hasToken = true
-      }
-    default:
-      break
+    } else if type == MessageType.tokenRenewed.rawValue, payload[1] == 0, hasRenewal {
+      token = renewal
+      hasToken = true
     }
     return message
   }
