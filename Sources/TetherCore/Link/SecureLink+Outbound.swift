@@ -2,8 +2,8 @@
 // MARK: - What the session sends
 
 extension SecureLink {
-  /// Rewrites, in place, the datagrams of `output` from action `first` on (what the
-  /// session wrote in the entry point just called) into what version 2 sends:
+  /// Replaces the datagrams of `output` from action `first` on (what the session wrote in
+  /// the entry point just called) with what version 2 sends, each send pointed at it:
   /// - a JOIN or LOGIN becomes the held CONFIRM again while its ticket lasts, else a new
   ///   INIT (with a resume when a session's keys are held). A text that is not a version 2
   ///   token sends nothing and the session gets the edge's invalid-token refusal (§12.4);

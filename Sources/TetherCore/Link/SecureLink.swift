@@ -6,7 +6,7 @@
 ///
 /// The driver calls two functions:
 /// - ``secure(_:from:session:now:)`` after every entry point of the session: each version 1
-///   datagram the session wrote into its output is rewritten in place into what version 2
+///   datagram the session wrote into its output is replaced there with what version 2
 ///   sends (a JOIN or LOGIN into a handshake attempt, anything else into sealed DATA), so
 ///   the driver sends what it finds in the output, as before;
 /// - ``receive(_:session:now:into:)`` with every datagram instead of the session's own
