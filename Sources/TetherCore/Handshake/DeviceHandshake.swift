@@ -240,21 +240,21 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       throw .malformed
     }
     let echoed = piece(datagram, 1, 16)
-    let attempt: Attempt
-    if current.echoes(echoed) {
-      attempt = current
-    } else if previous.echoes(echoed) {
-      attempt = previous
-    } else {
-      throw .unknownAttempt
-    }
-    var transcript = HandshakeTranscript(
-      crypto: crypto, hash: attempt.hash, chainingKey: attempt.chainingKey)
+    // The attempt read where it is held (a copy of it would be a copy of its secret on
+    // the stack, unwiped).
+    let isCurrent = current.echoes(echoed)
+    guard isCurrent || previous.echoes(echoed) else { throw .unknownAttempt }
+    var transcript =
+      isCurrent
+      ? HandshakeTranscript(crypto: crypto, hash: current.hash, chainingKey: current.chainingKey)
+      : HandshakeTranscript(crypto: crypto, hash: previous.hash, chainingKey: previous.chainingKey)
     defer { transcript.wipe() }
     let answer: Answer
     switch kind {
     case ResponseMessage.kind:
-      try Self.complete(datagram, secret: attempt.drawn.secret, &transcript, into: out, keys: &keys)
+      try Self.complete(
+        datagram, secret: isCurrent ? current.drawn.secret : previous.drawn.secret, &transcript,
+        into: out, keys: &keys)
       answer = .established(
         sessionID: bigEndian(datagram, at: 17, width: 8),
         ticketLifetimeMs: UInt32(truncatingIfNeeded: bigEndian(datagram, at: 41, width: 4)))
