@@ -226,26 +226,27 @@ extension SecureLink {
     grow(&out, by: InitMessage.size)
     let resumeID = data?.sessionID ?? 0
     let resumes = data != nil
-    let cookie = cookie
     let hasCookie = now < cookieUntil
     let request = request
-    let resumeKey = resumeKey
+    // `k_resume` then the cookie, in one buffer (a tuple is laid out in order): one
+    // closure fewer.
+    var keys = (resumeKey, cookie)
+    let crypto = crypto
+    defer { withUnsafeMutableBytes(of: &keys) { crypto.wipe($0) } }
     let made = out.withUnsafeMutableBytes { out in
       token.stored.withUnsafeBytes { token in
         request.withUnsafeBytes { request in
-          resumeKey.withUnsafeBytes { key in
-            withUnsafeBytes(of: cookie) { cookie in
-              do throws(HandshakeError) {
-                try handshake.initiate(
-                  into: piece(out, start, InitMessage.size),
-                  token: piece(token, 0, TokenV2.secretOffset + 32),
-                  request: piece(request, 0, HandshakeRequest.size), resumeID: resumeID,
-                  resumeKey: piece(key, 0, resumes ? KeyBytes.count : 0),
-                  cookie: piece(cookie, 0, hasCookie ? 16 : 0))
-                return true
-              } catch {
-                return false
-              }
+          withUnsafeBytes(of: &keys) { keys in
+            do throws(HandshakeError) {
+              try handshake.initiate(
+                into: piece(out, start, InitMessage.size),
+                token: piece(token, 0, TokenV2.secretOffset + 32),
+                request: piece(request, 0, HandshakeRequest.size), resumeID: resumeID,
+                resumeKey: piece(keys, 0, resumes ? KeyBytes.count : 0),
+                cookie: piece(keys, KeyBytes.count, hasCookie ? 16 : 0))
+              return true
+            } catch {
+              return false
             }
           }
         }
