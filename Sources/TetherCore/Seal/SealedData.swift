@@ -70,7 +70,6 @@ public struct SealedData<Cipher: DatagramCipher> {
     }
     grow(&out, by: Cipher.tagLength)
     let id = sessionID
-    let sending = sending
     let sealed = out.withUnsafeMutableBytes { bytes in
       let datagram = piece(bytes, start, bytes.count - start)
       datagram[0] = Self.kind
