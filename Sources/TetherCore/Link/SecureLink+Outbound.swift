@@ -268,9 +268,8 @@ extension SecureLink {
   /// The rekey's datagram appended to `bytes`, if one is due.
   @inline(never)
   private mutating func rekey(now: Instant, into bytes: inout [UInt8]) {
-    guard let data, !sessionAsked, now >= rekeyNotBefore,
-      data.usage.status != .fresh || data.window.highest >= limits.rekeyAfterMessages
-    else { return }
+    // Asked of the keys where they are held (a binding would copy them).
+    guard data?.rekeyDue == true, !sessionAsked, now >= rekeyNotBefore else { return }
     rekeyNotBefore = now + .seconds(1)
     attempt(now: now, into: &bytes)
   }
