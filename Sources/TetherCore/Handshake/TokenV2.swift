@@ -32,6 +32,13 @@ public struct TokenV2: Sendable {
   /// Where the device secret is in ``stored``; `W` is before it.
   static var secretOffset: Int { 219 }
 
+  /// Calls `body` with ``stored`` where it is: a read through the mutable access, which,
+  /// unlike ``InlineBytes/withUnsafeBytes(_:)`` (`withUnsafeBytes(of:)` of a value), makes
+  /// no copy of the 256 bytes, and so leaves none of the device secret on the stack.
+  mutating func withStoredBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+    stored.withUnsafeMutableBytes { body(UnsafeRawBufferPointer($0)) }
+  }
+
   /// `T[11 ..< 43]`: the device secret, the handshake's pre-shared key.
   public var deviceSecret: [UInt8] { stored.array(Self.secretOffset..<(Self.secretOffset + 32)) }
   /// `W` = `T[0 ..< 11] ‖ T[43 ..< 251]`: what the INIT carries.

@@ -226,22 +226,24 @@ extension SecureLink {
     let resumeID = data?.sessionID ?? 0
     let resumes = data != nil
     let hasCookie = now < cookieUntil
-    // The token and the request read where they are held (the handshake is another stored
-    // property, so no copy of them is needed, and none of the device secret is left on the
-    // stack); `k_resume` then the cookie in one local (a tuple is laid out in order), read
-    // in place and wiped: one closure fewer.
+    // The token and the request read where they are held, through their mutable access
+    // (the handshake is another stored property, so the accesses are disjoint; the
+    // read-only `withUnsafeBytes` of an inline value copies its 256 bytes first, and would
+    // leave the device secret on the stack); `k_resume` then the cookie in one local (a
+    // tuple is laid out in order), read in place and wiped: one closure fewer.
     var keys = (resumeKey, cookie)
     let crypto = crypto
     defer { withUnsafeMutableBytes(of: &keys) { crypto.wipe($0) } }
     let made = out.withUnsafeMutableBytes { out in
-      token.stored.withUnsafeBytes { token in
-        request.withUnsafeBytes { request in
+      token.withStoredBytes { token in
+        request.withUnsafeMutableBytes { request in
           withUnsafeBytes(of: &keys) { keys in
             do throws(HandshakeError) {
               try handshake.initiate(
                 into: piece(out, start, InitMessage.size),
                 token: piece(token, 0, TokenV2.secretOffset + 32),
-                request: piece(request, 0, HandshakeRequest.size), resumeID: resumeID,
+                request: UnsafeRawBufferPointer(piece(request, 0, HandshakeRequest.size)),
+                resumeID: resumeID,
                 resumeKey: piece(keys, 0, resumes ? KeyBytes.count : 0),
                 cookie: piece(keys, KeyBytes.count, hasCookie ? 16 : 0))
               return true
