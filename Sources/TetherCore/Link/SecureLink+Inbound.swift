@@ -88,7 +88,9 @@ extension SecureLink {
         data: SealedData(
           sessionID: sessionID, sending: sending, receiving: receiving, limits: limits),
         resumeKey: keys.resume, confirm: bytes, until: now + .milliseconds(UInt64(lifetime)))
-      bytes.withUnsafeBytes { append(piece($0, 0, ConfirmMessage.size), to: &out) }
+      bytes.withUnsafeMutableBytes {
+        append(UnsafeRawBufferPointer(piece($0, 0, ConfirmMessage.size)), to: &out)
+      }
       return nil
     case .cookie:
       cookie = bytes.withUnsafeBytes {

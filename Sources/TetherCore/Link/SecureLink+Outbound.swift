@@ -95,9 +95,7 @@ extension SecureLink {
         truncate(&out, to: start)
         return .renewalRefused
       }
-      renewal.stored.withUnsafeBytes {
-        append(piece($0, 0, TokenV2.secretOffset), to: &out)
-      }
+      renewal.withStoredBytes { append(piece($0, 0, TokenV2.secretOffset), to: &out) }
     } else {
       // The body (copied within `out`, past its end); zeros to 9 bytes of payload (every
       // device datagram at least 42), and a CHANNEL_OPERATION's name zero-filled to 63 so
@@ -215,8 +213,10 @@ extension SecureLink {
   /// session if there is one, with `mac2` while a cookie is held.
   @inline(never)
   mutating func attempt(now: Instant, into out: inout [UInt8]) {
-    if let held, now < held.until {
-      held.confirm.withUnsafeBytes { append(piece($0, 0, ConfirmMessage.size), to: &out) }
+    if let until = held?.until, now < until {
+      held?.confirm.withUnsafeMutableBytes {
+        append(UnsafeRawBufferPointer(piece($0, 0, ConfirmMessage.size)), to: &out)
+      }
       return
     }
     dropHeld()
