@@ -147,7 +147,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     var transcript = HandshakeTranscript(crypto: crypto)
     let made =
       withUnsafeBytes(of: next.drawn.nonce) { copy($0, into: message, at: 2) }
-      && next.drawn.secret.withUnsafeBytes {
+      && next.drawn.secret.withBytesInPlace {
         crypto.x25519PublicKey(into: piece(message, 18, 32), secret: $0)
       }
       && copy(piece(token, 0, TokenV2.secretOffset), into: message, at: 50)
@@ -305,7 +305,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     }
     guard agreed else { throw .badKey }
     let derived = sessionSecret.withUnsafeMutableBytes { out in
-      shared.withUnsafeBytes {
+      shared.withBytesInPlace {
         transcript.mixResponseKeys(
           header: piece(response, 0, 45), ephemeral: ephemeral, sharedSecret: $0, into: out)
       }
@@ -317,7 +317,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     guard derived, tagged else { throw .badKey }
     guard withUnsafeBytes(of: tag, { crypto.constantTimeEqual($0, piece(response, 253, 16)) })
     else { throw .unopened }
-    guard sessionSecret.withUnsafeBytes({ keys.derive(from: $0, crypto: crypto) }) else {
+    guard sessionSecret.withBytesInPlace({ keys.derive(from: $0, crypto: crypto) }) else {
       throw .badKey
     }
     // CONFIRM: kind, session id, ticket (the RESPONSE's bytes 17 ..< 25 and 77 ..< 253),
@@ -328,7 +328,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     let sealed =
       copy(piece(response, 17, 8), into: confirm, at: 1)
       && copy(piece(response, 77, 176), into: confirm, at: 9)
-      && sessionSecret.withUnsafeBytes {
+      && sessionSecret.withBytesInPlace {
         crypto.sealOnce(
           into: piece(confirm, 185, 16), key: $0, label: "tether2 confirm",
           ad: UnsafeRawBufferPointer(piece(confirm, 0, 185)),
