@@ -159,7 +159,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     let sealed =
       made
       && Self.sealRequest(
-        request, resumeID: resumeID, resumeKey: resumeKey, transcript: transcript,
+        request, resumeID: resumeID, resumeKey: resumeKey, transcript: &transcript,
         into: piece(message, 269, 184))
     if sealed {
       transcript.mixHash(piece(written, 269, 184))
@@ -193,7 +193,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   @inline(never)
   private static func sealRequest(
     _ request: UnsafeRawBufferPointer, resumeID: UInt64, resumeKey: UnsafeRawBufferPointer,
-    transcript: HandshakeTranscript<Crypto>, into out: UnsafeMutableRawBufferPointer
+    transcript: inout HandshakeTranscript<Crypto>, into out: UnsafeMutableRawBufferPointer
   ) -> Bool {
     let crypto = transcript.crypto
     var stack = InlineBytes()
@@ -262,7 +262,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       guard datagram[17] == RefuseClearMessage.tokenNotOpened else { throw .malformed }
       answer = .refused(.tokenNotOpened)
     default:
-      answer = try Self.open(datagram, transcript, into: out)
+      answer = try Self.open(datagram, &transcript, into: out)
     }
     if case .cookie = answer {} else { end() }
     return answer
@@ -341,7 +341,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   /// bytes), opened under the attempt's `k_cookie` or `k_refuse`: the cookie into `out`.
   @inline(never)
   private static func open(
-    _ answer: UnsafeRawBufferPointer, _ transcript: HandshakeTranscript<Crypto>,
+    _ answer: UnsafeRawBufferPointer, _ transcript: inout HandshakeTranscript<Crypto>,
     into out: UnsafeMutableRawBufferPointer
   ) throws(HandshakeError) -> Answer {
     let crypto = transcript.crypto
