@@ -51,7 +51,14 @@ public struct TokenV2: Sendable {
     UInt16(truncatingIfNeeded: stored.withUnsafeBytes { bigEndian($0, at: 1, width: 2) })
   }
   /// The expiry, unix seconds (0: never), judged by the edge's clock.
-  public var expiry: UInt64 { stored.withUnsafeBytes { bigEndian($0, at: 3, width: 8) } }
+  public var expiry: UInt64 { stored.withUnsafeBytes { Self.expiry(of: $0) } }
+
+  /// ``expiry`` read where the token is (``withStoredBytes(_:)``: no copy of it first).
+  mutating func expiryInPlace() -> UInt64 { withStoredBytes { Self.expiry(of: $0) } }
+
+  private static func expiry(of stored: UnsafeRawBufferPointer) -> UInt64 {
+    bigEndian(stored, at: 3, width: 8)
+  }
 
   /// Parses `text` with `crypto`'s base64url decoder; the decoded bytes are wiped once the
   /// secret and `W` are taken from them.

@@ -155,7 +155,8 @@ extension SecureLink {
       token.read(piece($0, v1.lowerBound + text.lowerBound, text.count), crypto: crypto)
     }
     guard hasToken else { return .invalidToken }
-    if data == nil, unixTime != 0, token.expiry != 0, unixTime >= token.expiry {
+    let expiry = token.expiryInPlace()
+    if data == nil, unixTime != 0, expiry != 0, unixTime >= expiry {
       return .tokenExpired
     }
     sessionAsked = true
