@@ -229,6 +229,7 @@ extension SecureLink {
     resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
     resumeKey = held.resumeKey
     data = held.data
+    confirmed = true
     resetValue = payload.withUnsafeBytes {  // decodePayload kept 16
       let value = piece($0, $0.count - 16, 16)
       return (

@@ -108,7 +108,7 @@ extension SecureLink {
     }
     // Under the confirmed keys; before any ACCEPT, under the CONFIRM's (the edge may hold
     // the session already: a LEAVE should reach it).
-    seal(&out, from: start, underHeld: data == nil)
+    seal(&out, from: start, underHeld: !confirmed)
     return .none
   }
 
@@ -119,7 +119,7 @@ extension SecureLink {
   mutating func seal(_ out: inout [UInt8], from start: Int, underHeld: Bool) {
     if underHeld, held != nil {
       try? held?.data.seal(&out, from: start)
-    } else if !underHeld, data != nil {
+    } else if !underHeld, confirmed {
       try? data?.seal(&out, from: start)
     } else {
       truncate(&out, to: start)
@@ -156,7 +156,7 @@ extension SecureLink {
     }
     guard hasToken else { return .invalidToken }
     let expiry = token.expiryInPlace()
-    if data == nil, unixTime != 0, expiry != 0, unixTime >= expiry {
+    if !confirmed, unixTime != 0, expiry != 0, unixTime >= expiry {
       return .tokenExpired
     }
     sessionAsked = true
@@ -225,7 +225,7 @@ extension SecureLink {
     let start = out.count
     grow(&out, by: InitMessage.size)
     let resumeID = data?.sessionID ?? 0
-    let resumes = data != nil
+    let resumes = confirmed
     let hasCookie = now < cookieUntil
     // The token and the request read where they are held, through their mutable access
     // (the handshake is another stored property, so the accesses are disjoint; the

@@ -39,6 +39,9 @@ public struct SecureLink<Crypto: SessionCrypto> {
   var hasRenewal = false
   /// The keys an ACCEPT confirmed: what DATA goes under. nil before the first ACCEPT.
   var data: SealedData<Crypto.Cipher>?
+  /// Whether ``data`` holds keys, set wherever it is: `data != nil` copies the keys to the
+  /// stack to test them (`make v2-size`, docs/PROTOCOL.md §12.16).
+  var confirmed = false
   /// `k_resume` and the reset value of ``data``'s session (meaningful with ``data``).
   var resumeKey = KeyBytes()
   var resetValue: (UInt64, UInt64) = (0, 0)
@@ -99,6 +102,7 @@ public struct SecureLink<Crypto: SessionCrypto> {
     let crypto = crypto
     resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
     data = nil
+    confirmed = false
     dropHeld()
     hasRequest = false
     hasToken = false
