@@ -252,9 +252,14 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     let answer: Answer
     switch kind {
     case ResponseMessage.kind:
-      try Self.complete(
-        datagram, secret: isCurrent ? current.drawn.secret : previous.drawn.secret, &transcript,
-        into: out, keys: &keys)
+      // The ephemeral secret passed where it is held (inout: read in place, no copy).
+      if isCurrent {
+        try Self.complete(
+          datagram, secret: &current.drawn.secret, &transcript, into: out, keys: &keys)
+      } else {
+        try Self.complete(
+          datagram, secret: &previous.drawn.secret, &transcript, into: out, keys: &keys)
+      }
       answer = .established(
         sessionID: bigEndian(datagram, at: 17, width: 8),
         ticketLifetimeMs: UInt32(truncatingIfNeeded: bigEndian(datagram, at: 41, width: 4)))
@@ -288,7 +293,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   /// the session's keys into `keys` and the CONFIRM into `out`.
   @inline(never)
   private static func complete(
-    _ response: UnsafeRawBufferPointer, secret: KeyBytes,
+    _ response: UnsafeRawBufferPointer, secret: inout KeyBytes,
     _ transcript: inout HandshakeTranscript<Crypto>, into out: UnsafeMutableRawBufferPointer,
     keys: inout SessionKeys<Crypto>.Derived
   ) throws(HandshakeError) {
@@ -301,7 +306,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     }
     let ephemeral = piece(response, 45, 32)
     let agreed = shared.withUnsafeMutableBytes { out in
-      secret.withUnsafeBytes { crypto.x25519(into: out, secret: $0, publicKey: ephemeral) }
+      secret.withBytesInPlace { crypto.x25519(into: out, secret: $0, publicKey: ephemeral) }
     }
     guard agreed else { throw .badKey }
     let derived = sessionSecret.withUnsafeMutableBytes { out in
