@@ -93,7 +93,7 @@ extension SecureLink {
       }
       return nil
     case .cookie:
-      cookie = bytes.withUnsafeBytes {
+      cookie = bytes.withUnsafeMutableBytes {
         ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
       }
       cookieUntil = now + Self.cookieLifetime
@@ -117,7 +117,7 @@ extension SecureLink {
     dropHeld()
     guard sessionAsked, hasRequest else { return nil }
     sessionAsked = false
-    if request.withUnsafeBytes({ $0[74] }) == HandshakeRequest.loginKind {
+    if isLoginRequest() {
       // REFUSE_CLEAR is the login's INVALID_TOKEN (5); the channel's reason 3 is the same.
       return .loginRefuse(code: reason == RefuseReason.invalidToken.rawValue ? 5 : reason)
     }

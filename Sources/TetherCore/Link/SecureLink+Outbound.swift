@@ -167,8 +167,8 @@ extension SecureLink {
   /// The version 1 message a local answer stands for: the edge's refusal of the join or
   /// login (by the kind of the last request) or of the renewal.
   @inline(never)
-  private func message(for answer: LocalAnswer) -> Message {
-    let isLogin = request.withUnsafeBytes { $0[74] } == HandshakeRequest.loginKind
+  private mutating func message(for answer: LocalAnswer) -> Message {
+    let isLogin = isLoginRequest()
     switch answer {
     case .invalidToken: return isLogin ? .loginRefuse(code: 5) : .refuse(.invalidToken)
     case .tokenExpired: return isLogin ? .loginRefuse(code: 6) : .refuse(.tokenExpired)
@@ -275,6 +275,14 @@ extension SecureLink {
     guard data?.rekeyDue == true, !sessionAsked, now >= rekeyNotBefore else { return }
     rekeyNotBefore = now + .seconds(1)
     attempt(now: now, into: &bytes)
+  }
+}
+
+extension SecureLink {
+  /// Whether the last request was a LOGIN's: its kind, read where it is held (the
+  /// read-only `withUnsafeBytes` of an inline value copies its 256 bytes first).
+  mutating func isLoginRequest() -> Bool {
+    request.withUnsafeMutableBytes { $0[74] } == HandshakeRequest.loginKind
   }
 }
 
