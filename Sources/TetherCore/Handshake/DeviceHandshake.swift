@@ -369,7 +369,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     if isCookie { return .cookie }
     // Reason and detail (§12.6): a reason of a channel (1 … 6) or a login (2 … 7), a detail
     // 0 … 2; anything else was sealed by no edge that follows §12 and changes nothing.
-    let (reason, detail) = plaintext.withUnsafeBytes { ($0[0], $0[1]) }
+    let (reason, detail) = plaintext.withBytesInPlace { ($0[0], $0[1]) }
     guard sealed.count == 18, reason >= 1, reason <= 7, detail <= 2 else { throw .malformed }
     return .refused(.sealed(reason: reason, detail: detail))
   }
