@@ -72,7 +72,8 @@ bench-smoke-x86_64: lib examples-x86_64
 	@$(MAKE) --no-print-directory bench-binary > /dev/null && scripts/test/bench-smoke.sh x86_64
 sim-check: deps ## seeded scenarios on the real edge in virtual time (SIM_SCENARIOS, SIM_LOGIN_SCENARIOS)
 	@swift build -q -c release --product tether-sim
-	@$(SIM) --scenarios $(SIM_SCENARIOS) --jobs $(SIM_JOBS) && $(SIM) --login --scenarios $(SIM_LOGIN_SCENARIOS) --jobs $(SIM_JOBS)
+	@$(SIM) --scenarios $(SIM_SCENARIOS) --jobs $(SIM_JOBS) --attack-edge && \
+		$(SIM) --login --scenarios $(SIM_LOGIN_SCENARIOS) --jobs $(SIM_JOBS) --attack-edge
 fuzz-replay: deps lib ## each fuzzer once over its committed corpus and crash inputs
 	@scripts/test/fuzz.sh replay
 edge-check: stage-x86_64 ## the installed tether-edge: under 16 MB, self-contained, its systemd unit valid

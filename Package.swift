@@ -21,7 +21,8 @@ let package = Package(
     // A virtual-time simulator: real clients and the real edge server over a seeded faulty
     // network. The tests play the seed timeline on it; tether-sim prints it (`make sim`)
     // and runs seeded random scenarios against invariants (`make sim-check`, `make soak`).
-    .target(name: "TetherSim", dependencies: ["TetherCore", "TetherEdge"]),
+    .target(
+      name: "TetherSim", dependencies: ["TetherCore", "TetherEdge", "TetherSodium", "CSodium"]),
     // libev through a module map and a shim of its macros (Debian's libev has no .pc).
     .systemLibrary(name: "CLibev", path: "Sources/CLibev"),
     // Include/tether.h seen from Swift, so the exports use the header's own types.

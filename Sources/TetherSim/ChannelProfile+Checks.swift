@@ -132,7 +132,8 @@ public struct ChannelProfile: SimProfile {
     if !pendingAgreements.isEmpty { try checkPendingAgreements(&stage) }
   }
 
-  mutating func received(_ d: SimWorld.Delivery, _ stage: inout Stage) throws(Violation) {
+  mutating func received(_ d: SecureWorld<Harness>.Delivery, _ stage: inout Stage) throws(Violation)
+  {
     let i = d.client
     if d.toServer {
       serverHeard[i] = d.at
@@ -378,7 +379,15 @@ public struct ChannelProfile: SimProfile {
         "last JOIN at \(m.lastJoinAt.map(SimClock.text) ?? "never")")
       if let clean = stage.cleanSince[i], clean <= now {
         let from = max(clean, start)
-        let bound = config.retry.cap + scenario.cleanDelay(i) + scenario.cleanDelay(i)
+        // A retry, then version 2's two round trips (INIT, RESPONSE; CONFIRM, ACCEPT:
+        // docs/PROTOCOL.md §12.2). An edge that restarts after its RESPONSE drops the CONFIRM
+        // (another epoch, §12.6), which the device repeats until the ticket's lifetime has
+        // passed before it sends a new INIT (§12.5): one ticket lifetime more.
+        let roundTrip = scenario.cleanDelay(i) + scenario.cleanDelay(i)
+        var bound = config.retry.cap + roundTrip + roundTrip
+        if let restart = stage.world.lastRestart, restart >= start {
+          bound = bound + stage.world.server.config.ticketLifetime
+        }
         stage.stats[.healBounds] += 1
         try stage.expect(
           now <= from + bound, "a healed link rejoins within the backoff bound", i,
@@ -469,7 +478,7 @@ public struct ChannelProfile: SimProfile {
         }
         // A connected device is seen present and not interrupted.
         if let sinceA = cleanConnected(a, stage), let cookie = cookies[a],
-          stage.world.server.session(cookie: cookie) != nil
+          stage.world.server.session(cookie: stage.world.serverKey(cookie, of: a)) != nil
         {
           let bound =
             config.heartbeatInterval + stage.world.server.config.presenceInterval

@@ -11,10 +11,17 @@ extension Harness: SimClient {
     act(at: now) { s, now, out in s.advance(to: now, into: &out) }
   }
 
+  public mutating func speak(_ link: SecureLink<SimCrypto>) { secure = link }
+  public var sessionWrites: Int { trace.count }
+  public var lastHanded: Packet? { handed.map { Packet(cookie: cookie, message: $0) } }
+
   public mutating func receive(
     _ bytes: [UInt8], _ packet: Packet?, generation: UInt64, now: Instant
   ) -> [Sent] {
-    act(at: now) { s, now, out in _ = s.receive(datagram: bytes[...], now: now, into: &out) }
+    self.now = now
+    let mark = self.mark
+    take(bytes[...])
+    return wireSent(since: mark)
   }
 
   /// Runs `body` at `now`; returns what it sent.
@@ -24,8 +31,29 @@ extension Harness: SimClient {
   ) throws(E) -> [Sent] {
     self.now = now
     let mark = self.mark
-    try step(body)
-    return sent[mark.sent...].map { ($0.packet.encoded, $0.packet) }
+    do throws(E) { try step(body) } catch {
+      _ = wireSent(since: mark)
+      throw error
+    }
+    return wireSent(since: mark)
+  }
+
+  /// What went on the wire in the step since `mark`: the session's packets over version 1;
+  /// over version 2 the layer's datagrams, each with the packet it stands for
+  /// (``WireView``).
+  private func wireSent(since mark: Mark) -> [Sent] {
+    guard let secure else { return sent[mark.sent...].map { ($0.packet.encoded, $0.packet) } }
+    defer { secure.crypto.oracle.clearJournal() }
+    let attempt = sent.last { Session.isAttempt($0.packet.message) }?.packet
+    let renewal = {
+      sent.last { if case .renewToken = $0.packet.message { true } else { false } }?.packet.message
+    }
+    return wire.map {
+      (
+        $0,
+        WireView.packet(of: $0, attempt: attempt, renewal: renewal, oracle: secure.crypto.oracle)
+      )
+    }
   }
 
   /// The latest state change.
@@ -72,7 +100,8 @@ extension World where Client == Harness {
   public func token(channel: String = "lobby", uid: UInt32 = 0, expiresIn seconds: UInt64 = 3600)
     -> Token
   {
-    Self.token(channel: channel, uid: uid, expiresAt: wallClock + seconds)
+    let grant = TokenGrant.channel(try! ChannelName(validating: Array(channel.utf8)), uid: uid)
+    return token(grant, expiresAt: wallClock + seconds)
   }
 
   /// A token for `channel` and `uid` expiring at `expiresAt` (unix seconds; 0: never).

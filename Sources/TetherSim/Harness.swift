@@ -18,6 +18,16 @@ public struct SessionHarness<Session: HarnessedSession> {
     case sent(Packet)
   }
   private var output = SessionOutput<Session.Notification>()
+  /// Protocol version 2's layer, when the session speaks it (the simulation's world gives
+  /// one; the tests that play the server by hand speak version 1 and have none). With it,
+  /// ``sent`` and ``trace`` still hold what the session wrote (version 1 packets under its
+  /// own cookie, before the layer sealed them: ``RecordedSession``), and ``wire`` what went
+  /// on the wire in the last step.
+  public var secure: SecureLink<SimCrypto>?
+  public private(set) var wire: [[UInt8]] = []
+  /// Over version 2: the message the layer handed the session for the last datagram taken
+  /// (nil: none, the layer kept it).
+  public private(set) var handed: Message?
 
   public init(config: Session.Config = Session.harnessConfig, seed: UInt64 = 1) {
     session = try! Session(config: config, random: SeededRandom(seed: seed))
@@ -38,21 +48,47 @@ public struct SessionHarness<Session: HarnessedSession> {
     _ body: (inout Session, Instant, inout SessionOutput<Session.Notification>) throws(E) -> T
   ) throws(E) -> T {
     output.removeAll()
-    defer { collect() }
-    return try body(&session, now, &output)
+    guard secure != nil else {
+      defer { collect(RecordedSession<Session>.written(output, from: 0)) }
+      return try body(&session, now, &output)
+    }
+    do throws(E) {
+      let (result, wrote) = try SecureDriver.call(
+        &session, link: &secure!, now: now, output: &output, body)
+      collect(wrote)
+      return result
+    } catch {
+      collect([])
+      throw error
+    }
   }
 
-  private mutating func collect() {
-    for action in output.actions {
-      switch action {
-      case .notify(let n):
+  /// A datagram from the edge reaches the session: through the layer, if it has one.
+  public mutating func take(_ datagram: ArraySlice<UInt8>) {
+    output.removeAll()
+    guard secure != nil else {
+      _ = session.receive(datagram: datagram, now: now, into: &output)
+      collect(RecordedSession<Session>.written(output, from: 0))
+      return
+    }
+    let (wrote, handed) = SecureDriver.receive(
+      datagram, &session, link: &secure!, now: now, output: &output)
+    self.handed = handed
+    collect(wrote)
+  }
+
+  private mutating func collect(_ wrote: [SessionWrote<Session.Notification>]) {
+    wire = output.datagrams.map { Array($0) }
+    for item in wrote {
+      switch item {
+      case .notified(let n):
         log.append((now, n))
         trace.append(.notified(n))
-      case .send(let d):
-        // The session only sends what it can encode and decode.
-        let packet = try! Packet.decode(output.bytes(of: d))
+      case .sent(let packet):
         sent.append((now, packet))
         trace.append(.sent(packet))
+      case .undecodable(let bytes):
+        preconditionFailure("the session sent bytes it cannot decode: \(bytes)")
       }
     }
   }
@@ -66,7 +102,7 @@ public struct SessionHarness<Session: HarnessedSession> {
   /// The server sends `message` with this session's cookie (or `cookie`).
   public mutating func deliver(_ message: Message, cookie: UInt64? = nil) {
     let bytes = Packet(cookie: cookie ?? self.cookie, message: message).encoded
-    step { s, now, out in _ = s.receive(datagram: bytes[...], now: now, into: &out) }
+    take(bytes[...])
   }
 
   /// The server answers every heartbeat sent since `mark` (as a live link would).
@@ -144,8 +180,7 @@ public struct SessionHarness<Session: HarnessedSession> {
 }
 
 /// What a harness needs of a session: both profiles' sessions have it.
-public protocol HarnessedSession {
-  associatedtype Notification: Equatable
+public protocol HarnessedSession: LinkSession where Notification: Equatable {
   associatedtype Config
   associatedtype State
   associatedtype Reason

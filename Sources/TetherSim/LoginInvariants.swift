@@ -48,11 +48,23 @@ public struct LoginInvariants {
     _ session: LoginSession<R>, before: LoginState, step: Step, output: LoginOutput,
     now: Instant
   ) -> [String] {
+    check(
+      session, before: before, step: step,
+      wrote: RecordedSession<LoginSession<R>>.written(output, from: 0), now: now)
+  }
+
+  /// As above, from what the session wrote (before protocol version 2's layer rewrote its
+  /// datagrams: ``RecordedSession``).
+  public mutating func check<R: RandomNumberGenerator>(
+    _ session: LoginSession<R>, before: LoginState, step: Step,
+    wrote: [SessionWrote<LoginNotification>], now: Instant
+  ) -> [String] {
     var violations: [String] = []
     func require(_ condition: Bool, _ message: @autoclosure () -> String) {
       if !condition { violations.append(message()) }
     }
-    let quiet = output.actions.isEmpty
+    let quiet = wrote.isEmpty
+    let notifications = wrote.compactMap { if case .notified(let n) = $0 { n } else { nil } }
     switch step {
     case .login(started: true):
       require(!resultOwed, "a login started while the previous result was owed")
@@ -60,21 +72,21 @@ public struct LoginInvariants {
       loggedOut = false
       cookie = nil
     case .login(started: false), .logout(succeeded: false):
-      require(quiet, "a refused call produced \(output.actions.count) actions")
+      require(quiet, "a refused call produced \(wrote.count) actions")
     case .logout(succeeded: true):
       break
     case .call, .advance, .datagram:
-      require(!loggedOut || quiet, "actions after logout: \(output.notifications)")
+      require(!loggedOut || quiet, "actions after logout: \(notifications)")
       require(
         !(before == .disconnected || before == .aborted) || quiet,
-        "actions while \(before.name): \(output.notifications)")
+        "actions while \(before.name): \(notifications)")
     }
 
     var current = before
     var logoutResults = 0
-    for action in output.actions {
+    for action in wrote {
       switch action {
-      case .notify(.connectionStateChanged(let state, let reason)):
+      case .notified(.connectionStateChanged(let state, let reason)):
         require(reason.state == state, "\(state.name) reported with \(reason.name)")
         require(
           lastPair.map { $0 != (state, reason) } ?? true, "\(state.name)/\(reason.name) twice")
@@ -87,12 +99,12 @@ public struct LoginInvariants {
         }
         lastPair = (state, reason)
         current = state
-      case .notify(.loginResult(let result)):
+      case .notified(.loginResult(let result)):
         loginResults += 1
         require(resultOwed, "on_login_result(\(result.name)) not owed")
         require(current == .connecting, "on_login_result while \(current.name)")
         resultOwed = false
-      case .notify(.logoutResult(let result)):
+      case .notified(.logoutResult(let result)):
         logoutResults += 1
         require(result == .ok, "on_logout_result(\(result.name))")
         guard case .logout(succeeded: true) = step else {
@@ -102,24 +114,23 @@ public struct LoginInvariants {
         require(
           current == .disconnected && lastPair?.1 == .logout,
           "on_logout_result before DISCONNECTED/LOGOUT")
-      case .notify(.memberJoined), .notify(.memberLeft):
+      case .notified(.memberJoined), .notified(.memberLeft):
         memberEvents += 1
         guard case .datagram(.memberEvents) = step else {
           violations.append("a member event outside MEMBER_EVENTS (\(step))")
           continue
         }
         require(current == .connected, "a member event while \(current.name)")
-      case .notify(.tokenExpired), .notify(.loginAttempt):
+      case .notified(.tokenExpired), .notified(.loginAttempt):
         break
-      case .send(let datagram):
-        let bytes = output.bytes(of: datagram)
+      case .undecodable(let bytes):
         require(bytes.count <= Packet.maximumSize, "sent \(bytes.count) bytes")
+        violations.append("sent a datagram that does not decode: \(bytes)")
+      case .sent(let packet):
+        let size = packet.encoded.count
+        require(size <= Packet.maximumSize, "sent \(size) bytes")
         require(
           current != .disconnected && current != .aborted, "sent while \(current.name)")
-        guard let packet = try? Packet.decode(bytes) else {
-          violations.append("sent a datagram that does not decode: \(Array(bytes))")
-          continue
-        }
         switch packet.message {
         case .login, .loginHeartbeat, .logout, .channelOperation, .renewToken: break
         default: violations.append("sent \(packet.message)")
@@ -135,7 +146,7 @@ public struct LoginInvariants {
     }
     if case .datagram(.memberEvents(let batch)) = step {
       // Only member events count: a deadline due at the same instant fires in the same call.
-      let taken = output.notifications.filter {
+      let taken = notifications.filter {
         switch $0 {
         case .memberJoined, .memberLeft: true
         default: false

@@ -12,6 +12,13 @@ public struct LoginClient: SimClient {
   /// What it did, in order, since the scenario's checks last took it.
   public var steps: [Step] = []
   private var output = LoginOutput()
+  /// Protocol version 2's layer, when the world gives one (``SimClient/speak(_:)``); the
+  /// steps and the invariants still see what the session wrote (``RecordedSession``).
+  public var secure: SecureLink<SimCrypto>?
+  /// The session's last LOGIN and RENEW_TOKEN: what its INITs, CONFIRMs and sealed renewals
+  /// stand for (``WireView``).
+  private var lastAttempt: Packet?
+  private var lastRenewal: Message?
 
   /// One call into the session: the state before, what it was, and what it produced.
   public struct Step {
@@ -39,15 +46,30 @@ public struct LoginClient: SimClient {
     }
   }
 
+  public mutating func speak(_ link: SecureLink<SimCrypto>) { secure = link }
+  public private(set) var lastHanded: Packet?
+  public private(set) var sessionWrites = 0
+
   public mutating func receive(
     _ bytes: [UInt8], _ packet: Packet?, generation: UInt64, now: Instant
   ) -> [Sent] {
     // Its message if it came under the login's cookie (from its first LOGIN).
     let mine = packet.flatMap { $0.cookie == invariants.cookie ? $0.message : nil }
-    return run(at: now, generation: generation) { s, now, out in
-      _ = s.receive(datagram: bytes[...], now: now, into: &out)
-      return .datagram(mine)
+    guard secure != nil else {
+      return run(at: now, generation: generation) { s, now, out in
+        _ = s.receive(datagram: bytes[...], now: now, into: &out)
+        return .datagram(mine)
+      }
     }
+    let before = session.state
+    output.removeAll()
+    let (wrote, handed) = SecureDriver.receive(
+      bytes[...], &session, link: &secure!, now: now, output: &output)
+    // Over version 2 the step is what the layer handed the session (a refusal it made of a
+    // sealed one, nothing for a copy or a replay it refused); it is always of the session's
+    // own cookie.
+    lastHanded = handed.map { Packet(cookie: invariants.cookie ?? 0, message: $0) }
+    return record(before: before, .datagram(handed), wrote, generation: generation, now: now)
   }
 
   /// Runs one entry point at `now` (`body` says which it was), checks it against
@@ -58,16 +80,58 @@ public struct LoginClient: SimClient {
   ) -> [Sent] {
     let before = session.state
     output.removeAll()
-    let step = body(&session, now, &output)
-    let violations = invariants.check(session, before: before, step: step, output: output, now: now)
-    let sent = output.datagrams.map { datagram -> Sent in
-      let bytes = Array(datagram)
-      return (bytes, try? Packet.decode(bytes[...]))
+    guard secure != nil else {
+      let step = body(&session, now, &output)
+      let wrote = RecordedSession<LoginSession<SeededRandom>>.written(output, from: 0)
+      return record(before: before, step, wrote, generation: generation, now: now)
+    }
+    let (step, wrote) = SecureDriver.call(
+      &session, link: &secure!, now: now, output: &output, body)
+    return record(before: before, step, wrote, generation: generation, now: now)
+  }
+
+  /// Checks one step (what the session wrote in it) against ``LoginInvariants``, records
+  /// it, and returns what went on the wire.
+  private mutating func record(
+    before: LoginState, _ step: LoginInvariants.Step, _ wrote: [SessionWrote<LoginNotification>],
+    generation: UInt64?, now: Instant
+  ) -> [Sent] {
+    let violations = invariants.check(session, before: before, step: step, wrote: wrote, now: now)
+    sessionWrites += wrote.count
+    var packets: [Packet] = []
+    var notifications: [LoginNotification] = []
+    for item in wrote {
+      switch item {
+      case .notified(let n): notifications.append(n)
+      case .sent(let packet):
+        packets.append(packet)
+        if case .login = packet.message { lastAttempt = packet }
+        if case .renewToken = packet.message { lastRenewal = packet.message }
+      case .undecodable: break  // the invariants said so
+      }
+    }
+    let sent: [Sent]
+    if let secure {
+      let oracle = secure.crypto.oracle
+      let (attempt, renewal) = (lastAttempt, lastRenewal)
+      sent = output.datagrams.map { datagram -> Sent in
+        let bytes = Array(datagram)
+        return (
+          bytes,
+          WireView.packet(of: bytes, attempt: attempt, renewal: { renewal }, oracle: oracle)
+        )
+      }
+      oracle.clearJournal()
+    } else {
+      sent = output.datagrams.map { datagram -> Sent in
+        let bytes = Array(datagram)
+        return (bytes, try? Packet.decode(bytes[...]))
+      }
     }
     steps.append(
       Step(
-        at: now, before: before, step: step, notifications: output.notifications,
-        sent: sent.compactMap(\.packet), violations: violations, generation: generation))
+        at: now, before: before, step: step, notifications: notifications, sent: packets,
+        violations: violations, generation: generation))
     return sent
   }
 }
@@ -75,7 +139,7 @@ public struct LoginClient: SimClient {
 extension World where Client == LoginClient {
   /// A login token for `user` expiring `seconds` after the current wall clock.
   public func token(for user: UserID, expiresIn seconds: UInt64) -> Token {
-    try! Token(validating: simSigner.sign(.user(user), expiresAt: wallClock + seconds))
+    token(.user(user), expiresAt: wallClock + seconds)
   }
 
   public mutating func login(_ i: Int, token: Token, user: UserID) -> TetherError? {

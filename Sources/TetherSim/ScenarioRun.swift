@@ -13,7 +13,10 @@ import TetherEdge
 ///    the network has been healthy past the edge's silence limit, every client that is on
 ///    agrees with the server (the profile's ``SimProfile/agree(_:)``);
 /// 3. once every client left (logged out), the server holds no session, login, login
-///    channel or queued member event.
+///    channel or queued member event;
+/// 4. over protocol version 2 (every scenario's world is a ``SecureWorld``): no (key, nonce)
+///    seals two messages (``NonceOracle``), and nothing the ``Attacker`` sends a client
+///    changes its session.
 public struct ScenarioRun<P: SimProfile> {
   public internal(set) var stage: Stage<P>
   /// The profile's checker: what it knows of the clients.
@@ -28,12 +31,14 @@ public struct ScenarioRun<P: SimProfile> {
   ///     (the checker keeps assuming the scenario's): for proving that a client that
   ///     breaks a rule is caught.
   ///   - setsAsideLate: see ``World/setsAsideLate``.
+  ///   - attacksEdge: see ``Attacker/attacksEdge``.
   public init(
     _ scenario: Scenario<P>, tracing: Bool = false, clientConfig: P.Config? = nil,
-    setsAsideLate: Bool = false
+    setsAsideLate: Bool = false, attacksEdge: Bool = false
   ) {
     stage = Stage(scenario, tracing: tracing, clientConfig: clientConfig)
     stage.world.setsAsideLate = setsAsideLate
+    stage.world.attacker?.attacksEdge = attacksEdge
     profile = P(scenario)
   }
 
@@ -98,10 +103,13 @@ public struct ScenarioRun<P: SimProfile> {
 extension SimProfile {
   /// Runs scenarios `seeds`, stops at the first violation (a requirement: specialized).
   public static func batch(
-    seeds: Range<UInt64>, stats: inout ScenarioStats, setsAsideLate: Bool = false
+    seeds: Range<UInt64>, stats: inout ScenarioStats, setsAsideLate: Bool = false,
+    attacksEdge: Bool = false
   ) -> (seed: UInt64, violation: Violation)? {
     for seed in seeds {
-      var run = ScenarioRun(Scenario<Self>.generate(seed: seed), setsAsideLate: setsAsideLate)
+      var run = ScenarioRun(
+        Scenario<Self>.generate(seed: seed), setsAsideLate: setsAsideLate,
+        attacksEdge: attacksEdge)
       do throws(Violation) {
         try run.run()
       } catch {
@@ -118,7 +126,7 @@ extension SimProfile {
 /// to come, the app's own choices, the links' state, the counts and the trace.
 public struct Stage<P: SimProfile> {
   public let scenario: Scenario<P>
-  public internal(set) var world: World<P.Client>
+  public internal(set) var world: SecureWorld<P.Client>
   public internal(set) var stats = ScenarioStats()
   public internal(set) var trace: [String] = []
   let tracing: Bool
@@ -145,8 +153,12 @@ public struct Stage<P: SimProfile> {
     var edge = try! EdgeConfig(
       appID: Fixture.appID, appCertificate: simCertificate, timeScale: Scenario<P>.scale)
     edge.firstLoginSession = 0  // a function of the seed (restarts start elsewhere)
-    world = World(config: edge, networkSeed: scenario.seed, watchesServer: true)
+    // The world's random stream: a function of the seed, as everything else in the run.
+    world = World(
+      config: edge, crypto: SimCrypto(seed: scenario.seed), networkSeed: scenario.seed,
+      watchesServer: true)
     world.recordsServerSent = false
+    world.attacker = Attacker(seed: scenario.seed ^ 0xA77A_C4E5, chance: 0.02)
     world.recordsDeliveries = true
     for i in 0..<scenario.clientCount {
       _ = world.add(
@@ -277,7 +289,7 @@ public struct Stage<P: SimProfile> {
         continue
       }
       let limit =
-        world.server.session(cookie: cookie) != nil
+        world.server.session(cookie: world.serverKey(cookie, of: i)) != nil
         ? config.forgetAfter + config.presenceInterval : config.loginGrace
       try expect(
         now.since(heard) <= limit, "silence limit", i, "held, last heard \(SimClock.text(heard))")
@@ -305,6 +317,7 @@ public struct Stage<P: SimProfile> {
 
   mutating func collectStats() {
     stats.network = world.counters
+    stats[.attacks] += world.attacker.map { $0.counts.reduce(0, +) } ?? 0
     stats.checks += world.serverChecks
   }
 }

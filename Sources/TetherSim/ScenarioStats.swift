@@ -64,6 +64,8 @@ public enum Tally: CaseIterable, Sendable, Labelled {
   /// Closing-phase agreements: a client, its channels, or its view of a member, against
   /// the server.
   case endAgreements
+  /// Datagrams the ``Attacker`` sent a client (none may change its session).
+  case attacks
 
   static func cuts(_ d: LinkDirection) -> Tally {
     d == .uplink ? .uplinkCuts : d == .downlink ? .downlinkCuts : .twoWayCuts

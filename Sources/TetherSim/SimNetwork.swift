@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherCore
+import TetherEdge
 
 /// How one direction of one client's link treats datagrams: its delay, and the faults it
 /// injects. The default is a perfect link with no delay (datagrams arrive at the instant
@@ -66,6 +67,10 @@ struct Flight {
   /// The server session of its client it belongs to (``ServerSide/generation``; from the
   /// client: of the last accept it took).
   var generation: UInt64 = 0
+  /// Sent by the ``Attacker``: delivered whatever the link's state, and checked.
+  var forged = false
+  /// An attacker's datagram to the edge from another address than its client's.
+  var source: PeerAddress?
 }
 
 /// Datagrams in flight, earliest first (a binary heap on (at, order)).

@@ -39,7 +39,9 @@ public protocol SimProfile: SendableMetatype {
   mutating func perform(_ call: Call, on stage: inout Stage<Self>) throws(Violation)
   /// Checks everything that happened in the step just taken.
   mutating func observe(_ stage: inout Stage<Self>) throws(Violation)
-  static func batch(seeds: Range<UInt64>, stats: inout ScenarioStats, setsAsideLate: Bool)
+  static func batch(
+    seeds: Range<UInt64>, stats: inout ScenarioStats, setsAsideLate: Bool, attacksEdge: Bool
+  )
     -> (seed: UInt64, violation: Violation)?
   /// The closing phase (``ScenarioRun/run()``): the calls that hand every client that can
   /// take one a fresh token once the network healed for good; the check that every client

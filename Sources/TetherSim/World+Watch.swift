@@ -23,6 +23,15 @@ public struct ServerSide {
   public internal(set) var lastHeard: Instant?
   /// The server session of the last accept the client took.
   public internal(set) var acceptedGeneration: UInt64 = 0
+  /// Over version 2: the session ids the client's CONFIRMs named, newest last, each with
+  /// the client's cookie it stood for (a resume renames the edge's session to the new id).
+  public internal(set) var sessions: [(id: UInt64, cookie: UInt64)] = []
+
+  mutating func named(_ id: UInt64, cookie: UInt64) {
+    guard !sessions.contains(where: { $0.id == id }) else { return }
+    sessions.append((id, cookie))
+    if sessions.count > 8 { sessions.removeFirst() }
+  }
 }
 
 extension Message {
@@ -48,7 +57,9 @@ extension World {
   /// Three rules need the server's side: a proof of a round trip only from a session it
   /// holds; a session ended for silence (forget-after, a login's grace) only when silent
   /// that long; no reply larger than its request to an address that holds no session.
-  mutating func watch(_ outgoing: [Outgoing], input: (client: Int, size: Int, packet: Packet?)?) {
+  mutating func watch(
+    _ outgoing: [Outgoing], _ packets: [Packet?], input: (client: Int, size: Int, packet: Packet?)?
+  ) {
     var ended: [[UInt8]: EdgeEvent.LeaveCause] = [:]
     for event in server.takeEvents() {
       switch event {
@@ -64,15 +75,14 @@ extension World {
       // (a refused one changes nothing).
       let heard =
         !packet.message.opensSession
-        || outgoing.contains {
-          $0.address == addresses[c]
-            && (try? Packet.decode($0.bytes[...]))?.message.isAccept == true
+        || zip(outgoing, packets).contains {
+          $0.address == addresses[c] && $1?.message.isAccept == true
         }
       if heard { sides[c].lastHeard = now }
     }
     // Each client has its own address and random cookies: a cookie held is at its address
     // (an earlier session's too, until its LEAVE or LOGOUT arrives).
-    guard packet.map({ held($0.cookie) != nil }) != true else { return }
+    guard packet.map({ held($0.cookie, of: c) != nil }) != true else { return }
     serverChecks += 1
     let reply = outgoing.filter { $0.address == addresses[c] }.reduce(0) { $0 + $1.bytes.count }
     if reply > size {
@@ -84,7 +94,7 @@ extension World {
   /// whether it ended for silence only when silent that long.
   private mutating func watchHeld(_ i: Int, ended: [[UInt8]: EdgeEvent.LeaveCause]) {
     guard let cookie = sides[i].cookie else { return }
-    let info = held(cookie)
+    let info = held(cookie, of: i)
     if let info, let requested = sides[i].requested, info.identity != requested {
       fail("server", i, "holds the client's cookie for another user")
     }
@@ -145,7 +155,7 @@ extension World {
   /// The channels each held session has at the server now, and when it (re)joined each.
   mutating func noteChannels() {
     for i in sides.indices where sides[i].held {
-      guard let cookie = sides[i].cookie, let info = held(cookie) else { continue }
+      guard let cookie = sides[i].cookie, let info = held(cookie, of: i) else { continue }
       for channel in info.channels where !sides[i].channels.contains(channel) {
         sides[i].joinedAtEvent[channel, default: []].append(sides[i].eventsSent)
       }
@@ -183,8 +193,25 @@ extension World {
     return true
   }
 
-  /// The session under `cookie`, if the server holds one: who it is and its channels.
-  func held(_ cookie: UInt64) -> (identity: [UInt8], channels: [ChannelName])? {
+  /// The key the server holds client `i`'s session under `cookie` by: the cookie itself over
+  /// version 1; over version 2 the newest session id the client's CONFIRMs named for it
+  /// that the server holds (the newest named if none is held).
+  public func serverKey(_ cookie: UInt64, of i: Int) -> UInt64 {
+    guard secure != nil else { return cookie }
+    let ids = sides[i].sessions.filter { $0.cookie == cookie }.map(\.id)
+    let held = ids.last { holds($0) }
+    return held ?? ids.last ?? 0
+  }
+
+  /// Whether the server holds a session (channel or login) under `key`.
+  func holds(_ key: UInt64) -> Bool {
+    server.session(cookie: key) != nil || server.loginSession(cookie: key) != nil
+  }
+
+  /// Client `i`'s session under `cookie`, if the server holds one: who it is and its
+  /// channels.
+  func held(_ cookie: UInt64, of i: Int) -> (identity: [UInt8], channels: [ChannelName])? {
+    let cookie = serverKey(cookie, of: i)
     if let session = server.session(cookie: cookie) {
       return (Self.identity(session.channel, session.uid), [session.channel])
     }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherCore
 import TetherEdge
+import TetherSodium
 
 /// A client the world drives: one profile's session on the world's clock (``Harness`` for
 /// the channel profile, ``LoginClient`` for the login profile).
 public protocol SimClient {
   associatedtype Config
-  associatedtype State
+  associatedtype State: Equatable
   /// A client of its own, with `seed` for its cookies and jitter.
   init(config: Config, seed: UInt64)
   var state: State { get }
@@ -16,6 +17,15 @@ public protocol SimClient {
   var nextDeadline: Instant? { get }
   /// Runs what is due by `now`; returns what it sent.
   mutating func advance(to now: Instant) -> [Sent]
+  /// From now on it speaks protocol version 2 through `link` (a ``World`` on ``SimCrypto``
+  /// gives every client one as it adds it).
+  mutating func speak(_ link: SecureLink<SimCrypto>)
+  /// How many actions its session wrote so far (notifications and datagrams, before any
+  /// layer): what the ``Attacker`` must not change.
+  var sessionWrites: Int { get }
+  /// Over version 2: what its layer handed the session for the last datagram it received,
+  /// as a packet under the session's cookie (nil: the layer kept it from the session).
+  var lastHanded: Packet? { get }
   /// A datagram from the server reaches it at `now`; `generation` is the server session of
   /// this client it was sent in (``World/ServerSide/generation``). Returns what it sent.
   mutating func receive(_ bytes: [UInt8], _ packet: Packet?, generation: UInt64, now: Instant)
@@ -38,13 +48,20 @@ extension SimClient where State: RawRepresentable, State.RawValue == Int32 {
   }
 }
 
-/// A datagram a client sent, and what it decodes to.
+/// A datagram a client sent, and what it decodes to: the version 1 packet it is, or (over
+/// version 2) stands for (``WireView``).
 public typealias Sent = (bytes: [UInt8], packet: Packet?)
 
-/// The channel profile's world: real `ChannelSession` clients (each a ``Harness``).
-public typealias SimWorld = World<Harness>
+/// The channel profile's world: real `ChannelSession` clients (each a ``Harness``), speaking
+/// version 1 to an edge on libsodium's own random bytes (the edge tests' world and the seed
+/// timeline's).
+public typealias SimWorld = World<Harness, SodiumCrypto>
 /// The login profile's world: real `LoginSession` clients (each a ``LoginClient``).
-public typealias LoginWorld = World<LoginClient>
+public typealias LoginWorld = World<LoginClient, SodiumCrypto>
+/// The scenarios' world (``ScenarioRun``): its clients speak protocol version 2, and the
+/// edge and the clients draw from the world's one seeded stream, watched by its
+/// ``NonceOracle``.
+public typealias SecureWorld<Client: SimClient> = World<Client, SimCrypto>
 
 /// The app certificate of every simulated server, and its token signer.
 let simCertificate = Array("cert-1".utf8)
@@ -63,14 +80,27 @@ let simSigner = TokenSigner(appID: Fixture.appID, certificate: simCertificate)
 /// With ``watchesServer`` the world also follows the server's side of every client after
 /// each input (``ServerSide``, World+Watch.swift) and checks the rules only the server's side
 /// shows (``violations``).
-public struct World<Client: SimClient> {
+///
+/// On ``SimCrypto`` (``SecureWorld``) every client speaks protocol version 2 through its own
+/// ``SecureLink``, and what goes on the wire is version 2's bytes. The world still watches
+/// version 1's packets: what each client's session wrote (before its layer sealed it:
+/// ``RecordedSession``) and, for the edge's sealed datagrams, what the edge sealed (read
+/// from the oracle's journal, ``WireView``), under the client's own cookie. The edge keys a
+/// version 2 session by its session id, so the world follows, per client, the session ids
+/// its CONFIRMs named (``ServerSide/sessions``). Every seal of the run is shown to the
+/// oracle; a (key, nonce) sealed twice is a violation ("nonce").
+public struct World<Client: SimClient, Crypto: SessionCrypto> {
   public static var certificate: [UInt8] { simCertificate }
   public static var signer: TokenSigner { simSigner }
   /// The wall clock (unix seconds) at virtual time zero.
   public static var wallBase: UInt64 { 1_700_000_000 }
   public static var adminAddress: PeerAddress { PeerAddress(bytes: [0xAD, 0x01])! }
 
-  public var server: SodiumEdgeServer
+  public var server: EdgeServer<Crypto>
+  /// The seam the edge seals through; its random stream outlives a restart.
+  public let crypto: Crypto
+  /// The same seam when it is the simulation's (the clients then speak version 2).
+  let secure: SimCrypto?
   public var clients: [Client] = []
   public var addresses: [PeerAddress] = []
   /// Per client: whether its uplink (client to server) and its downlink are up.
@@ -102,6 +132,8 @@ public struct World<Client: SimClient> {
   }
   public internal(set) var counters = NetworkCounters()
   public private(set) var restarts = 0
+  /// When the server last restarted.
+  public private(set) var lastRestart: Instant?
   /// The network's seed: each client's link draws its faults from its own generator, per
   /// direction, so a run does not depend on the order in which the server happens to
   /// address its clients (a dictionary's).
@@ -116,6 +148,11 @@ public struct World<Client: SimClient> {
   private var latestScheduled: [[Instant]] = []
   private var linkSent: [[UInt64]] = []
   private var adminNonce: UInt64 = 1
+  /// The attacker on every client's path, if the run has one.
+  public var attacker: Attacker?
+  private var attackOrder: UInt64 = 0
+  /// How many of the oracle's repeats are violations already.
+  private var reportedRepeats = 0
 
   /// With it: the server's side of each client, the rules broken there while handling an
   /// input, and how many such rules were evaluated.
@@ -134,11 +171,14 @@ public struct World<Client: SimClient> {
   )
 
   public init(
-    config: EdgeConfig = World.config(), networkSeed: UInt64 = 1, watchesServer: Bool = false
+    config: EdgeConfig = World.config(), crypto: Crypto, networkSeed: UInt64 = 1,
+    watchesServer: Bool = false
   ) {
     var config = config
     if watchesServer { config.recordsEvents = true }
-    server = EdgeServer(config: config)
+    self.crypto = crypto
+    secure = crypto as? SimCrypto
+    server = EdgeServer(config: config, crypto: crypto)
     self.networkSeed = networkSeed
     self.watchesServer = watchesServer
   }
@@ -164,6 +204,8 @@ public struct World<Client: SimClient> {
   /// Adds `client` on a link that is up and perfect; returns its index.
   public mutating func add(_ client: Client) -> Int {
     let index = clients.count
+    var client = client
+    if let secure { client.speak(SecureLink(crypto: secure)) }
     clients.append(client)
     addresses.append(Self.address(index))
     uplinkUp.append(true)
@@ -216,11 +258,14 @@ public struct World<Client: SimClient> {
   /// in flight reach the new one.
   public mutating func restartServer() {
     restarts += 1
+    lastRestart = now
     // A restarted server numbers its login sessions from elsewhere (a real one from a
     // random start), so its sessions are not taken for the previous run's.
     var config = server.config
     config.firstLoginSession &+= UInt32(restarts) &* 1_000_003
-    server = EdgeServer(config: config)
+    // The same seam: the world's stream goes on, so the new edge draws a new ticket key,
+    // cookie secret and epoch (a server of its own stream would draw the old ones again).
+    server = EdgeServer(config: config, crypto: crypto)
     for i in sides.indices {
       sides[i].held = false
       sides[i].channels = []
@@ -280,6 +325,11 @@ public struct World<Client: SimClient> {
   private mutating func send(_ sent: [Sent], from i: Int) {
     for (bytes, packet) in sent {
       if watchesServer, let packet { noteSent(packet, by: i) }
+      if secure != nil, let packet, bytes.first == WireView.confirmKind,
+        let id = WireView.sessionID(bytes)
+      {
+        sides[i].named(id, cookie: packet.cookie)
+      }
       send(
         toServer: true, client: i, bytes: bytes, packet: packet,
         generation: sides[i].acceptedGeneration)
@@ -335,10 +385,21 @@ public struct World<Client: SimClient> {
       deliver(flight)
     }
     queue.removeAll(keepingCapacity: true)
+    checkNonces()
+  }
+
+  /// A (key, nonce) sealed twice since the last look is a violation.
+  private mutating func checkNonces() {
+    guard let oracle = secure?.oracle, oracle.repeats.count > reportedRepeats else { return }
+    for (kind, nonce) in oracle.repeats[reportedRepeats...] {
+      fail("nonce", 0, "a \(kind.rawValue) key sealed nonce \(nonce) twice")
+    }
+    reportedRepeats = oracle.repeats.count
   }
 
   private mutating func deliver(_ flight: Flight) {
     let i = flight.client
+    if flight.forged { return attack(flight) }
     guard flight.toServer ? uplinkUp[i] : downlinkUp[i] else {
       counters[.droppedByCut] += 1
       return
@@ -346,25 +407,118 @@ public struct World<Client: SimClient> {
     if loses(flight.toServer, i, flight.packet) { return }
     if setsAsideLate, setsAside(flight) { return }
     counters[.delivered] += 1
-    if recordsDeliveries {
-      deliveries.append((now, flight.toServer, i, flight.packet, clients[i].state))
-    }
     if flight.toServer {
+      secure?.oracle.clearJournal()
+      // Over version 2 a DATA datagram reaches only the session its id names: under an id
+      // the edge does not hold (an older session's keys, a restarted edge) it is no hearing
+      // of the client's session, whatever its cookie. A CONFIRM is one only when it makes
+      // (or resumes into) the session; the edge answers a repeat of it with the ACCEPT
+      // again but does not take it as hearing the session (§12.6, step 4).
+      let named: Bool
+      switch (secure, flight.bytes.first, WireView.sessionID(flight.bytes)) {
+      case (nil, _, _): named = true
+      case (_, WireView.dataKind, let id?): named = holds(id)
+      case (_, WireView.confirmKind, let id?): named = !holds(id)
+      default: named = true
+      }
+      let refused = server.counters.replayed &+ server.counters.unopened
       let out = server.receive(
         flight.bytes[...], from: addresses[i], now: now, wallClock: wallClock)
-      ship(out, input: (i, flight.bytes.count, flight.packet))
+      // And the edge opens nothing twice: a copy or a replay (or a datagram that does not
+      // open) reaches no session either.
+      let heard = named && server.counters.replayed &+ server.counters.unopened == refused
+      if recordsDeliveries, heard {
+        deliveries.append((now, flight.toServer, i, flight.packet, clients[i].state))
+      }
+      ship(out, input: (i, flight.bytes.count, heard ? flight.packet : nil))
+      if attacker != nil, let (bytes, after, moved) = attacker?.saw(sent: flight.bytes, by: i) {
+        attackOrder += 1
+        let forged = Flight(
+          at: now + after, order: 3 << 62 | attackOrder, toServer: true, client: i,
+          bytes: bytes, forged: true, source: moved ? Self.attackerAddress : nil)
+        if after == .zero { queue.append(forged) } else { inflight.push(forged) }
+      }
       return
     }
     let active = clients[i].phase != .idle
+    let state = clients[i].state
     let sent = clients[i].receive(
       flight.bytes, flight.packet, generation: flight.generation, now: now)
+    // Over version 2 the checks see what the layer handed the session: nothing for a copy,
+    // a replay, or one that does not open; the refusal it stands for for a sealed one.
+    let packet = secure == nil ? flight.packet : clients[i].lastHanded
+    if recordsDeliveries { deliveries.append((now, flight.toServer, i, packet, state)) }
     // What it sent in answer still goes out under the server session it had taken before.
     send(sent, from: i)
-    if watchesServer, active, let packet = flight.packet, packet.cookie == sides[i].cookie,
+    if attacker != nil, let (bytes, after) = attacker?.saw(flight.bytes, to: i) {
+      attackOrder += 1
+      let forged = Flight(
+        at: now + after, order: 3 << 62 | attackOrder, toServer: false, client: i, bytes: bytes,
+        forged: true)
+      if after == .zero { queue.append(forged) } else { inflight.push(forged) }
+    }
+    if watchesServer, active, let packet, packet.cookie == sides[i].cookie,
       packet.message.isAccept
     {
       sides[i].acceptedGeneration = flight.generation
     }
+  }
+
+  /// The attacker's datagram reaches client `i`: nothing of its session may change (no
+  /// message handed to it but a copy of its own RESET, nothing written, the same state).
+  private mutating func attack(_ flight: Flight) {
+    let i = flight.client
+    guard !flight.toServer else { return attackEdge(flight) }
+    // What is due now runs first, so the session's own deadlines are not taken for the
+    // attacker's doing.
+    send(clients[i].advance(to: now), from: i)
+    let state = clients[i].state
+    let writes = clients[i].sessionWrites
+    send(clients[i].receive(flight.bytes, nil, generation: 0, now: now), from: i)
+    // A RESET has no counter: a copy of the session's own is taken again while its id is
+    // current (§12.9), and must change nothing either. Anything else must not reach it.
+    let copyOfReset =
+      flight.bytes.first == WireView.resetKind
+      && attacker?.heard[i].contains(flight.bytes) == true
+    if (clients[i].lastHanded != nil && !copyOfReset) || clients[i].sessionWrites != writes
+      || clients[i].state != state
+    {
+      fail(
+        "attacker", i,
+        "\(flight.bytes.count) bytes (kind \(flight.bytes.first ?? 0)) changed the session: "
+          + "handed \(clients[i].lastHanded.map { "\($0.message)" } ?? "nothing"), "
+          + "\(clients[i].sessionWrites - writes) writes, \(state) -> \(clients[i].state)")
+    }
+  }
+
+  /// Where the attacker sends from when it moves a client's datagram.
+  public static var attackerAddress: PeerAddress { PeerAddress(bytes: [0xBA, 0xD0])! }
+
+  /// The attacker's datagram reaches the edge (a client's own, again, from its address or
+  /// another): the edge makes and ends no session, and sends another address at most
+  /// what it received from it. What the edge answers the client's address goes out (a
+  /// RESPONSE to a replayed INIT, the ACCEPT again for a replayed CONFIRM: the edge's own,
+  /// which the client's layer must take as it takes any).
+  private mutating func attackEdge(_ flight: Flight) {
+    let i = flight.client
+    let source = flight.source ?? addresses[i]
+    let tables = (server.sessionCount, server.loginSessionCount)
+    secure?.oracle.clearJournal()
+    let out = server.receive(flight.bytes[...], from: source, now: now, wallClock: wallClock)
+    if tables != (server.sessionCount, server.loginSessionCount) {
+      fail(
+        "attacker", i,
+        "\(flight.bytes.count) bytes (kind \(flight.bytes.first ?? 0)) from "
+          + "\(source == addresses[i] ? "its address" : "another") changed the edge's "
+          + "sessions: \(tables) -> \((server.sessionCount, server.loginSessionCount))")
+    }
+    if source != addresses[i] {
+      let back = out.filter { $0.address == source }.reduce(0) { $0 + $1.bytes.count }
+      if back > flight.bytes.count {
+        fail("amplification", i, "\(back) bytes answered a moved \(flight.bytes.count)")
+      }
+    }
+    ship(out.filter { $0.address != Self.attackerAddress }, input: nil)
   }
 
   /// Everything the server sent in answer to one input (`input`: from which client, its
@@ -373,9 +527,10 @@ public struct World<Client: SimClient> {
   private mutating func ship(
     _ outgoing: [Outgoing], input: (client: Int, size: Int, packet: Packet?)?
   ) {
-    if watchesServer { watch(outgoing, input: input) }
-    for datagram in outgoing {
-      let packet = try? Packet.decode(datagram.bytes[...])
+    let packets = outgoing.map { edgePacket($0) }
+    secure?.oracle.clearJournal()
+    if watchesServer { watch(outgoing, packets, input: input) }
+    for (datagram, packet) in zip(outgoing, packets) {
       if recordsServerSent {
         serverSent.append((now, datagram.address, packet, datagram.bytes))
       }
@@ -386,6 +541,36 @@ public struct World<Client: SimClient> {
         generation: sides[i].generation)
     }
     if watchesServer { noteChannels() }
+  }
+
+  /// The version 1 packet an edge datagram is or stands for (``WireView``), under the
+  /// cookie of the client session whose id it names.
+  private func edgePacket(_ datagram: Outgoing) -> Packet? {
+    guard let oracle = secure?.oracle else { return try? Packet.decode(datagram.bytes[...]) }
+    guard let i = addresses.firstIndex(of: datagram.address),
+      let id = WireView.sessionID(datagram.bytes),
+      let cookie = sides[i].sessions.last(where: { $0.id == id })?.cookie
+    else { return nil }
+    if datagram.bytes.first == WireView.resetKind {
+      return Packet(cookie: cookie, message: .sessionUnknown)
+    }
+    guard let payload = oracle.payload(of: datagram.bytes[...]),
+      let message = WireView.message(payload: payload, fromDevice: false, renewal: nil)
+    else { return nil }
+    return Packet(cookie: cookie, message: message)
+  }
+
+  /// A token of `grant` expiring at `expiresAt` (unix seconds; 0: never): over version 2
+  /// minted by ``TokenMinter`` from the world's stream (so a run's tokens are a function of
+  /// its seed, and their seals are the oracle's to watch), else signed as version 1's.
+  public func token(_ grant: TokenGrant, expiresAt: UInt64) -> Token {
+    guard let secure else {
+      return try! Token(validating: simSigner.sign(grant, expiresAt: expiresAt))
+    }
+    let minter = TokenMinter(crypto: secure, keys: server.config.certificateKeys)
+    // A minted token is 337 printable bytes: it validates.
+    return try! Token(
+      validating: Array(minter.mint(appID: Fixture.appID, grant: grant, expiresAt: expiresAt).utf8))
   }
 
   // MARK: - Looking at what happened
@@ -403,5 +588,17 @@ public struct World<Client: SimClient> {
     messages(to: i).flatMap { message -> [PresenceEntry] in
       if case .presence(let digest) = message { Array(digest) } else { [] }
     }
+  }
+}
+
+extension World where Crypto == SodiumCrypto {
+  /// A world whose edge draws libsodium's own random bytes, and whose clients speak
+  /// version 1.
+  public init(
+    config: EdgeConfig = World.config(), networkSeed: UInt64 = 1, watchesServer: Bool = false
+  ) {
+    self.init(
+      config: config, crypto: SodiumCrypto(), networkSeed: networkSeed,
+      watchesServer: watchesServer)
   }
 }

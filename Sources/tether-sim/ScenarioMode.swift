@@ -11,7 +11,8 @@ import TetherSim
 /// the command that replays it. `tether-sim [--login] --replay SEED`: one scenario, its plan
 /// and its trace. Late datagrams of another login server session are delivered (the client
 /// tells them apart by the server-session number); `--set-aside-late` sets them aside
-/// instead, as runs did before the number existed.
+/// instead, as runs did before the number existed. `--attack-edge`: the attacker on every
+/// client's path also sends the edge the clients' own datagrams again (``Attacker``).
 enum ScenarioMode {
   struct Options {
     var scenarios: UInt64 = 0
@@ -22,6 +23,8 @@ enum ScenarioMode {
     /// The login profile's scenarios.
     var login = false
     var setAsideLate = false
+    /// The attacker also sends the edge (``Attacker/attacksEdge``).
+    var attackEdge = false
   }
 
   static func parse(_ arguments: [String]) -> Options? {
@@ -30,8 +33,12 @@ enum ScenarioMode {
     var any = false
     while index < arguments.count {
       let flag = arguments[index]
-      if flag == "--login" || flag == "--set-aside-late" {
-        if flag == "--login" { options.login = true } else { options.setAsideLate = true }
+      if flag == "--login" || flag == "--set-aside-late" || flag == "--attack-edge" {
+        switch flag {
+        case "--login": options.login = true
+        case "--attack-edge": options.attackEdge = true
+        default: options.setAsideLate = true
+        }
         index += 1
         continue
       }
@@ -60,8 +67,11 @@ enum ScenarioMode {
   }
 
   static func replayCommand(_ seed: UInt64, _ options: Options) -> String {
-    if options.setAsideLate {
-      return "swift run -c release tether-sim --login --set-aside-late --replay \(seed)"
+    if options.setAsideLate || options.attackEdge {
+      let flags =
+        (options.login ? " --login" : "") + (options.setAsideLate ? " --set-aside-late" : "")
+        + (options.attackEdge ? " --attack-edge" : "")
+      return "swift run -c release tether-sim\(flags) --replay \(seed)"
     }
     let login = options.login ? " --login" : ""
     return "make sim-replay\(options.login ? " LOGIN=1" : "") SEED=\(seed)   "
@@ -80,7 +90,9 @@ enum ScenarioMode {
     print("plan:")
     for (at, action) in scenario.plan { print("  \(SimClock.text(at))  \(action)") }
     print("trace:")
-    var run = ScenarioRun(scenario, tracing: true, setsAsideLate: options.setAsideLate)
+    var run = ScenarioRun(
+      scenario, tracing: true, setsAsideLate: options.setAsideLate,
+      attacksEdge: options.attackEdge)
     var failure: Violation?
     do throws(Violation) { try run.run() } catch { failure = error }
     for line in run.trace { print("  " + line) }
@@ -118,7 +130,8 @@ enum ScenarioMode {
         guard let range else { return }
         var stats = ScenarioStats()
         let failure = P.batch(
-          seeds: range, stats: &stats, setsAsideLate: options.setAsideLate)
+          seeds: range, stats: &stats, setsAsideLate: options.setAsideLate,
+          attacksEdge: options.attackEdge)
         progress.withLock { p in
           p.stats.add(stats)
           if let failure, p.failure.map({ failure.seed < $0.seed }) ?? true { p.failure = failure }

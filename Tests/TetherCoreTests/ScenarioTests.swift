@@ -18,6 +18,9 @@ import TetherSim
     #expect(stats.network[.reordered] > 0)
     #expect(stats[.uplinkCuts] > 0 && stats[.downlinkCuts] > 0 && stats[.serverRestarts] > 0)
     #expect(stats[.endAgreements] > 0)
+    // Over version 2, with the attacker on every client's path (none of it changed a
+    // session, or the batch would have failed).
+    #expect(stats[.attacks] > 0)
     return stats
   }
 
@@ -90,6 +93,23 @@ import TetherSim
       var run = ScenarioRun(Scenario<LoginProfile>.generate(seed: seed))
       #expect(throws: Never.self, "seed \(seed)") { try run.run() }
     }
+  }
+
+  /// Found by the attacker sending the edge (`tether-sim --attack-edge`, seed 118): a CONFIRM
+  /// replayed from the device's own address within its ticket's lifetime, while the edge
+  /// still holds the session it made, is answered with the ACCEPT again (PROTOCOL.md §12.6,
+  /// CONFIRM rule 4); the device's layer hands its RECONNECTING session that ACCEPT, and the
+  /// device reports CONNECTED/REJOIN_SUCCESS with its uplink dead, which its peers never see.
+  /// Without that replay the scenario holds.
+  @Test func aConfirmReplayedFromTheDevicesAddress_changesNoSession() {
+    var plain = ScenarioRun(Scenario<ChannelProfile>.generate(seed: 118))
+    #expect(throws: Never.self) { try plain.run() }
+    // The replayed CONFIRM's ACCEPT comes under the session's confirmed keys while it
+    // rejoins with a new handshake: the layer drops it, so the dead uplink stays reported.
+    var attacked = ScenarioRun(Scenario<ChannelProfile>.generate(seed: 118), attacksEdge: true)
+    #expect(throws: Never.self) { try attacked.run() }
+    var other = ScenarioRun(Scenario<ChannelProfile>.generate(seed: 6990), attacksEdge: true)
+    #expect(throws: Never.self) { try other.run() }
   }
 
   /// The first seed whose run breaks an invariant when the clients do not follow the

@@ -148,6 +148,10 @@ struct HandshakeTests {
       return
     }
     #expect(received == cookie && device.openAttempts == 1)
+    // The same COOKIE_REPLY again (a replay; the edge answers an INIT once): refused, so
+    // the device sends no INIT for it.
+    #expect(throws: HandshakeError.unknownAttempt) { try device.receive(cookieReply.bytes[...]) }
+    #expect(device.openAttempts == 1)
     guard case .refused(let why) = try device.receive(refusal.bytes[...]) else {
       Issue.record("the genuine REFUSE_SEALED was not a refusal")
       return

@@ -290,6 +290,7 @@ struct SecureLinkTests {
   @Test func pathChallenge_isAnsweredAtOnce_andNothingElseHappens() throws {
     var rig = try joined()
     let notes = rig.notes.count
+    let dropped = rig.link.dropped
     let challenge: [UInt8] = [0x8D, 1, 2, 3, 4, 5, 6, 7, 8]
     rig.deliver(try rig.edge.sendPayload(challenge, to: rig.link.sessionID))
     let sent = rig.drain()
@@ -297,6 +298,7 @@ struct SecureLinkTests {
     #expect(try rig.edge.handle(sent[0][...]).isEmpty)
     #expect(rig.edge.opened.last == [0x09, 1, 2, 3, 4, 5, 6, 7, 8])
     #expect(rig.notes.count == notes && rig.session.state == .connected)
+    #expect(rig.link.dropped == dropped)  // answered: taken, not dropped
   }
 
   // MARK: - Renewal and resume
@@ -462,9 +464,11 @@ struct SecureLinkTests {
     var rig = try joined(limits: limits)
     let oldID = rig.link.sessionID
     let notes = rig.notes.count
+    let dropped = rig.link.dropped
     try rig.run(for: .seconds(4))
     #expect(rig.notes.count == notes && rig.session.state == .connected)
     #expect(rig.link.sessionID != oldID)
+    #expect(rig.link.dropped == dropped)  // the rekey's ACCEPT is the layer's own
     #expect(rig.edge.responded[rig.link.sessionID]?.resumed == true)
     #expect(rig.kinds(from: 2).filter { $0 == 0x01 }.count == 1)
     #expect(rig.sent.last?[0] == 0x07)

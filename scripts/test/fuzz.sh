@@ -98,7 +98,10 @@ link_swift() { # TARGET EXTRA...
   # and retry jitter are then a function of the input, so every crash replays.
   local shared=(Sources/TetherSim/SeededRandom.swift)
   # fuzz-login checks the same invariants as the login property tests, from one source.
-  if [ "$target" = login ]; then shared+=(Sources/TetherSim/LoginInvariants.swift); fi
+  # The invariants read what the session wrote (RecordedSession, the same as the simulation).
+  if [ "$target" = login ]; then
+    shared+=(Sources/TetherSim/LoginInvariants.swift Sources/TetherSim/RecordedSession.swift)
+  fi
   stale "$exe" Fuzz/Support "Fuzz/$target" "${shared[@]}" "${objects[@]}" || return 0
   echo "fuzz: linking fuzz-$target"
   # Compiled whole-module, then linked: the shared driver (Fuzz/Support) is generic over

@@ -31,6 +31,8 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     var hash = KeyBytes()
     var chainingKey = KeyBytes()
     var isOpen = false
+    /// A COOKIE_REPLY for it was taken: another (a replay of it) answers nothing (§12.6).
+    var cookieTaken = false
 
     /// Whether `nonce` (16 bytes) is this attempt's `N_d`.
     func echoes(_ nonce: UnsafeRawBufferPointer) -> Bool {
@@ -244,6 +246,12 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     // the stack, unwiped).
     let isCurrent = current.echoes(echoed)
     guard isCurrent || previous.echoes(echoed) else { throw .unknownAttempt }
+    // One COOKIE_REPLY per attempt: a second (a replay; the edge answers an INIT once) would
+    // make the device send one more INIT for nothing.
+    if kind == SealedAnswer.cookieReplyKind, isCurrent ? current.cookieTaken : previous.cookieTaken
+    {
+      throw .unknownAttempt
+    }
     var transcript =
       isCurrent
       ? HandshakeTranscript(crypto: crypto, hash: current.hash, chainingKey: current.chainingKey)
@@ -269,7 +277,11 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     default:
       answer = try Self.open(datagram, &transcript, into: out)
     }
-    if case .cookie = answer {} else { end() }
+    if case .cookie = answer {
+      if isCurrent { current.cookieTaken = true } else { previous.cookieTaken = true }
+    } else {
+      end()
+    }
     return answer
   }
 

@@ -166,8 +166,11 @@ extension SecureLink {
     case .malformed?, .exhausted?: dropped &+= 1
     }
     if refusal != nil { return nil }
+    layerTook = false
     guard let message = decodePayload(underHeld: underHeld, into: &out) else {
-      dropped &+= 1
+      // What the layer took for itself (a PATH_CHALLENGE answered, a rekey's ACCEPT) is no
+      // drop; anything else that reaches the session as nothing is.
+      if !layerTook { dropped &+= 1 }
       return nil
     }
     return message
@@ -197,6 +200,7 @@ extension SecureLink {
       out.appendByte(0x09)
       payload.withUnsafeBytes { append(piece($0, 1, 8), to: &out) }
       seal(&out, from: start, underHeld: underHeld)
+      layerTook = true
       return nil
     case MessageType.sessionUnknown.rawValue:
       return nil  // gone in version 2: RESET replaces it
@@ -210,7 +214,15 @@ extension SecureLink {
     else { return nil }
     // Decoded: what the layer does with it, by its type byte (no copy of the message).
     if type == MessageType.accept.rawValue || type == MessageType.loginAccept.rawValue {
-      if underHeld, !accepted() { return nil }
+      if underHeld {
+        if !accepted() { return nil }
+      } else if sessionAsked {
+        // Under the confirmed keys while the session's join is a new handshake: the edge's
+        // answer to a CONFIRM of those keys sent again, which this join did not send (a
+        // replay from the device's address: §12.6's rule 4 answers it). It proves nothing
+        // about this join's path: dropped, so a dead uplink is not reported healed.
+        return nil
+      }
     } else if type == MessageType.tokenRenewed.rawValue, payload[1] == 0, hasRenewal {
       token = renewal
       hasToken = true
@@ -239,6 +251,7 @@ extension SecureLink {
     }
     handshake.end()
     defer { sessionAsked = false }
+    layerTook = !sessionAsked  // a rekey's ACCEPT: the layer's own
     return sessionAsked
   }
 }

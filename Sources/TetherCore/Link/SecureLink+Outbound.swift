@@ -106,9 +106,10 @@ extension SecureLink {
       let size = type == MessageType.channelOperation.rawValue ? 74 : 9
       grow(&out, by: start + SealedData<Crypto.Cipher>.headerLength + size - out.count)
     }
-    // Under the confirmed keys; before any ACCEPT, under the CONFIRM's (the edge may hold
-    // the session already: a LEAVE should reach it).
-    seal(&out, from: start, underHeld: !confirmed)
+    // Under the CONFIRM's keys while one is out (the edge may hold its session already: a
+    // LEAVE should reach it; and a resume's CONFIRM renames the old session at the edge, so
+    // the old keys' datagrams would draw its RESET), else under the confirmed keys.
+    seal(&out, from: start, underHeld: held != nil)
     return .none
   }
 

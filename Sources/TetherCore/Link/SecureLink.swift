@@ -53,6 +53,9 @@ public struct SecureLink<Crypto: SessionCrypto> {
   /// Whether the handshake in flight answers the session's JOIN or LOGIN (its ACCEPT or
   /// refusal goes to the session); false for a rekey the layer started itself.
   var sessionAsked = false
+  /// Set while an opened payload is decoded when the layer took it for itself (a
+  /// PATH_CHALLENGE answered, a rekey's ACCEPT): not counted as dropped.
+  var layerTook = false
   /// A rekey attempt goes out no sooner than this.
   var rekeyNotBefore: Instant = .zero
   /// The device's wall clock, unix seconds, as the driver last set it; 0: unknown. Before
