@@ -187,6 +187,31 @@ struct SecureLinkTests {
     #expect(login.notes.contains(.loginResult(.rejected)))
   }
 
+  /// A refusal at the CONFIRM that is not one by §12.7's layout (a detail past 2; a
+  /// LOGIN_REFUSE of code 0, or longer than its code and detail; shorter than reason and
+  /// detail) is dropped and counted: the session stays CONNECTING and hears nothing.
+  @Test func malformedRefusalsAtTheConfirm_areDropped() throws {
+    for payload: [UInt8] in [[0x82, 5, 3], [0x82, 5]] {
+      var edge = try MemoryEdge()
+      edge.refuseConfirmPayload = payload
+      var rig = try ChannelRig(edge: edge)
+      try rig.join(edge.token(channel: "room", uid: 7))
+      try rig.pump()
+      #expect(rig.session.state == .connecting, "\(payload)")
+      #expect(rig.link.dropped == 1, "\(payload)")
+    }
+    for payload: [UInt8] in [[0x8A, 0, 0], [0x8A, 2, 0, 0], [0x8A, 2, 3]] {
+      var edge = try MemoryEdge()
+      edge.refuseConfirmPayload = payload
+      var rig = try LoginRig(edge: edge)
+      try rig.login(edge.token(user: "alice"))
+      try rig.pump()
+      #expect(rig.session.state == .connecting, "\(payload)")
+      #expect(!rig.notes.contains { if case .loginResult = $0 { true } else { false } })
+      #expect(rig.link.dropped == 1, "\(payload)")
+    }
+  }
+
   // MARK: - Sealed notices and padded messages
 
   /// A PRESENCE and a TOKEN_EXPIRED sealed by the edge reach the channel session as

@@ -149,7 +149,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     var transcript = HandshakeTranscript(crypto: crypto)
     let made =
       withUnsafeBytes(of: next.drawn.nonce) { copy($0, into: message, at: 2) }
-      && next.drawn.secret.withUnsafeBytes {
+      && next.drawn.secret.withBytesInPlace {
         crypto.x25519PublicKey(into: piece(message, 18, 32), secret: $0)
       }
       && copy(piece(token, 0, TokenV2.secretOffset), into: message, at: 50)
@@ -161,7 +161,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     let sealed =
       made
       && Self.sealRequest(
-        request, resumeID: resumeID, resumeKey: resumeKey, transcript: transcript,
+        request, resumeID: resumeID, resumeKey: resumeKey, transcript: &transcript,
         into: piece(message, 269, 184))
     if sealed {
       transcript.mixHash(piece(written, 269, 184))
@@ -195,7 +195,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   @inline(never)
   private static func sealRequest(
     _ request: UnsafeRawBufferPointer, resumeID: UInt64, resumeKey: UnsafeRawBufferPointer,
-    transcript: HandshakeTranscript<Crypto>, into out: UnsafeMutableRawBufferPointer
+    transcript: inout HandshakeTranscript<Crypto>, into out: UnsafeMutableRawBufferPointer
   ) -> Bool {
     let crypto = transcript.crypto
     var stack = InlineBytes()
@@ -242,25 +242,32 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       throw .malformed
     }
     let echoed = piece(datagram, 1, 16)
-    let attempt: Attempt
+    // The attempt read where it is held (a copy of it would be a copy of its secret on
+    // the stack, unwiped).
     let isCurrent = current.echoes(echoed)
-    if isCurrent {
-      attempt = current
-    } else if previous.echoes(echoed) {
-      attempt = previous
-    } else {
-      throw .unknownAttempt
-    }
+    guard isCurrent || previous.echoes(echoed) else { throw .unknownAttempt }
     // One COOKIE_REPLY per attempt: a second (a replay; the edge answers an INIT once) would
     // make the device send one more INIT for nothing.
-    if kind == SealedAnswer.cookieReplyKind, attempt.cookieTaken { throw .unknownAttempt }
-    var transcript = HandshakeTranscript(
-      crypto: crypto, hash: attempt.hash, chainingKey: attempt.chainingKey)
+    if kind == SealedAnswer.cookieReplyKind, isCurrent ? current.cookieTaken : previous.cookieTaken
+    {
+      throw .unknownAttempt
+    }
+    var transcript =
+      isCurrent
+      ? HandshakeTranscript(crypto: crypto, hash: current.hash, chainingKey: current.chainingKey)
+      : HandshakeTranscript(crypto: crypto, hash: previous.hash, chainingKey: previous.chainingKey)
     defer { transcript.wipe() }
     let answer: Answer
     switch kind {
     case ResponseMessage.kind:
-      try Self.complete(datagram, secret: attempt.drawn.secret, &transcript, into: out, keys: &keys)
+      // The ephemeral secret passed where it is held (inout: read in place, no copy).
+      if isCurrent {
+        try Self.complete(
+          datagram, secret: &current.drawn.secret, &transcript, into: out, keys: &keys)
+      } else {
+        try Self.complete(
+          datagram, secret: &previous.drawn.secret, &transcript, into: out, keys: &keys)
+      }
       answer = .established(
         sessionID: bigEndian(datagram, at: 17, width: 8),
         ticketLifetimeMs: UInt32(truncatingIfNeeded: bigEndian(datagram, at: 41, width: 4)))
@@ -268,7 +275,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
       guard datagram[17] == RefuseClearMessage.tokenNotOpened else { throw .malformed }
       answer = .refused(.tokenNotOpened)
     default:
-      answer = try Self.open(datagram, transcript, into: out)
+      answer = try Self.open(datagram, &transcript, into: out)
     }
     if case .cookie = answer {
       if isCurrent { current.cookieTaken = true } else { previous.cookieTaken = true }
@@ -298,7 +305,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   /// the session's keys into `keys` and the CONFIRM into `out`.
   @inline(never)
   private static func complete(
-    _ response: UnsafeRawBufferPointer, secret: KeyBytes,
+    _ response: UnsafeRawBufferPointer, secret: inout KeyBytes,
     _ transcript: inout HandshakeTranscript<Crypto>, into out: UnsafeMutableRawBufferPointer,
     keys: inout SessionKeys<Crypto>.Derived
   ) throws(HandshakeError) {
@@ -311,11 +318,11 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     }
     let ephemeral = piece(response, 45, 32)
     let agreed = shared.withUnsafeMutableBytes { out in
-      secret.withUnsafeBytes { crypto.x25519(into: out, secret: $0, publicKey: ephemeral) }
+      secret.withBytesInPlace { crypto.x25519(into: out, secret: $0, publicKey: ephemeral) }
     }
     guard agreed else { throw .badKey }
     let derived = sessionSecret.withUnsafeMutableBytes { out in
-      shared.withUnsafeBytes {
+      shared.withBytesInPlace {
         transcript.mixResponseKeys(
           header: piece(response, 0, 45), ephemeral: ephemeral, sharedSecret: $0, into: out)
       }
@@ -327,7 +334,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     guard derived, tagged else { throw .badKey }
     guard withUnsafeBytes(of: tag, { crypto.constantTimeEqual($0, piece(response, 253, 16)) })
     else { throw .unopened }
-    guard sessionSecret.withUnsafeBytes({ keys.derive(from: $0, crypto: crypto) }) else {
+    guard sessionSecret.withBytesInPlace({ keys.derive(from: $0, crypto: crypto) }) else {
       throw .badKey
     }
     // CONFIRM: kind, session id, ticket (the RESPONSE's bytes 17 ..< 25 and 77 ..< 253),
@@ -338,7 +345,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     let sealed =
       copy(piece(response, 17, 8), into: confirm, at: 1)
       && copy(piece(response, 77, 176), into: confirm, at: 9)
-      && sessionSecret.withUnsafeBytes {
+      && sessionSecret.withBytesInPlace {
         crypto.sealOnce(
           into: piece(confirm, 185, 16), key: $0, label: "tether2 confirm",
           ad: UnsafeRawBufferPointer(piece(confirm, 0, 185)),
@@ -351,7 +358,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
   /// bytes), opened under the attempt's `k_cookie` or `k_refuse`: the cookie into `out`.
   @inline(never)
   private static func open(
-    _ answer: UnsafeRawBufferPointer, _ transcript: HandshakeTranscript<Crypto>,
+    _ answer: UnsafeRawBufferPointer, _ transcript: inout HandshakeTranscript<Crypto>,
     into out: UnsafeMutableRawBufferPointer
   ) throws(HandshakeError) -> Answer {
     let crypto = transcript.crypto
@@ -374,7 +381,7 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     if isCookie { return .cookie }
     // Reason and detail (§12.6): a reason of a channel (1 … 6) or a login (2 … 7), a detail
     // 0 … 2; anything else was sealed by no edge that follows §12 and changes nothing.
-    let (reason, detail) = plaintext.withUnsafeBytes { ($0[0], $0[1]) }
+    let (reason, detail) = plaintext.withBytesInPlace { ($0[0], $0[1]) }
     guard sealed.count == 18, reason >= 1, reason <= 7, detail <= 2 else { throw .malformed }
     return .refused(.sealed(reason: reason, detail: detail))
   }

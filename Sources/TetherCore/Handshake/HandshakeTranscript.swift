@@ -51,11 +51,12 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
     ck = chainingKey
   }
 
-  /// Calls `body` with `h`'s and `ck`'s bytes.
-  func withKeys<R>(
+  /// Calls `body` with `h`'s and `ck`'s bytes where they are (mutating only to read them
+  /// in place: ``KeyBytes/withBytesInPlace(_:)``).
+  mutating func withKeys<R>(
     _ body: (_ hash: UnsafeRawBufferPointer, _ chainingKey: UnsafeRawBufferPointer) -> R
   ) -> R {
-    h.withUnsafeBytes { hash in ck.withUnsafeBytes { body(hash, $0) } }
+    h.withBytesInPlace { hash in ck.withBytesInPlace { body(hash, $0) } }
   }
 
   /// `h = HASH(h ‖ data)`. `h ‖ data` is put together on the stack: every `data` the
@@ -65,9 +66,8 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   mutating func mixHash(_ data: UnsafeRawBufferPointer) {
     var input = InlineBytes()
     let crypto = crypto
-    let previous = h
     input.withUnsafeMutableBytes { input in
-      guard previous.withUnsafeBytes({ copy($0, into: input, at: 0) }),
+      guard h.withBytesInPlace({ copy($0, into: input, at: 0) }),
         copy(data, into: input, at: KeyBytes.count)
       else { return }
       h.withUnsafeMutableBytes { out in
@@ -90,7 +90,7 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
     var previous = ck
     let crypto = crypto
     ck.withUnsafeMutableBytes { out in
-      previous.withUnsafeBytes { key in
+      previous.withBytesInPlace { key in
         _ = crypto.derive(into: out, key: key, input: data, label: "tether2 ck")
       }
     }
@@ -99,8 +99,9 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
 
   /// `PRF(ck, "", label)` into `out` (32 bytes): a key of this point of the schedule.
   @inline(never)
-  func key(_ label: StaticString, into out: UnsafeMutableRawBufferPointer) -> Bool {
-    ck.withUnsafeBytes {
+  mutating func key(_ label: StaticString, into out: UnsafeMutableRawBufferPointer) -> Bool {
+    let crypto = crypto
+    return ck.withBytesInPlace {
       crypto.derive(
         into: out, key: $0, input: UnsafeRawBufferPointer(start: nil, count: 0), label: label)
     }
@@ -109,7 +110,9 @@ struct HandshakeTranscript<Crypto: SessionCrypto> {
   /// ``key(_:into:)`` as an array (the edge's); empty if it could not be made.
   func key(_ label: StaticString) -> [UInt8] {
     var out = [UInt8](repeating: 0, count: KeyBytes.count)
-    let done = out.withUnsafeMutableBytes { key(label, into: $0) }
+    var transcript = self
+    defer { transcript.wipe() }
+    let done = out.withUnsafeMutableBytes { transcript.key(label, into: $0) }
     return done ? out : []
   }
 

@@ -32,6 +32,13 @@ public struct TokenV2: Sendable {
   /// Where the device secret is in ``stored``; `W` is before it.
   static var secretOffset: Int { 219 }
 
+  /// Calls `body` with ``stored`` where it is: a read through the mutable access, which,
+  /// unlike ``InlineBytes/withUnsafeBytes(_:)`` (`withUnsafeBytes(of:)` of a value), makes
+  /// no copy of the 256 bytes, and so leaves none of the device secret on the stack.
+  mutating func withStoredBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+    stored.withUnsafeMutableBytes { body(UnsafeRawBufferPointer($0)) }
+  }
+
   /// `T[11 ..< 43]`: the device secret, the handshake's pre-shared key.
   public var deviceSecret: [UInt8] { stored.array(Self.secretOffset..<(Self.secretOffset + 32)) }
   /// `W` = `T[0 ..< 11] ‖ T[43 ..< 251]`: what the INIT carries.
@@ -44,7 +51,14 @@ public struct TokenV2: Sendable {
     UInt16(truncatingIfNeeded: stored.withUnsafeBytes { bigEndian($0, at: 1, width: 2) })
   }
   /// The expiry, unix seconds (0: never), judged by the edge's clock.
-  public var expiry: UInt64 { stored.withUnsafeBytes { bigEndian($0, at: 3, width: 8) } }
+  public var expiry: UInt64 { stored.withUnsafeBytes { Self.expiry(of: $0) } }
+
+  /// ``expiry`` read where the token is (``withStoredBytes(_:)``: no copy of it first).
+  mutating func expiryInPlace() -> UInt64 { withStoredBytes { Self.expiry(of: $0) } }
+
+  private static func expiry(of stored: UnsafeRawBufferPointer) -> UInt64 {
+    bigEndian(stored, at: 3, width: 8)
+  }
 
   /// Parses `text` with `crypto`'s base64url decoder; the decoded bytes are wiped once the
   /// secret and `W` are taken from them.

@@ -88,10 +88,12 @@ extension SecureLink {
         data: SealedData(
           sessionID: sessionID, sending: sending, receiving: receiving, limits: limits),
         resumeKey: keys.resume, confirm: bytes, until: now + .milliseconds(UInt64(lifetime)))
-      bytes.withUnsafeBytes { append(piece($0, 0, ConfirmMessage.size), to: &out) }
+      bytes.withUnsafeMutableBytes {
+        append(UnsafeRawBufferPointer(piece($0, 0, ConfirmMessage.size)), to: &out)
+      }
       return nil
     case .cookie:
-      cookie = bytes.withUnsafeBytes {
+      cookie = bytes.withUnsafeMutableBytes {
         ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
       }
       cookieUntil = now + Self.cookieLifetime
@@ -115,7 +117,7 @@ extension SecureLink {
     dropHeld()
     guard sessionAsked, hasRequest else { return nil }
     sessionAsked = false
-    if request.withUnsafeBytes({ $0[74] }) == HandshakeRequest.loginKind {
+    if isLoginRequest() {
       // REFUSE_CLEAR is the login's INVALID_TOKEN (5); the channel's reason 3 is the same.
       return .loginRefuse(code: reason == RefuseReason.invalidToken.rawValue ? 5 : reason)
     }
@@ -184,11 +186,13 @@ extension SecureLink {
     case MessageType.accept.rawValue, MessageType.loginAccept.rawValue:
       end -= 16  // the reset value
     case MessageType.refuse.rawValue, MessageType.loginRefuse.rawValue:
-      end -= 1  // the detail, for logs only
-      guard end > 1, payload[end] <= 2 else { return nil }
-      if type == MessageType.refuse.rawValue {
-        return underHeld ? refusal(reason: payload[1]) : nil
-      }
+      // Reason or code, then the detail (for logs only, 0 … 2): the layer's to map, with
+      // no message decoded. A LOGIN_REFUSE's body is exactly its code (never 0) and the
+      // detail.
+      let count = payload.count
+      guard count >= 3, payload[count - 1] <= 2 else { return nil }
+      if type == MessageType.loginRefuse.rawValue, count != 3 || payload[1] == 0 { return nil }
+      return underHeld ? refusal(reason: payload[1]) : nil
     case 0x8D:  // PATH_CHALLENGE: PATH_RESPONSE with its 8 bytes, at once
       guard payload.count == 9 else { return nil }
       let start = out.count
@@ -208,8 +212,8 @@ extension SecureLink {
     guard let message = try? MessageType.decodeBody(type, &reader),
       (try? reader.expectEnd()) != nil
     else { return nil }
-    switch message {
-    case .accept, .loginAccept:
+    // Decoded: what the layer does with it, by its type byte (no copy of the message).
+    if type == MessageType.accept.rawValue || type == MessageType.loginAccept.rawValue {
       if underHeld {
         if !accepted() { return nil }
       } else if sessionAsked {
@@ -219,15 +223,9 @@ extension SecureLink {
         // about this join's path: dropped, so a dead uplink is not reported healed.
         return nil
       }
-    case .loginRefuse(let code):
-      return underHeld ? refusal(reason: code) : nil
-    case .tokenRenewed(let renewed):
-      if renewed.refused == nil, hasRenewal {
-        token = renewal
-        hasToken = true
-      }
-    default:
-      break
+    } else if type == MessageType.tokenRenewed.rawValue, payload[1] == 0, hasRenewal {
+      token = renewal
+      hasToken = true
     }
     return message
   }
@@ -243,6 +241,7 @@ extension SecureLink {
     resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
     resumeKey = held.resumeKey
     data = held.data
+    confirmed = true
     resetValue = payload.withUnsafeBytes {  // decodePayload kept 16
       let value = piece($0, $0.count - 16, 16)
       return (

@@ -2,8 +2,8 @@
 // MARK: - What the session sends
 
 extension SecureLink {
-  /// Rewrites, in place, the datagrams of `output` from action `first` on (what the
-  /// session wrote in the entry point just called) into what version 2 sends:
+  /// Replaces the datagrams of `output` from action `first` on (what the session wrote in
+  /// the entry point just called) with what version 2 sends, each send pointed at it:
   /// - a JOIN or LOGIN becomes the held CONFIRM again while its ticket lasts, else a new
   ///   INIT (with a resume when a session's keys are held). A text that is not a version 2
   ///   token sends nothing and the session gets the edge's invalid-token refusal (§12.4);
@@ -40,13 +40,12 @@ extension SecureLink {
   /// One pass over the actions from `first`: each send rewritten or removed. Returns the
   /// synthetic answer a datagram asked for (a refusal of a token), if any. The generic
   /// part is the walk over the actions alone (one copy per profile); the bytes are the
-  /// non-generic functions' below (one copy for both).
+  /// non-generic functions' below (one copy for both). Version 2's datagram is written past
+  /// the end of the output's bytes and the send pointed at it: the session's bytes stay
+  /// behind, unsent, until the driver empties the output (no copy of them is moved aside).
   private mutating func rewrite<Notification>(
     _ output: inout SessionOutput<Notification>, from first: Int, now: Instant
   ) -> LocalAnswer {
-    // The session's bytes of these actions go aside at its first datagram (they run to the
-    // end); version 2's are written in their place. One pass: stashed at the first send.
-    var base = -1
     var answer = LocalAnswer.none
     var index = first
     while index < output.actions.count {
@@ -54,12 +53,11 @@ extension SecureLink {
         index += 1
         continue
       }
-      if base < 0 {
-        base = datagram.range.lowerBound
-        stash(&output.bytes, from: base)
-      }
-      if let range = rewrite(datagram.range, base: base, now: now, into: &output.bytes, &answer) {
-        output.actions[index] = .send(Datagram(range: range))
+      let start = output.bytes.count
+      let local = translate(datagram.range, now: now, into: &output.bytes)
+      if local != .none { answer = local }
+      if output.bytes.count > start {
+        output.actions[index] = .send(Datagram(range: start..<output.bytes.count))
         index += 1
       } else {
         output.actions.remove(at: index)
@@ -68,36 +66,14 @@ extension SecureLink {
     return answer
   }
 
-  /// Moves `bytes[base...]` (the session's datagrams) into ``scratch``.
+  /// Appends version 2's datagram for the session's version 1 datagram at `v1` of `out`
+  /// (nothing if none); returns the synthetic answer the session must get instead, if any.
   @inline(never)
-  private mutating func stash(_ bytes: inout [UInt8], from base: Int) {
-    truncate(&scratch, to: 0)
-    bytes.withUnsafeBytes { append(piece($0, base, $0.count - base), to: &scratch) }
-    truncate(&bytes, to: base)
-  }
-
-  /// The session's datagram at `range` (of the bytes stashed from `base`) rewritten onto
-  /// the end of `bytes`: the new datagram's range, nil if nothing is sent.
-  @inline(never)
-  private mutating func rewrite(
-    _ range: Range<Int>, base: Int, now: Instant, into bytes: inout [UInt8],
-    _ answer: inout LocalAnswer
-  ) -> Range<Int>? {
-    let start = bytes.count
-    let v1 = scratch[(range.lowerBound - base)..<(range.upperBound - base)]
-    let local = translate(v1, now: now, into: &bytes)
-    if local != .none { answer = local }
-    return bytes.count > start ? start..<bytes.count : nil
-  }
-
-  /// Appends version 2's datagram for the session's version 1 datagram `v1` (nothing if
-  /// none); returns the synthetic answer the session must get instead, if any.
   private mutating func translate(
-    _ v1: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8]
+    _ v1: Range<Int>, now: Instant, into out: inout [UInt8]
   ) -> LocalAnswer {
-    let b = v1.startIndex
     guard v1.count >= Packet.headerSize else { return .none }
-    let type = v1[b + 3]
+    let type = out[v1.lowerBound + 3]
     if type == MessageType.join.rawValue || type == MessageType.login.rawValue {
       return ask(v1, now: now, into: &out)
     }
@@ -109,23 +85,23 @@ extension SecureLink {
     if type == MessageType.renewToken.rawValue {
       // The token's text: a 2-byte length, then the text, to the end. Its `W` is sent.
       let crypto = crypto
-      hasRenewal = v1.withUnsafeBytes {
+      hasRenewal = out.withUnsafeBytes {
+        let v1 = piece($0, v1.lowerBound, v1.count)
         var offset = Packet.headerSize
-        let text = field($0, &offset, width: 2)
-        return offset == $0.count && renewal.read(text, crypto: crypto)
+        let text = field(v1, &offset, width: 2)
+        return offset == v1.count && renewal.read(text, crypto: crypto)
       }
       guard hasRenewal else {
         truncate(&out, to: start)
         return .renewalRefused
       }
-      renewal.stored.withUnsafeBytes {
-        append(piece($0, 0, TokenV2.secretOffset), to: &out)
-      }
+      renewal.withStoredBytes { append(piece($0, 0, TokenV2.secretOffset), to: &out) }
     } else {
-      // The body; zeros to 9 bytes of payload (every device datagram at least 42), and a
-      // CHANNEL_OPERATION's name zero-filled to 63 so its size does not tell the name's.
-      v1.withUnsafeBytes {
-        append(piece($0, Packet.headerSize, $0.count - Packet.headerSize), to: &out)
+      // The body (copied within `out`, past its end); zeros to 9 bytes of payload (every
+      // device datagram at least 42), and a CHANNEL_OPERATION's name zero-filled to 63 so
+      // its size does not tell the name's.
+      for index in (v1.lowerBound + Packet.headerSize)..<v1.upperBound {
+        out.appendByte(out[index])
       }
       let size = type == MessageType.channelOperation.rawValue ? 74 : 9
       grow(&out, by: start + SealedData<Crypto.Cipher>.headerLength + size - out.count)
@@ -144,7 +120,7 @@ extension SecureLink {
   mutating func seal(_ out: inout [UInt8], from start: Int, underHeld: Bool) {
     if underHeld, held != nil {
       try? held?.data.seal(&out, from: start)
-    } else if !underHeld, data != nil {
+    } else if !underHeld, confirmed {
       try? data?.seal(&out, from: start)
     } else {
       truncate(&out, to: start)
@@ -157,16 +133,18 @@ extension SecureLink {
   /// 2 one, or whose public expiry the device's clock passed. Bytes of another layout (no
   /// session writes them) send nothing.
   @inline(never)
-  private mutating func ask(_ v1: ArraySlice<UInt8>, now: Instant, into out: inout [UInt8])
+  private mutating func ask(_ v1: Range<Int>, now: Instant, into out: inout [UInt8])
     -> LocalAnswer
   {
     var request = InlineBytes()
-    let isLogin = v1[v1.startIndex + 3] == MessageType.login.rawValue
-    let text = v1.withUnsafeBytes { v1 in
-      request.withUnsafeMutableBytes { Self.writeRequest(v1, isLogin: isLogin, into: $0) }
+    let isLogin = out[v1.lowerBound + 3] == MessageType.login.rawValue
+    let text = out.withUnsafeBytes { bytes in
+      request.withUnsafeMutableBytes {
+        Self.writeRequest(piece(bytes, v1.lowerBound, v1.count), isLogin: isLogin, into: $0)
+      }
     }
     guard let text else { return .none }
-    let cookie = v1.withUnsafeBytes { bigEndian($0, at: 4, width: 8) }
+    let cookie = out.withUnsafeBytes { bigEndian($0, at: v1.lowerBound + 4, width: 8) }
     if cookie != boundCookie {  // another session: nothing of the last one is kept
       forget()
       boundCookie = cookie
@@ -174,11 +152,12 @@ extension SecureLink {
     self.request = request
     hasRequest = true
     let crypto = crypto
-    hasToken = v1.withUnsafeBytes {
-      token.read(piece($0, text.lowerBound, text.count), crypto: crypto)
+    hasToken = out.withUnsafeBytes {
+      token.read(piece($0, v1.lowerBound + text.lowerBound, text.count), crypto: crypto)
     }
     guard hasToken else { return .invalidToken }
-    if data == nil, unixTime != 0, token.expiry != 0, unixTime >= token.expiry {
+    let expiry = token.expiryInPlace()
+    if !confirmed, unixTime != 0, expiry != 0, unixTime >= expiry {
       return .tokenExpired
     }
     sessionAsked = true
@@ -189,8 +168,8 @@ extension SecureLink {
   /// The version 1 message a local answer stands for: the edge's refusal of the join or
   /// login (by the kind of the last request) or of the renewal.
   @inline(never)
-  private func message(for answer: LocalAnswer) -> Message {
-    let isLogin = request.withUnsafeBytes { $0[74] } == HandshakeRequest.loginKind
+  private mutating func message(for answer: LocalAnswer) -> Message {
+    let isLogin = isLoginRequest()
     switch answer {
     case .invalidToken: return isLogin ? .loginRefuse(code: 5) : .refuse(.invalidToken)
     case .tokenExpired: return isLogin ? .loginRefuse(code: 6) : .refuse(.tokenExpired)
@@ -206,26 +185,29 @@ extension SecureLink {
   private static func writeRequest(
     _ v1: UnsafeRawBufferPointer, isLogin: Bool, into q: UnsafeMutableRawBufferPointer
   ) -> Range<Int>? {
+    // Both layouts are big-endian and put each name's one-byte length right before it, as
+    // `Q` does: the uid and each name go across as they are, length and all, in one copy.
     var offset = Packet.headerSize
     if !isLogin {
-      putBigEndian(bigEndian(v1, at: offset, width: 4), width: 4, into: q, at: 5)
+      guard copy(piece(v1, offset, 4), into: q, at: 5) else { return nil }
       offset += 4
     }
     let flags = bigEndian(v1, at: offset, width: 1)
     offset += 1
-    let appID = field(v1, &offset, width: 1)
-    let name = field(v1, &offset, width: 1)
+    var at = 9  // the app id; then the channel or user id at 75
+    while at < 76 {
+      let count = Int(bigEndian(v1, at: offset, width: 1)) + 1
+      let name = piece(v1, offset, count)
+      guard count <= 65, name.count == count, copy(name, into: q, at: at) else { return nil }
+      offset += count
+      at += 66
+    }
     let textStart = offset + 2
     let text = field(v1, &offset, width: 2)
-    guard offset == v1.count, flags <= 1, appID.count <= 64, name.count <= 64 else {
-      return nil
-    }
+    guard offset == v1.count, flags <= 1 else { return nil }
     q[0] = UInt8(truncatingIfNeeded: flags)  // bit 0: rejoin or RELOGIN, as version 1's
     q[1] = HandshakeRequest.spokenVersion
-    q[9] = UInt8(truncatingIfNeeded: appID.count)
     q[74] = isLogin ? HandshakeRequest.loginKind : HandshakeRequest.channelKind
-    q[75] = UInt8(truncatingIfNeeded: name.count)
-    guard copy(appID, into: q, at: 10), copy(name, into: q, at: 76) else { return nil }
     return textStart..<(textStart + text.count)
   }
 
@@ -233,37 +215,42 @@ extension SecureLink {
   /// session if there is one, with `mac2` while a cookie is held.
   @inline(never)
   mutating func attempt(now: Instant, into out: inout [UInt8]) {
-    if let held, now < held.until {
-      held.confirm.withUnsafeBytes { append(piece($0, 0, ConfirmMessage.size), to: &out) }
+    if let until = held?.until, now < until {
+      held?.confirm.withUnsafeMutableBytes {
+        append(UnsafeRawBufferPointer(piece($0, 0, ConfirmMessage.size)), to: &out)
+      }
       return
     }
     dropHeld()
     guard hasToken, hasRequest else { return }
-    let token = token
     let start = out.count
     grow(&out, by: InitMessage.size)
     let resumeID = data?.sessionID ?? 0
-    let resumes = data != nil
-    let cookie = cookie
+    let resumes = confirmed
     let hasCookie = now < cookieUntil
-    let request = request
-    let resumeKey = resumeKey
+    // The token and the request read where they are held, through their mutable access
+    // (the handshake is another stored property, so the accesses are disjoint; the
+    // read-only `withUnsafeBytes` of an inline value copies its 256 bytes first, and would
+    // leave the device secret on the stack); `k_resume` then the cookie in one local (a
+    // tuple is laid out in order), read in place and wiped: one closure fewer.
+    var keys = (resumeKey, cookie)
+    let crypto = crypto
+    defer { withUnsafeMutableBytes(of: &keys) { crypto.wipe($0) } }
     let made = out.withUnsafeMutableBytes { out in
-      token.stored.withUnsafeBytes { token in
-        request.withUnsafeBytes { request in
-          resumeKey.withUnsafeBytes { key in
-            withUnsafeBytes(of: cookie) { cookie in
-              do throws(HandshakeError) {
-                try handshake.initiate(
-                  into: piece(out, start, InitMessage.size),
-                  token: piece(token, 0, TokenV2.secretOffset + 32),
-                  request: piece(request, 0, HandshakeRequest.size), resumeID: resumeID,
-                  resumeKey: piece(key, 0, resumes ? KeyBytes.count : 0),
-                  cookie: piece(cookie, 0, hasCookie ? 16 : 0))
-                return true
-              } catch {
-                return false
-              }
+      token.withStoredBytes { token in
+        request.withUnsafeMutableBytes { request in
+          withUnsafeBytes(of: &keys) { keys in
+            do throws(HandshakeError) {
+              try handshake.initiate(
+                into: piece(out, start, InitMessage.size),
+                token: piece(token, 0, TokenV2.secretOffset + 32),
+                request: UnsafeRawBufferPointer(piece(request, 0, HandshakeRequest.size)),
+                resumeID: resumeID,
+                resumeKey: piece(keys, 0, resumes ? KeyBytes.count : 0),
+                cookie: piece(keys, KeyBytes.count, hasCookie ? 16 : 0))
+              return true
+            } catch {
+              return false
             }
           }
         }
@@ -285,11 +272,18 @@ extension SecureLink {
   /// The rekey's datagram appended to `bytes`, if one is due.
   @inline(never)
   private mutating func rekey(now: Instant, into bytes: inout [UInt8]) {
-    guard let data, !sessionAsked, now >= rekeyNotBefore,
-      data.usage.status != .fresh || data.window.highest >= limits.rekeyAfterMessages
-    else { return }
+    // Asked of the keys where they are held (a binding would copy them).
+    guard data?.rekeyDue == true, !sessionAsked, now >= rekeyNotBefore else { return }
     rekeyNotBefore = now + .seconds(1)
     attempt(now: now, into: &bytes)
+  }
+}
+
+extension SecureLink {
+  /// Whether the last request was a LOGIN's: its kind, read where it is held (the
+  /// read-only `withUnsafeBytes` of an inline value copies its 256 bytes first).
+  mutating func isLoginRequest() -> Bool {
+    request.withUnsafeMutableBytes { $0[74] } == HandshakeRequest.loginKind
   }
 }
 

@@ -6,7 +6,7 @@
 ///
 /// The driver calls two functions:
 /// - ``secure(_:from:session:now:)`` after every entry point of the session: each version 1
-///   datagram the session wrote into its output is rewritten in place into what version 2
+///   datagram the session wrote into its output is replaced there with what version 2
 ///   sends (a JOIN or LOGIN into a handshake attempt, anything else into sealed DATA), so
 ///   the driver sends what it finds in the output, as before;
 /// - ``receive(_:session:now:into:)`` with every datagram instead of the session's own
@@ -39,6 +39,9 @@ public struct SecureLink<Crypto: SessionCrypto> {
   var hasRenewal = false
   /// The keys an ACCEPT confirmed: what DATA goes under. nil before the first ACCEPT.
   var data: SealedData<Crypto.Cipher>?
+  /// Whether ``data`` holds keys, set wherever it is: `data != nil` copies the keys to the
+  /// stack to test them (`make v2-size`, docs/PROTOCOL.md §12.16).
+  var confirmed = false
   /// `k_resume` and the reset value of ``data``'s session (meaningful with ``data``).
   var resumeKey = KeyBytes()
   var resetValue: (UInt64, UInt64) = (0, 0)
@@ -68,9 +71,7 @@ public struct SecureLink<Crypto: SessionCrypto> {
   /// session's.
   public internal(set) var dropped: UInt64 = 0
 
-  /// The session's version 1 datagrams, moved aside while they are rewritten; and the
-  /// payload being sealed or opened. Kept, so that a steady session allocates nothing.
-  var scratch: [UInt8] = []
+  /// The payload being opened. Kept, so that a steady session allocates nothing.
   var payload: [UInt8] = []
 
   /// How long a cookie is kept (§12.6).
@@ -81,7 +82,6 @@ public struct SecureLink<Crypto: SessionCrypto> {
     self.crypto = crypto
     self.limits = limits
     handshake = DeviceHandshake(crypto: crypto)
-    scratch.reserveCapacity(2 * Packet.maximumSize)
     payload.reserveCapacity(Packet.maximumSize)
   }
 
@@ -105,6 +105,7 @@ public struct SecureLink<Crypto: SessionCrypto> {
     let crypto = crypto
     resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
     data = nil
+    confirmed = false
     dropHeld()
     hasRequest = false
     hasToken = false

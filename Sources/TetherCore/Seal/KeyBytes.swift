@@ -50,4 +50,12 @@ public struct KeyBytes: Sendable {
   mutating func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) -> R) -> R {
     Swift.withUnsafeMutableBytes(of: &words, body)
   }
+
+  /// Calls `body` with the key's 32 bytes where they are, to read them: through the
+  /// mutable access, because ``withUnsafeBytes(_:)`` (`withUnsafeBytes(of:)` of a value)
+  /// copies them first, which costs code and leaves an unwiped copy of the key on the
+  /// stack (`make v2-size`, docs/PROTOCOL.md §12.16).
+  mutating func withBytesInPlace<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+    Swift.withUnsafeMutableBytes(of: &words) { body(UnsafeRawBufferPointer($0)) }
+  }
 }

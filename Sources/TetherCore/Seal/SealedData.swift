@@ -32,6 +32,12 @@ public struct SealedData<Cipher: DatagramCipher> {
     usage = KeyUsage(limits: limits)
   }
 
+  /// Past a rekey limit of §12.7 (or a hard one): what this side sealed or failed to open,
+  /// or the highest counter it opened from the other side.
+  var rekeyDue: Bool {
+    usage.status != .fresh || window.highest >= usage.limits.rekeyAfterMessages
+  }
+
   /// Why a datagram was not sealed or opened.
   public enum Refusal: Error, Equatable, Sendable {
     /// Not a DATA datagram of this session, or too short to hold a header, a byte and a tag.
@@ -70,7 +76,6 @@ public struct SealedData<Cipher: DatagramCipher> {
     }
     grow(&out, by: Cipher.tagLength)
     let id = sessionID
-    let sending = sending
     let sealed = out.withUnsafeMutableBytes { bytes in
       let datagram = piece(bytes, start, bytes.count - start)
       datagram[0] = Self.kind

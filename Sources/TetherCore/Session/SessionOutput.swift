@@ -4,8 +4,8 @@
 /// ``removeAll()``, which keeps the storage, so a steady session reuses the same memory
 /// for every heartbeat. Both profiles use it, each with its own notifications.
 public struct SessionOutput<Notification> {
-  // Settable inside the module: protocol version 2's layer (``SecureLink``) rewrites the
-  // datagrams a session wrote in place, so the driver sends what it finds here either way.
+  // Settable inside the module: protocol version 2's layer (``SecureLink``) replaces the
+  // datagrams a session wrote here, so the driver sends what it finds here either way.
   public internal(set) var actions: [SessionAction<Notification>] = []
   /// The encoded datagrams, back to back; ``SessionAction/send(_:)`` points into it.
   public internal(set) var bytes: [UInt8] = []

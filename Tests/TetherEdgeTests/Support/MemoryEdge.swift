@@ -23,7 +23,13 @@ struct MemoryEdge {
   /// Refuse the next INIT with REFUSE_SEALED (reason, detail).
   var refuseInit: (UInt8, UInt8)?
   /// Refuse the next CONFIRM with a sealed REFUSE or LOGIN_REFUSE (payload type, reason).
-  var refuseConfirm: (UInt8, UInt8)?
+  var refuseConfirm: (UInt8, UInt8)? {
+    get { refuseConfirmPayload.map { ($0[0], $0[1]) } }
+    set { refuseConfirmPayload = newValue.map { [$0.0, $0.1, 0] } }
+  }
+  /// The whole payload sealed in place of the next CONFIRM's ACCEPT (a refusal, or one
+  /// that is not).
+  var refuseConfirmPayload: [UInt8]?
 
   /// CONFIRMs to ignore before taking one (the device repeats its CONFIRM).
   var confirmsToIgnore = 0
@@ -114,9 +120,9 @@ struct MemoryEdge {
     else { return [] }
     let keys = try SessionKeys(sessionSecret: secret, sessionID: confirm.sessionID, crypto: crypto)
     var session = Session(data: keys.edgeData(), resumeKey: keys.resumeKey, request: request)
-    if let (type, reason) = refuseConfirm {
-      refuseConfirm = nil
-      return [try Self.seal(&session.data, [type, reason, 0])]
+    if let payload = refuseConfirmPayload {
+      refuseConfirmPayload = nil
+      return [try Self.seal(&session.data, payload)]
     }
     let isLogin = request.kind == HandshakeRequest.loginKind
     let accept: Message =
