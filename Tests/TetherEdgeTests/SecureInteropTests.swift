@@ -38,14 +38,7 @@ struct SecureInteropTests {
     }
 
     private mutating func drain() -> [[UInt8]] {
-      var datagrams: [[UInt8]] = []
-      for action in output.actions {
-        switch action {
-        case .send(let datagram): datagrams.append(Array(output.bytes(of: datagram)))
-        case .notify(let note): notes.append(note)
-        }
-      }
-      output.removeAll()
+      let datagrams = output.drain(notes: &notes)
       sent += datagrams
       return datagrams
     }

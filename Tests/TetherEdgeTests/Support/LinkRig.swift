@@ -40,14 +40,7 @@ struct LinkRig<Session: LinkSession> {
 
   /// Takes the output: the datagrams the device sends now, the notifications recorded.
   mutating func drain() -> [[UInt8]] {
-    var datagrams: [[UInt8]] = []
-    for action in output.actions {
-      switch action {
-      case .send(let datagram): datagrams.append(Array(output.bytes(of: datagram)))
-      case .notify(let note): notes.append(note)
-      }
-    }
-    output.removeAll()
+    let datagrams = output.drain(notes: &notes)
     sent += datagrams
     return datagrams
   }
@@ -106,5 +99,21 @@ extension LinkRig where Session == LoginSession<SeededRandom> {
     try call { session, output, now in
       try session.login(token: token, userID: userID, now: now, into: &output)
     }
+  }
+}
+
+extension SessionOutput {
+  /// Empties the output: its datagrams returned in order, its notifications appended to
+  /// `notes` (the test devices' one way to take what a session and its layer wrote).
+  mutating func drain(notes: inout [Notification]) -> [[UInt8]] {
+    var datagrams: [[UInt8]] = []
+    for action in actions {
+      switch action {
+      case .send(let datagram): datagrams.append(Array(bytes(of: datagram)))
+      case .notify(let note): notes.append(note)
+      }
+    }
+    removeAll()
+    return datagrams
   }
 }
