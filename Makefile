@@ -101,7 +101,7 @@ lib-%: deps $(BUILD_DIR)/lib/%/libtether.a ## the same for one architecture (lib
 $(BUILD_DIR)/lib/%/libtether.a: $(LIB_SOURCES)
 	@scripts/build/build-lib.sh $*
 lib-test-crypto: deps $(BUILD_DIR)/lib-test-crypto/$(ARCH)/libtether.a ## the test-only library with a seeded random stream, for ARCH (never shipped)
-lib-null-crypto: deps $(BUILD_DIR)/lib-null-crypto/$(ARCH)/libtether.a ## the test-only library with null AEAD and X25519, for fuzzing (never shipped)
+lib-null-crypto: deps $(BUILD_DIR)/lib-null-crypto/$(ARCH)/libtether.a ## the test-only library with null AEAD and X25519 (never shipped)
 $(BUILD_DIR)/lib-test-crypto/%/libtether.a: $(TEST_LIB_SOURCES)
 	@scripts/build/build-lib.sh $* test-crypto
 $(BUILD_DIR)/lib-null-crypto/%/libtether.a: $(TEST_LIB_SOURCES)

@@ -10,7 +10,7 @@
 # the exports Tests/c/tether_test_crypto.h declares under its macro beside tether.h's:
 #   test-crypto   -D TETHER_TEST_CRYPTO: the crypto seam's random draws come from a seeded
 #                 stream once a test sets its seed (Tests/c/test_crypto.c)
-#   null-crypto   -D TETHER_NULL_CRYPTO: the null AEAD and X25519, for fuzzing
+#   null-crypto   -D TETHER_NULL_CRYPTO: the null AEAD and X25519 (test_null_crypto; never shipped)
 # `make abi-check` (scripts/check/abi-symbols.sh) refuses either as the shipped library.
 #
 # One Swift module holds the core, the crypto seam on libsodium and the driver (so no generic

@@ -51,10 +51,10 @@ edge_v2           edge-v2         shared       -                 native+memcheck
 "
 # Not under qemu-user: what needs threads (qemu-user hangs or crashes in pthread_create
 # here; engine and rtm leave those cases out under it) or a network namespace of its own;
-# and the null-crypto build, which only the fuzzers link.
+# and the null-crypto build (its own test and the symbol check link it), x86_64 only.
 declare -A qemu_lacks=([threads]="threads, which qemu-user lacks here"
   [namespace]="a network namespace of its own, which qemu-user cannot make"
-  [x86_64]="the null-crypto build, made for the fuzzers on x86_64 only")
+  [x86_64]="the null-crypto build, made for x86_64 only")
 # The macro each test-only build is compiled with (tether_test_crypto.h).
 declare -A variant_macro=([test-crypto]=TETHER_TEST_CRYPTO [null-crypto]=TETHER_NULL_CRYPTO)
 
