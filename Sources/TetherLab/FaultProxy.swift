@@ -15,6 +15,12 @@ public struct FaultDelivery: Sendable {
   /// A DATA datagram's counter, in its direction (the heartbeat's sequence is sealed).
   public let sequence: UInt32?
   public let duplicate: Bool
+  /// Whether the edge can tell it came from the device's session, so takes it as heard
+  /// (docs/PROTOCOL.md §12.6, §12.8): an uplink DATA (sealed, its counter fresh) or the first
+  /// pass of a CONFIRM. An INIT proves nothing (anyone who saw one can send it again, so
+  /// the edge keeps no state for it), nor does a CONFIRM repeated or a datagram the proxy
+  /// duplicated.
+  public let provesDevice: Bool
 
   /// An answer to something the device sent (ACCEPT, HEARTBEAT_ACK, SESSION_UNKNOWN,
   /// TOKEN_RENEWED, LOGIN_ACCEPT, CHANNEL_ACK): what proves the device's round trip
@@ -59,6 +65,8 @@ public final class FaultProxy: @unchecked Sendable {
     /// Per direction and type: how many datagrams of it came (the dice's index).
     var typeCounts: [Int: UInt64] = [:]
     var deliveries: [FaultDelivery] = []
+    /// The CONFIRMs passed to the edge so far: a repeat proves nothing new.
+    var confirms: Set<[UInt8]> = []
   }
 
   private struct Pending {
@@ -127,9 +135,10 @@ public final class FaultProxy: @unchecked Sendable {
     lastDelivery(device) { $0.isAnswer }
   }
 
-  /// When the proxy last passed a datagram from device `i` to the edge.
+  /// When the proxy last passed the edge a datagram that proves device `i`'s session
+  /// (``FaultDelivery/provesDevice``): the edge's "last heard" of it.
   public func lastFromDevice(_ device: Int) -> Double? {
-    lastDelivery(device) { $0.direction == .uplink }
+    lastDelivery(device) { $0.provesDevice }
   }
 
   /// When the proxy last passed a datagram to device `i` (its "last data").
@@ -254,11 +263,22 @@ public final class FaultProxy: @unchecked Sendable {
       sent = Loopback.send(sockets[device].front, datagram.bytes, to: to)
     }
     guard sent else { return }
-    let delivery = FaultDelivery(
-      time: time, direction: datagram.direction,
-      type: WireShape.type(of: datagram.bytes, datagram.direction),
-      sequence: Self.sequence(of: datagram.bytes), duplicate: datagram.duplicate)
-    locked { links[device].deliveries.append(delivery) }
+    locked {
+      var proves = false
+      if datagram.direction == .uplink, !datagram.duplicate {
+        switch datagram.bytes.first {
+        case WireShape.dataKind: proves = true
+        case WireShape.confirmKind: proves = links[device].confirms.insert(datagram.bytes).inserted
+        default: break
+        }
+      }
+      links[device].deliveries.append(
+        FaultDelivery(
+          time: time, direction: datagram.direction,
+          type: WireShape.type(of: datagram.bytes, datagram.direction),
+          sequence: Self.sequence(of: datagram.bytes), duplicate: datagram.duplicate,
+          provesDevice: proves))
+    }
   }
 
   /// A DATA datagram's counter (bytes 9 ..< 17), low 32 bits: the dice's index per shape.

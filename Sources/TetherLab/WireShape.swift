@@ -5,6 +5,10 @@
 /// fault proxy keys its dice and its log on the version 1 type byte each shape stands for,
 /// so its rules ("an answer proves the round trip") read as they did.
 enum WireShape {
+  /// The kind byte of a CONFIRM and of a DATA datagram (§12.2).
+  static let confirmKind: UInt8 = 0x03
+  static let dataKind: UInt8 = 0x07
+
   /// The version 1 type of `bytes` travelling in `direction`; 0 for a shape that names
   /// none (a size no message of that direction has).
   static func type(of bytes: [UInt8], _ direction: FaultDirection) -> UInt8 {

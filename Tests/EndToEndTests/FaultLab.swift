@@ -115,9 +115,10 @@ struct FaultWorld {
     }
   }
 
-  /// The times the proxy delivered datagrams from device `index` to the edge.
+  /// The times the proxy delivered the edge datagrams that prove device `index`'s session
+  /// (``FaultDelivery/provesDevice``: not an INIT, which anyone can replay).
   func heard(_ index: Int) -> [Double] {
-    proxy.deliveries(index).filter { $0.direction == .uplink }.map(\.time)
+    proxy.deliveries(index).filter(\.provesDevice).map(\.time)
   }
 }
 

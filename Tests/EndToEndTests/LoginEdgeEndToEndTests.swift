@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TetherCore
+import TetherEdge
 import TetherLab
 
 #if canImport(Glibc)
@@ -16,9 +17,15 @@ import TetherLab
   static let appID = "demo-app"
   static let certificate = "demo-certificate"
 
+  /// A version 1 token: these sockets speak version 1, which the edge still takes beside
+  /// version 2 (docs/PROTOCOL.md §12.1); `tether-edge token` prints version 2 ones.
   static func token(_ user: String, edge: EdgeProcess) throws -> Token {
-    let text = try edge.token(userID: user, expireSeconds: 3600)
-    return try Token(validating: Array(text.utf8))
+    let signer = TokenSigner(
+      appID: try AppID(validating: Array(appID.utf8)), certificate: Array(certificate.utf8))
+    let text = signer.sign(
+      .user(try UserID(validating: Array(user.utf8))),
+      expiresAt: UInt64(Date().timeIntervalSince1970) + 3600)
+    return try Token(validating: text)
   }
 
   static func login(_ user: String, token: Token) throws -> Message {

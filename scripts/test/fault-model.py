@@ -6,8 +6,11 @@ The model behind the expectations of Tests/EndToEndTests/FaultEndToEndTests.swif
 direction drops a datagram with probability p; a heartbeat goes out every interval h and
 is answered unless its HEARTBEAT or its answer is lost; INTERRUPTED comes 4 h after the last
 answer (the 4th beat's answer races that deadline: `race` is the chance it wins); then
-JOINs at once and with full-jitter backoff (base h/2, cap 8 h, at least base/4) until one is
-answered; LOST 10 h after the last answer. Usage: scripts/test/fault-model.py [BEATS]
+join attempts at once and with full-jitter backoff (base h/2, cap 8 h, at least base/4) until
+one is answered; LOST 10 h after the last answer. A join takes two round trips (protocol
+version 2, docs/PROTOCOL.md §12.6): an INIT and its RESPONSE, then the CONFIRM (sent at once)
+and its ACCEPT; once a RESPONSE came, each later attempt repeats the CONFIRM (its ticket
+outlives these outages). Usage: scripts/test/fault-model.py [BEATS]
 """
 import random
 import sys
@@ -24,14 +27,16 @@ def run(p, beats, race, rnd):
             if rnd.random() >= p and rnd.random() >= p:
                 last = t
             continue
-        # RECONNECTING/INTERRUPTED at last + 4 h: rejoin until a JOIN is answered.
+        # RECONNECTING/INTERRUPTED at last + 4 h: rejoin until a CONFIRM is answered.
         interrupted += 1
-        t, attempt, reported_lost = last + 4, 0, False
+        t, attempt, reported_lost, responded = last + 4, 0, False, False
         while True:
             attempt += 1
             if not reported_lost and t >= last + 10:
                 lost, reported_lost = lost + 1, True
-            if rnd.random() >= p and rnd.random() >= p:
+            if not responded:  # the INIT and its RESPONSE
+                responded = rnd.random() >= p and rnd.random() >= p
+            if responded and rnd.random() >= p and rnd.random() >= p:  # CONFIRM, ACCEPT
                 break
             t += max(0.125, rnd.uniform(0, min(8, 0.5 * 2 ** (attempt - 1))))
         outages.append(t - (last + 4))
