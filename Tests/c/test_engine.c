@@ -84,6 +84,26 @@ static int timing_checked(void) { return getenv("TETHER_TEST_NO_TIMING") == NULL
     if (timing_checked()) CHECK(cond); \
   } while (0)
 
+/* The fleet tests (many engines on one loop, the fake server on it too) ask for thousands of
+   datagrams a second, each sealed and opened on both sides, and a handshake each (X25519 on
+   both sides). Under valgrind that is more than the machine gives, and their premises (every
+   engine connected, every INTERRUPTED due within one batch) stop holding. There their
+   thresholds, heartbeats and stalls are SLOW times longer and their fleets FLEET_SLOW engines
+   at most: the same order of events, tested where it can happen. (Issue 28 replaces this
+   fixed factor with one measured at start.) */
+#define SLOW 10
+#define FLEET_SLOW 20
+static int slow(void) { return timing_checked() ? 1 : SLOW; }
+static int fleet_size(int count) { return timing_checked() || count < FLEET_SLOW ? count : FLEET_SLOW; }
+/* A fleet's handshakes queue behind each other on one loop (the fake server's on it too):
+   100 of them take some 20 ms natively, several times that on a loaded machine, far more
+   under valgrind. A retry is a new attempt, and the answer to the one before is dropped,
+   so a fleet's retries wait longer than its handshakes take, and the joins complete. */
+static void slow_retries(tether_engine_config *c) {
+  c->retry_base_ms = timing_checked() ? 100 : 500;
+  c->retry_cap_ms = timing_checked() ? 500 : 2000;
+}
+
 /* ---- What the callbacks saw ---------------------------------------------------------- */
 
 struct seen {
@@ -176,6 +196,11 @@ static tether_engine_config scaled_config(const char *server) {
   c.interrupted_after_ms = 60, c.lost_after_ms = 150, c.remote_offline_after_ms = 300;
   c.give_up_after_ms = 600, c.heartbeat_interval_ms = 10;
   c.retry_base_ms = 10, c.retry_cap_ms = 50;
+  /* Each retry is a new handshake attempt (fresh nonces and keys), and an answer to an
+     earlier one is dropped: retries sooner than a handshake's round trip never connect.
+     Under valgrind that round trip (X25519 on both sides, the first run of libsodium's code
+     translated) can pass 50 ms. */
+  if (!timing_checked()) c.retry_base_ms = 50, c.retry_cap_ms = 250;
   return c;
 }
 
@@ -376,7 +401,7 @@ static void test_tether_join_channel_connects_thenSecondJoinIsRejected(void) {
   CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_CONNECTING);
   CHECK(r.s.changes.count == 1 && r.s.changes.states[0] == 2 && r.s.changes.reasons[0] == 0 &&
         r.s.attempts == 1);
-  run_until(r.loop, connected, &r.s, 2000);
+  run_until(r.loop, connected, &r.s, 2000 * slow()); /* the first handshake of the run */
   CHECK(r.s.join_success == 1 && r.s.uid == 4242 && strcmp(r.s.channel, "lobby") == 0);
   CHECK(r.s.changes.count == 2 && r.s.changes.states[1] == 3 &&
         r.s.changes.reasons[1] == TETHER_CONNECTION_CHANGED_JOIN_SUCCESS);
@@ -398,7 +423,7 @@ static void test_tether_engine_interrupted_thenRejoins_whenTheServerComesBack(vo
   r.config.give_up_after_ms = 60000;
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000);
+  run_until(r.loop, connected, &r.s, 2000 * slow());
   r.srv.silent = 1;
   run_until(r.loop, interrupted, &r.s, 2000);
   CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_RECONNECTING);
@@ -464,7 +489,7 @@ static void test_tether_engine_logsDatagramsItDrops_andStaysConnected(void) {
   r.config.lost_after_ms = r.config.remote_offline_after_ms = r.config.give_up_after_ms = 2000;
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000);
+  run_until(r.loop, connected, &r.s, 2000 * slow());
   run_until(r.loop, NULL, &r.s, 30); /* a late answer to a retried handshake is dropped too */
   memset(&st, 0, sizeof st);
   st.size = sizeof st;
@@ -523,7 +548,7 @@ static void test_tether_engine_get_stats_countsTrafficAndDeadlines(void) {
   rig_init(&r);
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000);
+  run_until(r.loop, connected, &r.s, 2000 * slow());
   run_until(r.loop, NULL, &r.s, 100); /* heartbeats every 10 ms: deadlines fire */
   /* What was dropped before the garbage: answers to a retried handshake that arrived after
      it completed (on a slow run, valgrind's, a retry may go before the answer is read). */
@@ -648,17 +673,13 @@ static int fleet_start(struct fleet *f, struct ev_loop *loop, int count) {
   int ok = 1;
   memset(f, 0, sizeof *f);
   f->loop = loop ? loop : ev_loop_new(0);
-  f->count = count;
+  f->count = count = fleet_size(count);
   fake_start(f->loop, &f->srv);
   c = scaled_config(f->srv.address);
+  c.interrupted_after_ms *= slow(), c.lost_after_ms *= slow();
+  c.remote_offline_after_ms *= slow(), c.heartbeat_interval_ms *= slow();
   c.give_up_after_ms = 60000;
-  if (!timing_checked()) {
-    /* Under valgrind a handshake's X25519 work on both sides takes longer than the scaled
-       retry base: each retry would be a new INIT, answered with a new RESPONSE, ever
-       slower. Retries as slow as the run, so the joins complete. */
-    c.retry_base_ms = 500;
-    c.retry_cap_ms = 2000;
-  }
+  slow_retries(&c);
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = fleet_on_state;
   for (int i = 0; i < count; i++) {
@@ -680,7 +701,7 @@ static void test_tether_engines_onOneLoop_shareTwoDescriptors_thenCloseThemWithT
   int before = open_descriptors(), during, half;
   CHECK(fleet_start(&f, NULL, 40));
   during = open_descriptors();
-  for (int i = 0; i < 20; i++) {
+  for (int i = 0; i < f.count / 2; i++) {
     tether_engine_destroy(f.engines[i]);
     f.engines[i] = NULL;
   }
@@ -688,23 +709,23 @@ static void test_tether_engines_onOneLoop_shareTwoDescriptors_thenCloseThemWithT
   fleet_stop(&f, 1);
   /* One UDP socket per engine, two for the loop's Tether (timerfd, netlink), then the fake
      server's socket and the loop's own epoll descriptor. */
-  CHECK(during - before == 40 + 2 + 1 + 1);
-  CHECK(half - before == 20 + 2 + 1 + 1);
+  CHECK(during - before == f.count + 2 + 1 + 1);
+  CHECK(half - before == f.count - f.count / 2 + 2 + 1 + 1);
   CHECK(open_descriptors() == before);
 }
 
 static void test_tether_engines_dueTogether_runEveryCallbackBeforeAnyDatagram(void) {
   struct fleet f;
   CHECK(fleet_start(&f, NULL, 100));
-  f.stall_ms = 40; /* by then every other engine's INTERRUPTED is due too */
+  f.stall_ms = 40 * slow(); /* by then every other engine's INTERRUPTED is due too */
   f.srv.silent = 1;
-  run_until(f.loop, fleet_interrupted, &f, 3000);
-  CHECK(f.interrupted == 100);
+  run_until(f.loop, fleet_interrupted, &f, 3000 * slow());
+  CHECK(f.interrupted == f.count);
   CHECK(f.joins_during_callbacks == 0);
   f.srv.joins = 0;
   /* Waited for, not slept: under valgrind on a loaded machine 100 sends take a while. */
-  run_until(f.loop, fleet_rejoining, &f, 3000);
-  CHECK(f.srv.joins >= 100); /* the rejoins went out after the callbacks */
+  run_until(f.loop, fleet_rejoining, &f, 3000 * slow());
+  CHECK(f.srv.joins >= f.count); /* the rejoins went out after the callbacks */
   fleet_stop(&f, 1);
 }
 
@@ -717,28 +738,29 @@ static void test_tether_engines_aDeadlineThatFallsDueDuringABatch_firesInIt(void
   f.loop = test_loop_new(&f.srv);
   f.count = 30;
   c = scaled_config(f.srv.address);
-  c.heartbeat_interval_ms = 5;
-  c.lost_after_ms = c.remote_offline_after_ms = 1000;
+  c.heartbeat_interval_ms = 5 * slow();
+  c.lost_after_ms = c.remote_offline_after_ms = 1000 * slow();
   c.give_up_after_ms = 60000;
+  slow_retries(&c);
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = fleet_on_state;
   for (int i = 0; i < f.count; i++) {
-    c.interrupted_after_ms = i % 2 ? 100 : 60;
+    c.interrupted_after_ms = (i % 2 ? 100 : 60) * slow();
     CHECK(tether_engine_create(f.loop, &c, &h, &f, &f.engines[i]) == TETHER_OK);
     CHECK(tether_join_channel(f.engines[i], channel_token("lobby", 0), "lobby", 1 + i) == TETHER_OK);
   }
-  run_until(f.loop, fleet_connected, &f, 5000);
+  run_until(f.loop, fleet_connected, &f, 5000 * slow());
   f.srv.silent = 1;
   silent_at = now_ms();
-  run_until(f.loop, NULL, &f, 30);
-  while (now_ms() < silent_at + 70) { /* heartbeats and the 60 ms thresholds fall due */
+  run_until(f.loop, NULL, &f, 30 * slow());
+  while (now_ms() < silent_at + 70 * slow()) { /* heartbeats and the 60 ms thresholds fall due */
   }
   /* The batch takes the engines in the order their heartbeat windows end, the 60 ms ones'
      INTERRUPTED with them; the last of those keeps the loop past the 100 ms thresholds of
      the others, already fired once in this batch for their heartbeat. */
-  f.stall_ms = 60;
+  f.stall_ms = 60 * slow();
   f.stall_at = f.count / 2;
-  run_until(f.loop, fleet_interrupted, &f, 3000);
+  run_until(f.loop, fleet_interrupted, &f, 3000 * slow());
   CHECK(f.interrupted == f.count);
   CHECK(f.joins_during_callbacks == 0); /* they fired again, before any datagram went */
   fleet_stop(&f, 1);
@@ -748,10 +770,10 @@ static void test_tether_engines_destroyedInsideABatch_getNoCallback_andTheLoopGo
   struct fleet f;
   int before = open_descriptors();
   CHECK(fleet_start(&f, NULL, 30));
-  f.stall_ms = 40;
+  f.stall_ms = 40 * slow();
   f.destroy_all_in_first = 1;
   f.srv.silent = 1;
-  run_until(f.loop, NULL, &f, 300);
+  run_until(f.loop, NULL, &f, 300 * slow());
   CHECK(f.interrupted == 1);
   CHECK(open_descriptors() == before + 1 + 1); /* the fake server and the loop's epoll */
   fleet_stop(&f, 1);
@@ -765,10 +787,12 @@ static void test_tether_engines_heartbeatsSpreadOverThePeriod_shareWakeUps(void)
   int heartbeats;
   memset(&f, 0, sizeof f);
   f.loop = test_loop_new(&f.srv);
-  f.count = 100;
+  f.count = fleet_size(100);
   c = scaled_config(f.srv.address);
-  c.heartbeat_interval_ms = 50; /* heartbeats may go up to 3.1 ms late */
-  c.interrupted_after_ms = c.lost_after_ms = c.remote_offline_after_ms = 400;
+  c.heartbeat_interval_ms = 50 * slow(); /* heartbeats may go up to 3.1 ms late */
+  c.interrupted_after_ms = c.lost_after_ms = c.remote_offline_after_ms = 400 * slow();
+  slow_retries(&c);
+  c.give_up_after_ms = 60000;
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = fleet_on_state;
   for (int i = 0; i < f.count; i++) { /* joins spread over the heartbeat period */
@@ -776,7 +800,7 @@ static void test_tether_engines_heartbeatsSpreadOverThePeriod_shareWakeUps(void)
     CHECK(tether_join_channel(f.engines[i], channel_token("lobby", 0), "lobby", 1 + i) == TETHER_OK);
     run_until(f.loop, NULL, &f, 0.5);
   }
-  run_until(f.loop, fleet_connected, &f, 5000);
+  run_until(f.loop, fleet_connected, &f, 5000 * slow());
   heartbeats = f.srv.heartbeats;
   run_until(f.loop, NULL, &f, 1000);
   heartbeats = f.srv.heartbeats - heartbeats;
@@ -812,7 +836,7 @@ static void test_tether_engine_fallsBackToEvTimer_whenNoTimerfd_andSaysSo(void) 
   CHECK(tether_engine_get_stats(r.s.engine, &st) == TETHER_OK);
   CHECK(st.deadline_source == TETHER_DEADLINE_SOURCE_EV_TIMER);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000);
+  run_until(r.loop, connected, &r.s, 2000 * slow());
   r.srv.silent = 1;
   run_until(r.loop, interrupted, &r.s, 2000);
   r.srv.silent = 0;
@@ -837,7 +861,7 @@ static void test_tether_engine_dataThatArrivedBeforeADeadline_countsThoughReadAf
   r.config.heartbeat_interval_ms = 20;
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000);
+  run_until(r.loop, connected, &r.s, 2000 * slow());
   r.srv.silent = 1;
   silent_at = now_ms();
   run_until(r.loop, NULL, &r.s, 150);
@@ -969,7 +993,7 @@ static void test_tether_engine_create_withAName_looksItUpOffTheLoop_thenJoins(vo
   run_until(r->loop, lookups_done, &r->s, 3000);
   CHECK(ticks >= 5); /* about 30: the loop was never blocked */
   ev_timer_stop(r->loop, &tick);
-  run_until(r->loop, connected, &r->s, 3000);
+  run_until(r->loop, connected, &r->s, 3000 * slow());
   CHECK(r->s.join_success == 1 && r->s.rejoin_success == 0);
   CHECK(r->srv.joins >= 1);
   CHECK(LOOKUPS(lookups_on_main_thread) == 0);
@@ -991,7 +1015,7 @@ static void test_tether_engine_nameThatDoesNotResolveYet_isLookedUpAgain_thenJoi
   CHECK(tether_get_connection_state(r->s.engine) == TETHER_CONNECTION_STATE_CONNECTING);
   CHECK(strstr(r->s.last_warning, "look-up failed") != NULL);
   set_name(0, "later.test", "127.0.0.1");
-  run_until(r->loop, connected, &r->s, 3000);
+  run_until(r->loop, connected, &r->s, 3000 * slow());
   CHECK(r->s.join_success == 1);
   rig_stop(r);
 }
@@ -1004,16 +1028,19 @@ static void test_tether_engine_rejoinsGoingUnanswered_lookTheNameUpAgain_andFoll
   struct rig *r = &n.r;
   struct fake_server moved;
   named_rig_init(&n, "fleet.test", "127.0.0.1", 0);
-  r->config.give_up_after_ms = 5000;
+  r->config.give_up_after_ms = 5000 * slow();
+  r->config.interrupted_after_ms *= slow(), r->config.lost_after_ms *= slow();
+  r->config.remote_offline_after_ms *= slow(), r->config.heartbeat_interval_ms *= slow();
+  r->config.retry_base_ms *= slow(), r->config.retry_cap_ms *= slow();
   /* On 127.0.0.2, the same port: what a DNS change moves a fleet between. */
   CHECK(fake_start_at(r->loop, &moved, "127.0.0.2", r->srv.port) == 0);
   CHECK(rig_create(r) == TETHER_OK);
   CHECK(tether_join_channel(r->s.engine, channel_token("lobby", 0), "lobby", 1) == TETHER_OK);
-  run_until(r->loop, connected, &r->s, 3000);
+  run_until(r->loop, connected, &r->s, 3000 * slow());
   CHECK(r->s.join_success == 1 && LOOKUPS(lookups_finished) == 1);
   r->srv.silent = 1;
   set_name(0, "fleet.test", "127.0.0.2");
-  run_until(r->loop, rejoined, &r->s, 3000);
+  run_until(r->loop, rejoined, &r->s, 3000 * slow());
   CHECK(r->s.rejoin_success == 1);
   CHECK(moved.joins >= 1);
   CHECK(LOOKUPS(lookups_finished) >= 2);
@@ -1069,7 +1096,7 @@ static void test_tether_set_server_withAName_looksItUpOffTheLoop(void) {
   CHECK(fake_start_at(r.loop, &moved, "127.0.0.2", r.srv.port) == 0);
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 1) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 3000);
+  run_until(r.loop, connected, &r.s, 3000 * slow());
   CHECK(tether_set_server(r.s.engine, "bad name:80") == TETHER_ERR_INVALID_ARGUMENT);
   CHECK(tether_set_server(r.s.engine, "-x.test:80") == TETHER_ERR_INVALID_ARGUMENT);
   CHECK(tether_set_server(r.s.engine, "a..b.test:80") == TETHER_ERR_INVALID_ARGUMENT);
