@@ -44,8 +44,9 @@ static tether_engine_config config_for(const char *server) {
   /* Scaled down, but wide enough for valgrind's slowness: nothing must interrupt. */
   c.heartbeat_interval_ms = 10, c.interrupted_after_ms = 1000;
   c.lost_after_ms = c.remote_offline_after_ms = 2000, c.give_up_after_ms = 10000;
-  /* A retry is a new handshake attempt and the answer to the one before is dropped, so
-     retries wait longer than a handshake takes under valgrind on a loaded machine. */
+  /* A retry is a new handshake attempt and only the last two attempts' answers are taken
+     (docs/PROTOCOL.md §12.5), so retries wait longer than a handshake takes under valgrind
+     on a loaded machine. */
   c.retry_base_ms = 200, c.retry_cap_ms = 1000;
   return c;
 }

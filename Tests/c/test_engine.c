@@ -97,8 +97,8 @@ static int slow(void) { return timing_checked() ? 1 : SLOW; }
 static int fleet_size(int count) { return timing_checked() || count < FLEET_SLOW ? count : FLEET_SLOW; }
 /* A fleet's handshakes queue behind each other on one loop (the fake server's on it too):
    100 of them take some 20 ms natively, several times that on a loaded machine, far more
-   under valgrind. A retry is a new attempt, and the answer to the one before is dropped,
-   so a fleet's retries wait longer than its handshakes take, and the joins complete. */
+   under valgrind. A retry is a new attempt, and only the last two attempts' answers are
+   taken, so a fleet's retries wait longer than its handshakes take, and the joins complete. */
 static void slow_retries(tether_engine_config *c) {
   c->retry_base_ms = timing_checked() ? 100 : 500;
   c->retry_cap_ms = timing_checked() ? 500 : 2000;
@@ -196,8 +196,9 @@ static tether_engine_config scaled_config(const char *server) {
   c.interrupted_after_ms = 60, c.lost_after_ms = 150, c.remote_offline_after_ms = 300;
   c.give_up_after_ms = 600, c.heartbeat_interval_ms = 10;
   c.retry_base_ms = 10, c.retry_cap_ms = 50;
-  /* Each retry is a new handshake attempt (fresh nonces and keys), and an answer to an
-     earlier one is dropped: retries sooner than a handshake's round trip never connect.
+  /* Each retry is a new handshake attempt (fresh nonces and keys), and the device takes
+     answers to its last two attempts only (docs/PROTOCOL.md §12.5): retries faster than
+     half a handshake's round trip never connect.
      Under valgrind that round trip (X25519 on both sides, the first run of libsodium's code
      translated) can pass 50 ms. */
   if (!timing_checked()) c.retry_base_ms = 50, c.retry_cap_ms = 250;
