@@ -31,6 +31,8 @@ struct probe {
   int acted;
   int left_state, left_callback; /* the leave's own callbacks, after acting */
   int after;                     /* any other callback after acting: a broken rule */
+  enum kind first_after;         /* the first of those, and its state and reason */
+  int first_after_state, first_after_reason;
   int seen[K_COUNT];
   int rc;                        /* what the call inside the callback returned */
   int destroy_rc, again_rc;      /* destroy inside it, and again on the same handle */
@@ -47,7 +49,9 @@ static int hit(struct probe *p, enum kind k, int state, int reason) {
                      k == K_LEAVE);
     if (own_leave && k == K_STATE) p->left_state++;
     else if (own_leave) p->left_callback++;
-    else p->after++;
+    else if (p->after++ == 0) {
+      p->first_after = k, p->first_after_state = state, p->first_after_reason = reason;
+    }
     return 0;
   }
   p->seen[k]++;
@@ -164,6 +168,11 @@ static void story(enum kind kind, enum action action) {
 
   CHECK(p.acted);
   CHECK(p.after == 0);
+  if (p.after) {
+    fprintf(stderr, "  %d callbacks after acting in %s, the first %s (state %d, reason %d)\n",
+            p.after, kind_names[kind], kind_names[p.first_after], p.first_after_state,
+            p.first_after_reason);
+  }
   if (action == A_LEAVE) {
     CHECK(p.rc == TETHER_OK);
     if (kind == K_LEAVE) { /* leaving again inside on_leave_channel: nothing more */
