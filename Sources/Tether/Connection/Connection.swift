@@ -104,7 +104,14 @@ final class Connection {
         guard !isDestroyed else { return }
         stats.datagramsIn &+= 1
         runDeadlinesDue(before: arrival)
-        if let reason = profile.receive(datagram, at: arrival) { logger.log(.debug, reason) }
+        if let reason = profile.receive(datagram, at: arrival) {
+          // What the session did before this datagram (a retry that fell due just now) is
+          // told first, in order; and a drop is logged only while a session is under way
+          // (2 … 4): after a leave or logout, even one made in those callbacks, the app
+          // hears nothing but that call's own callbacks (tether.h).
+          deliverNotifications()
+          if !isDestroyed, (2...4).contains(profile.stateValue) { logger.log(.debug, reason) }
+        }
         if settingSendsAside { deliverNotifications() } else { flush(rescheduling: false) }
       }
       if count < Int(TETHER_SYS_BATCH) { return }
