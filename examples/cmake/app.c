@@ -4,11 +4,25 @@
  * Checks that the library it linked is the one its header describes, then joins a channel
  * on a server that does not answer, and after 100 ms leaves: it must have seen
  * CONNECTING/CONNECTING and then DISCONNECTED/LEAVE_CHANNEL. Exits 0 and prints "ok" when
- * all of that held. Usage: tether-app [HOST:PORT] (default 127.0.0.1:9, nothing there). */
+ * all of that held. Usage: tether-app [HOST:PORT [TOKEN]] (default 127.0.0.1:9, nothing
+ * there, and the token below). */
 #include <ev.h>
 #include <stdio.h>
 
 #include <tether.h>
+
+/* A protocol version 2 token for "lobby", uid 7, that never expires, printed by
+   `tether-edge token --app-id cmake-app --app-certificate cmake-example-certificate
+   --channel lobby --uid 7 --expire-seconds 0`. The library reads its public part (a text
+   that is not a token is refused at once, INVALID_TOKEN); only an edge with that
+   certificate could open the rest. A real app gets its tokens from its app server, over
+   TLS, and never logs them. */
+static const char example_token[] =
+    "2.AgyhAAAAAAAAAABE18M0nPxUHDKEBmR9d3sItmSd7_tZcnWpdKg-4pMqpyadRi92QKDgXPsL5IzHD1"
+    "YaXHuxy5xEedAT6lahDPb1UjRKQHzUaoh9juxyscxTzezDg3kaLQPsPLkbWimR2ytdjIWKcGTU4fd2u1"
+    "cLp2tjkxXea_lGxeH-Ok9B61syvy_7kuD23PB33wb3m20dNeFDzDfA7GcpOITL_BOsIXsTbCssuZyYsr"
+    "cF-54-0e7uSCLJ9i9uGahKCSSNdIzfZvgJt7Ua7F4fgxrj0D95tnZEcTcuw02xSvbAHdXGn7SBRac7i4"
+    "GtFcOy9WW4bm0CcEg";
 
 struct app {
   tether_engine *engine;
@@ -55,7 +69,7 @@ int main(int argc, char **argv) {
     printf("tether_engine_create: %s\n", tether_error_name(rc));
     return 1;
   }
-  rc = tether_join_channel(app.engine, "no-token", "lobby", 7);
+  rc = tether_join_channel(app.engine, argc > 2 ? argv[2] : example_token, "lobby", 7);
   if (rc != TETHER_OK) {
     printf("tether_join_channel: %s\n", tether_error_name(rc));
     return 1;
