@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Foundation
 import Testing
 import TetherCore
 import TetherSim
@@ -70,9 +71,23 @@ struct AdminKickTests {
       0x00, 0x00, 0x00, 0x3C, 0x00, 0x00, 0x00, 0x00, 0x65, 0x53, 0xF1, 0x00,
       0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
     ]
-    let expected = [0x54, 0x41, 0x01] + head + tail
+    let expected = [0x54, 0x41, 0x02] + head + tail
     #expect(Array(bytes.prefix(expected.count)) == expected)
     #expect(bytes.count == count)
+  }
+
+  /// The MAC is `PRF(K_admin, request, "tether2 admin")` (docs/PROTOCOL.md §12.14), the
+  /// expected bytes computed apart with PyNaCl's BLAKE2b from contrib/python/tether_token.py's
+  /// `master_key` and `kdf(M, 3)` for certificate "cert-1".
+  @Test func sealed_mac_isPRFUnderKAdmin_asPyNaClComputesIt() {
+    let expected = [
+      "3fbbf3fbc3beb241b465ba2761cd0713bda68cc3338c19f5c44f89de096bec75",
+      "a40b2ac49b4e4ad54fba490dcc9a5192ea8a6375ce40b4c549f45d8598219158",
+    ]
+    for (request, mac) in zip(Self.requests, expected) {
+      let bytes = Self.sealed(request)
+      #expect(bytes.suffix(32).map { String(format: "%02x", $0) }.joined() == mac)
+    }
   }
 
   @Test(arguments: requests)

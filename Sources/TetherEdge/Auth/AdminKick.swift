@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherCore
+import TetherSodium
 
 /// The admin datagram of `tether-edge kick`: remove a member from a channel, and refuse
 /// it for `banSeconds` more (0: a plain kick). It travels on the server's own UDP port,
@@ -9,7 +10,7 @@ import TetherCore
 /// | offset | size | field |
 /// |---:|---:|---|
 /// | 0 | 2 | magic `54 41` ("TA") |
-/// | 2 | 1 | version, 1 |
+/// | 2 | 1 | version, 2 |
 /// | 3 | 1 | command, 1 = KICK (2 = KICK_USER: ``AdminKickUser``) |
 /// | 4 | 1 | A: app id length, 1...64 |
 /// | 5 | A | app id |
@@ -19,7 +20,7 @@ import TetherCore
 /// | 10+A+C | 4 | ban seconds |
 /// | 14+A+C | 8 | unix time, seconds |
 /// | 22+A+C | 8 | nonce, random |
-/// | 30+A+C | 32 | HMAC-SHA256(app certificate, bytes 0 ..< 30+A+C) |
+/// | 30+A+C | 32 | `PRF(K_admin, bytes 0 ..< 30+A+C, "tether2 admin")` (§12.14) |
 public struct AdminKick: Equatable, Sendable {
   public var channel: ChannelName
   public var uid: UInt32
@@ -91,7 +92,7 @@ extension AdminKick: AdminCommand {
 /// | 6+A+U | 4 | ban seconds |
 /// | 10+A+U | 8 | unix time, seconds |
 /// | 18+A+U | 8 | nonce, random |
-/// | 26+A+U | 32 | HMAC-SHA256(app certificate, bytes 0 ..< 26+A+U) |
+/// | 26+A+U | 32 | `PRF(K_admin, bytes 0 ..< 26+A+U, "tether2 admin")` (§12.14) |
 public struct AdminKickUser: Equatable, Sendable {
   public var userID: UserID
   /// 0: kick only; otherwise the user id is refused this many seconds more.
@@ -181,7 +182,9 @@ protocol AdminCommand {
 /// tail (ban seconds, unix time, nonce, MAC over everything before it).
 enum AdminFrame {
   static let magic: (UInt8, UInt8) = (0x54, 0x41)
-  static let version: UInt8 = 1
+  /// 2 since protocol version 2 (docs/PROTOCOL.md §12.14): the MAC is keyed with `K_admin`;
+  /// a version 1 request (HMAC-SHA256 under the raw certificate) is malformed.
+  static let version: UInt8 = 2
   static let macLength = 32
 
   static func hasMagic(_ datagram: ArraySlice<UInt8>) -> Bool {
@@ -224,8 +227,12 @@ enum AdminFrame {
     return request
   }
 
+  /// `PRF(K_admin, bytes, "tether2 admin")`: `K_admin` is the certificate's (§12.3), so a
+  /// token key or a reset value never signs a request. Empty (verifies nothing) for an
+  /// empty certificate, which has no keys.
   private static func mac(_ bytes: ArraySlice<UInt8>, certificate: [UInt8]) -> [UInt8] {
-    HMACSHA256.mac(key: certificate, message: bytes)
+    guard let keys = try? CertificateKeys(certificate: certificate) else { return [] }
+    return SodiumCrypto().derive(key: keys.admin, input: bytes, label: "tether2 admin")
   }
 }
 
