@@ -120,7 +120,7 @@ if [ "$check" = --check ]; then
   if [ "$arch" = aarch64 ]; then
     bound=" (under $limit: $((limit - total)) bytes to spare"
     if [ "$total" -ge 73728 ]; then
-      bound+="; $((total - 73728 + 1)) over the issue's bound, 72 KiB: docs/PROTOCOL.md §12.16)"
+      bound+="; $((total - 73728)) over the issue's bound, 72 KiB: docs/PROTOCOL.md §12.16)"
     else
       bound+="; under the issue's bound, 72 KiB)"
     fi
