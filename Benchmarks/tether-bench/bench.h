@@ -83,16 +83,20 @@ void *shared_alloc(size_t bytes);
 
 /* ---- Child processes ------------------------------------------------------------------ */
 
-/* The peer: a minimal edge of its own (answers JOIN and HEARTBEAT), or, with `edge` set,
-   a relay to a real server. Either way it can cut each session (cut_from/cut_to) or hold,
-   release and cut them all at once (the burst fields of `shm`), and it records in
-   last_to_device when it last passed each session a datagram. Sessions are told apart by
-   their JOIN's uid (uid_base + index). */
-pid_t peer_start(const struct sockaddr_in *edge, uint32_t uid_base, struct sockaddr_in *front);
+/* The peer: a minimal edge of its own (version 1: JOIN and HEARTBEAT; version 2: INIT,
+   CONFIRM and HEARTBEAT, under bench_certificate), or, with `edge` set, a relay to a real
+   server. Either way it can cut each session (cut_from/cut_to) or hold, release and cut
+   them all at once (the burst fields of `shm`), and it records in last_to_device when it
+   last passed each session a datagram. Sessions are told apart by their JOIN's uid
+   (uid_base + index; version 1) or by their INIT's token (`tokens`, the version 2 token of
+   each session, NULL if none: version 2). */
+pid_t peer_start(const struct sockaddr_in *edge, uint32_t uid_base, char **tokens,
+                 struct sockaddr_in *front);
 
 /* The same peer (without an edge) on the bench's own loop, in this process: for qemu-user,
    which cannot run the bench's child processes here. Timing then means nothing. */
-void peer_attach(struct ev_loop *loop, uint32_t uid_base, struct sockaddr_in *front);
+void peer_attach(struct ev_loop *loop, uint32_t uid_base, char **tokens,
+                 struct sockaddr_in *front);
 void peer_detach(struct ev_loop *loop);
 
 /* The kernel's own wake-up lateness: an absolute clock_nanosleep loop every interval
@@ -148,6 +152,42 @@ int fleet_start(struct fleet *f, struct ev_loop *loop, enum design design, int c
 void fleet_wait_connected(struct fleet *f, ns_t timeout);
 void fleet_run(struct fleet *f, ns_t duration);
 void fleet_stop(struct fleet *f);
+
+/* ---- Protocol version 2: the bench's own edge (v2.c, on Tests/c/edge_v2.c) ------------- */
+
+enum { V2_TOKEN_TEXT = 338 }; /* a version 2 token's 337 characters and a NUL */
+struct v2_link;               /* one session's keys, as the bench's own edge keeps them */
+extern const char *const bench_certificate;
+
+static inline uint64_t v2_get64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+  return v;
+}
+static inline void v2_put32(unsigned char *p, uint32_t v) {
+  p[0] = (unsigned char)(v >> 24);
+  p[1] = (unsigned char)(v >> 16);
+  p[2] = (unsigned char)(v >> 8);
+  p[3] = (unsigned char)v;
+}
+
+/* libsodium and the keys of bench_certificate; 0, or -1. */
+int v2_setup(void);
+/* A channel token (any uid, never expiring) under bench_certificate. 0, or -1. */
+int v2_mint(char out[V2_TOKEN_TEXT], const char *app_id, const char *channel);
+/* What tells a version 2 token's INIT apart: the first 8 bytes of the token's nonce, which
+   an INIT carries at bytes 61 ... 68 (W = T[0 ..< 11] || T[43 ..< 251]); 0 for a text
+   that is no version 2 token. */
+uint64_t v2_token_key(const char *text);
+struct v2_link *v2_links(int count);
+void v2_links_free(struct v2_link *links, int count);
+struct v2_link *v2_link_at(struct v2_link *links, int index);
+/* The bench edge's answer to a version 2 datagram of session `l` into `out` (room for 300
+   bytes): RESPONSE to an INIT (REFUSE_CLEAR if its token does not open), ACCEPT to a
+   CONFIRM, HEARTBEAT_ACK to a HEARTBEAT. Returns its size; 0: no answer. */
+int v2_answer(struct v2_link *l, const unsigned char *in, size_t n, unsigned char *out);
+/* A HEARTBEAT_ACK of `sequence`, sealed as the newest session's next DATA (cost_per_ack). */
+int v2_seal_ack(struct v2_link *l, uint32_t sequence, unsigned char *out);
 
 /* Counted by the linker's --wrap of the allocator (main.c). */
 extern long allocations;

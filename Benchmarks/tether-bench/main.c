@@ -160,25 +160,70 @@ struct result {
   tether_engine_stats tether;
 };
 
-static char **read_tokens(const char *path, int count, char ***channels) {
-  char **tokens = calloc((size_t)count, sizeof *tokens), line[700];
+/* Each session's channel and tokens: version 2 for the tether design, version 1 for the
+   libev designs (small version 1 clients of their own; tether-edge takes both). */
+struct tokens {
+  char **channels, **v2, **v1; /* v1 NULL: none (the bench's own peer checks none) */
+};
+
+/* --tokens: "channel v2token v1token" per session. */
+static struct tokens read_tokens(const char *path, int count) {
+  struct tokens t;
+  char line[1200];
   FILE *f = fopen(path, "r");
-  *channels = calloc((size_t)count, sizeof **channels);
-  if (f == NULL || tokens == NULL || *channels == NULL) {
+  t.channels = calloc((size_t)count, sizeof *t.channels);
+  t.v2 = calloc((size_t)count, sizeof *t.v2);
+  t.v1 = calloc((size_t)count, sizeof *t.v1);
+  if (f == NULL || t.channels == NULL || t.v2 == NULL || t.v1 == NULL) {
     fprintf(stderr, "tether-bench: cannot read %s\n", path);
     exit(1);
   }
   for (int i = 0; i < count; i++) {
-    char channel[80], token[600];
-    if (fgets(line, sizeof line, f) == NULL || sscanf(line, "%79s %599s", channel, token) != 2) {
-      fprintf(stderr, "tether-bench: %s has fewer than %d lines\n", path, count);
+    char channel[80], v2[600], v1[600];
+    if (fgets(line, sizeof line, f) == NULL ||
+        sscanf(line, "%79s %599s %599s", channel, v2, v1) != 3) {
+      fprintf(stderr, "tether-bench: %s has fewer than %d lines \"channel v2token v1token\"\n",
+              path, count);
       exit(1);
     }
-    (*channels)[i] = strdup(channel);
-    tokens[i] = strdup(token);
+    t.channels[i] = strdup(channel);
+    t.v2[i] = strdup(v2);
+    t.v1[i] = strdup(v1);
   }
   fclose(f);
-  return tokens;
+  return t;
+}
+
+/* Without --tokens: channels "PREFIX-i", version 2 tokens minted here under
+   bench_certificate for the bench's own peer. */
+static struct tokens mint_tokens(const char *app_id, const char *prefix, int count) {
+  struct tokens t;
+  t.channels = calloc((size_t)count, sizeof *t.channels);
+  t.v2 = calloc((size_t)count, sizeof *t.v2);
+  t.v1 = NULL;
+  for (int i = 0; t.channels != NULL && t.v2 != NULL && i < count; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "%s-%d", prefix, i);
+    t.channels[i] = strdup(name);
+    t.v2[i] = malloc(V2_TOKEN_TEXT);
+    if (t.channels[i] == NULL || t.v2[i] == NULL || v2_mint(t.v2[i], app_id, name) != 0) {
+      fprintf(stderr, "tether-bench: cannot mint a token for %s\n", name);
+      exit(1);
+    }
+  }
+  if (t.channels == NULL || t.v2 == NULL) exit(1);
+  return t;
+}
+
+static void tokens_free(struct tokens *t, int count) {
+  for (int i = 0; i < count; i++) {
+    free(t->channels[i]);
+    free(t->v2[i]);
+    if (t->v1) free(t->v1[i]);
+  }
+  free(t->channels);
+  free(t->v2);
+  free(t->v1);
 }
 
 static struct summary kernel_between(ns_t from, ns_t to) {
@@ -244,7 +289,7 @@ static void run_burst(struct fleet *f, const struct plan *p) {
 }
 
 static struct result run_design(const struct options *o, int sessions, int load, int pattern,
-                                enum design design, char **channels, char **tokens) {
+                                enum design design, const struct tokens *tokens) {
   struct plan p = plan_for(sessions, o->quick);
   struct fleet f;
   struct result r;
@@ -259,14 +304,14 @@ static struct result run_design(const struct options *o, int sessions, int load,
   shared_init(sessions);
   pid_t peer = 0;
   if (o->inline_peer) {
-    peer_attach(loop, 1000, &front);
+    peer_attach(loop, 1000, tokens->v2, &front);
   } else {
-    peer = peer_start(o->has_edge ? &o->edge : NULL, 1000, &front);
+    peer = peer_start(o->has_edge ? &o->edge : NULL, 1000, tokens->v2, &front);
   }
   snprintf(f.server, sizeof f.server, "127.0.0.1:%u", (unsigned)ntohs(front.sin_port));
   f.app_id = o->app_id;
-  f.channels = channels;
-  f.tokens = tokens;
+  f.channels = tokens->channels;
+  f.tokens = design == DESIGN_TETHER ? tokens->v2 : tokens->v1;
   f.uid_base = 1000;
   samples_init(&f.fired, 4000000);
   samples_init(&f.outside, (size_t)sessions * (size_t)(p.cuts + p.rounds) + 16);
@@ -416,15 +461,19 @@ static void joined_state(void *ctx, tether_connection_state state,
   *(int *)ctx = state == TETHER_CONNECTION_STATE_CONNECTED;
 }
 
-/* One engine joined to a server played here; acks pushed at it in batches of 32, and the
-   loop's CPU time per ack (the recv, the core, the deadline check). */
+/* One engine joined to a server played here (the bench's own edge, version 2); acks
+   pushed at it in batches of 32, and the loop's CPU time per ack (the recv, the opening,
+   the core, the deadline check). The acks are sealed before the loop runs: what is timed
+   is the device's side alone. */
 static void cost_per_ack(const struct options *o) {
   struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
   struct sockaddr_in a, engine_address;
   socklen_t length = sizeof a;
-  int server = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0), joined = 0;
-  unsigned char in[1500], ack[24];
-  char address[64];
+  int server = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0), joined = 0, heard = 0;
+  unsigned char in[1500], out[400], acks[32][64];
+  int ack_length[32];
+  char address[64], token[V2_TOKEN_TEXT];
+  struct v2_link *link = v2_links(1);
   tether_engine_config c;
   tether_engine_handler h;
   tether_engine *engine = NULL;
@@ -445,24 +494,28 @@ static void cost_per_ack(const struct options *o) {
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = joined_state;
   tether_engine_create(loop, &c, &h, &joined, &engine);
-  tether_join_channel(engine, NULL, "cost", 7);
-  for (int i = 0; i < 1000 && n <= 0; i++) {
-    usleep(1000);
-    length = sizeof engine_address;
-    n = recvfrom(server, in, sizeof in, 0, (struct sockaddr *)&engine_address, &length);
-  }
-  if (n < 12) {
-    printf("  (the engine sent no JOIN: no cost per ack)\n");
+  if (link == NULL || v2_mint(token, o->app_id, "cost") != 0) {
+    printf("  (no token: no cost per ack)\n");
     return;
   }
-  memcpy(in + 12, "\0\0\0\7", 4);
-  memset(in + 16, 0, 13);
-  in[3] = 0x81;
-  sendto(server, in, 29, 0, (struct sockaddr *)&engine_address, length);
-  for (int i = 0; i < 100 && !joined; i++) ev_run(loop, EVRUN_NOWAIT), usleep(1000);
-  memcpy(ack, in, 12);
-  ack[3] = 0x83;
-  memset(ack + 12, 0, 12);
+  tether_join_channel(engine, token, "cost", 7);
+  /* INIT -> RESPONSE, CONFIRM -> ACCEPT, with the engine's loop turning between. */
+  for (int i = 0; i < 5000 && !joined; i++) {
+    ev_run(loop, EVRUN_NOWAIT);
+    length = sizeof engine_address;
+    n = recvfrom(server, in, sizeof in, 0, (struct sockaddr *)&engine_address, &length);
+    if (n > 0) {
+      int written = v2_answer(link, in, (size_t)n, out);
+      heard = 1;
+      if (written > 0) sendto(server, out, (size_t)written, 0, (struct sockaddr *)&engine_address, length);
+    } else {
+      usleep(1000);
+    }
+  }
+  if (!joined) {
+    printf("  (the engine %s: no cost per ack)\n", heard ? "did not join" : "sent no INIT");
+    return;
+  }
   int rounds = o->quick ? 300 : 6000;
   double cpu = 0;
   st.size = sizeof st;
@@ -470,18 +523,21 @@ static void cost_per_ack(const struct options *o) {
   uint64_t before = st.datagrams_in;
   long allocations0 = allocations;
   for (int r = 0; r < rounds; r++) {
+    for (int k = 0; k < 32; k++) ack_length[k] = v2_seal_ack(link, 0, acks[k]);
     for (int k = 0; k < 32; k++) {
-      sendto(server, ack, sizeof ack, 0, (struct sockaddr *)&engine_address, length);
+      if (ack_length[k] > 0)
+        sendto(server, acks[k], (size_t)ack_length[k], 0, (struct sockaddr *)&engine_address, length);
     }
     double t0 = thread_cpu_ns();
     ev_run(loop, EVRUN_NOWAIT);
     cpu += thread_cpu_ns() - t0;
   }
   tether_engine_get_stats(engine, &st);
-  uint64_t acks = st.datagrams_in - before;
-  record_cost(o, "ns_per_ack_through_the_driver", acks ? cpu / (double)acks : -1, "ns");
-  record_cost(o, "allocations_per_ack", acks ? (double)(allocations - allocations0) / (double)acks : -1, "");
+  uint64_t got = st.datagrams_in - before;
+  record_cost(o, "ns_per_ack_through_the_driver", got ? cpu / (double)got : -1, "ns");
+  record_cost(o, "allocations_per_ack", got ? (double)(allocations - allocations0) / (double)got : -1, "");
   tether_engine_destroy(engine);
+  v2_links_free(link, 1);
   close(server);
   ev_loop_destroy(loop);
 }
@@ -526,13 +582,14 @@ static void cost_burst(const struct options *o) {
   struct sockaddr_in front;
   struct fleet f;
   memset(&f, 0, sizeof f);
+  struct tokens tokens = mint_tokens(o->app_id, "burst", count);
   shared_init(count);
-  pid_t peer = peer_start(NULL, 1000, &front);
+  pid_t peer = peer_start(NULL, 1000, tokens.v2, &front);
   snprintf(f.server, sizeof f.server, "127.0.0.1:%u", (unsigned)ntohs(front.sin_port));
   f.app_id = o->app_id;
   f.uid_base = 1000;
-  f.channels = calloc((size_t)count, sizeof *f.channels);
-  for (int i = 0; i < count; i++) f.channels[i] = "burst";
+  f.channels = tokens.channels;
+  f.tokens = tokens.v2;
   samples_init(&f.times, (size_t)count + 1);
   samples_init(&f.outside, (size_t)count + 1);
   if (fleet_start(&f, loop, DESIGN_TETHER, count, t, t.heartbeat) == 0) {
@@ -555,7 +612,7 @@ static void cost_burst(const struct options *o) {
   }
   samples_free(&f.times);
   samples_free(&f.outside);
-  free(f.channels);
+  tokens_free(&tokens, count);
   __atomic_store_n(&shm->stop_peer, 1, __ATOMIC_RELAXED);
   waitpid(peer, NULL, 0);
   __atomic_store_n(&shm->stop_peer, 0, __ATOMIC_RELAXED);
@@ -569,7 +626,7 @@ int main(int argc, char **argv) {
   struct rlimit files;
   pid_t load[64] = {0}, kernel;
   int max_sessions = 0;
-  char **channels = NULL, **tokens = NULL;
+  struct tokens tokens;
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
     files.rlim_cur = files.rlim_max;
@@ -583,16 +640,12 @@ int main(int argc, char **argv) {
             max_sessions, max_sessions + 64, (unsigned long)files.rlim_cur);
     return 1;
   }
-  if (o.tokens_path) {
-    tokens = read_tokens(o.tokens_path, max_sessions, &channels);
-  } else {
-    channels = calloc((size_t)max_sessions, sizeof *channels);
-    for (int i = 0; i < max_sessions; i++) {
-      char name[32];
-      snprintf(name, sizeof name, "bench-%d", i);
-      channels[i] = strdup(name);
-    }
+  if (v2_setup() != 0) {
+    fprintf(stderr, "tether-bench: libsodium did not start\n");
+    return 1;
   }
+  tokens = o.tokens_path ? read_tokens(o.tokens_path, max_sessions)
+                         : mint_tokens(o.app_id, "bench", max_sessions);
   printf("tether-bench %u.%u.%u: %ld cores online, peer: %s\n", tether_version() >> 16,
          (tether_version() >> 8) & 0xFF, tether_version() & 0xFF, sysconf(_SC_NPROCESSORS_ONLN),
          o.has_edge       ? "relay to tether-edge"
@@ -617,7 +670,7 @@ int main(int argc, char **argv) {
         load_start(busy, load);
         for (int di = 0; di < o.design_count; di++) {
           struct result r = run_design(&o, o.sessions[si], o.loads[li], o.patterns[pi],
-                                       (enum design)o.designs[di], channels, tokens);
+                                       (enum design)o.designs[di], &tokens);
           print_result(&r);
           record_result(&o, &r);
         }
@@ -634,5 +687,6 @@ int main(int argc, char **argv) {
     cost_create_destroy(&o);
     cost_burst(&o);
   }
+  tokens_free(&tokens, max_sessions);
   return 0;
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The peer, in a process of its own: every session's datagrams go through it, so it can
  * cut links and knows when it last passed each session a datagram (what the "outside"
- * lateness is measured from). Without an edge it answers JOIN with ACCEPT and HEARTBEAT
- * with HEARTBEAT_ACK itself (docs/PROTOCOL.md); with one, it relays to it from one socket,
- * telling sessions apart by their cookie. */
+ * lateness is measured from). Without an edge it answers itself (docs/PROTOCOL.md): version
+ * 1's JOIN with ACCEPT and HEARTBEAT with HEARTBEAT_ACK (the libev designs), version 2's
+ * INIT, CONFIRM and HEARTBEAT as an edge would (Tether's engines; v2.c). With an edge, it
+ * relays to it from one socket and routes each answer by what it carries: version 1 by
+ * its cookie; version 2 by the attempt's nonce N_d (RESPONSE, COOKIE_REPLY, the refusals)
+ * or the session id (DATA, RESET), learnt from the INITs and RESPONSEs it passes. */
 #include "bench.h"
 
 #include <arpa/inet.h>
@@ -17,10 +20,19 @@
 
 
 enum { TYPE_JOIN = 0x01, TYPE_HEARTBEAT = 0x02, TYPE_ACCEPT = 0x81, TYPE_ACK = 0x83 };
-enum { HEADER = 12, HELD_MAX = 64 };
+/* Version 2 kinds (§12.2) and where they carry what the relay routes by. */
+enum {
+  V2_INIT = 0x01, V2_RESPONSE = 0x02, V2_COOKIE_REPLY = 0x04, V2_REFUSE_CLEAR = 0x05,
+  V2_REFUSE_SEALED = 0x06, V2_DATA = 0x07, V2_RESET = 0x08,
+  V2_INIT_SIZE = 469, V2_INIT_NONCE = 2, V2_INIT_TOKEN_NONCE = 50 + 11
+};
+enum { HEADER = 12, HELD_MAX = 320 };
 
 struct link {
-  uint64_t cookie;
+  /* What tells this session's datagrams apart: version 1's cookie; version 2's token (its
+     INITs), the nonces of its last two INITs, the ids of its last two RESPONSEs. */
+  uint64_t cookie, token, nonces[2], ids[2];
+  int next_nonce, next_id;
   struct sockaddr_in device;
   int known;
   unsigned char held[HELD_MAX]; /* the last datagram held during a burst's hold */
@@ -28,37 +40,56 @@ struct link {
 };
 
 static struct link *links;
-static uint64_t *table_cookie; /* open addressing: cookie -> index */
+static struct v2_link *edge_links;  /* the peer's own edge, version 2 (without an edge) */
+static int32_t *port_index;         /* a device socket's port -> its session, version 2 */
+static uint64_t *table_key;         /* open addressing: any key of a link -> its index */
 static int32_t *table_index;
-static size_t table_mask;
+static size_t table_mask, table_used;
 static int front, back = -1;
 static uint32_t uid_base;
 static int released;
 
-static size_t slot_of(uint64_t cookie) {
-  return (size_t)((cookie * 0x9E3779B97F4A7C15ull) >> 20) & table_mask;
+static size_t slot_of(uint64_t key) {
+  return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & table_mask;
 }
 
-static int lookup(uint64_t cookie) {
-  for (size_t i = slot_of(cookie);; i = (i + 1) & table_mask) {
-    if (table_cookie[i] == cookie) return table_index[i];
-    if (table_cookie[i] == 0) return -1;
+static int lookup(uint64_t key) {
+  if (key == 0) return -1;
+  for (size_t i = slot_of(key);; i = (i + 1) & table_mask) {
+    if (table_key[i] == key) return table_index[i];
+    if (table_key[i] == 0) return -1;
   }
 }
 
-static void remember(uint64_t cookie, int index) {
-  size_t i = slot_of(cookie);
-  while (table_cookie[i] != 0 && table_cookie[i] != cookie) i = (i + 1) & table_mask;
-  table_cookie[i] = cookie;
+static void insert(uint64_t key, int index) {
+  size_t i;
+  if (key == 0) return;
+  for (i = slot_of(key); table_key[i] != 0 && table_key[i] != key; i = (i + 1) & table_mask) {
+  }
+  if (table_key[i] == 0) table_used++;
+  table_key[i] = key;
   table_index[i] = index;
-  links[index].cookie = cookie;
 }
 
-static uint64_t get64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = v << 8 | p[i];
-  return v;
+/* Keys stay in the table after a link moves on (a nonce per attempt, an id per join), so
+   when it is half full it is made again from the keys each link holds now: at most six a
+   link, an eighth of the table. */
+static void rebuild(void) {
+  memset(table_key, 0, (table_mask + 1) * sizeof *table_key);
+  table_used = 0;
+  for (int i = 0; i < shm->sessions; i++) {
+    struct link *l = &links[i];
+    uint64_t held[6] = {l->cookie, l->token, l->nonces[0], l->nonces[1], l->ids[0], l->ids[1]};
+    for (int k = 0; k < 6; k++) insert(held[k], i);
+  }
 }
+
+static void remember(uint64_t key, int index) {
+  insert(key, index);
+  if (table_used > (table_mask + 1) / 2) rebuild();
+}
+
+static uint64_t get64(const unsigned char *p) { return v2_get64(p); }
 
 static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -116,8 +147,43 @@ static void answer(int index, const unsigned char *in, ssize_t n) {
   }
 }
 
+/* The session a datagram from a device belongs to, or -1. Version 1: its cookie, learnt
+   from the JOIN's uid (uid_base + index). Version 2 carries no cookie: an INIT names its
+   token (each session has its own), and every other datagram comes from the socket of the
+   session's last INIT (each session has its own). */
+static int session_from_device(const unsigned char *in, ssize_t n, const struct sockaddr_in *from) {
+  unsigned port = ntohs(from->sin_port);
+  int index;
+  if (n >= HEADER && in[0] == 'T' && in[1] == 'H') {
+    uint64_t cookie = get64(in + 4);
+    index = lookup(cookie);
+    if (index < 0 && in[3] == TYPE_JOIN && n >= HEADER + 4) {
+      uint32_t uid = get32(in + 12);
+      if (uid >= uid_base && uid - uid_base < (uint32_t)shm->sessions) {
+        index = (int)(uid - uid_base);
+        links[index].cookie = cookie;
+        remember(cookie, index);
+      }
+    }
+    return index;
+  }
+  if (n == V2_INIT_SIZE && in[0] == V2_INIT) {
+    index = lookup(get64(in + V2_INIT_TOKEN_NONCE));
+    if (index < 0) return -1;
+    struct link *l = &links[index];
+    port_index[port] = index;
+    /* The edge's answer to this attempt echoes its nonce. */
+    l->nonces[l->next_nonce] = get64(in + V2_INIT_NONCE);
+    remember(l->nonces[l->next_nonce], index);
+    l->next_nonce ^= 1;
+    return index;
+  }
+  if (n >= 1 && in[0] > V2_INIT && in[0] <= V2_RESET) return port_index[port];
+  return -1;
+}
+
 static void from_devices(void) {
-  unsigned char in[1500];
+  unsigned char in[1500], out[400];
   struct sockaddr_in from;
   socklen_t length = sizeof from;
   ssize_t n;
@@ -125,25 +191,42 @@ static void from_devices(void) {
     n = recvfrom(front, in, sizeof in, MSG_DONTWAIT, (struct sockaddr *)&from, &length);
     if (n < 0) return;
     length = sizeof from;
-    if (n < HEADER || in[0] != 'T' || in[1] != 'H') continue;
-    uint64_t cookie = get64(in + 4);
-    int index = lookup(cookie);
-    if (index < 0 && in[3] == TYPE_JOIN && n >= HEADER + 4) {
-      uint32_t uid = get32(in + 12);
-      if (uid >= uid_base && uid - uid_base < (uint32_t)shm->sessions) {
-        index = (int)(uid - uid_base);
-        remember(cookie, index);
-      }
-    }
+    int index = session_from_device(in, n, &from);
     if (index < 0) continue;
     links[index].device = from;
     links[index].known = 1;
     if (is_cut(index, now_ns())) continue;
     if (back >= 0) {
       send(back, in, (size_t)n, 0);
-    } else {
+    } else if (in[0] == 'T') {
       answer(index, in, n);
+    } else {
+      int written = v2_answer(v2_link_at(edge_links, index), in, (size_t)n, out);
+      if (written > 0) to_device(index, out, written);
     }
+  }
+}
+
+/* The session an edge's datagram is for, or -1 (see the file's comment). */
+static int session_from_edge(const unsigned char *in, ssize_t n) {
+  int index;
+  if (n >= HEADER && in[0] == 'T') return lookup(get64(in + 4));
+  switch (n >= 17 ? in[0] : 0) {
+  case V2_RESPONSE:
+    index = lookup(get64(in + 1));
+    if (index >= 0 && n >= 25) { /* later DATA names the session this RESPONSE makes */
+      struct link *l = &links[index];
+      l->ids[l->next_id] = get64(in + 17);
+      remember(l->ids[l->next_id], index);
+      l->next_id ^= 1;
+    }
+    return index;
+  case V2_COOKIE_REPLY:
+  case V2_REFUSE_CLEAR:
+  case V2_REFUSE_SEALED: return lookup(get64(in + 1));
+  case V2_DATA:
+  case V2_RESET: return lookup(get64(in + 1));
+  default: return -1;
   }
 }
 
@@ -153,8 +236,7 @@ static void from_edge(void) {
   for (int reads = 0; reads < 512; reads++) {
     n = recv(back, in, sizeof in, MSG_DONTWAIT);
     if (n < 0) return;
-    if (n < HEADER) continue;
-    int index = lookup(get64(in + 4));
+    int index = session_from_edge(in, n);
     if (index >= 0) to_device(index, in, (int)n);
   }
 }
@@ -172,7 +254,8 @@ static void serve(void) {
 }
 
 /* Opens the peer's sockets and tables in this process. */
-static void peer_open(const struct sockaddr_in *edge, uint32_t base, struct sockaddr_in *address) {
+static void peer_open(const struct sockaddr_in *edge, uint32_t base, char **tokens,
+                      struct sockaddr_in *address) {
   struct sockaddr_in a;
   socklen_t length = sizeof a;
   int size = 8 << 20;
@@ -199,14 +282,23 @@ static void peer_open(const struct sockaddr_in *edge, uint32_t base, struct sock
   uid_base = base;
   released = 0;
   links = calloc((size_t)shm->sessions, sizeof *links);
-  for (table_mask = 16; table_mask < 4 * (size_t)shm->sessions; table_mask <<= 1) {
+  edge_links = edge == NULL ? v2_links(shm->sessions) : NULL;
+  port_index = malloc(65536 * sizeof *port_index);
+  for (table_mask = 16; table_mask < 16 * (size_t)shm->sessions; table_mask <<= 1) {
   }
-  table_cookie = calloc(table_mask, sizeof *table_cookie);
+  table_key = calloc(table_mask, sizeof *table_key);
   table_index = calloc(table_mask, sizeof *table_index);
   table_mask -= 1;
-  if (links == NULL || table_cookie == NULL || table_index == NULL) {
+  table_used = 0;
+  if (links == NULL || (edge == NULL && edge_links == NULL) || port_index == NULL ||
+      table_key == NULL || table_index == NULL) {
     fprintf(stderr, "tether-bench: out of memory for the peer\n");
     exit(1);
+  }
+  for (int i = 0; i < 65536; i++) port_index[i] = -1;
+  for (int i = 0; tokens != NULL && i < shm->sessions; i++) {
+    links[i].token = v2_token_key(tokens[i]);
+    remember(links[i].token, i);
   }
 }
 
@@ -214,16 +306,21 @@ static void peer_close(void) {
   close(front);
   if (back >= 0) close(back);
   back = -1;
+  v2_links_free(edge_links, shm->sessions);
   free(links);
-  free(table_cookie);
+  free(port_index);
+  free(table_key);
   free(table_index);
   links = NULL;
-  table_cookie = NULL;
+  edge_links = NULL;
+  port_index = NULL;
+  table_key = NULL;
   table_index = NULL;
 }
 
-pid_t peer_start(const struct sockaddr_in *edge, uint32_t base, struct sockaddr_in *address) {
-  peer_open(edge, base, address);
+pid_t peer_start(const struct sockaddr_in *edge, uint32_t base, char **tokens,
+                 struct sockaddr_in *address) {
+  peer_open(edge, base, tokens, address);
   pid_t pid = fork();
   if (pid != 0) {
     peer_close();
@@ -256,8 +353,9 @@ static void inline_check(struct ev_loop *loop, ev_timer *w, int revents) {
   if (release && !released && now_ns() >= release) release_held();
 }
 
-void peer_attach(struct ev_loop *loop, uint32_t base, struct sockaddr_in *address) {
-  peer_open(NULL, base, address);
+void peer_attach(struct ev_loop *loop, uint32_t base, char **tokens,
+                 struct sockaddr_in *address) {
+  peer_open(NULL, base, tokens, address);
   ev_io_init(&inline_io, inline_readable, front, EV_READ);
   ev_timer_init(&inline_tick, inline_check, 0.001, 0.001);
   ev_io_start(loop, &inline_io);

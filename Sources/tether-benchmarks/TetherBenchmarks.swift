@@ -6,7 +6,7 @@ import TetherEdge
 import TetherLab
 
 /// `make bench`: the core's own costs, then `tether-bench` through a relay to a real
-/// `tether-edge` (a token per session, signed here by the edge's own signer), the targets
+/// `tether-edge` (tokens per session, minted here by the edge's own minter and signer), the targets
 /// checked, and docs/BENCHMARKS.md rewritten from the run.
 @main
 struct TetherBenchmarks: ParsableCommand {
@@ -59,6 +59,7 @@ struct TetherBenchmarks: ParsableCommand {
     if smoke { arguments.append("--quick") }
     try Self.runToTerminal(bench, arguments)
     let results = try Results(file: out + "/results.txt")
+    try Self.checkConnected(results)
     let targets = Target.all(results, core: core)
     print("\ntargets:")
     for target in targets {
@@ -76,16 +77,20 @@ struct TetherBenchmarks: ParsableCommand {
     print("\nwrote \(docs)")
   }
 
-  /// One line per session: its channel, and a token for it (any uid, never expiring).
+  /// One line per session: its channel, then a token for it of each version (any uid,
+  /// never expiring): version 2 for the tether design (the library speaks it), version 1
+  /// for the naive and previous designs (version 1 clients in C, which the edge still takes).
   static func writeTokens(count: Int, to path: String) throws {
-    let signer = TokenSigner(
-      appID: try AppID(validating: Array(appID.utf8)), certificate: Array(certificate.utf8))
+    let app = try AppID(validating: Array(appID.utf8))
+    let signer = TokenSigner(appID: app, certificate: Array(certificate.utf8))
+    let minter = try TokenMinter(certificate: Array(certificate.utf8))
     var text = ""
     for index in 0..<count {
       let name = "bench-\(index)"
       let channel = try ChannelName(validating: Array(name.utf8))
-      let token = signer.sign(.channel(channel, uid: 0), expiresAt: 0)
-      text += "\(name) \(String(decoding: token, as: UTF8.self))\n"
+      let v2 = minter.mint(appID: app, grant: .channel(channel, uid: 0), expiresAt: 0)
+      let v1 = signer.sign(.channel(channel, uid: 0), expiresAt: 0)
+      text += "\(name) \(v2) \(String(decoding: v1, as: UTF8.self))\n"
     }
     try text.write(toFile: path, atomically: true, encoding: .utf8)
   }
@@ -99,6 +104,21 @@ struct TetherBenchmarks: ParsableCommand {
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
       throw ValidationError("\(program) exited with \(process.terminationStatus)")
+    }
+  }
+
+  /// Every row's sessions all connected before it was measured: a row of sessions that never
+  /// joined measured nothing (no deadlines, no cuts seen), and must not be reported as if it
+  /// had, nor turned into the report's figures.
+  static func checkConnected(_ results: Results) throws {
+    let short = results.rows.filter { !($0["connected"] >= Double($0.sessions)) }
+    guard short.isEmpty else {
+      let names = short.map {
+        "\($0.sessions) \($0.load) \($0.pattern) \($0.design): "
+          + "\($0.text["connected"] ?? "?") of \($0.sessions) connected"
+      }
+      throw ValidationError(
+        "rows whose sessions did not all connect: " + names.joined(separator: "; "))
     }
   }
 

@@ -18,17 +18,24 @@ out=$build/bench/smoke-$arch.txt
 mkdir -p "$build/bench"
 expect() { # PATTERN COUNT WHAT
   [ "$(grep -cE "$1" "$out")" = "$2" ] || { cat "$out"; echo "bench-smoke: $3 did not report" >&2; exit 1; }
+  # A row whose sessions did not all join measured nothing: tether-bench marks it
+  # "(K of N connected)", and it must not pass as a measured row.
+  if grep -E "$1" "$out" | grep -q ' connected)'; then
+    cat "$out"
+    echo "bench-smoke: $3: a row's sessions did not all connect" >&2
+    exit 1
+  fi
 }
 if [ "$arch" != x86_64 ]; then
   "${QEMU[@]}" "$bench" --quick --inline-peer --sessions 1 --patterns steady \
     --designs tether,previous > "$out"
   expect ' (tether|previous) ' 2 "$arch"
-  echo "bench-smoke: tether-bench for $arch under qemu: ran and reported"
+  echo "bench-smoke: tether-bench for $arch under qemu: ran and reported, every session connected"
   exit 0
 fi
 "$bench" --quick --sessions 1,20 --loads idle --designs tether > "$out"
 expect ' tether ' 4 tether-bench
-echo "bench-smoke: tether-bench ($arch, own peer): 4 scenario rows"
+echo "bench-smoke: tether-bench ($arch, own peer): 4 scenario rows, every session connected"
 swift build -q --product tether-benchmarks
 "$(swift build --show-bin-path)/tether-benchmarks" --smoke --bench "$bench" \
   --edge "$build/install/bin/tether-edge" --out "$build/bench/smoke" > "$build/bench/smoke-edge.txt" ||
