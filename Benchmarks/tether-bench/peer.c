@@ -22,7 +22,7 @@
 enum { TYPE_JOIN = 0x01, TYPE_HEARTBEAT = 0x02, TYPE_ACCEPT = 0x81, TYPE_ACK = 0x83 };
 /* Version 2 kinds (§12.2) and where they carry what the relay routes by. */
 enum {
-  V2_INIT = 0x01, V2_RESPONSE = 0x02, V2_COOKIE_REPLY = 0x04, V2_REFUSE_CLEAR = 0x05,
+  V2_INIT = 0x01, V2_RESPONSE = 0x02, V2_CONFIRM = 0x03, V2_COOKIE_REPLY = 0x04, V2_REFUSE_CLEAR = 0x05,
   V2_REFUSE_SEALED = 0x06, V2_DATA = 0x07, V2_RESET = 0x08,
   V2_INIT_SIZE = 469, V2_INIT_NONCE = 2, V2_INIT_TOKEN_NONCE = 50 + 11
 };
@@ -30,8 +30,10 @@ enum { HEADER = 12, HELD_MAX = 320 };
 
 struct link {
   /* What tells this session's datagrams apart: version 1's cookie; version 2's token (its
-     INITs), the nonces of its last two INITs, the ids of its last two RESPONSEs. */
-  uint64_t cookie, token, nonces[2], ids[2];
+     INITs), the nonces of its last two INITs (the device answers no older attempt), the
+     session id it last sent under (its CONFIRM or DATA: the session it took), and the ids
+     of the last two RESPONSEs to it (one of them it may be about to take). */
+  uint64_t cookie, token, nonces[2], used, ids[2];
   int next_nonce, next_id;
   struct sockaddr_in device;
   int known;
@@ -72,15 +74,18 @@ static void insert(uint64_t key, int index) {
 }
 
 /* Keys stay in the table after a link moves on (a nonce per attempt, an id per join), so
-   when it is half full it is made again from the keys each link holds now: at most six a
-   link, an eighth of the table. */
+   when it is half full it is made again from the keys each link holds now: at most seven
+   a link, under half of the table. A key is one session's for good (a cookie, a token, a
+   random nonce, an id the edge never issues twice), so one left in the table routes
+   right; one dropped is one the session no longer answers to. */
 static void rebuild(void) {
   memset(table_key, 0, (table_mask + 1) * sizeof *table_key);
   table_used = 0;
   for (int i = 0; i < shm->sessions; i++) {
     struct link *l = &links[i];
-    uint64_t held[6] = {l->cookie, l->token, l->nonces[0], l->nonces[1], l->ids[0], l->ids[1]};
-    for (int k = 0; k < 6; k++) insert(held[k], i);
+    uint64_t held[7] = {l->cookie,    l->token, l->nonces[0], l->nonces[1],
+                        l->used,      l->ids[0], l->ids[1]};
+    for (int k = 0; k < 7; k++) insert(held[k], i);
   }
 }
 
@@ -178,8 +183,18 @@ static int session_from_device(const unsigned char *in, ssize_t n, const struct 
     l->next_nonce ^= 1;
     return index;
   }
-  if (n >= 1 && in[0] > V2_INIT && in[0] <= V2_RESET) return port_index[port];
-  return -1;
+  if (n < 1 || in[0] <= V2_INIT || in[0] > V2_RESET) return -1;
+  index = port_index[port];
+  /* A CONFIRM or DATA names the session the device took: the edge's DATA will name it,
+     however many RESPONSEs to its retries came after the one it took. */
+  if (index >= 0 && n >= 9 && (in[0] == V2_CONFIRM || in[0] == V2_DATA)) {
+    uint64_t id = get64(in + 1);
+    if (id != links[index].used) {
+      links[index].used = id;
+      remember(id, index);
+    }
+  }
+  return index;
 }
 
 static void from_devices(void) {
