@@ -2,6 +2,7 @@
 #if canImport(TetherCore)
   // Absent in the single-module Embedded build (scripts/build/build-lib.sh), present in SwiftPM's.
   import TetherCore
+  import TetherSodium
 #endif
 
 /// The profile's half of a connection: its core session, the session's output and the

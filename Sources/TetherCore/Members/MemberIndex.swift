@@ -80,7 +80,10 @@ struct MemberIndex {
   private mutating func grow(in members: [RemoteMembers.Member]) {
     let old = table
     table = []
-    table.append(contentsOf: repeatElement(Self.empty, count: max(16, 2 * old.count)))
+    // One element at a time: `append(contentsOf: repeatElement(…))` was a specialization of
+    // its own (264 bytes of aarch64 text), this the append the free slots use already.
+    let size = max(16, 2 * old.count)
+    while table.count < size { table.append(Self.empty) }
     for slot in old where slot != Self.empty { place(slot, uid: members[Int(slot)].uid) }
   }
 }
