@@ -22,7 +22,7 @@ extension SecureLink {
     do {  // the message ends here: a presence digest shares `payload`, which is reused next
       let message = take(datagram, now: now, into: &output.bytes)
       output.sendWritten(from: start)
-      first = output.actions.count
+      first = output.entries.count
       if let message {
         session.receive(message, now: now, into: &output)
       } else {

@@ -22,45 +22,57 @@ extension SecureLink {
     // Ends: a synthetic answer (a refusal of a token) ends the join or the renewal, and
     // what the session writes for it (notifications; a LOGIN only at its next retry
     // instant) asks for no other answer, so one more pass follows it at most.
-    while first < output.actions.count {
-      let answer = rewrite(&output, from: first, now: now)
-      first = output.actions.count
+    while true {
+      let answer = rewrite(&output.entries, &output.bytes, from: first, now: now)
+      first = output.entries.count
+      guard answer != .none else { break }
       // Fed after the rewrite: the session appends to the output it reads from.
-      if answer != .none {
-        session.receive(message(for: answer), now: now, into: &output)
-      }
+      session.receive(message(for: answer), now: now, into: &output)
     }
-    if boundCookie != 0, session.link.cookie == 0 {  // the session ended: nothing of it is kept
+    settle(sessionCookie: session.link.cookie, &output.entries, &output.bytes, now: now)
+  }
+
+  /// After a rewrite: a session that ended (its cookie 0) leaves nothing of it kept; past a
+  /// rekey limit (or the hard one), a resumed handshake while the session goes on (§12.10).
+  /// Not generic (one copy for both profiles).
+  @inline(never)
+  mutating func settle(
+    sessionCookie: UInt64, _ entries: inout [OutputEntry], _ bytes: inout [UInt8], now: Instant
+  ) {
+    if boundCookie != 0, sessionCookie == 0 {
       forget()
       boundCookie = 0
     }
-    rekeyIfDue(&output, now: now)
+    let start = bytes.count
+    rekey(now: now, into: &bytes)
+    OutputEntry.sendWritten(from: start, entries: &entries, bytes: bytes)
   }
 
-  /// One pass over the actions from `first`: each send rewritten or removed. Returns the
-  /// synthetic answer a datagram asked for (a refusal of a token), if any. The generic
-  /// part is the walk over the actions alone (one copy per profile); the bytes are the
-  /// non-generic functions' below (one copy for both). Version 2's datagram is written past
-  /// the end of the output's bytes and the send pointed at it: the session's bytes stay
-  /// behind, unsent, until the driver empties the output (no copy of them is moved aside).
-  private mutating func rewrite<Notification>(
-    _ output: inout SessionOutput<Notification>, from first: Int, now: Instant
+  /// One pass over the actions (`entries`, ``SessionOutput``'s) from `first`: each send
+  /// rewritten or removed. Returns the synthetic answer a datagram asked for (a refusal of a
+  /// token), if any. Not generic: the output's actions are entries of one type for both
+  /// profiles. Version 2's datagram is written past the end of the output's bytes and the
+  /// send pointed at it: the session's bytes stay behind, unsent, until the driver empties
+  /// the output (no copy of them is moved aside).
+  @inline(never)
+  private mutating func rewrite(
+    _ entries: inout [OutputEntry], _ bytes: inout [UInt8], from first: Int, now: Instant
   ) -> LocalAnswer {
     var answer = LocalAnswer.none
     var index = first
-    while index < output.actions.count {
-      guard case .send(let datagram) = output.actions[index] else {
+    while index < entries.count {
+      guard let range = entries[index].sendRange else {
         index += 1
         continue
       }
-      let start = output.bytes.count
-      let local = translate(datagram.range, now: now, into: &output.bytes)
+      let start = bytes.count
+      let local = translate(range, now: now, into: &bytes)
       if local != .none { answer = local }
-      if output.bytes.count > start {
-        output.actions[index] = .send(Datagram(range: start..<output.bytes.count))
+      if bytes.count > start {
+        entries[index] = OutputEntry(sending: start..<bytes.count)
         index += 1
       } else {
-        output.actions.remove(at: index)
+        entries.remove(at: index)
       }
     }
     return answer
@@ -259,17 +271,8 @@ extension SecureLink {
     if !made { truncate(&out, to: start) }
   }
 
-  /// Past a rekey limit (or the hard one), a resumed handshake while the session goes on
-  /// (§12.10): at most one attempt a second, until its ACCEPT brings new keys.
-  private mutating func rekeyIfDue<Notification>(
-    _ output: inout SessionOutput<Notification>, now: Instant
-  ) {
-    let start = output.bytes.count
-    rekey(now: now, into: &output.bytes)
-    output.sendWritten(from: start)
-  }
-
-  /// The rekey's datagram appended to `bytes`, if one is due.
+  /// The rekey's datagram appended to `bytes`, if one is due: at most one attempt a
+  /// second, until its ACCEPT brings new keys.
   @inline(never)
   private mutating func rekey(now: Instant, into bytes: inout [UInt8]) {
     // Asked of the keys where they are held (a binding would copy them).
