@@ -21,7 +21,7 @@ struct RemoteMembers {
   let offlineAfter: UInt64
 
   private var slots: [Member] = []
-  private var freeSlots: [Int32] = []
+  private var freeSlots = SlotStack()
   private var index = MemberIndex()
   private var heap = DeadlineHeap()
   /// Real time that did not count (nanoseconds): the members' clock is `real - blind`.
@@ -142,7 +142,7 @@ struct RemoteMembers {
   /// generic specialization per element type, for a call made once per session).
   mutating func removeAll() {
     while slots.popLast() != nil {}
-    while freeSlots.popLast() != nil {}
+    freeSlots.removeAll()
     index.removeAll()
     heap.removeAll()
     while departed.popLast() != nil {}
@@ -185,7 +185,7 @@ struct RemoteMembers {
 
   private mutating func add(uid: UInt32, lastSeen: UInt64) {
     let slot: Int32
-    if let free = freeSlots.popLast() {
+    if let free = freeSlots.pop() {
       slot = free
       slots[Int(slot)].uid = uid
       slots[Int(slot)].lastSeen = lastSeen
@@ -203,7 +203,7 @@ struct RemoteMembers {
   private mutating func remove(slot: Int32) {
     index.remove(slots[Int(slot)].uid, in: slots)
     slots[Int(slot)].generation &+= 1
-    freeSlots.append(slot)
+    freeSlots.push(slot)
   }
 }
 
