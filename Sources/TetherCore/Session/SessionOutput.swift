@@ -3,33 +3,46 @@
 /// deliver. The session appends; the driver performs the actions and calls
 /// ``removeAll()``, which keeps the storage, so a steady session reuses the same memory
 /// for every heartbeat. Both profiles use it, each with its own notifications.
+///
+/// A session sends a ``Packet`` (version 1's message and its session cookie), kept as it
+/// is: protocol version 2's layer (``SecureLink``) takes each one and puts version 2's
+/// datagram in its place, written into ``bytes``, which is what the driver sends. So the
+/// device's library holds no encoder of version 1's datagrams, nor a parser of them for
+/// the layer (issue 25, docs/PROTOCOL.md §12.16). Read without the layer (tests, the
+/// simulation's record of what a session wrote), a packet not yet replaced reads as
+/// version 1's encoding of it (``bytes(of:)``, ``datagrams``).
 public struct SessionOutput<Notification> {
-  /// The actions in order (``actions`` reads them as ``SessionAction``s): a send is an entry
-  /// with `slot` -1 and its bytes at `key ..< payload` of ``bytes``; a notification one with
+  /// The actions in order (``actions`` reads them as ``SessionAction``s): a datagram is an
+  /// entry with `slot` -1 and its bytes at `key ..< payload` of ``bytes``; a packet not yet
+  /// replaced one with `slot` -2 and `key` its index in `packets`; a notification one with
   /// `slot` its index in `notes`. Held apart from the notifications, in the element type of
   /// the heaps (``OutputEntry``), so that the walks over the actions (the driver's, and
-  /// protocol version 2's layer's, which replaces the datagrams a session wrote) and their
-  /// storage exist once for both profiles; an array of `SessionAction<Notification>` was
-  /// one copy of each per profile (`make lib-aarch64`, docs/PROTOCOL.md §12.16).
+  /// protocol version 2's layer's) and their storage exist once for both profiles; an array
+  /// of `SessionAction<Notification>` was one copy of each per profile (`make lib-aarch64`,
+  /// docs/PROTOCOL.md §12.16).
   var entries: [OutputEntry] = []
   /// The notifications, in order; each is an entry's.
   var notes: [Notification] = []
-  /// The encoded datagrams, back to back; a send's entry points into it.
+  /// The packets the session sent, in order (the first `packetCount`); each is an entry's
+  /// until the layer replaces it. The rest (of the steps before) are dropped at the next
+  /// send, so that emptying the output is the same non-generic code for both profiles.
+  var packets: [Packet] = []
+  var packetCount = 0
+  /// The datagrams written for sending, back to back; a datagram's entry points into it.
   public internal(set) var bytes: [UInt8] = []
 
   public init() {
-    entries.reserveCapacity(16)
+    OutputEntry.reserve(entries: &entries, bytes: &bytes)
     notes.reserveCapacity(16)
-    bytes.reserveCapacity(2 * Packet.maximumSize)
   }
 
   /// Every action, in order (tests and logs: the library reads them by index).
   public var actions: [SessionAction<Notification>] {
     entries.map { entry in
-      if let range = entry.sendRange {
-        .send(Datagram(range: range))
-      } else {
+      if entry.slot >= 0 {
         .notify(notes[Int(entry.slot)])
+      } else {
+        .send(Datagram(entry))
       }
     }
   }
@@ -38,7 +51,9 @@ public struct SessionOutput<Notification> {
   public var actionCount: Int { entries.count }
 
   /// Action `index`: the bytes to send if it is a datagram; nil for a notification
-  /// (``notification(at:)``).
+  /// (``notification(at:)``). The driver reads the output only after the layer replaced
+  /// every packet (``SecureLink/secure(_:from:session:now:)``); a packet not replaced reads
+  /// as no bytes.
   public func datagram(at index: Int) -> ArraySlice<UInt8>? {
     OutputEntry.datagram(at: index, entries: entries, bytes: bytes)
   }
@@ -51,28 +66,32 @@ public struct SessionOutput<Notification> {
     // replaceSubrange specialization per element type, this a small popLast (a step sends
     // a few dozen bytes, a JOIN at most a few hundred).
     OutputEntry.removeAll(entries: &entries, bytes: &bytes)
+    packetCount = 0
     while notes.popLast() != nil {}
   }
 
-  /// The bytes of one datagram of this output.
-  public func bytes(of datagram: Datagram) -> ArraySlice<UInt8> { bytes[datagram.range] }
+  /// The bytes of one datagram of this output: for a packet not replaced, version 1's
+  /// encoding of it.
+  public func bytes(of datagram: Datagram) -> ArraySlice<UInt8> {
+    if datagram.packet >= 0 { return packets[datagram.packet].encoded[...] }
+    return bytes[datagram.range]
+  }
 
   /// The notifications only, in order (tests and logs).
   public var notifications: [Notification] { notes }
 
   /// The datagrams only, in order.
   public var datagrams: [ArraySlice<UInt8>] {
-    entries.compactMap { entry in entry.sendRange.map { bytes[$0] } }
+    entries.compactMap { entry in entry.slot < 0 ? bytes(of: Datagram(entry)) : nil }
   }
 
-  /// Called from every step of a session: the encoding and the entry are one non-generic
-  /// copy for both profiles.
-  mutating func send(_ packet: Packet) {
-    OutputEntry.send(packet, entries: &entries, bytes: &bytes)
+  /// Called from every step of a session: one non-generic copy for both profiles.
+  mutating func send(_ packet: consuming Packet) {
+    OutputEntry.send(packet, entries: &entries, packets: &packets, count: &packetCount)
   }
 
   @inline(never)  // called from every step of a session: one copy of the append
-  mutating func notify(_ notification: Notification) {
+  mutating func notify(_ notification: consuming Notification) {
     OutputEntry.noted(notes.count, entries: &entries)
     notes.append(notification)
   }
@@ -92,23 +111,37 @@ extension SlotHeap.Entry {
   /// A notification's entry: `slot` its index among the output's notifications.
   init(slot: Int32) { self.init(key: 0, payload: 0, slot: slot) }
 
-  /// A send's entry, of the bytes at `range`.
+  /// A datagram's entry, of the bytes at `range`.
   init(sending range: Range<Int>) {
     self.init(
       key: UInt64(truncatingIfNeeded: range.lowerBound),
       payload: UInt64(truncatingIfNeeded: range.upperBound), slot: -1)
   }
 
-  /// The bytes a send's entry points at; nil for a notification's.
+  /// A packet's entry: `index` among the output's packets.
+  init(packet index: Int) {
+    self.init(key: UInt64(truncatingIfNeeded: index), payload: 0, slot: -2)
+  }
+
+  /// The bytes a datagram's entry points at (empty for a packet's); nil for a
+  /// notification's.
   var sendRange: Range<Int>? {
-    slot < 0 ? Int(truncatingIfNeeded: key)..<Int(truncatingIfNeeded: payload) : nil
+    if slot >= 0 { return nil }
+    return slot == -1 ? Int(truncatingIfNeeded: key)..<Int(truncatingIfNeeded: payload) : 0..<0
+  }
+
+  @inline(never)  // one copy for both profiles
+  static func reserve(entries: inout [OutputEntry], bytes: inout [UInt8]) {
+    entries.reserveCapacity(16)
+    bytes.reserveCapacity(2 * Packet.maximumSize)
   }
 
   @inline(never)  // one copy for both profiles
   static func datagram(at index: Int, entries: [OutputEntry], bytes: [UInt8])
     -> ArraySlice<UInt8>?
   {
-    entries[index].sendRange.map { bytes[$0] }
+    guard let range = entries[index].sendRange else { return nil }
+    return bytes[range]
   }
 
   @inline(never)  // one copy for both profiles
@@ -117,11 +150,15 @@ extension SlotHeap.Entry {
     while bytes.popLast() != nil {}
   }
 
-  @inline(never)  // one copy of the encode and append for both profiles
-  static func send(_ packet: Packet, entries: inout [OutputEntry], bytes: inout [UInt8]) {
-    let start = bytes.count
-    packet.encodeAsClient(into: &bytes)
-    entries.append(OutputEntry(sending: start..<bytes.count))
+  @inline(never)  // one copy of the append for both profiles
+  static func send(
+    _ packet: consuming Packet, entries: inout [OutputEntry], packets: inout [Packet],
+    count: inout Int
+  ) {
+    entries.append(OutputEntry(packet: count))
+    while packets.count > count { _ = packets.popLast() }
+    packets.append(packet)
+    count += 1
   }
 
   @inline(never)  // one copy for both profiles
@@ -150,7 +187,15 @@ public enum SessionAction<Notification> {
 extension SessionAction: Equatable where Notification: Equatable {}
 extension SessionAction: Sendable where Notification: Sendable {}
 
-/// A datagram inside a ``SessionOutput``.
+/// A datagram inside a ``SessionOutput``: its bytes, or a packet the session sent that
+/// protocol version 2's layer has not replaced yet (read as version 1's encoding of it).
 public struct Datagram: Equatable, Sendable {
   public let range: Range<Int>
+  /// The packet's index in its output; -1 for bytes.
+  let packet: Int
+
+  init(_ entry: OutputEntry) {
+    range = entry.sendRange ?? 0..<0
+    packet = entry.slot == -2 ? Int(truncatingIfNeeded: entry.key) : -1
+  }
 }
