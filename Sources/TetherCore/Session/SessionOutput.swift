@@ -144,8 +144,14 @@ extension SlotHeap.Entry {
   static func datagram(at index: Int, entries: [OutputEntry], bytes: [UInt8])
     -> ArraySlice<UInt8>?
   {
-    guard let range = entries[index].sendRange else { return nil }
-    return bytes[range]
+    let entry = entries[index]
+    if entry.slot >= 0 { return nil }
+    // A packet's entry (never seen by the driver: the layer replaces each first) reads as
+    // no bytes.
+    let (start, end) =
+      entry.slot == -1
+      ? (Int(truncatingIfNeeded: entry.key), Int(truncatingIfNeeded: entry.payload)) : (0, 0)
+    return bytes[start..<end]
   }
 
   @inline(never)  // one copy for both profiles
