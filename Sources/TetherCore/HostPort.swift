@@ -39,12 +39,15 @@ package struct HostPort {
     guard let port = Self.port(text[(colon + 1)...]) else { throw .invalidPort }
     guard end > start, end - start < 256 else { throw .invalidHost }
     var colons = false
+    // Copied byte by byte as it is checked: `Array(text[start..<end])` was a specialization
+    // of its own (224 bytes of aarch64 text).
+    var host: [UInt8] = []
     for byte in text[start..<end] {
       guard byte != 0 else { throw .invalidHost }
       colons = colons || byte == UInt8(ascii: ":")
+      host.append(byte)
     }
     guard colons == bracketed else { throw .invalidHost }
-    var host = Array(text[start..<end])
     host.append(0)
     self.host = host
     self.port = port

@@ -34,7 +34,7 @@ struct RecordedSession<Inner: LinkSession>: LinkSession {
   mutating func handle(
     _ message: Message, now: Instant, into output: inout SessionOutput<Notification>
   ) {
-    let first = output.actions.count
+    let first = output.actionCount
     if handed == nil { handed = message }
     inner.handle(message, now: now, into: &output)
     record(output, from: first)
@@ -44,7 +44,7 @@ struct RecordedSession<Inner: LinkSession>: LinkSession {
     _ kind: LinkDeadline, due: Instant, now: Instant,
     into output: inout SessionOutput<Notification>
   ) {
-    let first = output.actions.count
+    let first = output.actionCount
     inner.fire(kind, due: due, now: now, into: &output)
     record(output, from: first)
   }
@@ -79,7 +79,7 @@ struct SecureDriver {
     output: inout SessionOutput<S.Notification>,
     _ body: (inout S, Instant, inout SessionOutput<S.Notification>) throws(E) -> T
   ) throws(E) -> (T, [SessionWrote<S.Notification>]) {
-    let first = output.actions.count
+    let first = output.actionCount
     let result: T
     do throws(E) {
       result = try body(&session, now, &output)

@@ -48,9 +48,9 @@ enum SteadyMode {
         output.removeAll()
         now = session.nextDeadline ?? now
         session.advance(to: now, into: &output)
-        if !output.actions.isEmpty { break }
+        if output.actionCount != 0 { break }
       }
-      sent += output.actions.count
+      sent += output.actionCount
       output.removeAll()
       session.receive(datagram: ack[...], now: now + .milliseconds(1), into: &output)
       session.receive(datagram: digest[...], now: now + .milliseconds(2), into: &output)

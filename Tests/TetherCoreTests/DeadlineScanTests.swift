@@ -132,6 +132,6 @@ import TetherSim
     #expect(channels.pending.map(\.sequence) == [1, 2])
     #expect(channels.pending.map(\.channel) == [names[1], names[2]])
     #expect(channels.pending.allSatisfy { $0.kind == .join })
-    #expect(channels.apply(.join, names[0]).sequence == 3)
+    #expect(LoginChannels.operation(in: channels.apply(.join, names[0])).sequence == 3)
   }
 }

@@ -55,6 +55,26 @@ class Profile {
   var stateValue: Int32 { 1 }
 }
 
+/// What to log for a datagram the version 2 layer took, from its counters before and after
+/// and the session's state: nil if it dropped nothing worth a line. Not generic: one copy
+/// for both profiles.
+@inline(never)
+func droppedLine(
+  before: (unopened: UInt64, replayed: UInt64, dropped: UInt64),
+  after: (unopened: UInt64, replayed: UInt64, dropped: UInt64), state: Int32
+) -> StaticString? {
+  if after.unopened != before.unopened { return "dropped a datagram: did not open" }
+  if after.replayed != before.replayed { return "dropped a datagram: replayed or too old" }
+  // Anything else the layer drops is logged only while a session is under way (2 … 4:
+  // CONNECTING, CONNECTED, RECONNECTING): after a leave or logout the app hears nothing
+  // but that call's own callbacks (tether.h), and what the edge still sends then is for
+  // no session, as version 1's datagrams under an old cookie were.
+  if after.dropped != before.dropped, (2...4).contains(state) {
+    return "dropped a datagram: not for this session"
+  }
+  return nil
+}
+
 /// What the functions both profiles share ask of either session, beside what the
 /// connection asks (``DrivenSession``).
 protocol CallableSession: DrivenSession, LinkSession {
@@ -94,28 +114,20 @@ where Sink.Notification == Session.Notification {
 
   override func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> StaticString? {
     secure(now: arrival)
-    let before = (link.unopened, link.replayed, link.dropped)
+    let before = secureCounters
     link.unixTime = System.unixSeconds(at: arrival)
     link.receive(datagram, session: &session, now: arrival, into: &output)
-    secured = output.actions.count
-    if link.unopened != before.0 { return "dropped a datagram: did not open" }
-    if link.replayed != before.1 { return "dropped a datagram: replayed or too old" }
-    // Anything else the layer drops is logged only while a session is under way (2 … 4:
-    // CONNECTING, CONNECTED, RECONNECTING): after a leave or logout the app hears nothing
-    // but that call's own callbacks (tether.h), and what the edge still sends then is for
-    // no session, as version 1's datagrams under an old cookie were.
-    let live = (2...4).contains(session.state.rawValue)
-    if link.dropped != before.2, live { return "dropped a datagram: not for this session" }
-    return nil
+    secured = output.actionCount
+    return droppedLine(before: before, after: secureCounters, state: session.state.rawValue)
   }
 
-  override var hasUnsecured: Bool { secured < output.actions.count }
+  override var hasUnsecured: Bool { secured < output.actionCount }
 
   override func secure(now: Instant) {
-    guard secured < output.actions.count else { return }
+    guard secured < output.actionCount else { return }
     link.unixTime = System.unixSeconds(at: now)
     link.secure(&output, from: secured, session: &session, now: now)
-    secured = output.actions.count
+    secured = output.actionCount
   }
 
   override var secureCounters: (unopened: UInt64, replayed: UInt64, dropped: UInt64) {
@@ -134,7 +146,7 @@ where Sink.Notification == Session.Notification {
     // Past a rekey limit the link starts a handshake on its own: checked after every
     // entry point, even one that queued nothing.
     link.secure(&output, from: secured, session: &session, now: now)
-    secured = output.actions.count
+    secured = output.actionCount
   }
 
   override func networkChanged(byUser: Bool, now: Instant) {
@@ -149,17 +161,14 @@ where Sink.Notification == Session.Notification {
     session.trafficCounters
   }
 
-  override var actionCount: Int { output.actions.count }
+  override var actionCount: Int { output.actionCount }
 
   override func action(at index: Int, delivering: Bool, for connection: Connection)
     -> ArraySlice<UInt8>?
   {
-    switch output.actions[index] {
-    case .send(let datagram): return output.bytes(of: datagram)
-    case .notify(let notification):
-      if delivering { callbacks.deliver(notification, from: connection) }
-      return nil
-    }
+    if let bytes = output.datagram(at: index) { return bytes }
+    if delivering { callbacks.deliver(output.notification(at: index), from: connection) }
+    return nil
   }
 
   override func removeActions() {

@@ -82,7 +82,7 @@ public func tether_rtm_login(
 public func tether_rtm_logout(_ client: UnsafeMutablePointer<tether_rtm_client>?) -> Int32 {
   withProfile(client) { (connection, profile: LoginProfile) in
     // Only a logout that happens silences what was queued: a refused one changes nothing.
-    let queued = profile.output.actions.count
+    let queued = profile.output.actionCount
     do throws(TetherError) {
       try profile.session.logout(now: connection.now, into: &profile.output)
     } catch {

@@ -19,7 +19,7 @@ final class LoopContext {
   let loop: OpaquePointer
   /// The connections by slot; a slot is also the connection's key in `queue`.
   private var connections: [Connection?] = []
-  private var freeSlots: [Int32] = []
+  private var freeSlots = SlotStack()
   private(set) var connectionCount = 0
   private var queue = DeadlineQueue()
   /// Every deadline of the loop that fired, and how late.
@@ -91,7 +91,7 @@ final class LoopContext {
   /// Takes `connection` in; its slot is its key in the deadline queue.
   func add(_ connection: Connection) -> Int32 {
     connectionCount += 1
-    if let slot = freeSlots.popLast() {
+    if let slot = freeSlots.pop() {
       connections[Int(slot)] = connection
       return slot
     }
@@ -110,7 +110,7 @@ final class LoopContext {
     guard slot >= 0, Int(slot) < connections.count, connections[Int(slot)] != nil else { return }
     queue.schedule(slot, nil)
     connections[Int(slot)] = nil
-    freeSlots.append(slot)
+    freeSlots.push(slot)
     connectionCount -= 1
     rearm()
   }

@@ -22,7 +22,7 @@ extension SecureLink {
     do {  // the message ends here: a presence digest shares `payload`, which is reused next
       let message = take(datagram, now: now, into: &output.bytes)
       output.sendWritten(from: start)
-      first = output.actions.count
+      first = output.entries.count
       if let message {
         session.receive(message, now: now, into: &output)
       } else {
@@ -209,7 +209,7 @@ extension SecureLink {
     }
     guard end > 0 else { return nil }
     var reader = ByteReader(payload[1..<end])
-    guard let message = try? MessageType.decodeBody(type, &reader),
+    guard let message = try? MessageType.decodeServerBody(type, &reader),
       (try? reader.expectEnd()) != nil
     else { return nil }
     // Decoded: what the layer does with it, by its type byte (no copy of the message).

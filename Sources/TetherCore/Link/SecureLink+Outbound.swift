@@ -22,90 +22,124 @@ extension SecureLink {
     // Ends: a synthetic answer (a refusal of a token) ends the join or the renewal, and
     // what the session writes for it (notifications; a LOGIN only at its next retry
     // instant) asks for no other answer, so one more pass follows it at most.
-    while first < output.actions.count {
-      let answer = rewrite(&output, from: first, now: now)
-      first = output.actions.count
+    while true {
+      let answer = rewrite(&output.entries, &output.bytes, output.packets, from: first, now: now)
+      first = output.entries.count
+      guard answer != .none else { break }
       // Fed after the rewrite: the session appends to the output it reads from.
-      if answer != .none {
-        session.receive(message(for: answer), now: now, into: &output)
-      }
+      session.receive(message(for: answer), now: now, into: &output)
     }
-    if boundCookie != 0, session.link.cookie == 0 {  // the session ended: nothing of it is kept
+    settle(sessionCookie: session.link.cookie, &output.entries, &output.bytes, now: now)
+  }
+
+  /// After a rewrite: a session that ended (its cookie 0) leaves nothing of it kept; past a
+  /// rekey limit (or the hard one), a resumed handshake while the session goes on (§12.10).
+  /// Not generic (one copy for both profiles).
+  @inline(never)
+  mutating func settle(
+    sessionCookie: UInt64, _ entries: inout [OutputEntry], _ bytes: inout [UInt8], now: Instant
+  ) {
+    if boundCookie != 0, sessionCookie == 0 {
       forget()
       boundCookie = 0
     }
-    rekeyIfDue(&output, now: now)
+    let start = bytes.count
+    rekey(now: now, into: &bytes)
+    OutputEntry.sendWritten(from: start, entries: &entries, bytes: bytes)
   }
 
-  /// One pass over the actions from `first`: each send rewritten or removed. Returns the
-  /// synthetic answer a datagram asked for (a refusal of a token), if any. The generic
-  /// part is the walk over the actions alone (one copy per profile); the bytes are the
-  /// non-generic functions' below (one copy for both). Version 2's datagram is written past
-  /// the end of the output's bytes and the send pointed at it: the session's bytes stay
-  /// behind, unsent, until the driver empties the output (no copy of them is moved aside).
-  private mutating func rewrite<Notification>(
-    _ output: inout SessionOutput<Notification>, from first: Int, now: Instant
+  /// One pass over the actions (`entries`, ``SessionOutput``'s) from `first`: each packet
+  /// the session sent replaced with version 2's datagram, or removed. Returns the synthetic
+  /// answer a packet asked for (a refusal of a token), if any. Not generic: the output's
+  /// actions are entries of one type for both profiles. Version 2's datagram is written at
+  /// the end of the output's bytes and the entry pointed at it.
+  @inline(never)
+  private mutating func rewrite(
+    _ entries: inout [OutputEntry], _ bytes: inout [UInt8], _ packets: [Packet],
+    from first: Int, now: Instant
   ) -> LocalAnswer {
     var answer = LocalAnswer.none
     var index = first
-    while index < output.actions.count {
-      guard case .send(let datagram) = output.actions[index] else {
+    while index < entries.count {
+      guard entries[index].slot == -2 else {
         index += 1
         continue
       }
-      let start = output.bytes.count
-      let local = translate(datagram.range, now: now, into: &output.bytes)
+      let start = bytes.count
+      let local = packets.withUnsafeBufferPointer {
+        translate($0[Int(entries[index].key)], now: now, into: &bytes)
+      }
       if local != .none { answer = local }
-      if output.bytes.count > start {
-        output.actions[index] = .send(Datagram(range: start..<output.bytes.count))
+      if bytes.count > start {
+        entries[index] = OutputEntry(sending: start..<bytes.count)
         index += 1
       } else {
-        output.actions.remove(at: index)
+        entries.remove(at: index)
       }
     }
     return answer
   }
 
-  /// Appends version 2's datagram for the session's version 1 datagram at `v1` of `out`
-  /// (nothing if none); returns the synthetic answer the session must get instead, if any.
+  /// Appends version 2's datagram for the session's `packet` to `out` (nothing if none);
+  /// returns the synthetic answer the session must get instead, if any.
   @inline(never)
   private mutating func translate(
-    _ v1: Range<Int>, now: Instant, into out: inout [UInt8]
+    _ packet: borrowing Packet, now: Instant, into out: inout [UInt8]
   ) -> LocalAnswer {
-    guard v1.count >= Packet.headerSize else { return .none }
-    let type = out[v1.lowerBound + 3]
-    if type == MessageType.join.rawValue || type == MessageType.login.rawValue {
-      return ask(v1, now: now, into: &out)
-    }
     // DATA, written straight into `out`: room for the header, the payload (type byte and
-    // body), then sealed there.
+    // body, as version 1's body, §12.7), then sealed there.
+    switch packet.message {
+    case .join(let join):
+      return ask(
+        cookie: packet.cookie, login: false, flags: join.isRejoin, uid: join.uid,
+        app: join.appID.bytes, name: join.channel.bytes, token: join.token.bytes, now: now,
+        into: &out)
+    case .login(let login):
+      return ask(
+        cookie: packet.cookie, login: true, flags: login.isRelogin, uid: 0,
+        app: login.appID.bytes, name: login.userID.bytes, token: login.token.bytes, now: now,
+        into: &out)
+    default: break
+    }
     let start = out.count
     grow(&out, by: SealedData<Crypto.Cipher>.headerLength)
-    out.appendByte(type)
-    if type == MessageType.renewToken.rawValue {
-      // The token's text: a 2-byte length, then the text, to the end. Its `W` is sent.
+    var size = 9  // zeros to 9 bytes of payload: every device datagram at least 42
+    switch packet.message {
+    case .renewToken(let token):
+      // Its `W` is sent: the token's text is never sent.
       let crypto = crypto
-      hasRenewal = out.withUnsafeBytes {
-        let v1 = piece($0, v1.lowerBound, v1.count)
-        var offset = Packet.headerSize
-        let text = field(v1, &offset, width: 2)
-        return offset == v1.count && renewal.read(text, crypto: crypto)
-      }
+      hasRenewal = token.bytes.withUnsafeBytes { renewal.read($0, crypto: crypto) }
       guard hasRenewal else {
         truncate(&out, to: start)
         return .renewalRefused
       }
+      out.appendByte(MessageType.renewToken.rawValue)
       renewal.withStoredBytes { append(piece($0, 0, TokenV2.secretOffset), to: &out) }
-    } else {
-      // The body (copied within `out`, past its end); zeros to 9 bytes of payload (every
-      // device datagram at least 42), and a CHANNEL_OPERATION's name zero-filled to 63 so
-      // its size does not tell the name's.
-      for index in (v1.lowerBound + Packet.headerSize)..<v1.upperBound {
-        out.appendByte(out[index])
-      }
-      let size = type == MessageType.channelOperation.rawValue ? 74 : 9
-      grow(&out, by: start + SealedData<Crypto.Cipher>.headerLength + size - out.count)
+    case .heartbeat(let sequence):
+      out.appendByte(MessageType.heartbeat.rawValue)
+      out.appendBigEndian(UInt64(sequence), byteCount: 4)
+    case .leave:
+      out.appendByte(MessageType.leave.rawValue)
+    case .loginHeartbeat(let sequence, let session, let received):
+      out.appendByte(MessageType.loginHeartbeat.rawValue)
+      out.appendBigEndian(UInt64(sequence) << 32 | UInt64(session), byteCount: 8)
+      out.appendBigEndian(UInt64(received), byteCount: 4)
+    case .logout:
+      out.appendByte(MessageType.logout.rawValue)
+    case .channelOperation(let operation):
+      // The name zero-filled to 63, so the datagram's size does not tell the name's.
+      out.appendByte(MessageType.channelOperation.rawValue)
+      out.appendBigEndian(
+        UInt64(operation.session) << 32 | UInt64(operation.sequence), byteCount: 8)
+      out.appendByte(operation.kind.rawValue)
+      out.appendByte(UInt8(truncatingIfNeeded: operation.channel.bytes.count))
+      operation.channel.bytes.withUnsafeBytes { append($0, to: &out) }
+      size = 74
+    default:  // a server's message: no session sends one
+      truncate(&out, to: start)
+      return .none
     }
+    grow(&out, by: start + SealedData<Crypto.Cipher>.headerLength + size - out.count)
     // Under the CONFIRM's keys while one is out (the edge may hold its session already: a
     // LEAVE should reach it; and a resume's CONFIRM renames the old session at the edge, so
     // the old keys' datagrams would draw its RESET), else under the confirmed keys.
@@ -127,34 +161,24 @@ extension SecureLink {
     }
   }
 
-  /// A JOIN or LOGIN (the session's own bytes, §3's layout): the request `Q` is written
-  /// from its fields, read by offset, and the token parsed; then the held CONFIRM or a new
-  /// INIT goes out. Returns the refusal the session gets for a token that is not a version
-  /// 2 one, or whose public expiry the device's clock passed. Bytes of another layout (no
-  /// session writes them) send nothing.
+  /// A JOIN or LOGIN: the request `Q` is written from its fields and the token parsed;
+  /// then the held CONFIRM or a new INIT goes out. Returns the refusal the session gets for
+  /// a token that is not a version 2 one, or whose public expiry the device's clock passed.
   @inline(never)
-  private mutating func ask(_ v1: Range<Int>, now: Instant, into out: inout [UInt8])
-    -> LocalAnswer
-  {
-    var request = InlineBytes()
-    let isLogin = out[v1.lowerBound + 3] == MessageType.login.rawValue
-    let text = out.withUnsafeBytes { bytes in
-      request.withUnsafeMutableBytes {
-        Self.writeRequest(piece(bytes, v1.lowerBound, v1.count), isLogin: isLogin, into: $0)
-      }
-    }
-    guard let text else { return .none }
-    let cookie = out.withUnsafeBytes { bigEndian($0, at: v1.lowerBound + 4, width: 8) }
+  private mutating func ask(
+    cookie: UInt64, login: Bool, flags: Bool, uid: UInt32, app: [UInt8], name: [UInt8],
+    token text: [UInt8], now: Instant, into out: inout [UInt8]
+  ) -> LocalAnswer {
     if cookie != boundCookie {  // another session: nothing of the last one is kept
       forget()
       boundCookie = cookie
     }
-    self.request = request
+    request.withUnsafeMutableBytes { q in
+      Self.writeRequest(login: login, flags: flags, uid: uid, app: app, name: name, into: q)
+    }
     hasRequest = true
     let crypto = crypto
-    hasToken = out.withUnsafeBytes {
-      token.read(piece($0, v1.lowerBound + text.lowerBound, text.count), crypto: crypto)
-    }
+    hasToken = text.withUnsafeBytes { token.read($0, crypto: crypto) }
     guard hasToken else { return .invalidToken }
     let expiry = token.expiryInPlace()
     if !confirmed, unixTime != 0, expiry != 0, unixTime >= expiry {
@@ -178,37 +202,22 @@ extension SecureLink {
     }
   }
 
-  /// `Q` (§12.5) from a JOIN (uid `u32`, flags, app id, channel, token) or a LOGIN (flags,
-  /// app id, user id, token) into `q` (zeros); returns where the token's text is in `v1`.
-  /// Nil if the bytes are not exactly that layout, or a name is longer than its room in
-  /// `Q`.
+  /// `Q` (§12.5) from a JOIN's or LOGIN's fields into `q`, every byte written (what the
+  /// names do not fill is zero). The names fit their room: an app id and a user id are at
+  /// most 64 bytes, a channel name 63.
   private static func writeRequest(
-    _ v1: UnsafeRawBufferPointer, isLogin: Bool, into q: UnsafeMutableRawBufferPointer
-  ) -> Range<Int>? {
-    // Both layouts are big-endian and put each name's one-byte length right before it, as
-    // `Q` does: the uid and each name go across as they are, length and all, in one copy.
-    var offset = Packet.headerSize
-    if !isLogin {
-      guard copy(piece(v1, offset, 4), into: q, at: 5) else { return nil }
-      offset += 4
-    }
-    let flags = bigEndian(v1, at: offset, width: 1)
-    offset += 1
-    var at = 9  // the app id; then the channel or user id at 75
-    while at < 76 {
-      let count = Int(bigEndian(v1, at: offset, width: 1)) + 1
-      let name = piece(v1, offset, count)
-      guard count <= 65, name.count == count, copy(name, into: q, at: at) else { return nil }
-      offset += count
-      at += 66
-    }
-    let textStart = offset + 2
-    let text = field(v1, &offset, width: 2)
-    guard offset == v1.count, flags <= 1 else { return nil }
-    q[0] = UInt8(truncatingIfNeeded: flags)  // bit 0: rejoin or RELOGIN, as version 1's
+    login: Bool, flags: Bool, uid: UInt32, app: [UInt8], name: [UInt8],
+    into q: UnsafeMutableRawBufferPointer
+  ) {
+    for index in 0..<HandshakeRequest.size { q[index] = 0 }
+    q[0] = flags ? 1 : 0  // bit 0: rejoin or RELOGIN, as version 1's
     q[1] = HandshakeRequest.spokenVersion
-    q[74] = isLogin ? HandshakeRequest.loginKind : HandshakeRequest.channelKind
-    return textStart..<(textStart + text.count)
+    putBigEndian(UInt64(uid), width: 4, into: q, at: 5)
+    q[9] = UInt8(truncatingIfNeeded: app.count)
+    _ = app.withUnsafeBytes { copy($0, into: piece(q, 10, 64), at: 0) }
+    q[74] = login ? HandshakeRequest.loginKind : HandshakeRequest.channelKind
+    q[75] = UInt8(truncatingIfNeeded: name.count)
+    _ = name.withUnsafeBytes { copy($0, into: piece(q, 76, 64), at: 0) }
   }
 
   /// The held CONFIRM while its ticket lasts; else a new INIT, resuming the confirmed
@@ -259,17 +268,8 @@ extension SecureLink {
     if !made { truncate(&out, to: start) }
   }
 
-  /// Past a rekey limit (or the hard one), a resumed handshake while the session goes on
-  /// (§12.10): at most one attempt a second, until its ACCEPT brings new keys.
-  private mutating func rekeyIfDue<Notification>(
-    _ output: inout SessionOutput<Notification>, now: Instant
-  ) {
-    let start = output.bytes.count
-    rekey(now: now, into: &output.bytes)
-    output.sendWritten(from: start)
-  }
-
-  /// The rekey's datagram appended to `bytes`, if one is due.
+  /// The rekey's datagram appended to `bytes`, if one is due: at most one attempt a
+  /// second, until its ACCEPT brings new keys.
   @inline(never)
   private mutating func rekey(now: Instant, into bytes: inout [UInt8]) {
     // Asked of the keys where they are held (a binding would copy them).
@@ -297,18 +297,6 @@ enum LocalAnswer {
   case tokenExpired
   /// The RENEW_TOKEN's token is not a version 2 one: a refused TOKEN_RENEWED.
   case renewalRefused
-}
-
-/// The length-prefixed field at `offset` of `bytes` (its length `width` bytes, big-endian),
-/// `offset` moved past it; empty, and `offset` past the end, if it does not fit.
-@inline(never)
-func field(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, width: Int)
-  -> UnsafeRawBufferPointer
-{
-  let length = Int(bigEndian(bytes, at: offset, width: width))
-  let value = piece(bytes, offset + width, length)
-  offset = value.count == length ? offset + width + length : bytes.count + 1
-  return value
 }
 
 extension LinkSession {

@@ -80,9 +80,10 @@ extension LoginSession {
     case .leave:
       guard channels.contains(channel) else { throw .notReady }
     }
-    let operation = channels.apply(kind, channel)
+    var packet = channels.apply(kind, channel)
     if isConnected {
-      output.send(Packet(cookie: link.cookie, message: .channelOperation(operation)))
+      packet.cookie = link.cookie
+      output.send(packet)
     }
     advance(to: now, into: &output)
   }

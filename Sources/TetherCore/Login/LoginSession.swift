@@ -55,7 +55,7 @@ public struct LoginSession<Random: RandomNumberGenerator> {
   public var joinedChannels: [ChannelName] { channels.joined }
 
   /// Channel operations the server has not acknowledged yet.
-  public var pendingChannelOperations: Int { channels.pending.count }
+  public var pendingChannelOperations: Int { channels.pendingPackets.count }
 
   /// When the current token expires, if a server said so.
   public var tokenExpiresAt: Instant? { link.tokenExpiresAt }
@@ -137,8 +137,10 @@ public struct LoginSession<Random: RandomNumberGenerator> {
   /// Sends the oldest unacknowledged channel operations (at most `limit`).
   mutating func sendPendingOperations(limit: Int, into output: inout LoginOutput) {
     // Indices rather than `prefix(limit)`, which costs its own generic code.
-    for index in 0..<min(limit, channels.pending.count) {
-      output.send(Packet(cookie: link.cookie, message: .channelOperation(channels.pending[index])))
+    for index in 0..<min(limit, channels.pendingPackets.count) {
+      var packet = channels.pendingPackets[index]
+      packet.cookie = link.cookie
+      output.send(packet)
     }
   }
 }

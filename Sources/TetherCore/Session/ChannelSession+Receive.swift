@@ -19,12 +19,7 @@ extension ChannelSession: LinkSession {
     case .heartbeatAck:
       if link.isLive { recordData(now) }
     case .presence(let digest):
-      guard link.isLive, let membership else { break }
-      recordHeard(now)
-      let elapsed = now.since(membership.joinedAt).clampedMilliseconds
-      for entry in digest where entry.uid != membership.uid {
-        members.apply(entry, at: now, elapsedMs: elapsed, into: &output)
-      }
+      presence(digest, now: now, into: &output)
     case .kick(.banned):
       if isJoiningOrJoined { fail(.bannedByServer, into: &output) }
     case .kick(.sameUID):
@@ -43,6 +38,24 @@ extension ChannelSession: LinkSession {
       // nothing a channel session uses. (`default`, not those cases listed: matching them
       // copies the message.)
       link.counters.unexpected &+= 1
+    }
+  }
+
+  /// A PRESENCE digest while live: each entry but this session's own applied. Out of line,
+  /// the digest borrowed: iterating it in the switch copied the whole message first (an
+  /// outlined copy of Message).
+  @inline(never)
+  private mutating func presence(
+    _ digest: borrowing PresenceDigest, now: Instant, into output: inout ChannelOutput
+  ) {
+    guard link.isLive, let membership else { return }
+    recordHeard(now)
+    let elapsed = now.since(membership.joinedAt).clampedMilliseconds
+    var entries = digest.makeIterator()
+    while let entry = entries.next() {
+      if entry.uid != membership.uid {
+        members.apply(entry, at: now, elapsedMs: elapsed, into: &output)
+      }
     }
   }
 

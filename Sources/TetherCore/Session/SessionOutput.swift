@@ -3,61 +3,182 @@
 /// deliver. The session appends; the driver performs the actions and calls
 /// ``removeAll()``, which keeps the storage, so a steady session reuses the same memory
 /// for every heartbeat. Both profiles use it, each with its own notifications.
+///
+/// A session sends a ``Packet`` (version 1's message and its session cookie), kept as it
+/// is: protocol version 2's layer (``SecureLink``) takes each one and puts version 2's
+/// datagram in its place, written into ``bytes``, which is what the driver sends. So the
+/// device's library holds no encoder of version 1's datagrams, nor a parser of them for
+/// the layer (issue 25, docs/PROTOCOL.md §12.16). Read without the layer (tests, the
+/// simulation's record of what a session wrote), a packet not yet replaced reads as
+/// version 1's encoding of it (``bytes(of:)``, ``datagrams``).
 public struct SessionOutput<Notification> {
-  // Settable inside the module: protocol version 2's layer (``SecureLink``) replaces the
-  // datagrams a session wrote here, so the driver sends what it finds here either way.
-  public internal(set) var actions: [SessionAction<Notification>] = []
-  /// The encoded datagrams, back to back; ``SessionAction/send(_:)`` points into it.
+  /// The actions in order (``actions`` reads them as ``SessionAction``s): a datagram is an
+  /// entry with `slot` -1 and its bytes at `key ..< payload` of ``bytes``; a packet not yet
+  /// replaced one with `slot` -2 and `key` its index in `packets`; a notification one with
+  /// `slot` its index in `notes`. Held apart from the notifications, in the element type of
+  /// the heaps (``OutputEntry``), so that the walks over the actions (the driver's, and
+  /// protocol version 2's layer's) and their storage exist once for both profiles; an array
+  /// of `SessionAction<Notification>` was one copy of each per profile (`make lib-aarch64`,
+  /// docs/PROTOCOL.md §12.16).
+  var entries: [OutputEntry] = []
+  /// The notifications, in order; each is an entry's.
+  var notes: [Notification] = []
+  /// The packets the session sent, in order (the first `packetCount`); each is an entry's
+  /// until the layer replaces it. The rest (of the steps before) are dropped at the next
+  /// send, so that emptying the output is the same non-generic code for both profiles.
+  var packets: [Packet] = []
+  var packetCount = 0
+  /// The datagrams written for sending, back to back; a datagram's entry points into it.
   public internal(set) var bytes: [UInt8] = []
 
   public init() {
-    actions.reserveCapacity(16)
-    bytes.reserveCapacity(2 * Packet.maximumSize)
+    // The notifications' storage is made by the first one and kept (``removeAll()`` keeps
+    // it): reserving it here was a specialization per profile (272 bytes of aarch64 text).
+    OutputEntry.reserve(entries: &entries, packets: &packets, bytes: &bytes)
   }
+
+  /// Every action, in order (tests and logs: the library reads them by index).
+  public var actions: [SessionAction<Notification>] {
+    entries.map { entry in
+      if entry.slot >= 0 {
+        .notify(notes[Int(entry.slot)])
+      } else {
+        .send(Datagram(entry))
+      }
+    }
+  }
+
+  /// How many actions the output holds.
+  public var actionCount: Int { entries.count }
+
+  /// Action `index`: the bytes to send if it is a datagram; nil for a notification
+  /// (``notification(at:)``). The driver reads the output only after the layer replaced
+  /// every packet (``SecureLink/secure(_:from:session:now:)``); a packet not replaced reads
+  /// as no bytes.
+  public func datagram(at index: Int) -> ArraySlice<UInt8>? {
+    OutputEntry.datagram(at: index, entries: entries, bytes: bytes)
+  }
+
+  /// Action `index`, a notification.
+  public func notification(at index: Int) -> Notification { notes[Int(entries[index].slot)] }
 
   public mutating func removeAll() {
     // One at a time, keeping the storage: `removeAll(keepingCapacity:)` is a
     // replaceSubrange specialization per element type, this a small popLast (a step sends
     // a few dozen bytes, a JOIN at most a few hundred).
-    while actions.popLast() != nil {}
-    while bytes.popLast() != nil {}
+    OutputEntry.removeAll(entries: &entries, bytes: &bytes)
+    packetCount = 0
+    while notes.popLast() != nil {}
   }
 
-  /// The bytes of one datagram of this output.
-  public func bytes(of datagram: Datagram) -> ArraySlice<UInt8> { bytes[datagram.range] }
+  /// The bytes of one datagram of this output: for a packet not replaced, version 1's
+  /// encoding of it.
+  public func bytes(of datagram: Datagram) -> ArraySlice<UInt8> {
+    if datagram.packet >= 0 { return packets[datagram.packet].encoded[...] }
+    return bytes[datagram.range]
+  }
 
   /// The notifications only, in order (tests and logs).
-  public var notifications: [Notification] {
-    actions.compactMap { if case .notify(let n) = $0 { n } else { nil } }
-  }
+  public var notifications: [Notification] { notes }
 
   /// The datagrams only, in order.
   public var datagrams: [ArraySlice<UInt8>] {
-    actions.compactMap { if case .send(let d) = $0 { bytes(of: d) } else { nil } }
+    entries.compactMap { entry in entry.slot < 0 ? bytes(of: Datagram(entry)) : nil }
   }
 
-  @inline(never)  // called from every step of a session: one copy of the encode and append
-  mutating func send(_ packet: Packet) {
-    let start = bytes.count
-    packet.encodeAsClient(into: &bytes)
-    append(.send(Datagram(range: start..<bytes.count)))
+  /// Called from every step of a session: one non-generic copy for both profiles.
+  mutating func send(_ packet: consuming Packet) {
+    OutputEntry.send(packet, entries: &entries, packets: &packets, count: &packetCount)
   }
 
   @inline(never)  // called from every step of a session: one copy of the append
-  mutating func notify(_ notification: Notification) {
-    append(.notify(notification))
+  mutating func notify(_ notification: consuming Notification) {
+    OutputEntry.noted(notes.count, entries: &entries)
+    notes.append(notification)
   }
 
   /// The datagram written at the end of ``bytes`` from `start` sent (protocol version 2's
-  /// layer writes its own datagrams); nothing if none was written. One copy of the append
-  /// for each of its callers.
-  @inline(never)
+  /// layer writes its own datagrams); nothing if none was written.
   mutating func sendWritten(from start: Int) {
-    if bytes.count > start { append(.send(Datagram(range: start..<bytes.count))) }
+    OutputEntry.sendWritten(from: start, entries: &entries, bytes: bytes)
+  }
+}
+
+/// One action of a ``SessionOutput``: a heap's entry (``SlotHeap/Entry``), for its element
+/// type's code, which the library holds already.
+typealias OutputEntry = SlotHeap.Entry
+
+extension SlotHeap.Entry {
+  /// A notification's entry: `slot` its index among the output's notifications.
+  init(slot: Int32) { self.init(key: 0, payload: 0, slot: slot) }
+
+  /// A datagram's entry, of the bytes at `range`.
+  init(sending range: Range<Int>) {
+    self.init(
+      key: UInt64(truncatingIfNeeded: range.lowerBound),
+      payload: UInt64(truncatingIfNeeded: range.upperBound), slot: -1)
   }
 
-  private mutating func append(_ action: SessionAction<Notification>) {
-    actions.append(action)
+  /// A packet's entry: `index` among the output's packets.
+  init(packet index: Int) {
+    self.init(key: UInt64(truncatingIfNeeded: index), payload: 0, slot: -2)
+  }
+
+  /// The bytes a datagram's entry points at (empty for a packet's); nil for a
+  /// notification's.
+  var sendRange: Range<Int>? {
+    if slot >= 0 { return nil }
+    return slot == -1 ? Int(truncatingIfNeeded: key)..<Int(truncatingIfNeeded: payload) : 0..<0
+  }
+
+  @inline(never)  // one copy for both profiles
+  static func reserve(
+    entries: inout [OutputEntry], packets: inout [Packet], bytes: inout [UInt8]
+  ) {
+    entries.reserveCapacity(16)
+    packets.reserveCapacity(16)
+    bytes.reserveCapacity(2 * Packet.maximumSize)
+  }
+
+  @inline(never)  // one copy for both profiles
+  static func datagram(at index: Int, entries: [OutputEntry], bytes: [UInt8])
+    -> ArraySlice<UInt8>?
+  {
+    let entry = entries[index]
+    if entry.slot >= 0 { return nil }
+    // A packet's entry (never seen by the driver: the layer replaces each first) reads as
+    // no bytes.
+    let (start, end) =
+      entry.slot == -1
+      ? (Int(truncatingIfNeeded: entry.key), Int(truncatingIfNeeded: entry.payload)) : (0, 0)
+    return bytes[start..<end]
+  }
+
+  @inline(never)  // one copy for both profiles
+  static func removeAll(entries: inout [OutputEntry], bytes: inout [UInt8]) {
+    while entries.popLast() != nil {}
+    while bytes.popLast() != nil {}
+  }
+
+  @inline(never)  // one copy of the append for both profiles
+  static func send(
+    _ packet: consuming Packet, entries: inout [OutputEntry], packets: inout [Packet],
+    count: inout Int
+  ) {
+    entries.append(OutputEntry(packet: count))
+    while packets.count > count { _ = packets.popLast() }
+    packets.append(packet)
+    count += 1
+  }
+
+  @inline(never)  // one copy for both profiles
+  static func noted(_ index: Int, entries: inout [OutputEntry]) {
+    entries.append(OutputEntry(slot: Int32(truncatingIfNeeded: index)))
+  }
+
+  @inline(never)  // one copy for every caller
+  static func sendWritten(from start: Int, entries: inout [OutputEntry], bytes: [UInt8]) {
+    if bytes.count > start { entries.append(OutputEntry(sending: start..<bytes.count)) }
   }
 }
 
@@ -76,7 +197,15 @@ public enum SessionAction<Notification> {
 extension SessionAction: Equatable where Notification: Equatable {}
 extension SessionAction: Sendable where Notification: Sendable {}
 
-/// A datagram inside a ``SessionOutput``.
+/// A datagram inside a ``SessionOutput``: its bytes, or a packet the session sent that
+/// protocol version 2's layer has not replaced yet (read as version 1's encoding of it).
 public struct Datagram: Equatable, Sendable {
   public let range: Range<Int>
+  /// The packet's index in its output; -1 for bytes.
+  let packet: Int
+
+  init(_ entry: OutputEntry) {
+    range = entry.sendRange ?? 0..<0
+    packet = entry.slot == -2 ? Int(truncatingIfNeeded: entry.key) : -1
+  }
 }

@@ -38,9 +38,9 @@ public struct DeadlineQueue {
   /// Makes room for slots 0..<`slots` (and for as many entries) now, so later calls do not
   /// grow the storage.
   public mutating func reserve(slots: Int) {
-    if heap.positions.count < slots {
-      heap.positions.append(contentsOf: repeatElement(-1, count: slots - heap.positions.count))
-    }
+    // One element at a time: `append(contentsOf: repeatElement(…))` was a specialization of
+    // its own (as in MemberIndex.grow).
+    while heap.positions.count < slots { heap.positions.append(-1) }
     heap.reserveCapacity(slots)
   }
 

@@ -15,7 +15,7 @@ struct SlotHeap {
   private(set) var entries: [Entry] = []
   /// Slot → the index of its entry, or -1 when it has none. Kept for the slots below
   /// `positions.count` only: a heap with several entries per slot leaves it empty.
-  var positions: [Int32] = []
+  var positions = SlotTable()
 
   var count: Int { entries.count }
   var first: Entry? { entries.first }
