@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+import TetherLab
+
+/// Protocol version 2 against an attacker on the path (docs/SECURITY.md §2; issue 25,
+/// "Proofs"): the C hosts of both profiles (examples/device, examples/messaging) and the real
+/// tether-edge on loopback, with an ``Attacker`` in the fault proxy that taps, flips, drops,
+/// replays, forges and sends from sockets of its own. Each scenario has its own edge,
+/// proxy, seed and ports, so the scenarios run side by side; every expectation names the
+/// seed (TETHER_FAULT_SEED replays the proxy's and the attacker's draws).
+///
+/// Every scenario ends with the passive tap: no app id, channel name, user id, uid (4 bytes
+/// either way, decimal text), token text, device secret or certificate in any datagram.
+/// "Nothing changed" is read from the hosts' printed lines: no line after the attack
+/// began (no state change, no callback).
+@Suite(Lab.enabled) struct AttackerEndToEndTests {
+  // MARK: - Passive
+
+  /// Two members join, beat, and leave: the tap finds none of the secrets on the wire.
+  @Test(arguments: AttackProfile.allCases)
+  func passiveTap_seesNoNameUidTokenOrSecret(_ profile: AttackProfile) throws {
+    let w = try AttackWorld("passiveTap", profile)
+    let (a, b) = try w.twoMembers()
+    Thread.sleep(forTimeInterval: 10 * w.heartbeat)
+    let before = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    #expect(b.waitFor(profile.peerSawLeave(profile.members[0]), from: before) != nil, w.replay)
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  // MARK: - Bit flips
+
+  /// The first datagram of each shape on the attacked links (INIT, RESPONSE, CONFIRM, DATA
+  /// both ways by size, REFUSE_SEALED, REFUSE_CLEAR, and RESET after an edge restart) is
+  /// flipped at every offset, one copy per offset, the copies sent before the genuine
+  /// datagram or in its place. A (link 0) joins, beats, meets a restarted edge, rejoins and
+  /// leaves; R (link 2) is refused sealed (another app id), X (link 3) in clear (a token of
+  /// another certificate). Each does exactly what it does without the attacker; B (link
+  /// 1, clean) sees A join and leave, and nothing else of it.
+  @Test(arguments: AttackProfile.allCases, [Attacker.Flip.inAddition, .instead])
+  func bitFlips_everyOffsetOfEveryKind_changeNothing(
+    _ profile: AttackProfile, _ mode: Attacker.Flip
+  ) throws {
+    // Scale 0.25: interrupted after 1 s, longer than a restart takes, so A's next beat
+    // meets the new edge and draws a RESET.
+    let w = try AttackWorld("bitFlips-\(mode)", profile, scale: 0.25, devices: 4)
+    for link in [0, 2, 3] { w.attacker.flip(mode, device: link) }
+    let (a, b) = try w.twoMembers()
+    let refused = try w.host("R", index: 2, member: 0, appID: "other-app")
+    let forged = try w.host("X", index: 3, member: 0, token: try w.foreignToken(member: 0))
+    let appRefused = profile == .channel ? "FAILED INVALID_APP_ID" : "DISCONNECTED LOGIN_FAILURE"
+    let tokenRefused =
+      profile == .channel ? "DISCONNECTED INVALID_TOKEN" : "DISCONNECTED LOGIN_FAILURE"
+    #expect(refused.waitFor("state \(appRefused)") != nil, w.replay)
+    #expect(forged.waitFor("state \(tokenRefused)") != nil, w.replay)
+    Thread.sleep(forTimeInterval: 4 * w.heartbeat)
+    let restartMark = a.lines.count
+    let (_, back) = try w.world.restartEdge(down: 0)
+    #expect(a.waitFor("state CONNECTED", from: restartMark) != nil, w.replay)
+    Thread.sleep(forTimeInterval: 4 * w.heartbeat)
+    let before = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    #expect(b.waitFor(profile.peerSawLeave(profile.members[0]), from: before) != nil, w.replay)
+    Thread.sleep(forTimeInterval: 2 * w.heartbeat)
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+
+    let states = a.states
+    #expect(states.prefix(2) == [profile.connecting, profile.joined], "\(states); \(w.replay)")
+    // The restart: one RECONNECTING (a RESET's, or INTERRUPTED if the restart was slow),
+    // one rejoin, the leave. Nothing else.
+    #expect(states.count == 5, "\(states); \(w.replay)")
+    #expect(states.dropFirst(2).first?.hasPrefix("RECONNECTING") == true, "\(states)")
+    #expect(states.dropFirst(3).first?.hasPrefix("CONNECTED") == true, "\(states)")
+    #expect(refused.states == [profile.connecting, appRefused], w.replay)
+    #expect(forged.states == [profile.connecting, tokenRefused], w.replay)
+    let aSawB = a.lines.filter { $0.text.contains(profile.peerSawLeave(profile.members[1])) }
+    #expect(aSawB.isEmpty, w.replay)
+    let bSawA = b.lines.filter { $0.text.contains(profile.peerSawLeave(profile.members[0])) }
+    #expect(bSawA.count == 1, "\(bSawA.map(\.text)); \(w.replay)")
+
+    // What was flipped: every kind the four links carried.
+    let shapes = [0, 1, 2, 3].flatMap { w.attacker.flippedShapes($0) }
+    let kinds = Set(shapes.map { "\($0.0) \($0.1)" })
+    var expected: Set = [
+      "uplink 1", "downlink 2", "uplink 3", "uplink 7", "downlink 7", "downlink 5", "downlink 6",
+    ]
+    // A RESET came only if A's beat met the new edge before interrupted_after.
+    if states.dropFirst(2).first == "RECONNECTING KEEP_ALIVE_TIMEOUT" {
+      expected.insert("downlink 8")
+    }
+    #expect(kinds.isSuperset(of: expected), "flipped \(kinds.sorted()); \(w.replay)")
+    #expect(w.attacker.sent > 1500, w.replay)
+    print(
+      "bitFlips(\(profile), \(mode)): seed \(w.world.seed): \(shapes.count) shapes flipped, "
+        + "\(w.attacker.sent) datagrams sent; A: \(states); restart back at \(back)")
+    w.expectTapClean()
+  }
+
+  // MARK: - Replays
+
+  /// Every datagram of both members' links, both ways, sent again on its own link (from
+  /// the device's own address: handshakes included) at +0, +1 s and +30 s (scaled): no
+  /// line on either host. Then, with the timed replays off, everything A's link carried is
+  /// sent again after a rejoin (A's link cut to INTERRUPTED and healed), after an edge
+  /// restart, and after A's leave: nothing on the hosts, no session made (B sees A leave
+  /// once and never join again).
+  @Test(arguments: AttackProfile.allCases)
+  func replays_atPlus0_1s_30s_andAfterRejoinRestartAndLeave_changeNothing(
+    _ profile: AttackProfile
+  ) throws {
+    let w = try AttackWorld("replays", profile)
+    let delays = [0, 1, 30].map { $0 * w.scale }
+    for link in 0..<2 { w.attacker.replay(device: link, after: delays) }
+    let (a, b) = try w.twoMembers()
+    // The replays of the joins themselves are still coming: wait them out.
+    Thread.sleep(forTimeInterval: 30 * w.scale + 10 * w.heartbeat)
+    var marks = (a.lines.count, b.lines.count)
+    #expect(a.states == [profile.connecting, profile.joined], w.replay)
+    Thread.sleep(forTimeInterval: 30 * w.scale + 5 * w.heartbeat)
+    #expect(w.linesSince(a, marks.0) == [], "timed replays; \(w.replay)")
+    #expect(w.linesSince(b, marks.1) == [], "timed replays; \(w.replay)")
+    for link in 0..<2 { w.attacker.replay(device: link, after: []) }
+    Thread.sleep(forTimeInterval: 30 * w.scale)
+
+    // After a rejoin.
+    let cut = a.lines.count
+    w.world.proxy.set(.blackholed, device: 0)
+    #expect(a.waitFor("state RECONNECTING", from: cut) != nil, w.replay)
+    w.world.proxy.heal(0)
+    #expect(a.waitFor("state CONNECTED", from: cut) != nil, w.replay)
+    Thread.sleep(forTimeInterval: 10 * w.heartbeat)
+    marks = (a.lines.count, b.lines.count)
+    w.attacker.resend(w.attacker.genuine(0))
+    Thread.sleep(forTimeInterval: 10 * w.heartbeat)
+    #expect(w.linesSince(a, marks.0) == [], "after a rejoin; \(w.replay)")
+    #expect(w.linesSince(b, marks.1) == [], "after a rejoin; \(w.replay)")
+
+    // After an edge restart.
+    let restart = (a.lines.count, b.lines.count)
+    _ = try w.world.restartEdge(down: 0)
+    #expect(a.waitFor("state CONNECTED", from: restart.0) != nil, w.replay)
+    #expect(b.waitFor("state CONNECTED", from: restart.1) != nil, w.replay)
+    Thread.sleep(forTimeInterval: 10 * w.heartbeat)
+    marks = (a.lines.count, b.lines.count)
+    w.attacker.resend(w.attacker.genuine(0) + w.attacker.genuine(1))
+    Thread.sleep(forTimeInterval: 10 * w.heartbeat)
+    #expect(w.linesSince(a, marks.0) == [], "after an edge restart; \(w.replay)")
+    #expect(w.linesSince(b, marks.1) == [], "after an edge restart; \(w.replay)")
+
+    // After A's leave: everything A ever sent, from A's address.
+    let left = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    #expect(b.waitFor(profile.peerSawLeave(profile.members[0]), from: left) != nil, w.replay)
+    Thread.sleep(forTimeInterval: 2 * w.heartbeat)
+    marks.1 = b.lines.count
+    w.attacker.resend(w.attacker.genuine(0).filter { $0.direction == .uplink })
+    Thread.sleep(forTimeInterval: 20 * w.heartbeat)
+    #expect(w.linesSince(b, marks.1) == [], "after a leave; \(w.replay)")
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  /// A's token expires (3 s) and A renews it (`--renew-token`: the channel device from
+  /// FAILED/TOKEN_EXPIRED, the login host at token-expired); once it has, everything A's
+  /// link carried before, both ways, is sent again: no line on A or B.
+  @Test(arguments: AttackProfile.allCases)
+  func replays_afterARenewal_changeNothing(_ profile: AttackProfile) throws {
+    let w = try AttackWorld("replaysAfterRenewal", profile)
+    let renewal = try w.token(member: 0)
+    w.note(token: renewal, of: "A's renewal")
+    let b = try w.host("B", index: 1, member: 1)
+    #expect(b.waitFor("state \(profile.joined)") != nil, w.replay)
+    let a = try w.host(
+      "A", index: 0, member: 0, expireSeconds: 3, extra: ["--renew-token", renewal])
+    #expect(a.waitFor("state \(profile.joined)") != nil, w.replay)
+    if profile == .login {
+      // The login host renews at token-expired, which comes while it reconnects.
+      let cut = a.lines.count
+      w.world.proxy.cut(0)
+      #expect(a.waitFor("token-expired", from: cut, timeout: 6) != nil, w.replay)
+      w.world.proxy.heal(0)
+      #expect(a.waitFor("state CONNECTED", from: cut) != nil, "\(w.text(a)); \(w.replay)")
+    }
+    #expect(a.waitFor("renew-token rc=0", timeout: 8) != nil, "\(w.text(a)); \(w.replay)")
+    Thread.sleep(forTimeInterval: 20 * w.heartbeat)
+    #expect(a.states.last?.hasPrefix("CONNECTED") == true, "\(a.states); \(w.replay)")
+    let marks = (a.lines.count, b.lines.count)
+    w.attacker.resend(w.attacker.genuine(0))
+    Thread.sleep(forTimeInterval: 10 * w.heartbeat)
+    #expect(w.linesSince(a, marks.0) == [], "after a renewal; \(w.replay)")
+    #expect(w.linesSince(b, marks.1) == [], "after a renewal; \(w.replay)")
+    #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  // MARK: - Another source address
+
+  /// Every datagram A sends, for 20 heartbeats, also sent from the attacker's own socket (a
+  /// copy moved to another source address), then everything A ever sent from there again:
+  /// the edge sends that address no more than it received from it, A and B print nothing,
+  /// and the session stays where it was (A's leave reaches B as a leave).
+  @Test(arguments: AttackProfile.allCases)
+  func datagramsMovedToAnotherAddress_moveNothing_noAmplification(_ profile: AttackProfile)
+    throws
+  {
+    let w = try AttackWorld("movedCopies", profile)
+    let (a, b) = try w.twoMembers()
+    let socket = try w.attacker.openSocket(device: 0)
+    let marks = (a.lines.count, b.lines.count)
+    w.attacker.copyUplink(device: 0, toSocket: socket)
+    Thread.sleep(forTimeInterval: 20 * w.heartbeat)
+    w.attacker.copyUplink(device: 0, toSocket: nil)
+    for record in w.attacker.genuine(0) where record.direction == .uplink {
+      w.attacker.send(record.bytes, fromSocket: socket)
+    }
+    Thread.sleep(forTimeInterval: 10 * w.heartbeat)
+    #expect(w.linesSince(a, marks.0) == [], w.replay)
+    #expect(w.linesSince(b, marks.1) == [], w.replay)
+    let traffic = w.attacker.traffic(socket: socket)
+    #expect(w.attacker.excess(socket: socket) <= 0, "\(traffic); \(w.replay)")
+    let left = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    let leave = profile == .channel ? " reason=QUIT" : ""
+    #expect(
+      b.waitFor(profile.peerSawLeave(profile.members[0]) + leave, from: left) != nil, w.replay)
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    print(
+      "movedCopies(\(profile)): \(traffic.toEdge.count) datagrams "
+        + "(\(traffic.toEdge.map(\.1).reduce(0, +)) bytes) from the other address, "
+        + "\(traffic.fromEdge.count) (\(traffic.fromEdge.map(\.1).reduce(0, +)) bytes) back")
+    w.expectTapClean()
+  }
+
+  /// A holder of A's token builds INITs with it (new ephemeral key and nonce each, as A
+  /// would) and sends them from four addresses of its own, with copies of A's own INIT:
+  /// each address gets at most one answer per INIT, never more bytes than it sent, and the
+  /// edge makes no session of them (A, whose uid or user id they name, is not taken over:
+  /// no line on A or B).
+  @Test(arguments: AttackProfile.allCases)
+  func tokenHolder_spoofingJoinsFromOtherAddresses_makesNothing(_ profile: AttackProfile)
+    throws
+  {
+    let w = try AttackWorld("tokenHolderSpoofs", profile)
+    let (a, b) = try w.twoMembers()
+    let token = try #require(w.tokens["A"])
+    let inits = try w.tokenHolderInits(token: token, member: 0, count: 12)
+    let ownInit = try #require(w.attacker.genuine(0).first { $0.kind == 0x01 }).bytes
+    let sockets = try (0..<4).map { _ in try w.attacker.openSocket(device: 0) }
+    let marks = (a.lines.count, b.lines.count)
+    for (index, datagram) in (inits + [ownInit, ownInit]).enumerated() {
+      w.attacker.send(datagram, fromSocket: sockets[index % sockets.count])
+      Thread.sleep(forTimeInterval: 0.01)
+    }
+    Thread.sleep(forTimeInterval: 20 * w.heartbeat)
+    #expect(w.linesSince(a, marks.0) == [], w.replay)
+    #expect(w.linesSince(b, marks.1) == [], w.replay)
+    for socket in sockets {
+      let traffic = w.attacker.traffic(socket: socket)
+      #expect(w.attacker.excess(socket: socket) <= 0, "\(traffic); \(w.replay)")
+      #expect(traffic.fromEdge.count <= traffic.toEdge.count, "\(traffic); \(w.replay)")
+      // Only RESPONSEs (269 bytes): no ACCEPT, digest or notice at an unproven address.
+      #expect(traffic.fromEdge.allSatisfy { $0.1 == 269 }, "\(traffic); \(w.replay)")
+    }
+    let answered = sockets.map { w.attacker.traffic(socket: $0).fromEdge.count }.reduce(0, +)
+    #expect(answered > 0, "the edge answered none of the token's INITs; \(w.replay)")
+    #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  /// A NAT rebinding: mid-session the proxy moves A's traffic to a new source port. The
+  /// edge challenges the new address, sends it no more than it received until the session
+  /// moves, then moves it (the old port hears nothing more); A prints nothing, B nothing,
+  /// and A's leave, from the new port, reaches B as a leave.
+  @Test(arguments: AttackProfile.allCases)
+  func natRebinding_sessionMoves_noCallback_nothingAtThePeer(_ profile: AttackProfile) throws {
+    let w = try AttackWorld("natRebinding", profile)
+    let (a, b) = try w.twoMembers()
+    Thread.sleep(forTimeInterval: 3 * w.heartbeat)
+    let marks = (a.lines.count, b.lines.count)
+    let rebound = monotonicSeconds()
+    let socket = try w.attacker.rebind(device: 0)
+    Thread.sleep(forTimeInterval: 20 * w.heartbeat)
+    #expect(w.linesSince(a, marks.0) == [], w.replay)
+    #expect(w.linesSince(b, marks.1) == [], w.replay)
+    let traffic = w.attacker.traffic(socket: socket)
+    let oldPath = w.attacker.genuine(0).filter { $0.direction == .downlink && $0.time > rebound }
+    let moved = oldPath.last?.time ?? rebound
+    #expect(traffic.fromEdge.count > 5, "the session did not move: \(traffic); \(w.replay)")
+    #expect(
+      monotonicSeconds() - moved > 5 * w.heartbeat,
+      "the old port still hears the edge; \(w.replay)")
+    #expect(w.attacker.excess(socket: socket, until: moved) <= 0, "\(traffic); \(w.replay)")
+    let left = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    let leave = profile == .channel ? " reason=QUIT" : ""
+    #expect(
+      b.waitFor(profile.peerSawLeave(profile.members[0]) + leave, from: left) != nil, w.replay)
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    print(
+      "natRebinding(\(profile)): \(oldPath.count) datagrams on the old port after the move, "
+        + "the last \(ms(moved - rebound)) after it")
+    w.expectTapClean()
+  }
+
+  // MARK: - Forgeries
+
+  /// While A is CONNECTING (its first two INITs dropped, so it retries) and at every INIT,
+  /// the attacker sends A a REFUSE_CLEAR for a nonce A never sent, REFUSE_SEALED,
+  /// COOKIE_REPLY and RESPONSE with A's nonce and garbage, a RESET, and version 1 notices:
+  /// no callback but the retries, and the join completes. Once A is CONNECTED, the same
+  /// again with a RESET for A's own session id: nothing on A or B.
+  @Test(arguments: AttackProfile.allCases)
+  func forgedRefusalsResetsAndVersionOne_whileConnectingAndConnected_changeNothing(
+    _ profile: AttackProfile
+  ) throws {
+    let w = try AttackWorld("forgeries", profile)
+    w.attacker.dropInits(2, device: 0)
+    w.attacker.forgeAtEachInit(true, device: 0)
+    let a = try w.host("A", index: 0, member: 0)
+    #expect(a.waitFor("state \(profile.joined)") != nil, w.replay)
+    w.attacker.forgeAtEachInit(false, device: 0)
+    #expect(a.states == [profile.connecting, profile.joined], w.replay)
+    #expect(a.lines.filter { $0.text.contains(profile.attempt) }.count >= 2, w.replay)
+    #expect(w.attacker.forgedAtInits(0) >= 3, w.replay)
+    let refusals = ["INVALID", "FAILED", "DISCONNECTED", "request-token", "token-expired", "log "]
+    let bad = a.lines.map(\.text).filter { line in refusals.contains { line.contains($0) } }
+    #expect(bad == [], w.replay)
+
+    let b = try w.host("B", index: 1, member: 1)
+    #expect(b.waitFor("state \(profile.joined)") != nil, w.replay)
+    #expect(a.waitFor(profile.peerSawJoin(profile.members[1])) != nil, w.replay)
+    Thread.sleep(forTimeInterval: 2 * w.heartbeat)
+    let marks = (a.lines.count, b.lines.count)
+    let data = try #require(w.attacker.genuine(0).last { $0.kind == 0x07 }).bytes
+    let sessionID = Array(data[1..<9])
+    for _ in 0..<5 {
+      w.attacker.inject(w.attacker.forgedReset(sessionID: sessionID), device: 0, .downlink)
+      for forged in w.attacker.forgeries(nonce: w.attacker.garbageBytes(16)) {
+        w.attacker.inject(forged, device: 0, .downlink)
+      }
+      Thread.sleep(forTimeInterval: w.heartbeat)
+    }
+    Thread.sleep(forTimeInterval: 5 * w.heartbeat)
+    #expect(w.linesSince(a, marks.0) == [], w.replay)
+    #expect(w.linesSince(b, marks.1) == [], w.replay)
+    #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  /// A genuine DATA datagram of each direction with its counter raised (by 1, 64, 127, 128,
+  /// 2^20, 2^40) and its tag broken, sent to A and to the edge from A's address: every
+  /// genuine datagram after them is still taken (the window moves only after a datagram
+  /// opens): A never misses an answer (no INTERRUPTED), B never misses A (no
+  /// remote-interrupted); no line on either.
+  @Test(arguments: AttackProfile.allCases)
+  func forgedHighCounterWithABadTag_thenGenuineDatagrams_allTaken(_ profile: AttackProfile)
+    throws
+  {
+    let w = try AttackWorld("forgedHighCounter", profile)
+    let (a, b) = try w.twoMembers()
+    Thread.sleep(forTimeInterval: 2 * w.heartbeat)
+    let marks = (a.lines.count, b.lines.count)
+    let genuine = w.attacker.genuine(0).filter { $0.kind == 0x07 }
+    for direction in FaultDirection.allCases {
+      let last = try #require(genuine.last { $0.direction == direction }).bytes
+      let counter = last[9..<17].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+      for raise in [1, 64, 127, 128, 1 << 20, 1 << 40] as [UInt64] {
+        var forged = last
+        let high = counter + raise
+        for i in 0..<8 { forged[9 + i] = UInt8(truncatingIfNeeded: high >> (56 - 8 * i)) }
+        forged[forged.count - 1] ^= 0x01
+        w.attacker.inject(forged, device: 0, direction)
+      }
+    }
+    let forgedAt = monotonicSeconds()
+    Thread.sleep(forTimeInterval: 16 * w.heartbeat)
+    #expect(w.linesSince(a, marks.0) == [], w.replay)
+    #expect(w.linesSince(b, marks.1) == [], w.replay)
+    // Genuine DATA kept flowing both ways after the forgeries.
+    let after = w.attacker.genuine(0).filter { $0.kind == 0x07 && $0.time > forgedAt }
+    #expect(after.filter { $0.direction == .uplink }.count > 10, w.replay)
+    #expect(after.filter { $0.direction == .downlink }.count > 10, w.replay)
+    #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+}
