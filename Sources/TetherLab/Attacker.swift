@@ -59,6 +59,8 @@ public final class Attacker: @unchecked Sendable {
     var forgeAtInit = false
     var forgedAtInits = 0
     var spareToken = true
+    /// The next INIT is answered with a REFUSE_CLEAR echoing its nonce (the exception).
+    var refuseNextInit = false
   }
 
   /// One of the attacker's sockets, connected to the edge; under `lock`.
@@ -196,6 +198,13 @@ public final class Attacker: @unchecked Sendable {
   /// answers and notices (``forgeries(nonce:)``) before anything else can answer.
   public func forgeAtEachInit(_ on: Bool, device: Int) {
     locked { policies[device].forgeAtInit = on }
+  }
+
+  /// The next INIT of device `i` is answered, before the edge can answer it, with a
+  /// REFUSE_CLEAR that echoes its nonce: what an on-path attacker can forge
+  /// (docs/SECURITY.md, the documented exception; REFUSE_CLEAR cannot be sealed).
+  public func refuseNextInitInClear(device: Int) {
+    locked { policies[device].refuseNextInit = true }
   }
 
   /// How many INITs of device `i` the forgeries answered.
@@ -353,8 +362,12 @@ public final class Attacker: @unchecked Sendable {
         }
       }
       forge = isInit && policy.forgeAtInit
+      if isInit, policy.refuseNextInit {
+        policy.refuseNextInit = false
+        forged.append([0x05] + nonce + [0x01])
+      }
     }
-    if forge { forged = forgeries(nonce: nonce) }
+    if forge { forged += forgeries(nonce: nonce) }
     for datagram in forged { inject(datagram, device: device, .downlink) }
     for datagram in toLink { inject(datagram, device: device, direction) }
     for index in fromSocket { send(bytes, fromSocket: index) }

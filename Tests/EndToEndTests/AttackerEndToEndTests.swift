@@ -95,7 +95,8 @@ import TetherLab
     #expect(kinds.isSuperset(of: expected), "flipped \(kinds.sorted()); \(w.replay)")
     #expect(w.attacker.sent > 1500, w.replay)
     print(
-      "bitFlips(\(profile), \(mode)): seed \(w.world.seed): \(shapes.count) shapes flipped, "
+      "bitFlips(\(profile), \(mode)): seed \(w.world.seed): \(shapes.count) shapes flipped "
+        + "(kinds \(kinds.sorted())), "
         + "\(w.attacker.sent) datagrams sent; A: \(states); restart back at \(back)")
     w.expectTapClean()
   }
@@ -353,6 +354,41 @@ import TetherLab
     #expect(w.linesSince(a, marks.0) == [], w.replay)
     #expect(w.linesSince(b, marks.1) == [], w.replay)
     #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  /// The documented exception (docs/SECURITY.md, the on-path attacker's "can"): REFUSE_CLEAR
+  /// cannot be sealed (the edge that cannot open a token shares no key with the device), so
+  /// an attacker who saw an INIT can end that join as an invalid token, at once: by forging
+  /// the REFUSE_CLEAR with the INIT's nonce (A), or by flipping a bit of the INIT's token so
+  /// that the edge sends it (C). That is all: each ends DISCONNECTED with INVALID_TOKEN
+  /// (channel) or LOGIN_FAILURE (login) as an invalid token does, the edge makes nothing,
+  /// and B, already in, sees nothing.
+  @Test(arguments: AttackProfile.allCases)
+  func refuseClearForASeenNonce_endsThatJoinAsAnInvalidToken_theDocumentedException(
+    _ profile: AttackProfile
+  ) throws {
+    let w = try AttackWorld("refuseClearException", profile, devices: 3)
+    let b = try w.host("B", index: 1, member: 1)
+    #expect(b.waitFor("state \(profile.joined)") != nil, w.replay)
+    let mark = b.lines.count
+    w.attacker.refuseNextInitInClear(device: 0)
+    w.attacker.flip(.instead, device: 2, spareToken: false)
+    let a = try w.host("A", index: 0, member: 0)
+    let c = try w.host("C", index: 2, member: 0)
+    let refused =
+      profile == .channel ? "DISCONNECTED INVALID_TOKEN" : "DISCONNECTED LOGIN_FAILURE"
+    for host in [a, c] {
+      #expect(host.waitFor("state \(refused)") != nil, "\(w.text(host)); \(w.replay)")
+      #expect(host.states == [profile.connecting, refused], w.replay)
+    }
+    if profile == .login {
+      #expect(a.first("login-result LOGIN_ERR_INVALID_TOKEN") != nil, w.replay)
+    }
+    Thread.sleep(forTimeInterval: 10 * w.heartbeat)
+    #expect(w.linesSince(b, mark) == [], w.replay)
+    #expect(w.leave(b) == 0, w.replay)
     w.finish()
     w.expectTapClean()
   }
