@@ -59,6 +59,8 @@ public final class Attacker: @unchecked Sendable {
     var forgeAtInit = false
     var forgedAtInits = 0
     var spareToken = true
+    /// The kinds flipped (nil: all).
+    var flipKinds: Set<UInt8>?
     /// The next INIT is answered with a REFUSE_CLEAR echoing its nonce (the exception).
     var refuseNextInit = false
   }
@@ -156,10 +158,14 @@ public final class Attacker: @unchecked Sendable {
   /// echoes the nonce in clear, unaltered by such a flip, so the device takes it and ends
   /// its join as an invalid token. That is the on-path attacker's one documented power
   /// (docs/SECURITY.md: a REFUSE_CLEAR for an INIT it saw), shown apart.
-  public func flip(_ mode: Flip?, device: Int, spareToken: Bool = true) {
+  /// `kinds`: only datagrams of these kinds (byte 0) are flipped; nil, every kind.
+  public func flip(
+    _ mode: Flip?, device: Int, spareToken: Bool = true, kinds: Set<UInt8>? = nil
+  ) {
     locked {
       policies[device].flip = mode
       policies[device].spareToken = spareToken
+      policies[device].flipKinds = kinds
     }
   }
 
@@ -173,6 +179,9 @@ public final class Attacker: @unchecked Sendable {
   public func replay(device: Int, after delays: [Double]) {
     locked { policies[device].replayAfter = delays }
   }
+
+  /// Forgets every timed replay not yet sent.
+  public func cancelReplays() { locked { scheduled.removeAll() } }
 
   /// Sends `records` again on their own links, in order, `spacing` seconds apart (a replay
   /// after a leave, a rejoin, a renewal, an edge restart); returns when all went.
@@ -343,7 +352,9 @@ public final class Attacker: @unchecked Sendable {
         pass = false
       }
       if isInit, policy.forgeAtInit { policy.forgedAtInits += 1 }
-      if let mode = policy.flip, policy.flipped.insert(Self.shape(bytes, direction)).inserted {
+      if let mode = policy.flip, policy.flipKinds?.contains(bytes.first ?? 0) ?? true,
+        policy.flipped.insert(Self.shape(bytes, direction)).inserted
+      {
         toLink = (0..<bytes.count).filter { offset in
           !(isInit && policy.spareToken && Self.initToken.contains(offset))
         }.map { Self.flipped(bytes, at: $0) }
