@@ -86,6 +86,9 @@ public final class FaultProxy: @unchecked Sendable {
   private var pending: [Pending] = []
   private var running = true
   private var thread: Thread?
+  /// An ``Attacker`` on the path, under `lock`: sees each datagram as it arrives, before
+  /// the faults; false keeps the proxy from passing it on.
+  private var interceptor: (@Sendable (Int, FaultDirection, [UInt8]) -> Bool)?
 
   /// Proxies `devices` devices to the edge at 127.0.0.1:`edgePort`, every link clean.
   public init(devices: Int, edgePort: UInt16, seed: UInt64) throws {
@@ -146,6 +149,22 @@ public final class FaultProxy: @unchecked Sendable {
     lastDelivery(device) { $0.direction == .downlink }
   }
 
+  /// From now on every datagram of every link goes first to `body` (device, direction,
+  /// bytes), on the proxy's thread; one it answers false for is not passed on.
+  public func intercept(_ body: @escaping @Sendable (Int, FaultDirection, [UInt8]) -> Bool) {
+    locked { interceptor = body }
+  }
+
+  /// Sends `bytes` on device `i`'s link as if it were one of that link's datagrams: from the
+  /// proxy's socket facing the edge (uplink), or to the device from the address it talks to
+  /// (downlink). Not logged and given no fault: the attacker's own. Whether it went.
+  @discardableResult
+  public func inject(_ bytes: [UInt8], device: Int, _ direction: FaultDirection) -> Bool {
+    if direction == .uplink { return Loopback.send(sockets[device].back, bytes) }
+    guard let to = locked({ links[device].device }) else { return false }
+    return Loopback.send(sockets[device].front, bytes, to: to)
+  }
+
   /// Ends the thread and closes the sockets; once (later calls do nothing).
   public func stop() {
     let wasRunning = locked {
@@ -187,7 +206,11 @@ public final class FaultProxy: @unchecked Sendable {
         let direction: FaultDirection = index % 2 == 0 ? .uplink : .downlink
         guard let (n, from) = Loopback.receive(fd.fd, into: &buffer) else { continue }
         if direction == .uplink { locked { links[device].device = from } }
-        route(Array(buffer[0..<n]), device: device, direction: direction)
+        let bytes = Array(buffer[0..<n])
+        if let interceptor = locked({ interceptor }), !interceptor(device, direction, bytes) {
+          continue
+        }
+        route(bytes, device: device, direction: direction)
       }
     }
   }

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+import TetherLab
+
+/// Protocol version 2 against an attacker on the path (docs/SECURITY.md §2; issue 25,
+/// "Proofs"): the C hosts of both profiles (examples/device, examples/messaging) and the real
+/// tether-edge on loopback, with an ``Attacker`` in the fault proxy that taps, flips, drops,
+/// replays, forges and sends from sockets of its own. Each scenario has its own edge,
+/// proxy, seed and ports, so the scenarios run side by side; every expectation names the
+/// seed (TETHER_FAULT_SEED replays the proxy's and the attacker's draws).
+///
+/// Every scenario ends with the passive tap: no app id, channel name, user id, uid (4 bytes
+/// either way, decimal text), token text, device secret or certificate in any datagram.
+/// "Nothing changed" is read from the hosts' printed lines: no line after the attack
+/// began (no state change, no callback).
+@Suite(Lab.enabled) struct AttackerEndToEndTests {
+  // MARK: - Passive
+
+  /// Two members join, beat, and leave: the tap finds none of the secrets on the wire.
+  @Test(arguments: AttackProfile.allCases)
+  func passiveTap_seesNoNameUidTokenOrSecret(_ profile: AttackProfile) async throws {
+    let w = try await AttackWorld.make("passiveTap", profile)
+    let (a, b) = try await w.twoMembers()
+    try await pause(10 * w.heartbeat)
+    let before = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    #expect(
+      await b.arrives(profile.peerSawLeave(profile.members[0]), from: before) != nil, w.replay)
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  // MARK: - Bit flips
+
+  /// The first datagram of each shape on the attacked links (INIT, RESPONSE, CONFIRM, DATA
+  /// both ways by size, REFUSE_SEALED, REFUSE_CLEAR, and RESET after an edge restart) is
+  /// flipped at every offset, one copy per offset, the copies sent before the genuine
+  /// datagram or in its place. A (link 0) joins, beats, meets a restarted edge, rejoins and
+  /// leaves; R (link 2) is refused sealed (another app id), X (link 3) in clear (a token of
+  /// another certificate). Each does exactly what it does without the attacker; B (link
+  /// 1, clean) sees A join and leave, and nothing else of it.
+  @Test(arguments: AttackProfile.allCases, [Attacker.Flip.inAddition, .instead])
+  func bitFlips_everyOffsetOfEveryKind_changeNothing(
+    _ profile: AttackProfile, _ mode: Attacker.Flip
+  ) async throws {
+    // Scale 0.25: interrupted after 1 s, longer than a restart takes, so A's next beat
+    // meets the new edge and draws a RESET.
+    let w = try await AttackWorld.make("bitFlips-\(mode)", profile, scale: 0.25, devices: 4)
+    for link in [0, 2, 3] { w.attacker.flip(mode, device: link) }
+    let (a, b) = try await w.twoMembers()
+    let refused = try w.host("R", index: 2, member: 0, appID: "other-app")
+    let forged = try w.host("X", index: 3, member: 0, token: try w.foreignToken(member: 0))
+    let appRefused = profile == .channel ? "FAILED INVALID_APP_ID" : "DISCONNECTED LOGIN_FAILURE"
+    let tokenRefused =
+      profile == .channel ? "DISCONNECTED INVALID_TOKEN" : "DISCONNECTED LOGIN_FAILURE"
+    #expect(
+      await refused.arrives("state \(appRefused)") != nil, "\(w.text(refused)); \(w.replay)")
+    #expect(
+      await forged.arrives("state \(tokenRefused)") != nil, "\(w.text(forged)); \(w.replay)")
+    // Quiet once the joins have settled (with `.instead`, a lost ACCEPT or beat may show B
+    // a brief remote-interrupted of A during its join, as a loss would), up to the restart;
+    // and once both are back, up to the leave.
+    try await pause(4 * w.heartbeat)
+    let joined = w.mark([(a, 0), (b, 1)])
+    try await pause(4 * w.heartbeat)
+    w.expectNoLines(since: joined, "before the restart; \(w.replay)")
+    let restartMarks = (a.lines.count, b.lines.count)
+    let back = try w.restartEdge()
+    #expect(
+      await a.arrives("state CONNECTED", from: restartMarks.0) != nil,
+      "\(w.text(a)); \(w.replay)")
+    #expect(
+      await b.arrives("state CONNECTED", from: restartMarks.1) != nil,
+      "\(w.text(b)); \(w.replay)")
+    try await pause(4 * w.heartbeat)
+    let rejoined = w.mark([(a, 0), (b, 1)])
+    try await pause(4 * w.heartbeat)
+    w.expectNoLines(since: rejoined, "after the rejoin; \(w.replay)")
+    let before = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    #expect(
+      await b.arrives(profile.peerSawLeave(profile.members[0]), from: before) != nil, w.replay)
+    try await pause(2 * w.heartbeat)
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+
+    let states = a.states
+    #expect(states.prefix(2) == [profile.connecting, profile.joined], "\(states); \(w.replay)")
+    // Across the restart: RECONNECTING (a RESET's, or INTERRUPTED if the restart was slow),
+    // and back to CONNECTED (more than one round of it only if the restart took that long:
+    // the quiet stretches before and after are judged above); then the leave.
+    let restart = states.dropFirst(2).dropLast()
+    #expect(restart.first?.hasPrefix("RECONNECTING") == true, "\(states); \(w.replay)")
+    #expect(restart.last?.hasPrefix("CONNECTED") == true, "\(states); \(w.replay)")
+    #expect(states.last?.hasPrefix("DISCONNECTED") == true, "\(states); \(w.replay)")
+    #expect(refused.states == [profile.connecting, appRefused], w.replay)
+    #expect(forged.states == [profile.connecting, tokenRefused], w.replay)
+    let aSawB = a.lines.filter { $0.text.contains(profile.peerSawLeave(profile.members[1])) }
+    #expect(aSawB.isEmpty, w.replay)
+    let bSawA = b.lines.filter { $0.text.contains(profile.peerSawLeave(profile.members[0])) }
+    #expect(bSawA.count == 1, "\(bSawA.map(\.text)); \(w.replay)")
+
+    // What was flipped: every kind the four links carried.
+    let shapes = [0, 1, 2, 3].flatMap { w.attacker.flippedShapes($0) }
+    let kinds = Set(shapes.map { "\($0.0) \($0.1)" })
+    var expected: Set = [
+      "uplink 1", "downlink 2", "uplink 3", "uplink 7", "downlink 7", "downlink 5", "downlink 6",
+    ]
+    // A RESET came only if A's beat met the new edge before interrupted_after.
+    if states.dropFirst(2).first == "RECONNECTING KEEP_ALIVE_TIMEOUT" {
+      expected.insert("downlink 8")
+    }
+    #expect(kinds.isSuperset(of: expected), "flipped \(kinds.sorted()); \(w.replay)")
+    #expect(w.attacker.sent > 1500, w.replay)
+    print(
+      "bitFlips(\(profile), \(mode)): seed \(w.seed): \(shapes.count) shapes flipped "
+        + "(kinds \(kinds.sorted())), "
+        + "\(w.attacker.sent) datagrams sent; A: \(states); restart back at \(back)")
+    w.expectTapClean()
+  }
+
+  /// Under load (`--handshake-rate 1`, the second's one handshake spent just before) the edge
+  /// answers A's INIT with a COOKIE_REPLY; that COOKIE_REPLY is flipped at every offset,
+  /// beside or instead of the genuine one. A joins as without the attacker (once a cookie
+  /// came, at once or after a retry). Only the COOKIE_REPLY: every shape dropped once in a
+  /// row (INIT, COOKIE_REPLY, RESPONSE, CONFIRM, ACCEPT) is more than the login's scaled
+  /// timeout has retries for, which is the loss it is, not the attacker's doing.
+  @Test(arguments: AttackProfile.allCases, [Attacker.Flip.inAddition, .instead])
+  func bitFlips_ofACookieReplyUnderLoad_changeNothing(
+    _ profile: AttackProfile, _ mode: Attacker.Flip
+  ) async throws {
+    let w = try await AttackWorld.make(
+      "cookieFlips-\(mode)", profile, scale: 0.25, edgeArguments: ["--handshake-rate", "1"])
+    let b = try w.host("B", index: 1, member: 1)
+    #expect(
+      await b.arrives("state \(profile.joined)") != nil, "\(w.text(b)); \(w.replay)")
+    w.attacker.flip(mode, device: 0, kinds: [0x04])
+    // The second's handshake spent just before A's INIT (B's token, from elsewhere), however
+    // long B's join took.
+    let spender = try w.attacker.openSocket(device: 1)
+    let bToken = try #require(w.tokens["B"])
+    for datagram in try w.tokenHolderInits(token: bToken, member: 1, count: 3) {
+      w.attacker.send(datagram, fromSocket: spender)
+    }
+    let a = try w.host("A", index: 0, member: 0)
+    #expect(await a.arrives("state \(profile.joined)") != nil, "\(w.text(a)); \(w.replay)")
+    #expect(
+      await b.arrives(profile.peerSawJoin(profile.members[0])) != nil, "\(w.text(b)); \(w.replay)")
+    try await pause(5 * w.heartbeat)
+    #expect(a.states == [profile.connecting, profile.joined], w.replay)
+    let kinds = Set(w.attacker.flippedShapes(0).map { "\($0.0) \($0.1)" })
+    #expect(kinds == ["downlink 4"], "\(kinds.sorted()); \(w.replay)")
+    #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  // MARK: - Replays
+
+  /// Every datagram of both members' links, both ways, sent again on its own link (from
+  /// the device's own address: handshakes included) at +0, +1 s and +30 s (scaled): no
+  /// line on either host. Then, with the timed replays off, everything A's link carried is
+  /// sent again after a rejoin (A's link cut to INTERRUPTED and healed), after an edge
+  /// restart, and after A's leave: nothing on the hosts, no session made (B sees A leave
+  /// once and never join again).
+  @Test(arguments: AttackProfile.allCases)
+  func replays_atPlus0_1s_30s_andAfterRejoinRestartAndLeave_changeNothing(
+    _ profile: AttackProfile
+  ) async throws {
+    let w = try await AttackWorld.make("replays", profile)
+    let delays = [0, 1, 30].map { $0 * w.scale }
+    for link in 0..<2 { w.attacker.replay(device: link, after: delays) }
+    let (a, b) = try await w.twoMembers()
+    // From here on, the replays of both joins and of every datagram since.
+    var marks = w.mark([(a, 0), (b, 1)])
+    try await pause(30 * w.scale + 10 * w.heartbeat)
+    #expect(a.states == [profile.connecting, profile.joined], w.replay)
+    w.expectNoLines(since: marks, "timed replays; \(w.replay)")
+    for link in 0..<2 { w.attacker.replay(device: link, after: []) }
+    w.attacker.cancelReplays()
+
+    // After a rejoin.
+    let cut = a.lines.count
+    w.proxy.set(.blackholed, device: 0)
+    #expect(
+      await a.arrives("state RECONNECTING", from: cut) != nil, "\(w.text(a)); \(w.replay)")
+    w.proxy.heal(0)
+    #expect(
+      await a.arrives("state CONNECTED", from: cut) != nil, "\(w.text(a)); \(w.replay)")
+    try await pause(10 * w.heartbeat)
+    marks = w.mark([(a, 0), (b, 1)])
+    w.attacker.resend(w.attacker.genuine(0))
+    try await pause(10 * w.heartbeat)
+    w.expectNoLines(since: marks, "after a rejoin; \(w.replay)")
+
+    // After an edge restart.
+    let restart = (a.lines.count, b.lines.count)
+    try w.restartEdge()
+    #expect(
+      await a.arrives("state CONNECTED", from: restart.0) != nil, "\(w.text(a)); \(w.replay)")
+    #expect(
+      await b.arrives("state CONNECTED", from: restart.1) != nil, "\(w.text(b)); \(w.replay)")
+    try await pause(10 * w.heartbeat)
+    marks = w.mark([(a, 0), (b, 1)])
+    w.attacker.resend(w.attacker.genuine(0) + w.attacker.genuine(1))
+    try await pause(10 * w.heartbeat)
+    w.expectNoLines(since: marks, "after an edge restart; \(w.replay)")
+
+    // After A's leave: everything A ever sent, from A's address.
+    let left = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    #expect(
+      await b.arrives(profile.peerSawLeave(profile.members[0]), from: left) != nil,
+      "\(w.text(b)); \(w.replay)")
+    try await pause(2 * w.heartbeat)
+    marks = w.mark([(b, 1)])
+    w.attacker.resend(w.attacker.genuine(0).filter { $0.direction == .uplink })
+    try await pause(20 * w.heartbeat)
+    w.expectNoLines(since: marks, "after a leave; \(w.replay)")
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  /// A's token expires (3 s) and A renews it (`--renew-token`: the channel device from
+  /// FAILED/TOKEN_EXPIRED, the login host at token-expired); once it has, everything A's
+  /// link carried before, both ways, is sent again: no line on A or B.
+  @Test(arguments: AttackProfile.allCases)
+  func replays_afterARenewal_changeNothing(_ profile: AttackProfile) async throws {
+    let w = try await AttackWorld.make("replaysAfterRenewal", profile)
+    let renewal = try w.token(member: 0)
+    w.note(token: renewal, of: "A's renewal")
+    let b = try w.host("B", index: 1, member: 1)
+    #expect(
+      await b.arrives("state \(profile.joined)") != nil, "\(w.text(b)); \(w.replay)")
+    let a = try w.host(
+      "A", index: 0, member: 0, expireSeconds: 3, extra: ["--renew-token", renewal])
+    #expect(
+      await a.arrives("state \(profile.joined)") != nil, "\(w.text(a)); \(w.replay)")
+    if profile == .login {
+      // The login host renews at token-expired, which comes while it reconnects.
+      let cut = a.lines.count
+      w.proxy.cut(0)
+      #expect(
+        await a.arrives("token-expired", from: cut, timeout: 6) != nil, "\(w.text(a)); \(w.replay)")
+      w.proxy.heal(0)
+      #expect(await a.arrives("state CONNECTED", from: cut) != nil, "\(w.text(a)); \(w.replay)")
+    }
+    #expect(await a.arrives("renew-token rc=0", timeout: 8) != nil, "\(w.text(a)); \(w.replay)")
+    try await pause(20 * w.heartbeat)
+    #expect(a.states.last?.hasPrefix("CONNECTED") == true, "\(a.states); \(w.replay)")
+    let marks = w.mark([(a, 0), (b, 1)])
+    w.attacker.resend(w.attacker.genuine(0))
+    try await pause(10 * w.heartbeat)
+    w.expectNoLines(since: marks, "after a renewal; \(w.replay)")
+    #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  // MARK: - Another source address
+
+  /// Every datagram A sends, for 20 heartbeats, also sent from the attacker's own socket (a
+  /// copy moved to another source address), then everything A ever sent from there again:
+  /// the edge sends that address no more than it received from it, A and B print nothing,
+  /// and the session stays where it was (A's leave reaches B as a leave).
+  @Test(arguments: AttackProfile.allCases)
+  func datagramsMovedToAnotherAddress_moveNothing_noAmplification(_ profile: AttackProfile)
+    async throws
+  {
+    let w = try await AttackWorld.make("movedCopies", profile)
+    let (a, b) = try await w.twoMembers()
+    let socket = try w.attacker.openSocket(device: 0)
+    let marks = w.mark([(a, 0), (b, 1)])
+    w.attacker.copyUplink(device: 0, toSocket: socket)
+    try await pause(20 * w.heartbeat)
+    w.attacker.copyUplink(device: 0, toSocket: nil)
+    for record in w.attacker.genuine(0) where record.direction == .uplink {
+      w.attacker.send(record.bytes, fromSocket: socket)
+    }
+    try await pause(10 * w.heartbeat)
+    w.expectNoLines(since: marks)
+    let traffic = w.attacker.traffic(socket: socket)
+    #expect(w.attacker.excess(socket: socket) <= 0, "\(traffic); \(w.replay)")
+    let left = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    let leave = profile == .channel ? " reason=QUIT" : ""
+    #expect(
+      await b.arrives(profile.peerSawLeave(profile.members[0]) + leave, from: left) != nil, w.replay
+    )
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    print(
+      "movedCopies(\(profile)): \(traffic.toEdge.count) datagrams "
+        + "(\(traffic.toEdge.map(\.1).reduce(0, +)) bytes) from the other address, "
+        + "\(traffic.fromEdge.count) (\(traffic.fromEdge.map(\.1).reduce(0, +)) bytes) back")
+    w.expectTapClean()
+  }
+
+  /// A holder of A's token builds INITs with it (new ephemeral key and nonce each, as A
+  /// would) and sends them from four addresses of its own, with copies of A's own INIT:
+  /// each address gets at most one answer per INIT, never more bytes than it sent, and the
+  /// edge makes no session of them (A, whose uid or user id they name, is not taken over:
+  /// no line on A or B).
+  @Test(arguments: AttackProfile.allCases)
+  func tokenHolder_spoofingJoinsFromOtherAddresses_makesNothing(_ profile: AttackProfile)
+    async throws
+  {
+    let w = try await AttackWorld.make("tokenHolderSpoofs", profile)
+    let (a, b) = try await w.twoMembers()
+    let token = try #require(w.tokens["A"])
+    let inits = try w.tokenHolderInits(token: token, member: 0, count: 12)
+    let ownInit = try #require(w.attacker.genuine(0).first { $0.kind == 0x01 }).bytes
+    let sockets = try (0..<4).map { _ in try w.attacker.openSocket(device: 0) }
+    let marks = w.mark([(a, 0), (b, 1)])
+    for (index, datagram) in (inits + [ownInit, ownInit]).enumerated() {
+      w.attacker.send(datagram, fromSocket: sockets[index % sockets.count])
+      try await pause(0.01)
+    }
+    try await pause(20 * w.heartbeat)
+    w.expectNoLines(since: marks)
+    for socket in sockets {
+      let traffic = w.attacker.traffic(socket: socket)
+      #expect(w.attacker.excess(socket: socket) <= 0, "\(traffic); \(w.replay)")
+      #expect(traffic.fromEdge.count <= traffic.toEdge.count, "\(traffic); \(w.replay)")
+      // Only RESPONSEs (269 bytes): no ACCEPT, digest or notice at an unproven address.
+      #expect(traffic.fromEdge.allSatisfy { $0.1 == 269 }, "\(traffic); \(w.replay)")
+    }
+    let answered = sockets.map { w.attacker.traffic(socket: $0).fromEdge.count }.reduce(0, +)
+    #expect(answered > 0, "the edge answered none of the token's INITs; \(w.replay)")
+    #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  /// A NAT rebinding: mid-session the proxy moves A's traffic to a new source port. The
+  /// edge challenges the new address, sends it no more than it received until the session
+  /// moves, then moves it (the old port hears nothing more); A prints nothing, B nothing,
+  /// and A's leave, from the new port, reaches B as a leave.
+  @Test(arguments: AttackProfile.allCases)
+  func natRebinding_sessionMoves_noCallback_nothingAtThePeer(_ profile: AttackProfile) async throws
+  {
+    let w = try await AttackWorld.make("natRebinding", profile)
+    let (a, b) = try await w.twoMembers()
+    try await pause(3 * w.heartbeat)
+    let marks = w.mark([(a, 0), (b, 1)])
+    let rebound = monotonicSeconds()
+    let socket = try w.attacker.rebind(device: 0)
+    try await pause(20 * w.heartbeat)
+    w.expectNoLines(since: marks)
+    let traffic = w.attacker.traffic(socket: socket)
+    let oldPath = w.attacker.genuine(0).filter { $0.direction == .downlink && $0.time > rebound }
+    let moved = oldPath.last?.time ?? rebound
+    #expect(traffic.fromEdge.count > 5, "the session did not move: \(traffic); \(w.replay)")
+    #expect(
+      monotonicSeconds() - moved > 5 * w.heartbeat,
+      "the old port still hears the edge; \(w.replay)")
+    #expect(w.attacker.excess(socket: socket, until: moved) <= 0, "\(traffic); \(w.replay)")
+    let left = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    let leave = profile == .channel ? " reason=QUIT" : ""
+    #expect(
+      await b.arrives(profile.peerSawLeave(profile.members[0]) + leave, from: left) != nil, w.replay
+    )
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    print(
+      "natRebinding(\(profile)): \(oldPath.count) datagrams on the old port after the move, "
+        + "the last \(ms(moved - rebound)) after it")
+    w.expectTapClean()
+  }
+
+  // MARK: - Forgeries
+
+  /// While A is CONNECTING (its first two INITs dropped, so it retries) and at every INIT,
+  /// the attacker sends A a REFUSE_CLEAR for a nonce A never sent, REFUSE_SEALED,
+  /// COOKIE_REPLY and RESPONSE with A's nonce and garbage, a RESET, and version 1 notices:
+  /// no callback but the retries, and the join completes. Once A is CONNECTED, the same
+  /// again with a RESET for A's own session id: nothing on A or B.
+  @Test(arguments: AttackProfile.allCases)
+  func forgedRefusalsResetsAndVersionOne_whileConnectingAndConnected_changeNothing(
+    _ profile: AttackProfile
+  ) async throws {
+    let w = try await AttackWorld.make("forgeries", profile)
+    w.attacker.dropInits(2, device: 0)
+    w.attacker.forgeAtEachInit(true, device: 0)
+    let a = try w.host("A", index: 0, member: 0)
+    #expect(
+      await a.arrives("state \(profile.joined)") != nil, "\(w.text(a)); \(w.replay)")
+    w.attacker.forgeAtEachInit(false, device: 0)
+    #expect(a.states == [profile.connecting, profile.joined], w.replay)
+    #expect(a.lines.filter { $0.text.contains(profile.attempt) }.count >= 2, w.replay)
+    #expect(w.attacker.forgedAtInits(0) >= 3, w.replay)
+    let refusals = ["INVALID", "FAILED", "DISCONNECTED", "request-token", "token-expired", "log "]
+    let bad = a.lines.map(\.text).filter { line in refusals.contains { line.contains($0) } }
+    #expect(bad == [], w.replay)
+
+    let b = try w.host("B", index: 1, member: 1)
+    #expect(
+      await b.arrives("state \(profile.joined)") != nil, "\(w.text(b)); \(w.replay)")
+    #expect(
+      await a.arrives(profile.peerSawJoin(profile.members[1])) != nil, "\(w.text(a)); \(w.replay)")
+    try await pause(2 * w.heartbeat)
+    let marks = w.mark([(a, 0), (b, 1)])
+    let data = try #require(w.attacker.genuine(0).last { $0.kind == 0x07 }).bytes
+    let sessionID = Array(data[1..<9])
+    for _ in 0..<5 {
+      w.attacker.inject(w.attacker.forgedReset(sessionID: sessionID), device: 0, .downlink)
+      for forged in w.attacker.forgeries(nonce: w.attacker.garbageBytes(16)) {
+        w.attacker.inject(forged, device: 0, .downlink)
+      }
+      try await pause(w.heartbeat)
+    }
+    try await pause(5 * w.heartbeat)
+    w.expectNoLines(since: marks)
+    #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  /// The documented exception (docs/SECURITY.md, the on-path attacker's "can"): REFUSE_CLEAR
+  /// cannot be sealed (the edge that cannot open a token shares no key with the device), so
+  /// an attacker who saw an INIT can end that join as an invalid token, at once: by forging
+  /// the REFUSE_CLEAR with the INIT's nonce (A), or by flipping a bit of the INIT's token so
+  /// that the edge sends it (C). That is all: each ends DISCONNECTED with INVALID_TOKEN
+  /// (channel) or LOGIN_FAILURE (login) as an invalid token does, the edge makes nothing,
+  /// and B, already in, sees nothing.
+  @Test(arguments: AttackProfile.allCases)
+  func refuseClearForASeenNonce_endsThatJoinAsAnInvalidToken_theDocumentedException(
+    _ profile: AttackProfile
+  ) async throws {
+    let w = try await AttackWorld.make("refuseClearException", profile, devices: 3)
+    let b = try w.host("B", index: 1, member: 1)
+    #expect(
+      await b.arrives("state \(profile.joined)") != nil, "\(w.text(b)); \(w.replay)")
+    let mark = b.lines.count
+    w.attacker.refuseNextInitInClear(device: 0)
+    w.attacker.flip(.instead, device: 2, spareToken: false)
+    let a = try w.host("A", index: 0, member: 0)
+    let c = try w.host("C", index: 2, member: 0)
+    let refused =
+      profile == .channel ? "DISCONNECTED INVALID_TOKEN" : "DISCONNECTED LOGIN_FAILURE"
+    for host in [a, c] {
+      #expect(await host.arrives("state \(refused)") != nil, "\(w.text(host)); \(w.replay)")
+      #expect(host.states == [profile.connecting, refused], w.replay)
+    }
+    if profile == .login {
+      #expect(a.first("login-result LOGIN_ERR_INVALID_TOKEN") != nil, w.replay)
+    }
+    try await pause(10 * w.heartbeat)
+    #expect(w.linesSince(b, mark) == [], w.replay)
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
+  /// A genuine DATA datagram of each direction with its counter raised (by 1, 64, 127, 128,
+  /// 2^20, 2^40) and its tag broken, sent to A and to the edge from A's address: every
+  /// genuine datagram after them is still taken (the window moves only after a datagram
+  /// opens): A never misses an answer (no INTERRUPTED), B never misses A (no
+  /// remote-interrupted); no line on either.
+  @Test(arguments: AttackProfile.allCases)
+  func forgedHighCounterWithABadTag_thenGenuineDatagrams_allTaken(_ profile: AttackProfile)
+    async throws
+  {
+    let w = try await AttackWorld.make("forgedHighCounter", profile)
+    let (a, b) = try await w.twoMembers()
+    try await pause(2 * w.heartbeat)
+    let marks = w.mark([(a, 0), (b, 1)])
+    let genuine = w.attacker.genuine(0).filter { $0.kind == 0x07 }
+    for direction in FaultDirection.allCases {
+      let last = try #require(genuine.last { $0.direction == direction }).bytes
+      let counter = last[9..<17].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+      for raise in [1, 64, 127, 128, 1 << 20, 1 << 40] as [UInt64] {
+        var forged = last
+        let high = counter + raise
+        for i in 0..<8 { forged[9 + i] = UInt8(truncatingIfNeeded: high >> (56 - 8 * i)) }
+        forged[forged.count - 1] ^= 0x01
+        w.attacker.inject(forged, device: 0, direction)
+      }
+    }
+    let forgedAt = monotonicSeconds()
+    try await pause(16 * w.heartbeat)
+    w.expectNoLines(since: marks)
+    // Genuine DATA kept flowing both ways after the forgeries.
+    let after = w.attacker.genuine(0).filter { $0.kind == 0x07 && $0.time > forgedAt }
+    #expect(after.filter { $0.direction == .uplink }.count > 10, w.replay)
+    #expect(after.filter { $0.direction == .downlink }.count > 10, w.replay)
+    #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+}
