@@ -37,7 +37,7 @@ build=${BUILD_DIR:-build}
 lib=$build/lib/$arch
 obj=$lib/obj
 dir=$build/sizes/$arch
-limit=${TETHER_TEXT_LIMIT:-81920}
+limit=${TETHER_TEXT_LIMIT:-77824}
 mkdir -p "$dir"
 [ -e "$lib/libtether.a" ] || { echo "profile-hosts: no $lib/libtether.a (make lib ARCH=$arch)" >&2; exit 1; }
 
