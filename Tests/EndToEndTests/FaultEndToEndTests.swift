@@ -81,7 +81,13 @@ import TetherLab
         + "certain, \(silences.filter { $0 > world.interruptedAfter - 0.002 }.count) "
         + "possible; INTERRUPTED \(interrupted.count), LOST \(a.lines(containing: "LOST").count); "
         + "longest silence \(ms(longest)); A saw B remote-interrupted \(falseAlarms) times")
-    world.bothLeave(a, b)
+    // Known (issue 25, open): at 30 % loss, a LEAVE sent a few ms after a resumed rejoin
+    // sometimes reaches the edge and ends nothing, and the peer sees no QUIT (1 run in 5
+    // with seed 9508099319014673777; docs/PROTOCOL.md §12.15).
+    world.bothLeave(
+      a, b,
+      knownIssue: probability >= 0.3
+        ? "a LEAVE just after a resumed rejoin under loss: the peer saw no QUIT" : nil)
   }
 
   /// B's verdicts on A come at their thresholds after the last datagram the edge heard from
