@@ -339,6 +339,47 @@ import TetherSim
     #expect(h.session.tokenExpiresAt == h.now + .seconds(3600))
   }
 
+  /// Found by the attacker end-to-end test (replaysAfterRenewal, channel): the device's own
+  /// expiry deadline and the edge's TOKEN_EXPIRED notice fall due together; the app renews
+  /// in request-token, and the notice, read next, is the old session's. It must not report
+  /// the expiry a second time (request-token, FAILED, RECONNECTING again).
+  @Test func renewToken_fromFailedTokenExpired_theOldSessionsLateNotice_changesNothing() throws {
+    var h = Harness.connected()
+    h.deliver(.tokenExpired)
+    try h.renew(Fixture.token2)
+    let before = h.mark
+    h.deliver(.tokenExpired)
+    #expect(h.mainNotifications(since: before) == [])
+    #expect(h.state == .reconnecting)
+    h.accept(tokenTimeLeftMs: 3_600_000)
+    #expect(h.stateChanges.last == .connectionStateChanged(.connected, .rejoinSuccess))
+    // Accepted with the new token: a TOKEN_EXPIRED now is the server's word on it again.
+    h.deliver(.tokenExpired)
+    #expect(h.stateChanges.last == .connectionStateChanged(.failed, .tokenExpired))
+  }
+
+  /// Renewed while reconnecting: a TOKEN_EXPIRED of the session the server held (the old
+  /// token) does not fail the attempts that carry the new one.
+  @Test func renewToken_whileReconnecting_theOldSessionsTokenExpired_doesNotFail() throws {
+    var h = Harness.connected(tokenTimeLeftMs: 60_000)
+    h.run(for: .ms(5000))  // INTERRUPTED at 4 s; the link stays down
+    try h.renew(Fixture.token2)
+    let before = h.mark
+    h.deliver(.tokenExpired)
+    #expect(h.mainNotifications(since: before) == [])
+    #expect(h.state == .reconnecting)
+    #expect(h.joins(since: before).allSatisfy { $0.token == Fixture.token2 })
+  }
+
+  /// Without a renewal, a TOKEN_EXPIRED while reconnecting still ends the attempts.
+  @Test func tokenExpired_whileReconnecting_withoutRenewal_fails() {
+    var h = Harness.connected()
+    h.run(for: .ms(5000))
+    #expect(h.state == .reconnecting)
+    h.deliver(.tokenExpired)
+    #expect(h.stateChanges.last == .connectionStateChanged(.failed, .tokenExpired))
+  }
+
   // MARK: - KEEP_ALIVE_TIMEOUT (14)
 
   @Test func keepAliveTimeout_whenTheServerNoLongerKnowsTheSession_rejoins() {

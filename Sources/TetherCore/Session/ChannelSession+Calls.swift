@@ -65,6 +65,7 @@ extension ChannelSession {
       link.renew(with: token, .forNextAttempt)
     case .failed where reason == .tokenExpired:
       link.renew(with: token, .afresh)
+      link.replacedExpiredToken = true
       transition(.renewToken, into: &output)
       startAttempts(outageSince: now, now: now, into: &output)
     case .disconnected, .failed:

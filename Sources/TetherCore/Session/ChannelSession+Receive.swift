@@ -25,7 +25,9 @@ extension ChannelSession: LinkSession {
     case .kick(.sameUID):
       if isJoiningOrJoined { fail(.sameUIDLogin, into: &output) }
     case .tokenExpired:
-      if isJoiningOrJoined { expireToken(into: &output) }
+      // While the attempts carry a newer token, the notice is the old session's (its token
+      // ran out at the server as the app renewed it: the expiry was reported already).
+      if isJoiningOrJoined && !link.attemptsCarryNewerToken { expireToken(into: &output) }
     case .sessionUnknown:
       guard link.isLive else { break }
       recordData(now)

@@ -35,6 +35,9 @@
   /// An attempt of the current effort went out with a token older than ``token``: an
   /// accept may answer that attempt, so it does not show that the server took ``token``.
   var attemptsCarriedOlderToken = false
+  /// The app replaced a token the server said had expired (the channel's renewal from
+  /// FAILED/TOKEN_EXPIRED): until a server accepts, its sessions hold only the old one.
+  var replacedExpiredToken = false
   var counters = LinkCounters()
 
   @inline(never)  // one copy for both profiles' creates
@@ -71,6 +74,14 @@
     cookie = 0
     tokenExpiresAt = nil
     renewal = nil
+    replacedExpiredToken = false
+  }
+
+  /// Attempting with a token the server did not hold: renewed while attempting (or live,
+  /// then interrupted), or after it expired. A TOKEN_EXPIRED sent now is about the old one.
+  var attemptsCarryNewerToken: Bool {
+    guard case .attempting = phase else { return false }
+    return renewal != nil || replacedExpiredToken
   }
 
   // MARK: - Receiving
@@ -115,6 +126,7 @@
     lastData = now
     setExpiry(timeLeftMs: tokenTimeLeftMs, now: now)
     tokenExpiryReported = false
+    replacedExpiredToken = false
     var renew = false
     if renewal != nil, case .attempting = phase {
       if attemptsCarriedOlderToken {
