@@ -69,7 +69,8 @@ static void on_user_offline(void *ctx, uint32_t uid, tether_user_offline_reason 
 }
 static void on_will_expire(void *ctx, const char *token) {
   (void)ctx;
-  printf("%.6f token-will-expire token=%s\n", now(), token);
+  /* A token is a bearer secret (docs/SECURITY.md): its length only, never its text. */
+  printf("%.6f token-will-expire length=%zu\n", now(), strlen(token));
 }
 static void on_request_token(void *ctx) {
   struct device *d = (struct device *)ctx;
