@@ -167,7 +167,9 @@ where Sink.Notification == Session.Notification {
     -> ArraySlice<UInt8>?
   {
     if let bytes = output.datagram(at: index) { return bytes }
-    if delivering { callbacks.deliver(output.notification(at: index), from: connection) }
+    if delivering, let notification = output.notification(at: index) {
+      callbacks.deliver(notification, from: connection)
+    }
     return nil
   }
 
