@@ -16,9 +16,24 @@
 /// connection's code (lifecycle, socket, deadlines, delivery) exists once, and each
 /// profile's code only in the member of libtether.a that the profile's functions reach.
 class Profile {
+  /// Protocol version 2 between the session and the socket (docs/PROTOCOL.md §12.10). Held
+  /// here, not in the generic subclass, so that what only it is touched by (its storage,
+  /// counters and clock) is one copy for both profiles.
+  final var link = SecureLink(crypto: SodiumCrypto())
+  /// How many of the output's actions the link has rewritten already.
+  final var secured = 0
+
   /// Hands one datagram to the session through the version 2 layer; what to log if the
   /// layer dropped it.
-  func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> StaticString? { nil }
+  final func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> StaticString? {
+    secure(now: arrival)
+    let before = secureCounters
+    link.unixTime = System.unixSeconds(at: arrival)
+    receiveSecured(datagram, at: arrival)
+    return droppedLine(before: before, after: secureCounters, state: stateValue)
+  }
+  /// ``receive(_:at:)``'s own part: the datagram through the layer into the session.
+  func receiveSecured(_ datagram: ArraySlice<UInt8>, at arrival: Instant) {}
   /// The session's next deadline window.
   var deadlineWindow: DeadlineWindow? { nil }
   /// Runs what is due in the session by `now`.
@@ -46,9 +61,11 @@ class Profile {
   /// deadline's) is sealed the same way, in one place.
   func secure(now: Instant) {}
   /// Whether the session queued actions ``secure(now:)`` has not rewritten yet.
-  var hasUnsecured: Bool { false }
+  final var hasUnsecured: Bool { secured < actionCount }
   /// Datagrams the version 2 layer dropped: (unopened, replayed, dropped).
-  var secureCounters: (unopened: UInt64, replayed: UInt64, dropped: UInt64) { (0, 0, 0) }
+  final var secureCounters: (unopened: UInt64, replayed: UInt64, dropped: UInt64) {
+    (link.unopened, link.replayed, link.dropped)
+  }
   /// Hands the session a new token (`tether_renew_token`, `tether_rtm_renew_token`).
   func renewToken(_ token: Token, now: Instant) throws(TetherError) {}
   /// The raw value of the session's state: the C enum's.
@@ -102,36 +119,22 @@ where Sink.Notification == Session.Notification {
   var session: Session
   var output = SessionOutput<Session.Notification>()
   let callbacks: Sink
-  /// Protocol version 2 between the session and the socket (docs/PROTOCOL.md §12.10).
-  var link = SecureLink(crypto: SodiumCrypto())
-  /// How many of the output's actions the link has rewritten already.
-  var secured = 0
 
   init(session: consuming Session, callbacks: Sink) {
     self.session = consume session
     self.callbacks = callbacks
   }
 
-  override func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> StaticString? {
-    secure(now: arrival)
-    let before = secureCounters
-    link.unixTime = System.unixSeconds(at: arrival)
+  override func receiveSecured(_ datagram: ArraySlice<UInt8>, at arrival: Instant) {
     link.receive(datagram, session: &session, now: arrival, into: &output)
     secured = output.actionCount
-    return droppedLine(before: before, after: secureCounters, state: session.state.rawValue)
   }
-
-  override var hasUnsecured: Bool { secured < output.actionCount }
 
   override func secure(now: Instant) {
     guard secured < output.actionCount else { return }
     link.unixTime = System.unixSeconds(at: now)
     link.secure(&output, from: secured, session: &session, now: now)
     secured = output.actionCount
-  }
-
-  override var secureCounters: (unopened: UInt64, replayed: UInt64, dropped: UInt64) {
-    (link.unopened, link.replayed, link.dropped)
   }
 
   // Through an inout parameter, so the session is read in place, not copied first.

@@ -124,19 +124,19 @@ public protocol SessionNotification {
   /// As the output keeps it.
   consuming func wrapped() -> OutputNotification
   /// What the output kept; nil for the other profile's (never in one session's output).
-  static func unwrapped(_ kept: OutputNotification) -> Self?
+  static func unwrapped(_ kept: consuming OutputNotification) -> Self?
 }
 
 extension ChannelNotification: SessionNotification {
   public consuming func wrapped() -> OutputNotification { .channel(self) }
-  public static func unwrapped(_ kept: OutputNotification) -> Self? {
+  public static func unwrapped(_ kept: consuming OutputNotification) -> Self? {
     if case .channel(let notification) = kept { notification } else { nil }
   }
 }
 
 extension LoginNotification: SessionNotification {
   public consuming func wrapped() -> OutputNotification { .login(self) }
-  public static func unwrapped(_ kept: OutputNotification) -> Self? {
+  public static func unwrapped(_ kept: consuming OutputNotification) -> Self? {
     if case .login(let notification) = kept { notification } else { nil }
   }
 }
