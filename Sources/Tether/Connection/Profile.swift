@@ -59,7 +59,14 @@ class Profile {
   /// datagrams (``SecureLink/secure(_:from:session:now:)``): called before any action is
   /// performed, so every entry point of the session (the app's calls, a callback's, a
   /// deadline's) is sealed the same way, in one place.
-  func secure(now: Instant) {}
+  final func secure(now: Instant) {
+    guard hasUnsecured else { return }
+    link.unixTime = System.unixSeconds(at: now)
+    secureSession(now: now)
+  }
+  /// The layer's rewrite of the session's output from ``secured`` on, then ``secured``
+  /// moved to its end.
+  func secureSession(now: Instant) {}
   /// Whether the session queued actions ``secure(now:)`` has not rewritten yet.
   final var hasUnsecured: Bool { secured < actionCount }
   /// Datagrams the version 2 layer dropped: (unopened, replayed, dropped).
@@ -130,9 +137,7 @@ where Sink.Notification == Session.Notification {
     secured = output.actionCount
   }
 
-  override func secure(now: Instant) {
-    guard secured < output.actionCount else { return }
-    link.unixTime = System.unixSeconds(at: now)
+  override func secureSession(now: Instant) {
     link.secure(&output, from: secured, session: &session, now: now)
     secured = output.actionCount
   }
@@ -148,8 +153,7 @@ where Sink.Notification == Session.Notification {
     session.advance(to: now, into: &output)
     // Past a rekey limit the link starts a handshake on its own: checked after every
     // entry point, even one that queued nothing.
-    link.secure(&output, from: secured, session: &session, now: now)
-    secured = output.actionCount
+    secureSession(now: now)
   }
 
   override func networkChanged(byUser: Bool, now: Instant) {
