@@ -26,14 +26,13 @@ struct SlotHeap {
   mutating func push(_ entry: Entry) {
     entries.append(entry)
     notePosition(entries.count - 1)
-    siftUp(entries.count - 1)
+    settle(entries.count - 1)
   }
 
   /// Gives the entry at `index` a new value (the same slot) and moves it to its place.
   mutating func replace(at index: Int, with entry: Entry) {
-    let earlier = entry.key < entries[index].key
     entries[index] = entry
-    if earlier { siftUp(index) } else { siftDown(index) }
+    settle(index)
   }
 
   /// Removes the entry at `index`: the last entry takes its place and moves to its own.
@@ -43,25 +42,39 @@ struct SlotHeap {
     guard let last = entries.popLast(), index < entries.count else { return }
     entries[index] = last
     notePosition(index)
-    siftUp(index)
-    siftDown(index)
+    settle(index)
   }
 
   /// Empties the heap; keeps the storage (one entry at a time: `removeAll(keepingCapacity:)`
   /// would cost the Embedded library a generic specialization of its own).
   mutating func removeAll() { while entries.popLast() != nil {} }
 
-  private mutating func siftUp(_ start: Int) {
+  /// Moves the entry at `index` (within the heap) to its place: up past larger parents,
+  /// then down from `index` past smaller children. An entry that moved up leaves at
+  /// `index` a former ancestor, no larger than anything below it, and one that cannot
+  /// move up (not smaller than its parent) moves down as far as it must: so every change
+  /// of one entry (a push, a replacement, a removal's move) is this one call. Over the
+  /// entries' storage in place: one uniqueness check, no bounds check per access (every
+  /// index is a heap index below the count), the positions moved out meanwhile.
+  @inline(never)
+  private mutating func settle(_ index: Int) {
+    precondition(index >= 0 && index < entries.count)
+    var table = SlotTable()
+    swap(&table, &positions)
+    entries.withUnsafeMutableBufferPointer { Self.settle(index, in: $0, positions: &table) }
+    swap(&table, &positions)
+  }
+
+  private static func settle(
+    _ start: Int, in entries: UnsafeMutableBufferPointer<Entry>, positions: inout SlotTable
+  ) {
     var child = start
     while child > 0 {
       let parent = (child - 1) / 2
       guard entries[child].key < entries[parent].key else { break }
-      swapEntries(child, parent)
+      swapEntries(child, parent, in: entries, positions: &positions)
       child = parent
     }
-  }
-
-  private mutating func siftDown(_ start: Int) {
     var parent = start
     while true {
       let left = 2 * parent + 1
@@ -70,19 +83,26 @@ struct SlotHeap {
       if left < entries.count, entries[left].key < entries[smallest].key { smallest = left }
       if right < entries.count, entries[right].key < entries[smallest].key { smallest = right }
       guard smallest != parent else { return }
-      swapEntries(parent, smallest)
+      swapEntries(parent, smallest, in: entries, positions: &positions)
       parent = smallest
     }
   }
 
-  private mutating func swapEntries(_ a: Int, _ b: Int) {
+  private static func swapEntries(
+    _ a: Int, _ b: Int, in entries: UnsafeMutableBufferPointer<Entry>,
+    positions: inout SlotTable
+  ) {
     entries.swapAt(a, b)
-    notePosition(a)
-    notePosition(b)
+    notePosition(a, of: entries[a], in: &positions)
+    notePosition(b, of: entries[b], in: &positions)
   }
 
   private mutating func notePosition(_ index: Int) {
-    let slot = Int(entries[index].slot)
+    Self.notePosition(index, of: entries[index], in: &positions)
+  }
+
+  private static func notePosition(_ index: Int, of entry: Entry, in positions: inout SlotTable) {
+    let slot = Int(entry.slot)
     if slot >= 0, slot < positions.count { positions[slot] = Int32(truncatingIfNeeded: index) }
   }
 }
