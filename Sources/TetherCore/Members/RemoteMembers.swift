@@ -93,14 +93,19 @@ struct RemoteMembers {
         output.notify(.userOffline(uid: entry.uid, reason: .quit))
         return
       }
-      let s = Int(slot)
-      if seen > slots[s].lastSeen { slots[s].lastSeen = seen }
-      if slots[s].interrupted && now &- slots[s].lastSeen < interruptedAfter {
-        slots[s].interrupted = false
-        slots[s].generation &+= 1
+      // Changed in a copy, stored back once: one bounds and uniqueness check, not one at
+      // each access.
+      var member = slots[Int(slot)]
+      if seen > member.lastSeen { member.lastSeen = seen }
+      let resumed = member.interrupted && now &- member.lastSeen < interruptedAfter
+      if resumed {
+        member.interrupted = false
+        member.generation &+= 1
+      }
+      slots[Int(slot)] = member
+      if resumed {
         heap.push(
-          .init(
-            due: slots[s].lastSeen &+ interruptedAfter, slot: slot, generation: slots[s].generation)
+          .init(due: member.lastSeen &+ interruptedAfter, slot: slot, generation: member.generation)
         )
         output.notify(.remoteMemberResumed(uid: entry.uid))
       }
@@ -185,18 +190,18 @@ struct RemoteMembers {
 
   private mutating func add(uid: UInt32, lastSeen: UInt64) {
     let slot: Int32
+    let generation: UInt32
     if let free = freeSlots.pop() {
       slot = free
-      slots[Int(slot)].uid = uid
-      slots[Int(slot)].lastSeen = lastSeen
-      slots[Int(slot)].interrupted = false
-      slots[Int(slot)].generation &+= 1
+      generation = slots[Int(slot)].generation &+ 1
+      slots[Int(slot)] = Member(
+        uid: uid, lastSeen: lastSeen, interrupted: false, generation: generation)
     } else {
       slot = Int32(truncatingIfNeeded: slots.count)
+      generation = 0
       slots.append(Member(uid: uid, lastSeen: lastSeen, interrupted: false, generation: 0))
     }
     index.insert(slot, uid: uid, in: slots)
-    let generation = slots[Int(slot)].generation
     heap.push(.init(due: lastSeen &+ interruptedAfter, slot: slot, generation: generation))
   }
 
