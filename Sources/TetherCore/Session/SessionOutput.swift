@@ -76,6 +76,13 @@ public struct SessionOutput<Notification> {
     OutputEntry.send(packet, entries: &entries, packets: &packets, count: &packetCount)
   }
 
+  /// Sends a RENEW_TOKEN of `token` under `cookie` (``LinkCore/renewalPacket``): the
+  /// packet made in one non-generic copy for every caller of both profiles.
+  mutating func sendRenewal(cookie: UInt64, token: Token) {
+    OutputEntry.sendRenewal(
+      cookie: cookie, token: token, entries: &entries, packets: &packets, count: &packetCount)
+  }
+
   /// The datagram written at the end of ``bytes`` from `start` sent (protocol version 2's
   /// layer writes its own datagrams); nothing if none was written.
   mutating func sendWritten(from start: Int) {
@@ -209,6 +216,16 @@ extension SlotHeap.Entry {
     while packets.count > count { _ = packets.popLast() }
     packets.append(packet)
     count += 1
+  }
+
+  @inline(never)  // one copy for every RENEW_TOKEN of both profiles
+  static func sendRenewal(
+    cookie: UInt64, token: Token, entries: inout [OutputEntry], packets: inout [Packet],
+    count: inout Int
+  ) {
+    send(
+      Packet(cookie: cookie, message: .renewToken(token)), entries: &entries,
+      packets: &packets, count: &count)
   }
 
   @inline(never)  // one copy for both profiles
