@@ -114,15 +114,14 @@ extension LoginSession: CallableSession {}
 
 /// The app's callbacks of one profile: what turns each notification into a C call.
 protocol NotificationSink {
-  associatedtype Notification
-  /// Calls the app's callback for `notification`, coming from `connection`.
-  func deliver(_ notification: Notification, from connection: Connection)
+  /// Calls the app's callback for `kept`, coming from `connection`, if it is one of this
+  /// profile's notifications (a session's output holds no other).
+  func deliver(_ kept: OutputNotification, from connection: Connection)
 }
 
 /// A profile made of a core session and the app's callbacks (`Sink`): one class per
 /// profile, and no code but the session's calls.
-final class SessionProfile<Session: CallableSession, Sink: NotificationSink>: Profile
-where Sink.Notification == Session.Notification {
+final class SessionProfile<Session: CallableSession, Sink: NotificationSink>: Profile {
   var session: Session
   var output = SessionOutput<Session.Notification>()
   let callbacks: Sink
@@ -174,8 +173,8 @@ where Sink.Notification == Session.Notification {
     -> ArraySlice<UInt8>?
   {
     if let bytes = output.datagram(at: index) { return bytes }
-    if delivering, let notification = output.notification(at: index) {
-      callbacks.deliver(notification, from: connection)
+    if delivering, let kept = output.keptNotification(at: index) {
+      callbacks.deliver(kept, from: connection)
     }
     return nil
   }

@@ -51,6 +51,13 @@ public struct SessionOutput<Notification> {
     OutputEntry.datagram(at: index, entries: entries, bytes: bytes)
   }
 
+  /// Action `index`, a notification as the output keeps it (nil for a datagram's): what
+  /// the driver hands the app's callbacks.
+  public func keptNotification(at index: Int) -> OutputNotification? {
+    let slot = entries[index].slot
+    return slot >= 0 ? notes[Int(slot)] : nil
+  }
+
   public mutating func removeAll() {
     // One at a time, keeping the storage: `removeAll(keepingCapacity:)` is a
     // replaceSubrange specialization per element type, this a small popLast (a step sends
