@@ -146,11 +146,11 @@ struct RemoteMembers {
   /// element at a time: `removeAll(keepingCapacity:)` would cost the Embedded library a
   /// generic specialization per element type, for a call made once per session).
   mutating func removeAll() {
-    while slots.popLast() != nil {}
+    Member.shorten(&slots, to: 0)
     freeSlots.removeAll()
     index.removeAll()
     heap.removeAll()
-    while departed.popLast() != nil {}
+    Departure.shorten(&departed, to: 0)
     blind = 0
   }
 
@@ -185,7 +185,7 @@ struct RemoteMembers {
       departed[kept] = departure
       kept += 1
     }
-    while departed.count > kept { _ = departed.popLast() }
+    Departure.shorten(&departed, to: kept)
   }
 
   private mutating func add(uid: UInt32, lastSeen: UInt64) {

@@ -209,8 +209,8 @@ extension SlotHeap.Entry {
   static func removeAll(
     entries: inout [OutputEntry], bytes: inout [UInt8], notes: inout [OutputNotification]
   ) {
-    while entries.popLast() != nil {}
-    while bytes.popLast() != nil {}
+    shorten(&entries, to: 0)
+    truncate(&bytes, to: 0)
     while notes.popLast() != nil {}
   }
 

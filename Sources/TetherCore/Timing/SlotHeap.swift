@@ -47,7 +47,7 @@ struct SlotHeap {
 
   /// Empties the heap; keeps the storage (one entry at a time: `removeAll(keepingCapacity:)`
   /// would cost the Embedded library a generic specialization of its own).
-  mutating func removeAll() { while entries.popLast() != nil {} }
+  mutating func removeAll() { Entry.shorten(&entries, to: 0) }
 
   /// Moves the entry at `index` (within the heap) to its place: up past larger parents,
   /// then down from `index` past smaller children. An entry that moved up leaves at
@@ -88,6 +88,7 @@ struct SlotHeap {
     }
   }
 
+  @inline(never)  // four callers in the walk
   private static func swapEntries(
     _ a: Int, _ b: Int, in entries: UnsafeMutableBufferPointer<Entry>,
     positions: inout SlotTable
@@ -104,5 +105,14 @@ struct SlotHeap {
   private static func notePosition(_ index: Int, of entry: Entry, in positions: inout SlotTable) {
     let slot = Int(entry.slot)
     if slot >= 0, slot < positions.count { positions[slot] = Int32(truncatingIfNeeded: index) }
+  }
+}
+
+extension SlotHeap.Entry {
+  /// Drops the entries past the first `count`, keeping the storage: one loop for every
+  /// array of entries (the heaps, the members, the departures, a session's actions).
+  @inline(never)
+  static func shorten(_ entries: inout [Self], to count: Int) {
+    while entries.count > count, entries.popLast() != nil {}
   }
 }
