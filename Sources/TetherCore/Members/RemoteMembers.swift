@@ -171,7 +171,7 @@ struct RemoteMembers {
 
   private mutating func recordDeparture(of uid: UInt32, at now: UInt64, quitAt: UInt64?) {
     forgetDepartures(at: now, of: uid)
-    departed.append(Departure(uid: uid, at: now, quitAt: quitAt))
+    Departure.add(Departure(uid: uid, at: now, quitAt: quitAt), to: &departed)
   }
 
   /// Drops the departures that can no longer refuse anything at `now`, and that of `uid`.
@@ -199,7 +199,8 @@ struct RemoteMembers {
     } else {
       slot = Int32(truncatingIfNeeded: slots.count)
       generation = 0
-      slots.append(Member(uid: uid, lastSeen: lastSeen, interrupted: false, generation: 0))
+      Member.add(
+        Member(uid: uid, lastSeen: lastSeen, interrupted: false, generation: 0), to: &slots)
     }
     index.insert(slot, uid: uid, in: slots)
     heap.push(.init(due: lastSeen &+ interruptedAfter, slot: slot, generation: generation))

@@ -219,7 +219,7 @@ extension SlotHeap.Entry {
     _ packet: consuming Packet, entries: inout [OutputEntry], packets: inout [Packet],
     count: inout Int
   ) {
-    entries.append(OutputEntry(packet: count))
+    add(OutputEntry(packet: count), to: &entries)
     while packets.count > count { _ = packets.popLast() }
     packets.append(packet)
     count += 1
@@ -240,13 +240,13 @@ extension SlotHeap.Entry {
     _ notification: consuming OutputNotification, entries: inout [OutputEntry],
     notes: inout [OutputNotification]
   ) {
-    entries.append(OutputEntry(slot: Int32(truncatingIfNeeded: notes.count)))
+    add(OutputEntry(slot: Int32(truncatingIfNeeded: notes.count)), to: &entries)
     notes.append(notification)
   }
 
   @inline(never)  // one copy for every caller
   static func sendWritten(from start: Int, entries: inout [OutputEntry], bytes: [UInt8]) {
-    if bytes.count > start { entries.append(OutputEntry(sending: start..<bytes.count)) }
+    if bytes.count > start { add(OutputEntry(sending: start..<bytes.count), to: &entries) }
   }
 }
 

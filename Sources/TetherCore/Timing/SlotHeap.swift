@@ -24,7 +24,7 @@ struct SlotHeap {
 
   @inline(never)  // one copy, not one inlined at each of the member checks' pushes
   mutating func push(_ entry: Entry) {
-    entries.append(entry)
+    Entry.add(entry, to: &entries)
     notePosition(entries.count - 1)
     settle(entries.count - 1)
   }
@@ -111,6 +111,10 @@ struct SlotHeap {
 extension SlotHeap.Entry {
   /// Drops the entries past the first `count`, keeping the storage: one loop for every
   /// array of entries (the heaps, the members, the departures, a session's actions).
+  /// Appends `entry`: one copy of the append for every array of heap entries.
+  @inline(never)
+  static func add(_ entry: Self, to entries: inout [Self]) { entries.append(entry) }
+
   @inline(never)
   static func shorten(_ entries: inout [Self], to count: Int) {
     while entries.count > count, entries.popLast() != nil {}
