@@ -74,10 +74,10 @@ package struct HostPort {
       let byte = text[index]
       guard byte != 0 else { return .invalidHost }
       colons = colons || byte == UInt8(ascii: ":")
-      host.append(byte)
+      host.appendByte(byte)
     }
     guard colons == bracketed else { return .invalidHost }
-    host.append(0)
+    host.appendByte(0)
     return nil
   }
 }
