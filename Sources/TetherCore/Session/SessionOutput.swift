@@ -221,7 +221,7 @@ extension SlotHeap.Entry {
   ) {
     add(OutputEntry(packet: count), to: &entries)
     while packets.count > count { _ = packets.popLast() }
-    packets.append(packet)
+    Packet.add(packet, to: &packets)
     count += 1
   }
 
