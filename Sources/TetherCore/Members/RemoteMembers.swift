@@ -102,7 +102,7 @@ struct RemoteMembers {
         member.interrupted = false
         member.generation &+= 1
       }
-      slots[Int(slot)] = member
+      Member.put(member, at: Int(slot), in: &slots)
       if resumed {
         heap.push(
           .init(due: member.lastSeen &+ interruptedAfter, slot: slot, generation: member.generation)
@@ -194,8 +194,9 @@ struct RemoteMembers {
     if let free = freeSlots.pop() {
       slot = free
       generation = slots[Int(slot)].generation &+ 1
-      slots[Int(slot)] = Member(
-        uid: uid, lastSeen: lastSeen, interrupted: false, generation: generation)
+      Member.put(
+        Member(uid: uid, lastSeen: lastSeen, interrupted: false, generation: generation),
+        at: Int(slot), in: &slots)
     } else {
       slot = Int32(truncatingIfNeeded: slots.count)
       generation = 0

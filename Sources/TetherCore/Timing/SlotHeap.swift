@@ -31,7 +31,7 @@ struct SlotHeap {
 
   /// Gives the entry at `index` a new value (the same slot) and moves it to its place.
   mutating func replace(at index: Int, with entry: Entry) {
-    entries[index] = entry
+    Entry.put(entry, at: index, in: &entries)
     settle(index)
   }
 
@@ -40,7 +40,7 @@ struct SlotHeap {
   @inline(never)  // as push
   mutating func remove(at index: Int) {
     guard let last = entries.popLast(), index < entries.count else { return }
-    entries[index] = last
+    Entry.put(last, at: index, in: &entries)
     notePosition(index)
     settle(index)
   }
@@ -114,6 +114,13 @@ extension SlotHeap.Entry {
   /// Appends `entry`: one copy of the append for every array of heap entries.
   @inline(never)
   static func add(_ entry: Self, to entries: inout [Self]) { entries.append(entry) }
+
+  /// Stores `entry` at `index` (which must be within `entries`, as the subscript's): one
+  /// copy of the store for every array of heap entries.
+  @inline(never)
+  static func put(_ entry: Self, at index: Int, in entries: inout [Self]) {
+    entries[index] = entry
+  }
 
   @inline(never)
   static func shorten(_ entries: inout [Self], to count: Int) {
