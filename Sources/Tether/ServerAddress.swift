@@ -52,7 +52,9 @@ struct ServerEndpoint {
     if let address = ServerAddress(numericHost: parsed.host, port: parsed.port) {
       self.address = address
       name = []
-    } else if !parsed.bracketed && Self.isHostName(parsed.host[0..<(parsed.host.count - 1)]) {
+    } else if !parsed.bracketed
+      && parsed.host.withUnsafeBytes({ Self.isHostName($0, count: $0.count - 1) })
+    {
       address = nil
       name = parsed.host
     } else {
@@ -62,15 +64,18 @@ struct ServerEndpoint {
 
   /// RFC 1123 host names: dot-separated labels of letters, digits, '-' (not at either end)
   /// and '_' (seen in private zones), each 1 to 63 bytes, at most 253 bytes in all; one
-  /// final dot allowed.
-  static func isHostName(_ name: ArraySlice<UInt8>) -> Bool {
-    let end = name.last == UInt8(ascii: ".") ? name.endIndex - 1 : name.endIndex
-    guard end > name.startIndex, end - name.startIndex <= 253 else { return false }
+  /// final dot allowed. Judges the first `count` bytes of `name` (the host without its
+  /// NUL), read in place.
+  static func isHostName(_ name: UnsafeRawBufferPointer, count: Int) -> Bool {
+    guard count >= 1, count <= name.count else { return false }
+    let end = name[count - 1] == UInt8(ascii: ".") ? count - 1 : count
+    guard end > 0, end <= 253 else { return false }
     // One pass, label by label (no split: it would cost the Embedded library a generic
     // specialization the size of this whole type).
     var label = 0
     var previous = UInt8(ascii: ".")
-    for byte in name[..<end] {
+    for index in 0..<end {  // in place: no bounds check per byte
+      let byte = name[index]
       if byte == UInt8(ascii: ".") {
         guard label > 0, previous != UInt8(ascii: "-") else { return false }
         label = 0

@@ -41,6 +41,19 @@ struct ASCIISet: Sendable {
   /// True when `bytes` has a length in `lengths` and every byte is in the set.
   func accepts<C: Collection>(_ bytes: C, lengths: ClosedRange<Int>) -> Bool
   where C.Element == UInt8 {
+    // Arrays and slices (every caller of the library) through one non-generic check.
+    if let accepted = bytes.withContiguousStorageIfAvailable({
+      accepts(UnsafeRawBufferPointer($0), lengths: lengths)
+    }) {
+      return accepted
+    }
+    guard lengths.contains(bytes.count) else { return false }
+    for byte in bytes where !contains(byte) { return false }
+    return true
+  }
+
+  @inline(never)  // one copy for every element type
+  func accepts(_ bytes: UnsafeRawBufferPointer, lengths: ClosedRange<Int>) -> Bool {
     guard lengths.contains(bytes.count) else { return false }
     for byte in bytes where !contains(byte) { return false }
     return true

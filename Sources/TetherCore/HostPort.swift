@@ -26,40 +26,58 @@ package struct HostPort {
   // Inlined, its one caller in the Embedded library drops the reasons: 144 bytes less.
   @inline(__always)
   package init(parsing text: [UInt8]) throws(Failure) {
-    guard let colon = text.lastIndex(of: UInt8(ascii: ":")) else { throw .missingPort }
+    var host: [UInt8] = []
+    var port: UInt16 = 0
+    var bracketed = false
+    let failure = text.withUnsafeBytes {
+      Self.parse($0, host: &host, port: &port, bracketed: &bracketed)
+    }
+    if let failure { throw failure }
+    self.host = host
+    self.port = port
+    self.bracketed = bracketed
+  }
+
+  /// The parse, over the text's bytes in place (every index below is checked against the
+  /// text's count once, where it is made; no bounds check per byte): why it was refused,
+  /// or nil with `host`, `port` and `bracketed` set.
+  private static func parse(
+    _ text: UnsafeRawBufferPointer, host: inout [UInt8], port: inout UInt16,
+    bracketed: inout Bool
+  ) -> Failure? {
+    var colon = text.count - 1  // the last colon
+    while colon >= 0, text[colon] != UInt8(ascii: ":") { colon -= 1 }
+    guard colon >= 0 else { return .missingPort }
     // The host is text[start..<end]: what is before the colon, but the brackets of
-    // "[v6]:port". (Indices, not dropFirst and dropLast: each is a generic specialization
-    // in the Embedded library.)
+    // "[v6]:port".
     var (start, end) = (0, colon)
     bracketed = text[0] == UInt8(ascii: "[")
     if bracketed {
-      guard colon > 1, text[colon - 1] == UInt8(ascii: "]") else { throw .missingPort }
+      guard colon > 1, text[colon - 1] == UInt8(ascii: "]") else { return .missingPort }
       (start, end) = (1, colon - 1)
     }
-    guard let port = Self.port(text[(colon + 1)...]) else { throw .invalidPort }
-    guard end > start, end - start < 256 else { throw .invalidHost }
+    let digits = text.count - colon - 1
+    guard digits >= 1, digits <= 5 else { return .invalidPort }
+    var value: UInt32 = 0
+    for index in (colon + 1)..<text.count {
+      let digit = text[index]
+      guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return .invalidPort }
+      value = value * 10 + UInt32(digit - UInt8(ascii: "0"))
+    }
+    guard value <= 65535 else { return .invalidPort }
+    port = UInt16(value)
+    guard end > start, end - start < 256 else { return .invalidHost }
     var colons = false
     // Copied byte by byte as it is checked: `Array(text[start..<end])` was a specialization
     // of its own (224 bytes of aarch64 text).
-    var host: [UInt8] = []
-    for byte in text[start..<end] {
-      guard byte != 0 else { throw .invalidHost }
+    for index in start..<end {
+      let byte = text[index]
+      guard byte != 0 else { return .invalidHost }
       colons = colons || byte == UInt8(ascii: ":")
-      host.append(byte)
+      host.appendByte(byte)
     }
-    guard colons == bracketed else { throw .invalidHost }
-    host.append(0)
-    self.host = host
-    self.port = port
-  }
-
-  private static func port(_ digits: ArraySlice<UInt8>) -> UInt16? {
-    guard !digits.isEmpty, digits.count <= 5 else { return nil }
-    var value: UInt32 = 0
-    for digit in digits {
-      guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
-      value = value * 10 + UInt32(digit - UInt8(ascii: "0"))
-    }
-    return value <= 65535 ? UInt16(value) : nil
+    guard colons == bracketed else { return .invalidHost }
+    host.appendByte(0)
+    return nil
   }
 }

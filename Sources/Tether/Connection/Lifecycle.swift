@@ -91,7 +91,7 @@ extension Connection {
     }
     connection.shutDown()
     // Given back when the outermost entry returns: this one, or a callback's under it.
-    connection.context.destroyedConnections.append(connection)
+    LoopContext.add(connection, to: &connection.context.destroyedConnections)
     connection.leave()
     return 0
   }

@@ -16,9 +16,24 @@
 /// connection's code (lifecycle, socket, deadlines, delivery) exists once, and each
 /// profile's code only in the member of libtether.a that the profile's functions reach.
 class Profile {
+  /// Protocol version 2 between the session and the socket (docs/PROTOCOL.md §12.10). Held
+  /// here, not in the generic subclass, so that what only it is touched by (its storage,
+  /// counters and clock) is one copy for both profiles.
+  final var link = SecureLink(crypto: SodiumCrypto())
+  /// How many of the output's actions the link has rewritten already.
+  final var secured = 0
+
   /// Hands one datagram to the session through the version 2 layer; what to log if the
   /// layer dropped it.
-  func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> StaticString? { nil }
+  final func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> StaticString? {
+    secure(now: arrival)
+    let before = secureCounters
+    link.unixTime = System.unixSeconds(at: arrival)
+    receiveSecured(datagram, at: arrival)
+    return droppedLine(before: before, after: secureCounters, state: stateValue)
+  }
+  /// ``receive(_:at:)``'s own part: the datagram through the layer into the session.
+  func receiveSecured(_ datagram: ArraySlice<UInt8>, at arrival: Instant) {}
   /// The session's next deadline window.
   var deadlineWindow: DeadlineWindow? { nil }
   /// Runs what is due in the session by `now`.
@@ -44,11 +59,20 @@ class Profile {
   /// datagrams (``SecureLink/secure(_:from:session:now:)``): called before any action is
   /// performed, so every entry point of the session (the app's calls, a callback's, a
   /// deadline's) is sealed the same way, in one place.
-  func secure(now: Instant) {}
+  final func secure(now: Instant) {
+    guard hasUnsecured else { return }
+    link.unixTime = System.unixSeconds(at: now)
+    secureSession(now: now)
+  }
+  /// The layer's rewrite of the session's output from ``secured`` on, then ``secured``
+  /// moved to its end.
+  func secureSession(now: Instant) {}
   /// Whether the session queued actions ``secure(now:)`` has not rewritten yet.
-  var hasUnsecured: Bool { false }
+  final var hasUnsecured: Bool { secured < actionCount }
   /// Datagrams the version 2 layer dropped: (unopened, replayed, dropped).
-  var secureCounters: (unopened: UInt64, replayed: UInt64, dropped: UInt64) { (0, 0, 0) }
+  final var secureCounters: (unopened: UInt64, replayed: UInt64, dropped: UInt64) {
+    (link.unopened, link.replayed, link.dropped)
+  }
   /// Hands the session a new token (`tether_renew_token`, `tether_rtm_renew_token`).
   func renewToken(_ token: Token, now: Instant) throws(TetherError) {}
   /// The raw value of the session's state: the C enum's.
@@ -90,48 +114,31 @@ extension LoginSession: CallableSession {}
 
 /// The app's callbacks of one profile: what turns each notification into a C call.
 protocol NotificationSink {
-  associatedtype Notification
-  /// Calls the app's callback for `notification`, coming from `connection`.
-  func deliver(_ notification: Notification, from connection: Connection)
+  /// Calls the app's callback for `kept`, coming from `connection`, if it is one of this
+  /// profile's notifications (a session's output holds no other).
+  func deliver(_ kept: OutputNotification, from connection: Connection)
 }
 
 /// A profile made of a core session and the app's callbacks (`Sink`): one class per
 /// profile, and no code but the session's calls.
-final class SessionProfile<Session: CallableSession, Sink: NotificationSink>: Profile
-where Sink.Notification == Session.Notification {
+final class SessionProfile<Session: CallableSession, Sink: NotificationSink>: Profile {
   var session: Session
   var output = SessionOutput<Session.Notification>()
   let callbacks: Sink
-  /// Protocol version 2 between the session and the socket (docs/PROTOCOL.md §12.10).
-  var link = SecureLink(crypto: SodiumCrypto())
-  /// How many of the output's actions the link has rewritten already.
-  var secured = 0
 
   init(session: consuming Session, callbacks: Sink) {
     self.session = consume session
     self.callbacks = callbacks
   }
 
-  override func receive(_ datagram: ArraySlice<UInt8>, at arrival: Instant) -> StaticString? {
-    secure(now: arrival)
-    let before = secureCounters
-    link.unixTime = System.unixSeconds(at: arrival)
+  override func receiveSecured(_ datagram: ArraySlice<UInt8>, at arrival: Instant) {
     link.receive(datagram, session: &session, now: arrival, into: &output)
     secured = output.actionCount
-    return droppedLine(before: before, after: secureCounters, state: session.state.rawValue)
   }
 
-  override var hasUnsecured: Bool { secured < output.actionCount }
-
-  override func secure(now: Instant) {
-    guard secured < output.actionCount else { return }
-    link.unixTime = System.unixSeconds(at: now)
+  override func secureSession(now: Instant) {
     link.secure(&output, from: secured, session: &session, now: now)
     secured = output.actionCount
-  }
-
-  override var secureCounters: (unopened: UInt64, replayed: UInt64, dropped: UInt64) {
-    (link.unopened, link.replayed, link.dropped)
   }
 
   // Through an inout parameter, so the session is read in place, not copied first.
@@ -145,8 +152,7 @@ where Sink.Notification == Session.Notification {
     session.advance(to: now, into: &output)
     // Past a rekey limit the link starts a handshake on its own: checked after every
     // entry point, even one that queued nothing.
-    link.secure(&output, from: secured, session: &session, now: now)
-    secured = output.actionCount
+    secureSession(now: now)
   }
 
   override func networkChanged(byUser: Bool, now: Instant) {
@@ -167,7 +173,9 @@ where Sink.Notification == Session.Notification {
     -> ArraySlice<UInt8>?
   {
     if let bytes = output.datagram(at: index) { return bytes }
-    if delivering { callbacks.deliver(output.notification(at: index), from: connection) }
+    if delivering, let kept = output.keptNotification(at: index) {
+      callbacks.deliver(kept, from: connection)
+    }
     return nil
   }
 

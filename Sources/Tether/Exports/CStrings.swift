@@ -12,7 +12,11 @@ import CTetherSystem
 @inline(never)  // one copy for every string argument
 func cStringBytes(_ pointer: UnsafePointer<CChar>, limit: Int) -> [UInt8] {
   let length = strnlen(pointer, limit + 1)
-  return Array(UnsafeRawBufferPointer(start: pointer, count: length))
+  // Byte by byte through the encoder's out-of-line append: `Array(_:)` of the bytes was a
+  // specialization of its own.
+  var bytes: [UInt8] = []
+  for index in 0..<length { bytes.appendByte(UInt8(bitPattern: pointer[index])) }
+  return bytes
 }
 
 /// A config's `app_id`.

@@ -18,44 +18,45 @@ struct ChannelCallbacks: NotificationSink, AppCallbacks {
   static let firstPublishedCallbacks = 9
   var logger: Logger { Logger(callback: handler.on_log, context: context) }
 
-  func deliver(_ notification: ChannelNotification, from connection: Connection) {
-    switch notification {
-    case .connectionStateChanged(let state, let reason):
+  func deliver(_ kept: OutputNotification, from connection: Connection) {
+    switch kept {
+    case .channel(.connectionStateChanged(let state, let reason)):
       handler.on_connection_state_changed?(
         context, tether_connection_state(UInt32(bitPattern: state.rawValue)),
         tether_connection_changed_reason(UInt32(bitPattern: reason.rawValue)))
-    case .connectionLost:
+    case .channel(.connectionLost):
       handler.on_connection_lost?(context)
-    case .leaveChannel:
+    case .channel(.leaveChannel):
       handler.on_leave_channel?(context)
-    case .userJoined(let uid, let elapsed):
+    case .channel(.userJoined(let uid, let elapsed)):
       handler.on_user_joined?(context, uid, elapsed)
-    case .userOffline(let uid, let reason):
+    case .channel(.userOffline(let uid, let reason)):
       handler.on_user_offline?(
         context, uid, tether_user_offline_reason(UInt32(bitPattern: reason.rawValue)))
-    case .remoteMemberInterrupted(let uid):
+    case .channel(.remoteMemberInterrupted(let uid)):
       handler.on_remote_member_interrupted?(context, uid)
-    case .remoteMemberResumed(let uid):
+    case .channel(.remoteMemberResumed(let uid)):
       handler.on_remote_member_resumed?(context, uid)
-    case .tokenPrivilegeWillExpire(let token):
+    case .channel(.tokenPrivilegeWillExpire(let token)):
       guard let callback = handler.on_token_privilege_will_expire else { return }
       withUnsafeTemporaryAllocation(of: CChar.self, capacity: cStringsRoom) { buffer in
         guard writeCStrings(token.bytes[...], [], into: buffer) != nil else { return }
         callback(context, buffer.baseAddress)
       }
-    case .requestToken:
+    case .channel(.requestToken):
       handler.on_request_token?(context)
-    case .joinChannelSuccess(let channel, let uid, let elapsed):
+    case .channel(.joinChannelSuccess(let channel, let uid, let elapsed)):
       joinSuccess(channel, uid, elapsed, callback: handler.on_join_channel_success)
-    case .rejoinChannelSuccess(let channel, let uid, let elapsed):
+    case .channel(.rejoinChannelSuccess(let channel, let uid, let elapsed)):
       joinSuccess(channel, uid, elapsed, callback: handler.on_rejoin_channel_success)
-    case .joinAttempt(let status):
+    case .channel(.joinAttempt(let status)):
       connection.attempted(status.attempt)
       guard !connection.isDestroyed else { return }
       let now = connection.now
       handler.on_join_attempt?(
         context, status.attempt, status.nextAttemptAt.since(now).clampedMilliseconds,
         status.giveUpAt.since(now).clampedMilliseconds)
+    case .login: return  // the other profile's: never in this one's output
     }
   }
 

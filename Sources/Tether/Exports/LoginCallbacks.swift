@@ -18,27 +18,28 @@ struct LoginCallbacks: NotificationSink, AppCallbacks {
   static let firstPublishedCallbacks = 6
   var logger: Logger { Logger(callback: handler.on_log, context: context) }
 
-  func deliver(_ notification: LoginNotification, from connection: Connection) {
-    switch notification {
-    case .connectionStateChanged(let state, let reason):
+  func deliver(_ kept: OutputNotification, from connection: Connection) {
+    switch kept {
+    case .login(.connectionStateChanged(let state, let reason)):
       handler.on_connection_state_changed?(
         context, tether_rtm_connection_state(UInt32(bitPattern: state.rawValue)),
         tether_rtm_connection_change_reason(UInt32(bitPattern: reason.rawValue)))
-    case .loginResult(let error):
+    case .login(.loginResult(let error)):
       handler.on_login_result?(context, error.rawValue)
-    case .logoutResult(let error):
+    case .login(.logoutResult(let error)):
       handler.on_logout_result?(context, error.rawValue)
-    case .tokenExpired:
+    case .login(.tokenExpired):
       handler.on_token_expired?(context)
-    case .memberJoined(let channel, let user):
+    case .login(.memberJoined(let channel, let user)):
       member(channel, user, handler.on_member_joined)
-    case .memberLeft(let channel, let user):
+    case .login(.memberLeft(let channel, let user)):
       member(channel, user, handler.on_member_left)
-    case .loginAttempt(let attempt, let nextAttemptAt):
+    case .login(.loginAttempt(let attempt, let nextAttemptAt)):
       connection.attempted(attempt)
       guard !connection.isDestroyed else { return }
       let inMs = nextAttemptAt.since(connection.now).clampedMilliseconds
       handler.on_login_attempt?(context, attempt, inMs)
+    case .channel: return  // the other profile's: never in this one's output
     }
   }
 

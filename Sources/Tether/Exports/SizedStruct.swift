@@ -47,7 +47,7 @@ func initializeHandler<Handler>(_ handler: UnsafeMutablePointer<Handler>?) {
 func readHandler(
   _ given: UnsafeRawPointer?, minimum: Int, into handler: UnsafeMutableRawBufferPointer
 ) -> Bool {
-  handler.initializeMemory(as: UInt8.self, repeating: 0)
+  for index in 0..<handler.count { handler[index] = 0 }  // a loop, not a specialization
   if let given {
     let declared = Int(given.load(as: UInt32.self))
     guard declared >= minimum else { return false }

@@ -71,7 +71,7 @@ extension SecureLink {
       }
       if local != .none { answer = local }
       if bytes.count > start {
-        entries[index] = OutputEntry(sending: start..<bytes.count)
+        OutputEntry.put(OutputEntry(sending: start..<bytes.count), at: index, in: &entries)
         index += 1
       } else {
         entries.remove(at: index)

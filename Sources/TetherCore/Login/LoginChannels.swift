@@ -39,8 +39,9 @@ struct LoginChannels {
   mutating func apply(_ kind: ChannelOperation.Kind, _ channel: ChannelName) -> Packet {
     switch kind {
     case .join:
-      joinedPackets.append(
-        Self.packet(ChannelOperation(sequence: 0, kind: .join, channel: channel)))
+      Packet.add(
+        Self.packet(ChannelOperation(sequence: 0, kind: .join, channel: channel)),
+        to: &joinedPackets)
     case .leave:
       // A channel is in `joined` once at most.
       if let index = index(of: channel) { Self.remove(index..<(index + 1), from: &joinedPackets) }
@@ -111,7 +112,7 @@ struct LoginChannels {
       ChannelOperation(
         session: serverSession ?? 0, sequence: nextSequence, kind: kind, channel: channel))
     nextSequence &+= 1
-    pendingPackets.append(packet)
+    Packet.add(packet, to: &pendingPackets)
     return packet
   }
 }

@@ -102,7 +102,7 @@ extension LoginSession {
     let connected = isConnected
     link.renew(with: token, connected ? .sentToServer : .forNextAttemptExpiryUnknown)
     if connected {
-      output.send(Packet(cookie: link.cookie, message: .renewToken(token)))
+      output.sendRenewal(cookie: link.cookie, token: token)
     }
     advance(to: now, into: &output)
   }

@@ -30,7 +30,7 @@ extension LoginSession {
             eventsReceived: channels.eventsReceived)))
       sendPendingOperations(limit: LoginChannels.resentPerHeartbeat, into: &output)
       if link.renewal != nil {
-        output.send(link.renewalPacket)
+        output.sendRenewal(cookie: link.cookie, token: link.token)
       }
     case .tokenWillExpire, .lost, .own:
       // Not the login profile's: its link never schedules them.

@@ -77,7 +77,7 @@ extension LoginSession: LinkSession {
     if !wasLive || !accept.resumed {
       sendPendingOperations(limit: LoginChannels.maximumPending, into: &output)
     }
-    if renew { output.send(link.renewalPacket) }
+    if renew { output.sendRenewal(cookie: link.cookie, token: link.token) }
   }
 
   private mutating func refused(_ error: LoginError, into output: inout LoginOutput) {

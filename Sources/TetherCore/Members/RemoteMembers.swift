@@ -93,14 +93,19 @@ struct RemoteMembers {
         output.notify(.userOffline(uid: entry.uid, reason: .quit))
         return
       }
-      let s = Int(slot)
-      if seen > slots[s].lastSeen { slots[s].lastSeen = seen }
-      if slots[s].interrupted && now &- slots[s].lastSeen < interruptedAfter {
-        slots[s].interrupted = false
-        slots[s].generation &+= 1
+      // Changed in a copy, stored back once: one bounds and uniqueness check, not one at
+      // each access.
+      var member = slots[Int(slot)]
+      if seen > member.lastSeen { member.lastSeen = seen }
+      let resumed = member.interrupted && now &- member.lastSeen < interruptedAfter
+      if resumed {
+        member.interrupted = false
+        member.generation &+= 1
+      }
+      Member.put(member, at: Int(slot), in: &slots)
+      if resumed {
         heap.push(
-          .init(
-            due: slots[s].lastSeen &+ interruptedAfter, slot: slot, generation: slots[s].generation)
+          .init(due: member.lastSeen &+ interruptedAfter, slot: slot, generation: member.generation)
         )
         output.notify(.remoteMemberResumed(uid: entry.uid))
       }
@@ -141,11 +146,11 @@ struct RemoteMembers {
   /// element at a time: `removeAll(keepingCapacity:)` would cost the Embedded library a
   /// generic specialization per element type, for a call made once per session).
   mutating func removeAll() {
-    while slots.popLast() != nil {}
+    Member.shorten(&slots, to: 0)
     freeSlots.removeAll()
     index.removeAll()
     heap.removeAll()
-    while departed.popLast() != nil {}
+    Departure.shorten(&departed, to: 0)
     blind = 0
   }
 
@@ -166,7 +171,7 @@ struct RemoteMembers {
 
   private mutating func recordDeparture(of uid: UInt32, at now: UInt64, quitAt: UInt64?) {
     forgetDepartures(at: now, of: uid)
-    departed.append(Departure(uid: uid, at: now, quitAt: quitAt))
+    Departure.add(Departure(uid: uid, at: now, quitAt: quitAt), to: &departed)
   }
 
   /// Drops the departures that can no longer refuse anything at `now`, and that of `uid`.
@@ -180,23 +185,25 @@ struct RemoteMembers {
       departed[kept] = departure
       kept += 1
     }
-    while departed.count > kept { _ = departed.popLast() }
+    Departure.shorten(&departed, to: kept)
   }
 
   private mutating func add(uid: UInt32, lastSeen: UInt64) {
     let slot: Int32
+    let generation: UInt32
     if let free = freeSlots.pop() {
       slot = free
-      slots[Int(slot)].uid = uid
-      slots[Int(slot)].lastSeen = lastSeen
-      slots[Int(slot)].interrupted = false
-      slots[Int(slot)].generation &+= 1
+      generation = slots[Int(slot)].generation &+ 1
+      Member.put(
+        Member(uid: uid, lastSeen: lastSeen, interrupted: false, generation: generation),
+        at: Int(slot), in: &slots)
     } else {
       slot = Int32(truncatingIfNeeded: slots.count)
-      slots.append(Member(uid: uid, lastSeen: lastSeen, interrupted: false, generation: 0))
+      generation = 0
+      Member.add(
+        Member(uid: uid, lastSeen: lastSeen, interrupted: false, generation: 0), to: &slots)
     }
     index.insert(slot, uid: uid, in: slots)
-    let generation = slots[Int(slot)].generation
     heap.push(.init(due: lastSeen &+ interruptedAfter, slot: slot, generation: generation))
   }
 

@@ -60,7 +60,7 @@ extension ChannelSession {
     switch state {
     case .connected:
       link.renew(with: token, .sentToServer)
-      output.send(Packet(cookie: link.cookie, message: .renewToken(token)))
+      output.sendRenewal(cookie: link.cookie, token: token)
     case .connecting, .reconnecting:
       link.renew(with: token, .forNextAttempt)
     case .failed where reason == .tokenExpired:

@@ -39,7 +39,7 @@ extension ChannelSession {
       let sequence = link.beat(due: due, now: now)
       output.send(Packet(cookie: link.cookie, message: .heartbeat(sequence: sequence)))
       if link.renewal != nil {
-        output.send(link.renewalPacket)
+        output.sendRenewal(cookie: link.cookie, token: link.token)
       }
     case .own:
       members.fireDue(at: min(now, memberHorizon), into: &output)

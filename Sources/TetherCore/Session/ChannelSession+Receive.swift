@@ -84,7 +84,7 @@ extension ChannelSession: LinkSession {
         .joinChannelSuccess(channel: membership.channel, uid: accept.uid, elapsedMs: elapsed))
     }
     // As a renewal while CONNECTED: the session is live, and the answer proves the trip.
-    if renew { output.send(link.renewalPacket) }
+    if renew { output.sendRenewal(cookie: link.cookie, token: link.token) }
   }
 
   private mutating func refused(_ reason: RefuseReason, into output: inout ChannelOutput) {

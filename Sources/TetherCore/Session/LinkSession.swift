@@ -8,7 +8,7 @@
 /// they are SPI (`Link`), and the entry points below are what a driver calls. Embedded
 /// Swift specializes these per session, as each profile had its own copy before.
 public protocol LinkSession {
-  associatedtype Notification
+  associatedtype Notification: SessionNotification
 
   /// The machinery both profiles share.
   @_spi(Link) var link: LinkCore { get set }

@@ -21,8 +21,11 @@ public struct SessionOutput<Notification> {
   /// of `SessionAction<Notification>` was one copy of each per profile (`make lib-aarch64`,
   /// docs/PROTOCOL.md §12.16).
   var entries: [OutputEntry] = []
-  /// The notifications, in order; each is an entry's.
-  var notes: [Notification] = []
+  /// The notifications, in order; each is an entry's. Kept as one element type for both
+  /// profiles (``OutputNotification``), so that the array's code (growth, moves, removal)
+  /// and ``removeAll()`` exist once; an array of each profile's own was one copy of each
+  /// per profile (docs/PROTOCOL.md §12.16).
+  var notes: [OutputNotification] = []
   /// The packets the session sent, in order (the first `packetCount`); each is an entry's
   /// until the layer replaces it. The rest (of the steps before) are dropped at the next
   /// send, so that emptying the output is the same non-generic code for both profiles.
@@ -37,17 +40,6 @@ public struct SessionOutput<Notification> {
     OutputEntry.reserve(entries: &entries, packets: &packets, bytes: &bytes)
   }
 
-  /// Every action, in order (tests and logs: the library reads them by index).
-  public var actions: [SessionAction<Notification>] {
-    entries.map { entry in
-      if entry.slot >= 0 {
-        .notify(notes[Int(entry.slot)])
-      } else {
-        .send(Datagram(entry))
-      }
-    }
-  }
-
   /// How many actions the output holds.
   public var actionCount: Int { entries.count }
 
@@ -59,16 +51,19 @@ public struct SessionOutput<Notification> {
     OutputEntry.datagram(at: index, entries: entries, bytes: bytes)
   }
 
-  /// Action `index`, a notification.
-  public func notification(at index: Int) -> Notification { notes[Int(entries[index].slot)] }
+  /// Action `index`, a notification as the output keeps it (nil for a datagram's): what
+  /// the driver hands the app's callbacks.
+  public func keptNotification(at index: Int) -> OutputNotification? {
+    let slot = entries[index].slot
+    return slot >= 0 ? notes[Int(slot)] : nil
+  }
 
   public mutating func removeAll() {
     // One at a time, keeping the storage: `removeAll(keepingCapacity:)` is a
     // replaceSubrange specialization per element type, this a small popLast (a step sends
     // a few dozen bytes, a JOIN at most a few hundred).
-    OutputEntry.removeAll(entries: &entries, bytes: &bytes)
+    OutputEntry.removeAll(entries: &entries, bytes: &bytes, notes: &notes)
     packetCount = 0
-    while notes.popLast() != nil {}
   }
 
   /// The bytes of one datagram of this output: for a packet not replaced, version 1's
@@ -77,9 +72,6 @@ public struct SessionOutput<Notification> {
     if datagram.packet >= 0 { return packets[datagram.packet].encoded[...] }
     return bytes[datagram.range]
   }
-
-  /// The notifications only, in order (tests and logs).
-  public var notifications: [Notification] { notes }
 
   /// The datagrams only, in order.
   public var datagrams: [ArraySlice<UInt8>] {
@@ -91,16 +83,75 @@ public struct SessionOutput<Notification> {
     OutputEntry.send(packet, entries: &entries, packets: &packets, count: &packetCount)
   }
 
-  @inline(never)  // called from every step of a session: one copy of the append
-  mutating func notify(_ notification: consuming Notification) {
-    OutputEntry.noted(notes.count, entries: &entries)
-    notes.append(notification)
+  /// Sends a RENEW_TOKEN of `token` under `cookie` (``LinkCore/renewalPacket``): the
+  /// packet made in one non-generic copy for every caller of both profiles.
+  mutating func sendRenewal(cookie: UInt64, token: Token) {
+    OutputEntry.sendRenewal(
+      cookie: cookie, token: token, entries: &entries, packets: &packets, count: &packetCount)
   }
 
   /// The datagram written at the end of ``bytes`` from `start` sent (protocol version 2's
   /// layer writes its own datagrams); nothing if none was written.
   mutating func sendWritten(from start: Int) {
     OutputEntry.sendWritten(from: start, entries: &entries, bytes: bytes)
+  }
+}
+
+extension SessionOutput where Notification: SessionNotification {
+  /// Every action, in order (tests and logs: the library reads them by index).
+  public var actions: [SessionAction<Notification>] {
+    entries.compactMap { entry in
+      if entry.slot >= 0 {
+        Notification.unwrapped(notes[Int(entry.slot)]).map { .notify($0) }
+      } else {
+        .send(Datagram(entry))
+      }
+    }
+  }
+
+  /// Action `index`, a notification (nil for a datagram's).
+  public func notification(at index: Int) -> Notification? {
+    let slot = entries[index].slot
+    return slot >= 0 ? Notification.unwrapped(notes[Int(slot)]) : nil
+  }
+
+  /// The notifications only, in order (tests and logs).
+  public var notifications: [Notification] { notes.compactMap { Notification.unwrapped($0) } }
+
+  /// Called from every step of a session: the notification kept as both profiles' one
+  /// element type, appended by one non-generic copy.
+  @inline(never)  // called from every step of a session
+  mutating func notify(_ notification: consuming Notification) {
+    OutputEntry.note(notification.wrapped(), entries: &entries, notes: &notes)
+  }
+}
+
+/// A notification of either profile, as a ``SessionOutput`` keeps it: one element type
+/// for both profiles' outputs.
+public enum OutputNotification: Sendable {
+  case channel(ChannelNotification)
+  case login(LoginNotification)
+}
+
+/// A profile's notification: what a ``SessionOutput`` keeps of it, and gives back.
+public protocol SessionNotification {
+  /// As the output keeps it.
+  consuming func wrapped() -> OutputNotification
+  /// What the output kept; nil for the other profile's (never in one session's output).
+  static func unwrapped(_ kept: consuming OutputNotification) -> Self?
+}
+
+extension ChannelNotification: SessionNotification {
+  public consuming func wrapped() -> OutputNotification { .channel(self) }
+  public static func unwrapped(_ kept: consuming OutputNotification) -> Self? {
+    if case .channel(let notification) = kept { notification } else { nil }
+  }
+}
+
+extension LoginNotification: SessionNotification {
+  public consuming func wrapped() -> OutputNotification { .login(self) }
+  public static func unwrapped(_ kept: consuming OutputNotification) -> Self? {
+    if case .login(let notification) = kept { notification } else { nil }
   }
 }
 
@@ -155,9 +206,12 @@ extension SlotHeap.Entry {
   }
 
   @inline(never)  // one copy for both profiles
-  static func removeAll(entries: inout [OutputEntry], bytes: inout [UInt8]) {
-    while entries.popLast() != nil {}
-    while bytes.popLast() != nil {}
+  static func removeAll(
+    entries: inout [OutputEntry], bytes: inout [UInt8], notes: inout [OutputNotification]
+  ) {
+    shorten(&entries, to: 0)
+    truncate(&bytes, to: 0)
+    while notes.popLast() != nil {}
   }
 
   @inline(never)  // one copy of the append for both profiles
@@ -165,20 +219,34 @@ extension SlotHeap.Entry {
     _ packet: consuming Packet, entries: inout [OutputEntry], packets: inout [Packet],
     count: inout Int
   ) {
-    entries.append(OutputEntry(packet: count))
+    add(OutputEntry(packet: count), to: &entries)
     while packets.count > count { _ = packets.popLast() }
-    packets.append(packet)
+    Packet.add(packet, to: &packets)
     count += 1
   }
 
+  @inline(never)  // one copy for every RENEW_TOKEN of both profiles
+  static func sendRenewal(
+    cookie: UInt64, token: Token, entries: inout [OutputEntry], packets: inout [Packet],
+    count: inout Int
+  ) {
+    send(
+      Packet(cookie: cookie, message: .renewToken(token)), entries: &entries,
+      packets: &packets, count: &count)
+  }
+
   @inline(never)  // one copy for both profiles
-  static func noted(_ index: Int, entries: inout [OutputEntry]) {
-    entries.append(OutputEntry(slot: Int32(truncatingIfNeeded: index)))
+  static func note(
+    _ notification: consuming OutputNotification, entries: inout [OutputEntry],
+    notes: inout [OutputNotification]
+  ) {
+    add(OutputEntry(slot: Int32(truncatingIfNeeded: notes.count)), to: &entries)
+    notes.append(notification)
   }
 
   @inline(never)  // one copy for every caller
   static func sendWritten(from start: Int, entries: inout [OutputEntry], bytes: [UInt8]) {
-    if bytes.count > start { entries.append(OutputEntry(sending: start..<bytes.count)) }
+    if bytes.count > start { add(OutputEntry(sending: start..<bytes.count), to: &entries) }
   }
 }
 

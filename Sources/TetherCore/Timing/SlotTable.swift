@@ -21,21 +21,23 @@ package struct SlotTable {
     bytes.appendBigEndian(UInt64(UInt32(bitPattern: value)), byteCount: 4)
   }
 
+  // Each reads or writes its four bytes at once, checked once (as the array's subscript
+  // checks each byte: a slot outside the table traps, as it did).
   @inline(never)  // one copy for every reader
   private static func read(_ bytes: [UInt8], at index: Int) -> Int32 {
     let at = 4 * index
-    return Int32(
-      bitPattern: UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16
-        | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3]))
+    precondition(at >= 0 && at <= bytes.count - 4)
+    return bytes.withUnsafeBytes {
+      Int32(bigEndian: $0.loadUnaligned(fromByteOffset: at, as: Int32.self))
+    }
   }
 
   @inline(never)  // one copy for every writer
   private static func write(_ value: Int32, into bytes: inout [UInt8], at index: Int) {
     let at = 4 * index
-    let word = UInt32(bitPattern: value)
-    bytes[at] = UInt8(truncatingIfNeeded: word >> 24)
-    bytes[at + 1] = UInt8(truncatingIfNeeded: word >> 16)
-    bytes[at + 2] = UInt8(truncatingIfNeeded: word >> 8)
-    bytes[at + 3] = UInt8(truncatingIfNeeded: word)
+    precondition(at >= 0 && at <= bytes.count - 4)
+    bytes.withUnsafeMutableBytes {
+      $0.storeBytes(of: value.bigEndian, toByteOffset: at, as: Int32.self)
+    }
   }
 }

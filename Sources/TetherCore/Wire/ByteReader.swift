@@ -77,8 +77,8 @@ extension Array where Element == UInt8 {
 
   /// Appends one byte through the out-of-line loop below: a call where an inlined
   /// `append(_:)` (its uniqueness and capacity checks) is some forty bytes of code at each
-  /// of the encoder's many single-byte fields.
-  mutating func appendByte(_ byte: UInt8) {
+  /// of the encoder's many single-byte fields (and the driver's copies of C strings).
+  package mutating func appendByte(_ byte: UInt8) {
     appendBigEndian(UInt64(byte), byteCount: 1)
   }
 

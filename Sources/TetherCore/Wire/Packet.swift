@@ -313,3 +313,12 @@ extension Message {
     }
   }
 }
+
+extension Packet {
+  /// Appends `packet` to `packets`: one copy of the append for every array of packets (the
+  /// output's, the login's channels and operations).
+  @inline(never)
+  static func add(_ packet: consuming Packet, to packets: inout [Packet]) {
+    packets.append(packet)
+  }
+}

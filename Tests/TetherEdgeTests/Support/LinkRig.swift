@@ -102,7 +102,7 @@ extension LinkRig where Session == LoginSession<SeededRandom> {
   }
 }
 
-extension SessionOutput {
+extension SessionOutput where Notification: SessionNotification {
   /// Empties the output: its datagrams returned in order, its notifications appended to
   /// `notes` (the test devices' one way to take what a session and its layer wrote).
   mutating func drain(notes: inout [Notification]) -> [[UInt8]] {
