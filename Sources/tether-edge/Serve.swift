@@ -125,7 +125,8 @@ struct Serve: ParsableCommand {
       throw fail("cannot listen on \(listen): \(error)")
     }
     stop.installSignalHandlers()
-    if logLevel.level <= .info {
+    // Session events log at info, version 1 drops at warning (the logger keeps its level).
+    if logLevel.level <= .warning {
       loop.onEvent = { event in logger.log(event) }
     }
     print("listening on \(loop.localAddress)")
@@ -188,7 +189,7 @@ struct Serve: ParsableCommand {
         maxSessions: maxSessions, edgeID: try edge(), handshakeRate: handshakeRate,
         maxChannelMembers: maxChannelMembers, maxAppSessions: maxAppSessions,
         previousCertificate: previousAppCertificate.map { Array($0.utf8) })
-      config.recordsEvents = logLevel.level <= .info
+      config.recordsEvents = logLevel.level <= .warning
       guard joinBurst >= 1 else { throw ValidationError("--join-burst must be at least 1.") }
       guard joinRate.isFinite, joinRate >= 0.001 else {
         throw ValidationError("--join-rate must be at least 0.001.")
