@@ -9,8 +9,8 @@ import TetherSodium
 /// Two clocks come in with every call: `now`, monotonic (presence ages, silence, the
 /// server's timers), and `wallClock`, unix seconds (token expiries, bans, admin requests).
 ///
-/// Sessions of both profiles are in one table, keyed by the cookie in the packet header
-/// (SessionTable.swift); what every session goes through (admission, being heard, token
+/// Sessions of both profiles are in one table, keyed by their session id (the code still
+/// calls it the cookie, the name version 1 gave the key: SessionTable.swift); what every session goes through (admission, being heard, token
 /// renewal and expiry, silence, its end) is written once (EdgeServer+Admission.swift,
 /// EdgeServer+Sessions.swift), and each profile adds its own: the channel profile's
 /// presence (EdgeServer+Presence.swift), the login profile's channels and member events
@@ -99,7 +99,7 @@ public struct EdgeServer<Crypto: SessionCrypto> {
     table.channels.members(of: channel).keys.sorted()
   }
 
-  /// The uid and channel of the session under `cookie`, if the server holds it.
+  /// The uid and channel of the session whose id is `cookie`, if the server holds it.
   public func session(cookie: UInt64) -> (channel: ChannelName, uid: UInt32)? {
     table[cookie]?.member.map { ($0.channel, $0.uid) }
   }
@@ -113,7 +113,8 @@ public struct EdgeServer<Crypto: SessionCrypto> {
     }
   }
 
-  /// The user id and channels of the login session under `cookie`, if the server holds it.
+  /// The user id and channels of the login session whose id is `cookie`, if the server
+  /// holds it.
   public func loginSession(cookie: UInt64) -> (userID: UserID, channels: [ChannelName])? {
     table[cookie]?.login.map { ($0.userID, $0.channels) }
   }
