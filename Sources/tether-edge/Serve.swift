@@ -14,8 +14,10 @@ struct Serve: ParsableCommand {
       port given is 0. The log goes to stderr, one line per record: an ISO-8601 UTC time,
       the level, the message and key=value fields; every session event (join, resume,
       leave, kick, login, relogin, logout, login-join, login-leave, kick-user) is one line
-      at info. SIGINT and SIGTERM stop the server cleanly: it stops reading, closes its
-      socket, logs `stopped` and exits with status 0.
+      at info. Protocol version 1 is not spoken: its datagrams get nothing back, and at most
+      every 10 s a `v1-dropped` line at warning says how many came since the last one, and
+      why. SIGINT and SIGTERM stop the server cleanly: it stops reading, closes its socket,
+      logs `stopped` and exits with status 0.
       """)
 
   @Option(help: "Where to listen: A.B.C.D:PORT or [IPv6]:PORT, numeric only; port 0 picks one.")
