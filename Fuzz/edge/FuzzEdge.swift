@@ -1,29 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherCore
 import TetherEdge
+import TetherSodium
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-// fuzz-edge: EdgeServer.receive and tick driven by the input: raw datagrams, client
-// messages of both profiles built from fields by the codec's encoders (JOIN, HEARTBEAT,
-// LEAVE, RENEW_TOKEN; LOGIN and RELOGIN, LOGIN_HEARTBEAT, CHANNEL_OPERATION, LOGOUT and
-// RENEW_TOKEN under login cookies), tokens signed by the server's certificate (for a
-// channel and uid, or for one of a few user ids) or not, cookies, user ids and source
-// addresses from small sets so sessions meet again, admin KICK and KICK_USER (signed or
-// not), and both clocks moving. Properties checked after every call:
+// fuzz-edge: EdgeServer.receive and tick driven by the input, over protocol version 2
+// (docs/PROTOCOL.md §12): devices (a few slots) that make handshakes of both profiles with
+// tokens minted under the server's certificate (for a channel and uid, or one of a few user
+// ids; expiring never, soon, later or already; for another grant, app or certificate; or
+// with `W` altered), resuming their session or not, CONFIRMs from their own address or
+// another, DATA of every device payload sealed under their keys (HEARTBEAT, LEAVE,
+// RENEW_TOKEN, LOGIN_HEARTBEAT, CHANNEL_OPERATION, LOGOUT, PATH_RESPONSE), from their address
+// or another (roaming); datagrams sent before, again or with a byte changed, from any
+// address; raw bytes; version 1 datagrams; admin KICK and KICK_USER (signed or not); both
+// clocks moving. Addresses, user ids and channels come from small sets so sessions meet
+// again. The cryptography's random bytes are libsodium's (no input holds a byte of it).
+// Properties checked after every call:
 // - nothing traps;
-// - no amplification (docs/PROTOCOL.md, issue 8 §6): a datagram that does not
-//   authenticate, i.e. whose cookie is not one of a session (channel or login) the server
-//   holds, that is not a JOIN or LOGIN with a token that verifies, and not an admin
-//   request whose MAC verifies, is answered with no more bytes, in all, than it had;
-// - every datagram the server sends is a server → client packet of at most 1200 bytes
-//   (or the one-byte answer to an admin request), under the request's cookie or the
-//   cookie of a session held before or after the call;
-// - at most maxSessions sessions of both profiles together; one cookie names at most one
-//   session, of either profile; nextDeadline after `now`, or nil with no session of
-//   either profile.
+// - no amplification (§12.13): a datagram that does not authenticate, i.e. that is not
+//   DATA a device sealed under the keys of a session the server holds, not a device's
+//   CONFIRM from the address its INIT came from (the ticket is bound to it: an answer
+//   proves the address validated), and not an admin request whose MAC verifies, is
+//   answered with no more bytes, in all, than it had;
+// - a version 1 datagram gets nothing back (§12.14);
+// - every datagram the server sends is at most 1200 bytes and of a kind the edge sends
+//   (RESPONSE, COOKIE_REPLY, REFUSE_CLEAR, REFUSE_SEALED, DATA, RESET), or the one-byte
+//   answer to an admin request;
+// - at most maxSessions sessions of both profiles together; nextDeadline after `now`, or
+//   nil with no session of either profile.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEdge(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
@@ -38,26 +45,42 @@ public func fuzzEdge(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
 }
 
 enum EdgeOperation: UInt8, CaseIterable {
-  case raw, join, heartbeat, leave, renew, admin, rawAdmin, advance, tickDue
-  case login, loginHeartbeat, channelOperation, logout, adminKickUser
+  case raw, join, data, confirm, replay, mutate, versionOne, admin, rawAdmin, advance, tickDue
+  case login, adminKickUser
+}
+
+/// A device of the fuzzer's: its last handshake, and the session keys it got.
+struct FuzzDevice {
+  var handshake = DeviceHandshake(crypto: SodiumCrypto())
+  var confirm: ConfirmMessage?
+  var keys: SessionKeys<SodiumCrypto>?
+  var data: SealedData<SodiumDatagramCipher>?
+  /// The last PATH_CHALLENGE the edge sent this session.
+  var challenge: [UInt8] = []
 }
 
 struct EdgeDriver {
   static let certificate = Array("fuzz-certificate".utf8)
-  static let channels = ["lobby", "room-2", "$reserved"].map {
-    try! ChannelName(validating: Array($0.utf8))
-  }
-  static let addresses = [[1], [2], [10, 0, 0, 1], []].map { PeerAddress(bytes: $0)! }
-  /// TETHER_FUZZ_TRACE set: each datagram's type, the answers' types and the session counts.
+  static let channels = ["lobby", "room-2", "$reserved"]
+  static let addresses = [
+    [2, 0, 0x9C, 0x40, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+    [2, 0, 0x9C, 0x41, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0], [2, 0, 0x9C, 0x40, 10, 0, 0, 2],
+    [1],
+  ].map { PeerAddress(bytes: $0)! }
+  /// TETHER_FUZZ_TRACE set: each datagram's kind, the answers' kinds and the session counts.
   static let tracing = getenv("TETHER_FUZZ_TRACE") != nil
-  static let users = ["alice", "bob", "carol"].map { try! UserID(validating: Array($0.utf8)) }
+  static let users = ["alice", "bob", "carol"]
 
   var server: SodiumEdgeServer
-  let signer: TokenSigner
+  let minter: TokenMinter<SodiumCrypto>
+  let otherMinter: TokenMinter<SodiumCrypto>
+  var devices = [FuzzDevice](repeating: FuzzDevice(), count: 4)
   var now = Instant(nanoseconds: 5_000_000_000)
   var wallClock: UInt64 = 1_700_000_000
-  /// Every cookie the input used: the ones whose sessions are checked around each call.
-  var cookies: [UInt64] = []
+  /// The last datagrams sent to the server, for replays and mutations.
+  var recent: [[UInt8]] = []
+  /// The CONFIRMs the devices made, with the address of their INIT (their ticket's).
+  var confirms: [(bytes: [UInt8], address: PeerAddress)] = []
 
   init?(_ input: inout FuzzInput) {
     let maxSessions = Int(input.u8() % 6) + 1
@@ -65,93 +88,90 @@ struct EdgeDriver {
     guard
       var config = try? EdgeConfig(
         appID: Samples.appID, appCertificate: Self.certificate, timeScale: timeScale,
-        maxSessions: maxSessions)
+        maxSessions: maxSessions, handshakeRate: input.bool() ? 1000 : 2),
+      let minter = try? TokenMinter(certificate: Self.certificate),
+      let otherMinter = try? TokenMinter(certificate: Array("another-certificate".utf8))
     else { return nil }
     // Login sessions numbered 0, 1, 2...: a heartbeat or operation names one of them now
     // and then (a random start would make every one of another server session).
     config.firstLoginSession = 0
     server = EdgeServer(config: config)
-    signer = TokenSigner(appID: Samples.appID, certificate: Self.certificate)
+    self.minter = minter
+    self.otherMinter = otherMinter
   }
 
   mutating func perform(_ input: inout FuzzInput) {
     switch input.pick(EdgeOperation.allCases) {
     case .raw:
-      let address = input.pick(Self.addresses)
-      receive(input.bytes(Int(input.u16() % 1300)), from: address)
+      receive(input.bytes(Int(input.u16() % 1300)), from: input.pick(Self.addresses))
     case .join:
+      let slot = Int(input.u8() % 4)
       let address = input.pick(Self.addresses)
-      let cookie = pickCookie(&input)
       let channel = input.pick(Self.channels)
       let uid = input.pick([0, 1, 2, 1_000_000], orAny: true)
-      let token = makeToken(&input, channel: channel, uid: uid)
-      let appID = input.u8() == 0xFF ? try! AppID(validating: Array("other".utf8)) : Samples.appID
-      let request = JoinRequest(
-        uid: uid, appID: appID, channel: channel, token: token, isRejoin: input.bool())
-      receive(Packet(cookie: cookie, message: .join(request)).encoded, from: address)
-    case .heartbeat:
-      let address = input.pick(Self.addresses)
-      let cookie = pickCookie(&input)
-      receive(
-        Packet(cookie: cookie, message: .heartbeat(sequence: input.u32())).encoded, from: address)
-    case .leave:
-      let address = input.pick(Self.addresses)
-      receive(Packet(cookie: pickCookie(&input), message: .leave).encoded, from: address)
-    case .renew:
-      let address = input.pick(Self.addresses)
-      let cookie = pickCookie(&input)
-      let token: Token
-      if let login = server.loginSession(cookie: cookie) {
-        token = makeLoginToken(&input, userID: login.userID)
-      } else {
-        let held = server.session(cookie: cookie)
-        token = makeToken(&input, channel: held?.channel ?? Self.channels[0], uid: held?.uid ?? 1)
+      let grant = (try? ChannelName(validating: Array(channel.utf8))).map {
+        TokenGrant.channel($0, uid: uid)
       }
-      receive(Packet(cookie: cookie, message: .renewToken(token)).encoded, from: address)
+      let request = HandshakeRequest(
+        flags: input.bool() ? HandshakeRequest.rejoinFlag : 0, uid: uid,
+        appID: input.u8() == 0xFF ? Array("other".utf8) : Samples.appID.bytes,
+        kind: HandshakeRequest.channelKind, name: Array(channel.utf8))
+      handshake(slot, request, grant: grant, from: address, &input)
+    case .login:
+      let slot = Int(input.u8() % 4)
+      let address = input.pick(Self.addresses)
+      let user = input.pick(Self.users)
+      let request = HandshakeRequest(
+        flags: input.bool() ? HandshakeRequest.rejoinFlag : 0,
+        appID: input.u8() == 0xFF ? Array("other".utf8) : Samples.appID.bytes,
+        kind: HandshakeRequest.loginKind, name: Array(user.utf8))
+      let grant = (try? UserID(validating: Array(user.utf8))).map(TokenGrant.user)
+      handshake(slot, request, grant: grant, from: address, &input)
+    case .confirm:
+      let slot = Int(input.u8() % 4)
+      let address = input.pick(Self.addresses)
+      guard let confirm = devices[slot].confirm else { return }
+      receive(confirm.bytes, from: address)
+    case .data:
+      let slot = Int(input.u8() % 4)
+      let address = input.pick(Self.addresses)
+      let payload = makePayload(slot, &input)
+      var out: [UInt8] = []
+      guard (try? devices[slot].data?.seal(payload[...], into: &out)) != nil, !out.isEmpty
+      else { return }
+      let held = devices[slot].data.map { holds($0.sessionID) } ?? false
+      receive(out, from: address, authenticated: held)
+    case .replay:
+      guard !recent.isEmpty else { return }
+      receive(input.pick(recent), from: input.pick(Self.addresses))
+    case .mutate:
+      guard !recent.isEmpty else { return }
+      var bytes = input.pick(recent)
+      guard !bytes.isEmpty else { return }
+      bytes[Int(input.u16()) % bytes.count] ^= max(1, input.u8())
+      receive(bytes, from: input.pick(Self.addresses))
+    case .versionOne:
+      let body = input.bytes(Int(input.u8()))
+      receive([0x54, 0x48, 0x01, input.u8() % 12] + body, from: input.pick(Self.addresses))
     case .admin:
       let address = input.pick(Self.addresses)
+      guard let channel = try? ChannelName(validating: Array(input.pick(Self.channels).utf8))
+      else { return }
       let kick = AdminKick(
-        channel: input.pick(Self.channels), uid: input.pick([1, 2, 1_000_000], orAny: true),
+        channel: channel, uid: input.pick([1, 2, 1_000_000], orAny: true),
         banSeconds: input.pick([0, 5, 3600], orAny: true),
         unixTime: wallClock &+ UInt64(input.u8()) &- 100, nonce: UInt64(input.u16()))
       receive(kick.sealed(appID: Samples.appID, certificate: Self.certificate), from: address)
-    case .login:
-      let address = input.pick(Self.addresses)
-      let cookie = pickCookie(&input)
-      let userID = input.pick(Self.users)
-      let token = makeLoginToken(&input, userID: userID)
-      let appID = input.u8() == 0xFF ? try! AppID(validating: Array("other".utf8)) : Samples.appID
-      let request = LoginRequest(
-        appID: appID, userID: userID, token: token, isRelogin: input.bool())
-      receive(Packet(cookie: cookie, message: .login(request)).encoded, from: address)
-    case .loginHeartbeat:
-      let address = input.pick(Self.addresses)
-      let cookie = pickCookie(&input)
-      let message = Message.loginHeartbeat(
-        sequence: input.u32(), session: input.pick([0, 1, 2, 3], orAny: true),
-        eventsReceived: input.pick([0, 1, 2, 3], orAny: true))
-      receive(Packet(cookie: cookie, message: message).encoded, from: address)
-    case .channelOperation:
-      let address = input.pick(Self.addresses)
-      let cookie = pickCookie(&input)
-      let operation = ChannelOperation(
-        session: input.pick([0, 1, 2, 3], orAny: true),
-        sequence: input.pick([1, 2, 3, 4], orAny: true), kind: input.bool() ? .join : .leave,
-        channel: input.pick(Self.channels))
-      receive(Packet(cookie: cookie, message: .channelOperation(operation)).encoded, from: address)
-    case .logout:
-      let address = input.pick(Self.addresses)
-      receive(Packet(cookie: pickCookie(&input), message: .logout).encoded, from: address)
     case .adminKickUser:
       let address = input.pick(Self.addresses)
+      guard let user = try? UserID(validating: Array(input.pick(Self.users).utf8)) else { return }
       let kick = AdminKickUser(
-        userID: input.pick(Self.users), banSeconds: input.pick([0, 5, 3600], orAny: true),
+        userID: user, banSeconds: input.pick([0, 5, 3600], orAny: true),
         unixTime: wallClock &+ UInt64(input.u8()) &- 100, nonce: UInt64(input.u16()))
       let certificate = input.u8() == 0xFF ? Array("not-the-certificate".utf8) : Self.certificate
       receive(kick.sealed(appID: Samples.appID, certificate: certificate), from: address)
     case .rawAdmin:
-      let address = input.pick(Self.addresses)
-      receive([0x54, 0x41] + input.bytes(Int(input.u8())), from: address)
+      receive([0x54, 0x41] + input.bytes(Int(input.u8())), from: input.pick(Self.addresses))
     case .advance:
       let ms = input.milliseconds()
       now = now + .milliseconds(ms)
@@ -166,126 +186,153 @@ struct EdgeDriver {
     }
   }
 
-  /// A cookie from a small set (so sessions are met again), or any.
-  mutating func pickCookie(_ input: inout FuzzInput) -> UInt64 {
-    let choice = input.u8() % 6
-    let cookie = choice < 5 ? UInt64(choice) + 1 : input.u64()
-    if !cookies.contains(cookie) && cookies.count < 64 { cookies.append(cookie) }
-    return cookie
-  }
-
-  /// A token signed with the server's certificate (for `channel` and `uid`, or the
-  /// wildcard uid 0; expiring never, soon, later, or already) or bytes that are not one.
-  mutating func makeToken(_ input: inout FuzzInput, channel: ChannelName, uid: UInt32) -> Token {
+  /// A token for `grant` (or, as the input says, for another grant, another app, under
+  /// another certificate, expiring soon or already, or with `W` altered); nil when its text
+  /// does not parse (an altered character can make it so).
+  mutating func makeToken(_ input: inout FuzzInput, grant: TokenGrant?) -> TokenV2? {
     let kind = input.u8()
-    guard kind % 4 != 3 else {
-      return (try? Token(validating: input.bytes(Int(input.u8())))) ?? Samples.token
+    let expiry: UInt64 = [0, wallClock + 5, wallClock + 3600, wallClock - 1][Int(kind / 8 % 4)]
+    var granted = grant ?? .user(Samples.user)
+    if kind % 8 == 1 { granted = .user(Samples.otherUser) }
+    if kind % 8 == 2, case .channel(let channel, let uid) = granted {
+      granted = .channel(channel, uid: uid &+ 1)
     }
-    let expiry: UInt64 = [0, wallClock + 5, wallClock + 3600, wallClock - 1][Int(kind / 4 % 4)]
-    let grantUID = kind % 4 == 0 ? 0 : uid &+ UInt32(kind % 4 == 2 ? 1 : 0)
-    let text = signer.sign(.channel(channel, uid: grantUID), expiresAt: expiry)
-    return (try? Token(validating: text)) ?? Samples.token
-  }
-
-  /// A login token signed with the server's certificate for `userID` (or another user;
-  /// expiring never, soon, later, or already), or bytes that are not one.
-  mutating func makeLoginToken(_ input: inout FuzzInput, userID: UserID) -> Token {
-    let kind = input.u8()
-    guard kind % 4 != 3 else {
-      return (try? Token(validating: input.bytes(Int(input.u8())))) ?? Samples.token
+    if kind % 8 == 3, case .channel(let channel, _) = granted {
+      granted = .channel(channel, uid: 0)
     }
-    let expiry: UInt64 = [0, wallClock + 5, wallClock + 3600, wallClock - 1][Int(kind / 4 % 4)]
-    let grant = kind % 4 == 2 ? input.pick(Self.users) : userID
-    let text = signer.sign(.user(grant), expiresAt: expiry)
-    return (try? Token(validating: text)) ?? Samples.token
+    let app =
+      kind % 8 == 4
+      ? (try? AppID(validating: Array("other".utf8))) ?? Samples.appID
+      : Samples.appID
+    var text = Array(
+      (kind % 8 == 5 ? otherMinter : minter).mint(appID: app, grant: granted, expiresAt: expiry)
+        .utf8)
+    if kind % 8 == 6 { text[2 + Int(input.u8()) % (text.count - 2)] = 0x41 }
+    return try? TokenV2(text: text[...], crypto: SodiumCrypto())
   }
 
-  func holds(_ cookie: UInt64) -> Bool {
-    server.session(cookie: cookie) != nil || server.loginSession(cookie: cookie) != nil
+  /// An INIT from device `slot` at `address` (resuming its session, as the input says),
+  /// and what the edge answers taken by its handshake (a RESPONSE gives it keys and a
+  /// CONFIRM to send).
+  mutating func handshake(
+    _ slot: Int, _ request: HandshakeRequest, grant: TokenGrant?, from address: PeerAddress,
+    _ input: inout FuzzInput
+  ) {
+    guard let token = makeToken(&input, grant: grant) else { return }
+    let resume =
+      input.bool()
+      ? devices[slot].keys.map {
+        DeviceHandshake<SodiumCrypto>.Resume(sessionID: $0.sessionID, key: $0.resumeKey)
+      } : nil
+    guard
+      let initiation = try? devices[slot].handshake.initiate(
+        token: token, request: request, resume: resume)
+    else { return }
+    let sent = receive(initiation.bytes, from: address)
+    for answer in sent where answer.address == address {
+      switch try? devices[slot].handshake.receive(answer.bytes[...]) {
+      case .established(let established)?:
+        devices[slot].confirm = established.confirm
+        if confirms.count == 16 { confirms.removeFirst() }
+        confirms.append((established.confirm.bytes, address))
+        devices[slot].keys = established.keys
+        devices[slot].data = established.keys.deviceData()
+      default: break
+      }
+    }
   }
 
-  mutating func receive(_ datagram: [UInt8], from address: PeerAddress) {
-    let heldBefore = cookies.filter { holds($0) }
-    let authenticated = authenticates(datagram)
+  /// A device payload of §12.7 for device `slot`, its fields from the input.
+  mutating func makePayload(_ slot: Int, _ input: inout FuzzInput) -> [UInt8] {
+    func be(_ value: UInt32) -> [UInt8] {
+      (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) }
+    }
+    switch input.u8() % 8 {
+    case 0: return [0x02] + be(input.u32()) + [0, 0, 0, 0]
+    case 1: return [0x03] + [UInt8](repeating: 0, count: 8)
+    case 2:
+      let grant = devices[slot].keys.flatMap { keys in
+        server.session(cookie: keys.sessionID).map { TokenGrant.channel($0.channel, uid: $0.uid) }
+          ?? server.loginSession(cookie: keys.sessionID).map { TokenGrant.user($0.userID) }
+      }
+      return [0x04] + (makeToken(&input, grant: grant)?.sent ?? input.bytes(219))
+    case 3:
+      return [0x06] + be(input.u32()) + be(input.pick([0, 1, 2, 3], orAny: true))
+        + be(input.pick([0, 1, 2, 3], orAny: true))
+    case 4:
+      let name = Array(input.pick(Self.channels).utf8)
+      return [0x08] + be(input.pick([0, 1, 2, 3], orAny: true))
+        + be(input.pick([1, 2, 3, 4], orAny: true)) + [input.bool() ? 1 : 2, UInt8(name.count)]
+        + name + [UInt8](repeating: 0, count: 63 - name.count)
+    case 5: return [0x07] + [UInt8](repeating: 0, count: 8)
+    case 6:
+      let challenge = devices[slot].challenge
+      return [0x09] + (challenge.count == 8 ? challenge : input.bytes(8))
+    default: return input.bytes(Int(input.u8() % 80))
+    }
+  }
+
+  func holds(_ id: UInt64) -> Bool {
+    server.session(cookie: id) != nil || server.loginSession(cookie: id) != nil
+  }
+
+  @discardableResult
+  mutating func receive(
+    _ datagram: [UInt8], from address: PeerAddress, authenticated: Bool = false
+  ) -> [Outgoing] {
+    if recent.count == 16 { recent.removeFirst() }
+    recent.append(datagram)
+    let admin =
+      datagram.count >= 2 && datagram[0] == 0x54 && datagram[1] == 0x41
+      && (try? AdminRequest.open(
+        datagram[...], appID: Samples.appID, certificate: Self.certificate)) != nil
+    let validated = confirms.contains { $0.bytes == datagram && $0.address == address }
     let sent = server.receive(datagram[...], from: address, now: now, wallClock: wallClock)
-    let request = try? Packet.decode(datagram[...])
-    if let cookie = request?.cookie, !cookies.contains(cookie) && cookies.count < 64 {
-      cookies.append(cookie)
-    }
     let total = sent.reduce(0) { $0 + $1.bytes.count }
     require(
-      authenticated || total <= datagram.count,
-      "amplification: \(datagram.count) bytes \(datagram) answered with \(total) bytes: "
-        + "\(sent.map(\.bytes))")
-    let isAdmin = datagram.count >= 2 && datagram[0] == 0x54 && datagram[1] == 0x41
+      authenticated || admin || validated || total <= datagram.count,
+      "amplification: \(datagram.count) bytes (kind \(datagram.first ?? 0)) answered with "
+        + "\(total) bytes: \(sent.map(\.bytes.count))")
+    if datagram.starts(with: [0x54, 0x48, 0x01]) {
+      require(sent.isEmpty, "a version 1 datagram was answered: \(sent.map(\.bytes))")
+    }
     if Self.tracing {
-      let answers = sent.map { ($0.bytes.count > 3 ? $0.bytes[3] : 0) }
       print(
-        "in \(datagram.count > 3 ? datagram[3] : 0) (\(datagram.count) B): out \(answers),"
+        "in \(datagram.first ?? 0) (\(datagram.count) B): out \(sent.map { $0.bytes.first ?? 0 }),"
           + " \(server.sessionCount) channel and \(server.loginSessionCount) login sessions")
     }
-    check(sent, requestCookie: request?.cookie, heldBefore: heldBefore, admin: isAdmin)
+    check(sent, admin: datagram.count >= 2 && datagram[0] == 0x54 && datagram[1] == 0x41)
+    return sent
   }
 
   mutating func tick() {
-    let heldBefore = cookies.filter { holds($0) }
-    let sent = server.tick(now: now, wallClock: wallClock)
-    check(sent, requestCookie: nil, heldBefore: heldBefore, admin: false)
+    check(server.tick(now: now, wallClock: wallClock), admin: false)
   }
 
-  /// Whether `datagram` proves anything: its cookie is held, it is a JOIN or LOGIN whose
-  /// token verifies, or an admin request whose MAC does.
-  func authenticates(_ datagram: [UInt8]) -> Bool {
-    if datagram.count >= 2 && datagram[0] == 0x54 && datagram[1] == 0x41 {
-      return
-        (try? AdminRequest.open(
-          datagram[...], appID: Samples.appID, certificate: Self.certificate)) != nil
-    }
-    guard let packet = try? Packet.decode(datagram[...]) else { return false }
-    if holds(packet.cookie) { return true }
-    switch packet.message {
-    case .join(let request):
-      return
-        (try? signer.verify(
-          request.token.bytes, for: .channel(request.channel, uid: request.uid),
-          wallClock: wallClock)) != nil
-    case .login(let request):
-      return
-        (try? signer.verify(request.token.bytes, for: .user(request.userID), wallClock: wallClock))
-        != nil
-    default: return false
-    }
-  }
-
-  func check(_ sent: [Outgoing], requestCookie: UInt64?, heldBefore: [UInt64], admin: Bool) {
+  /// The properties of what the server sent; the devices take the path challenges sealed
+  /// for their sessions.
+  mutating func check(_ sent: [Outgoing], admin: Bool) {
     for outgoing in sent {
       let bytes = outgoing.bytes
       if admin && bytes.count == 1 {
         require(AdminStatus(rawValue: bytes[0]) != nil, "admin answer \(bytes)")
         continue
       }
-      require(bytes.count <= Packet.maximumSize, "sent \(bytes.count) bytes")
-      guard let packet = try? Packet.decode(bytes[...]) else {
-        fatalError("property violated: sent a datagram that does not decode: \(bytes)")
-      }
-      switch packet.message {
-      case .join, .heartbeat, .leave, .renewToken, .login, .loginHeartbeat, .logout,
-        .channelOperation:
-        fatalError("property violated: the server sent \(packet.message)")
-      default: break
-      }
-      let cookie = packet.cookie
+      require(bytes.count <= 1200, "sent \(bytes.count) bytes")
       require(
-        cookie == requestCookie || heldBefore.contains(cookie) || holds(cookie),
-        "sent under cookie \(cookie), which no session held")
+        [0x02, 0x04, 0x05, 0x06, 0x07, 0x08].contains(bytes.first ?? 0),
+        "sent a datagram of kind \(bytes.first ?? 0)")
+      guard bytes.first == 0x07 else { continue }
+      for slot in devices.indices {
+        var payload: [UInt8] = []
+        guard (try? devices[slot].data?.open(bytes[...], into: &payload)) != nil else { continue }
+        if payload.first == 0x8D, payload.count == 9 {
+          devices[slot].challenge = Array(payload.dropFirst())
+        }
+      }
     }
     let sessions = server.sessionCount + server.loginSessionCount
     require(sessions <= server.config.maxSessions, "\(sessions) sessions")
-    for cookie in cookies {
-      require(
-        server.session(cookie: cookie) == nil || server.loginSession(cookie: cookie) == nil,
-        "cookie \(cookie) names a channel and a login session")
-    }
     if let due = server.nextDeadline {
       require(due > now, "server deadline \(due) not after \(now)")
     } else {

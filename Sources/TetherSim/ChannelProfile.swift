@@ -38,11 +38,11 @@ extension Harness: SimClient {
     return wireSent(since: mark)
   }
 
-  /// What went on the wire in the step since `mark`: the session's packets over version 1;
-  /// over version 2 the layer's datagrams, each with the packet it stands for
-  /// (``WireView``).
+  /// What went on the wire in the step since `mark`: the layer's datagrams, each with the
+  /// packet it stands for (``WireView``). A harness the world has not given its layer sent
+  /// nothing on the wire.
   private func wireSent(since mark: Mark) -> [Sent] {
-    guard let secure else { return sent[mark.sent...].map { ($0.packet.encoded, $0.packet) } }
+    guard let secure else { return [] }
     defer { secure.crypto.oracle.clearJournal() }
     let attempt = sent.last { Session.isAttempt($0.packet.message) }?.packet
     let renewal = {
@@ -69,6 +69,12 @@ extension World where Client == Harness {
     var client = Harness(config: config, seed: seed ?? UInt64(clients.count) &+ 11)
     client.now = now
     return add(client)
+  }
+
+  /// The channel and uid of client `i`'s session, if the edge holds it (under the session id
+  /// its CONFIRMs named: ``serverKey(_:of:)``).
+  public func serverSession(of i: Int) -> (channel: ChannelName, uid: UInt32)? {
+    server.session(cookie: serverKey(clients[i].cookie, of: i))
   }
 
   /// Client `i` calls `join_channel`; what it sends goes out at once.
@@ -104,10 +110,11 @@ extension World where Client == Harness {
     return token(grant, expiresAt: wallClock + seconds)
   }
 
-  /// A token for `channel` and `uid` expiring at `expiresAt` (unix seconds; 0: never).
+  /// A token for `channel` and `uid` expiring at `expiresAt` (unix seconds; 0: never), for
+  /// any world's edge (``World/token(_:expiresAt:)-swift.type.method``).
   public static func token(channel: String = "lobby", uid: UInt32 = 0, expiresAt: UInt64) -> Token {
     let grant = TokenGrant.channel(try! ChannelName(validating: Array(channel.utf8)), uid: uid)
-    return try! Token(validating: simSigner.sign(grant, expiresAt: expiresAt))
+    return token(grant, expiresAt: expiresAt)
   }
 }
 

@@ -12,8 +12,9 @@ public struct LoginClient: SimClient {
   /// What it did, in order, since the scenario's checks last took it.
   public var steps: [Step] = []
   private var output = LoginOutput()
-  /// Protocol version 2's layer, when the world gives one (``SimClient/speak(_:)``); the
-  /// steps and the invariants still see what the session wrote (``RecordedSession``).
+  /// Protocol version 2's layer, which the world gives it as it adds it
+  /// (``SimClient/speak(_:)``); the steps and the invariants still see what the session
+  /// wrote (``RecordedSession``). Until then the client sends nothing and takes nothing.
   public var secure: SecureLink<SimCrypto>?
   /// The session's last LOGIN and RENEW_TOKEN: what its INITs, CONFIRMs and sealed renewals
   /// stand for (``WireView``).
@@ -53,14 +54,7 @@ public struct LoginClient: SimClient {
   public mutating func receive(
     _ bytes: [UInt8], _ packet: Packet?, generation: UInt64, now: Instant
   ) -> [Sent] {
-    // Its message if it came under the login's cookie (from its first LOGIN).
-    let mine = packet.flatMap { $0.cookie == invariants.cookie ? $0.message : nil }
-    guard secure != nil else {
-      return run(at: now, generation: generation) { s, now, out in
-        _ = s.receive(datagram: bytes[...], now: now, into: &out)
-        return .datagram(mine)
-      }
-    }
+    guard secure != nil else { return [] }
     let before = session.state
     output.removeAll()
     let (wrote, handed) = SecureDriver.receive(
@@ -80,11 +74,7 @@ public struct LoginClient: SimClient {
   ) -> [Sent] {
     let before = session.state
     output.removeAll()
-    guard secure != nil else {
-      let step = body(&session, now, &output)
-      let wrote = RecordedSession<LoginSession<SeededRandom>>.written(output, from: 0)
-      return record(before: before, step, wrote, generation: generation, now: now)
-    }
+    guard secure != nil else { return [] }
     let (step, wrote) = SecureDriver.call(
       &session, link: &secure!, now: now, output: &output, body)
     return record(before: before, step, wrote, generation: generation, now: now)
@@ -110,9 +100,8 @@ public struct LoginClient: SimClient {
       case .undecodable: break  // the invariants said so
       }
     }
-    let sent: [Sent]
-    if let secure {
-      let oracle = secure.crypto.oracle
+    var sent: [Sent] = []
+    if let oracle = secure?.crypto.oracle {
       let (attempt, renewal) = (lastAttempt, lastRenewal)
       sent = output.datagrams.map { datagram -> Sent in
         let bytes = Array(datagram)
@@ -122,11 +111,6 @@ public struct LoginClient: SimClient {
         )
       }
       oracle.clearJournal()
-    } else {
-      sent = output.datagrams.map { datagram -> Sent in
-        let bytes = Array(datagram)
-        return (bytes, try? Packet.decode(bytes[...]))
-      }
     }
     steps.append(
       Step(

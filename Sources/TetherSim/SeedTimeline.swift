@@ -27,7 +27,8 @@ public enum SeedTimeline {
 
   /// Client `i` joins as `uid` with a token that never expires.
   public static func join(_ world: inout SimWorld, _ i: Int, uid: UInt32) throws {
-    try world.join(i, uid: uid, token: SimWorld.token(uid: uid, expiresAt: 0))
+    let lobby = try ChannelName(validating: Array("lobby".utf8))
+    try world.join(i, uid: uid, token: world.token(.channel(lobby, uid: uid), expiresAt: 0))
   }
 
   public static func play(healAt heal: Instant? = nil, until end: Instant) throws -> SimWorld {

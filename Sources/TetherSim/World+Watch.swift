@@ -193,11 +193,10 @@ extension World {
     return true
   }
 
-  /// The key the server holds client `i`'s session under `cookie` by: the cookie itself over
-  /// version 1; over version 2 the newest session id the client's CONFIRMs named for it
-  /// that the server holds (the newest named if none is held).
+  /// The key the server holds client `i`'s session under `cookie` by: the newest session id
+  /// the client's CONFIRMs named for it that the server holds (the newest named if none is
+  /// held).
   public func serverKey(_ cookie: UInt64, of i: Int) -> UInt64 {
-    guard secure != nil else { return cookie }
     let ids = sides[i].sessions.filter { $0.cookie == cookie }.map(\.id)
     let held = ids.last { holds($0) }
     return held ?? ids.last ?? 0

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherCore
 import TetherEdge
-import TetherSodium
 
 /// A client the world drives: one profile's session on the world's clock (``Harness`` for
 /// the channel profile, ``LoginClient`` for the login profile).
@@ -17,8 +16,8 @@ public protocol SimClient {
   var nextDeadline: Instant? { get }
   /// Runs what is due by `now`; returns what it sent.
   mutating func advance(to now: Instant) -> [Sent]
-  /// From now on it speaks protocol version 2 through `link` (a ``World`` on ``SimCrypto``
-  /// gives every client one as it adds it).
+  /// From now on it speaks protocol version 2 through `link` (a ``World`` gives every
+  /// client one as it adds it: the edge speaks nothing else).
   mutating func speak(_ link: SecureLink<SimCrypto>)
   /// How many actions its session wrote so far (notifications and datagrams, before any
   /// layer): what the ``Attacker`` must not change.
@@ -48,24 +47,22 @@ extension SimClient where State: RawRepresentable, State.RawValue == Int32 {
   }
 }
 
-/// A datagram a client sent, and what it decodes to: the version 1 packet it is, or (over
-/// version 2) stands for (``WireView``).
+/// A datagram a client sent (protocol version 2's bytes), and the session's packet it stands
+/// for (``WireView``).
 public typealias Sent = (bytes: [UInt8], packet: Packet?)
 
-/// The channel profile's world: real `ChannelSession` clients (each a ``Harness``), speaking
-/// version 1 to an edge on libsodium's own random bytes (the edge tests' world and the seed
-/// timeline's).
-public typealias SimWorld = World<Harness, SodiumCrypto>
+/// The channel profile's world: real `ChannelSession` clients (each a ``Harness``), the edge
+/// tests' world and the seed timeline's.
+public typealias SimWorld = World<Harness>
 /// The login profile's world: real `LoginSession` clients (each a ``LoginClient``).
-public typealias LoginWorld = World<LoginClient, SodiumCrypto>
-/// The scenarios' world (``ScenarioRun``): its clients speak protocol version 2, and the
-/// edge and the clients draw from the world's one seeded stream, watched by its
-/// ``NonceOracle``.
-public typealias SecureWorld<Client: SimClient> = World<Client, SimCrypto>
+public typealias LoginWorld = World<LoginClient>
+/// The scenarios' world (``ScenarioRun``), of either profile. Every world speaks protocol
+/// version 2: the edge and the clients draw from the world's one seeded stream, watched by
+/// its ``NonceOracle``.
+public typealias SecureWorld<Client: SimClient> = World<Client>
 
-/// The app certificate of every simulated server, and its token signer.
+/// The app certificate of every simulated server (a short one, as people type).
 let simCertificate = Array("cert-1".utf8)
-let simSigner = TokenSigner(appID: Fixture.appID, certificate: simCertificate)
 
 /// The real ``EdgeServer`` (sans-IO) and real clients of one profile on one virtual clock,
 /// joined by a simulated network.
@@ -81,26 +78,23 @@ let simSigner = TokenSigner(appID: Fixture.appID, certificate: simCertificate)
 /// each input (``ServerSide``, World+Watch.swift) and checks the rules only the server's side
 /// shows (``violations``).
 ///
-/// On ``SimCrypto`` (``SecureWorld``) every client speaks protocol version 2 through its own
-/// ``SecureLink``, and what goes on the wire is version 2's bytes. The world still watches
-/// version 1's packets: what each client's session wrote (before its layer sealed it:
+/// Every client speaks protocol version 2 through its own ``SecureLink`` on the world's
+/// ``SimCrypto``, and what goes on the wire is version 2's bytes. The world watches the
+/// sessions' own packets (the messages version 2's payloads carry): what each client's session wrote (before its layer sealed it:
 /// ``RecordedSession``) and, for the edge's sealed datagrams, what the edge sealed (read
 /// from the oracle's journal, ``WireView``), under the client's own cookie. The edge keys a
 /// version 2 session by its session id, so the world follows, per client, the session ids
 /// its CONFIRMs named (``ServerSide/sessions``). Every seal of the run is shown to the
 /// oracle; a (key, nonce) sealed twice is a violation ("nonce").
-public struct World<Client: SimClient, Crypto: SessionCrypto> {
+public struct World<Client: SimClient> {
   public static var certificate: [UInt8] { simCertificate }
-  public static var signer: TokenSigner { simSigner }
   /// The wall clock (unix seconds) at virtual time zero.
   public static var wallBase: UInt64 { 1_700_000_000 }
   public static var adminAddress: PeerAddress { PeerAddress(bytes: [0xAD, 0x01])! }
 
-  public var server: EdgeServer<Crypto>
-  /// The seam the edge seals through; its random stream outlives a restart.
-  public let crypto: Crypto
-  /// The same seam when it is the simulation's (the clients then speak version 2).
-  let secure: SimCrypto?
+  public var server: EdgeServer<SimCrypto>
+  /// The seam the edge and every client seal through; its random stream outlives a restart.
+  public let crypto: SimCrypto
   public var clients: [Client] = []
   public var addresses: [PeerAddress] = []
   /// Per client: whether its uplink (client to server) and its downlink are up.
@@ -171,13 +165,12 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
   )
 
   public init(
-    config: EdgeConfig = World.config(), crypto: Crypto, networkSeed: UInt64 = 1,
+    config: EdgeConfig = World.config(), crypto: SimCrypto, networkSeed: UInt64 = 1,
     watchesServer: Bool = false
   ) {
     var config = config
     if watchesServer { config.recordsEvents = true }
     self.crypto = crypto
-    secure = crypto as? SimCrypto
     server = EdgeServer(config: config, crypto: crypto)
     self.networkSeed = networkSeed
     self.watchesServer = watchesServer
@@ -205,7 +198,7 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
   public mutating func add(_ client: Client) -> Int {
     let index = clients.count
     var client = client
-    if let secure { client.speak(SecureLink(crypto: secure)) }
+    client.speak(SecureLink(crypto: crypto))
     clients.append(client)
     addresses.append(Self.address(index))
     uplinkUp.append(true)
@@ -247,11 +240,14 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
     admin(kick.sealed(appID: Fixture.appID, certificate: simCertificate))
   }
 
-  private mutating func admin(_ request: [UInt8]) {
-    ship(
-      server.receive(request[...], from: Self.adminAddress, now: now, wallClock: wallClock),
-      input: nil)
+  /// Sends `request` to the edge from the admin's address and delivers what it sends the
+  /// clients (sealed, through the network); returns the edge's answer to the admin.
+  @discardableResult
+  public mutating func admin(_ request: [UInt8]) -> [UInt8]? {
+    let out = server.receive(request[...], from: Self.adminAddress, now: now, wallClock: wallClock)
+    ship(out, input: nil)
     flush()
+    return out.first { $0.address == Self.adminAddress }?.bytes
   }
 
   /// Replaces the server with a fresh one (a restart: every session forgotten). Datagrams
@@ -325,7 +321,7 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
   private mutating func send(_ sent: [Sent], from i: Int) {
     for (bytes, packet) in sent {
       if watchesServer, let packet { noteSent(packet, by: i) }
-      if secure != nil, let packet, bytes.first == WireView.confirmKind,
+      if let packet, bytes.first == WireView.confirmKind,
         let id = WireView.sessionID(bytes)
       {
         sides[i].named(id, cookie: packet.cookie)
@@ -390,7 +386,8 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
 
   /// A (key, nonce) sealed twice since the last look is a violation.
   private mutating func checkNonces() {
-    guard let oracle = secure?.oracle, oracle.repeats.count > reportedRepeats else { return }
+    let oracle = crypto.oracle
+    guard oracle.repeats.count > reportedRepeats else { return }
     for (kind, nonce) in oracle.repeats[reportedRepeats...] {
       fail("nonce", 0, "a \(kind.rawValue) key sealed nonce \(nonce) twice")
     }
@@ -408,17 +405,16 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
     if setsAsideLate, setsAside(flight) { return }
     counters[.delivered] += 1
     if flight.toServer {
-      secure?.oracle.clearJournal()
-      // Over version 2 a DATA datagram reaches only the session its id names: under an id
-      // the edge does not hold (an older session's keys, a restarted edge) it is no hearing
-      // of the client's session, whatever its cookie. A CONFIRM is one only when it makes
-      // (or resumes into) the session; the edge answers a repeat of it with the ACCEPT
-      // again but does not take it as hearing the session (§12.6, step 4).
+      crypto.oracle.clearJournal()
+      // A DATA datagram reaches only the session its id names: under an id the edge does
+      // not hold (an older session's keys, a restarted edge) it is no hearing of the
+      // client's session, whatever its cookie. A CONFIRM is one only when it makes (or
+      // resumes into) the session; the edge answers a repeat of it with the ACCEPT again
+      // but does not take it as hearing the session (§12.6, step 4).
       let named: Bool
-      switch (secure, flight.bytes.first, WireView.sessionID(flight.bytes)) {
-      case (nil, _, _): named = true
-      case (_, WireView.dataKind, let id?): named = holds(id)
-      case (_, WireView.confirmKind, let id?): named = !holds(id)
+      switch (flight.bytes.first, WireView.sessionID(flight.bytes)) {
+      case (WireView.dataKind, let id?): named = holds(id)
+      case (WireView.confirmKind, let id?): named = !holds(id)
       default: named = true
       }
       let refused = server.counters.replayed &+ server.counters.unopened
@@ -444,9 +440,9 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
     let state = clients[i].state
     let sent = clients[i].receive(
       flight.bytes, flight.packet, generation: flight.generation, now: now)
-    // Over version 2 the checks see what the layer handed the session: nothing for a copy,
-    // a replay, or one that does not open; the refusal it stands for for a sealed one.
-    let packet = secure == nil ? flight.packet : clients[i].lastHanded
+    // The checks see what the layer handed the session: nothing for a copy, a replay, or
+    // one that does not open; the refusal it stands for for a sealed one.
+    let packet = clients[i].lastHanded
     if recordsDeliveries { deliveries.append((now, flight.toServer, i, packet, state)) }
     // What it sent in answer still goes out under the server session it had taken before.
     send(sent, from: i)
@@ -503,7 +499,7 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
     let i = flight.client
     let source = flight.source ?? addresses[i]
     let tables = (server.sessionCount, server.loginSessionCount)
-    secure?.oracle.clearJournal()
+    crypto.oracle.clearJournal()
     let out = server.receive(flight.bytes[...], from: source, now: now, wallClock: wallClock)
     if tables != (server.sessionCount, server.loginSessionCount) {
       fail(
@@ -528,7 +524,7 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
     _ outgoing: [Outgoing], input: (client: Int, size: Int, packet: Packet?)?
   ) {
     let packets = outgoing.map { edgePacket($0) }
-    secure?.oracle.clearJournal()
+    crypto.oracle.clearJournal()
     if watchesServer { watch(outgoing, packets, input: input) }
     for (datagram, packet) in zip(outgoing, packets) {
       if recordsServerSent {
@@ -543,10 +539,11 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
     if watchesServer { noteChannels() }
   }
 
-  /// The version 1 packet an edge datagram is or stands for (``WireView``), under the
-  /// cookie of the client session whose id it names.
+  /// The session's packet an edge datagram stands for (``WireView``), under the cookie of
+  /// the client session whose id it names; nil for what no session's packet stands for (an
+  /// admin answer, a handshake answer).
   private func edgePacket(_ datagram: Outgoing) -> Packet? {
-    guard let oracle = secure?.oracle else { return try? Packet.decode(datagram.bytes[...]) }
+    let oracle = crypto.oracle
     guard let i = addresses.firstIndex(of: datagram.address),
       let id = WireView.sessionID(datagram.bytes),
       let cookie = sides[i].sessions.last(where: { $0.id == id })?.cookie
@@ -560,15 +557,23 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
     return Packet(cookie: cookie, message: message)
   }
 
-  /// A token of `grant` expiring at `expiresAt` (unix seconds; 0: never): over version 2
-  /// minted by ``TokenMinter`` from the world's stream (so a run's tokens are a function of
-  /// its seed, and their seals are the oracle's to watch), else signed as version 1's.
+  /// A version 2 token of `grant` expiring at `expiresAt` (unix seconds; 0: never), minted
+  /// by ``TokenMinter`` from the world's stream (so a run's tokens are a function of its
+  /// seed, and their seals are the oracle's to watch).
   public func token(_ grant: TokenGrant, expiresAt: UInt64) -> Token {
-    guard let secure else {
-      return try! Token(validating: simSigner.sign(grant, expiresAt: expiresAt))
-    }
-    let minter = TokenMinter(crypto: secure, keys: server.config.certificateKeys)
+    let minter = TokenMinter(crypto: crypto, keys: server.config.certificateKeys)
     // A minted token is 337 printable bytes: it validates.
+    return try! Token(
+      validating: Array(minter.mint(appID: Fixture.appID, grant: grant, expiresAt: expiresAt).utf8))
+  }
+
+  /// A version 2 token of `grant` for any world's edge (they share the certificate),
+  /// minted from libsodium's own random bytes: for a test that needs a token before (or
+  /// without) a world. A world's run stays a function of its seed: what a token's random
+  /// bytes change is only the bytes of the handshakes made with it.
+  public static func token(_ grant: TokenGrant, expiresAt: UInt64) -> Token {
+    // The certificate is not empty: the keys derive.
+    let minter = try! TokenMinter(certificate: simCertificate)
     return try! Token(
       validating: Array(minter.mint(appID: Fixture.appID, grant: grant, expiresAt: expiresAt).utf8))
   }
@@ -591,14 +596,15 @@ public struct World<Client: SimClient, Crypto: SessionCrypto> {
   }
 }
 
-extension World where Crypto == SodiumCrypto {
-  /// A world whose edge draws libsodium's own random bytes, and whose clients speak
-  /// version 1.
+extension World {
+  /// A world whose edge and clients draw from the seeded stream of `seed` (1 by default: the
+  /// edge tests' worlds are all alike).
   public init(
-    config: EdgeConfig = World.config(), networkSeed: UInt64 = 1, watchesServer: Bool = false
+    config: EdgeConfig = World.config(), seed: UInt64 = 1, networkSeed: UInt64 = 1,
+    watchesServer: Bool = false
   ) {
     self.init(
-      config: config, crypto: SodiumCrypto(), networkSeed: networkSeed,
+      config: config, crypto: SimCrypto(seed: seed), networkSeed: networkSeed,
       watchesServer: watchesServer)
   }
 }

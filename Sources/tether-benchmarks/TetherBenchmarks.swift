@@ -6,7 +6,7 @@ import TetherEdge
 import TetherLab
 
 /// `make bench`: the core's own costs, then `tether-bench` through a relay to a real
-/// `tether-edge` (tokens per session, minted here by the edge's own minter and signer), the targets
+/// `tether-edge` (tokens per session, minted here by the edge's own minter), the targets
 /// checked, and docs/BENCHMARKS.md rewritten from the run.
 @main
 struct TetherBenchmarks: ParsableCommand {
@@ -77,20 +77,16 @@ struct TetherBenchmarks: ParsableCommand {
     print("\nwrote \(docs)")
   }
 
-  /// One line per session: its channel, then a token for it of each version (any uid,
-  /// never expiring): version 2 for the tether design (the library speaks it), version 1
-  /// for the naive and previous designs (version 1 clients in C, which the edge still takes).
+  /// One line per session: its channel, then a version 2 token for it (any uid, never
+  /// expiring). Every design of tether-bench speaks version 2: the edge takes nothing else.
   static func writeTokens(count: Int, to path: String) throws {
     let app = try AppID(validating: Array(appID.utf8))
-    let signer = TokenSigner(appID: app, certificate: Array(certificate.utf8))
     let minter = try TokenMinter(certificate: Array(certificate.utf8))
     var text = ""
     for index in 0..<count {
       let name = "bench-\(index)"
       let channel = try ChannelName(validating: Array(name.utf8))
-      let v2 = minter.mint(appID: app, grant: .channel(channel, uid: 0), expiresAt: 0)
-      let v1 = signer.sign(.channel(channel, uid: 0), expiresAt: 0)
-      text += "\(name) \(v2) \(String(decoding: v1, as: UTF8.self))\n"
+      text += "\(name) \(minter.mint(appID: app, grant: .channel(channel, uid: 0), expiresAt: 0))\n"
     }
     try text.write(toFile: path, atomically: true, encoding: .utf8)
   }

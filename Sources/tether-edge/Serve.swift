@@ -14,8 +14,10 @@ struct Serve: ParsableCommand {
       port given is 0. The log goes to stderr, one line per record: an ISO-8601 UTC time,
       the level, the message and key=value fields; every session event (join, resume,
       leave, kick, login, relogin, logout, login-join, login-leave, kick-user) is one line
-      at info. SIGINT and SIGTERM stop the server cleanly: it stops reading, closes its
-      socket, logs `stopped` and exits with status 0.
+      at info. Protocol version 1 is not spoken: its datagrams get nothing back, and at most
+      every 10 s a `v1-dropped` line at warning says how many came since the last one, and
+      why. SIGINT and SIGTERM stop the server cleanly: it stops reading, closes its socket,
+      logs `stopped` and exits with status 0.
       """)
 
   @Option(help: "Where to listen: A.B.C.D:PORT or [IPv6]:PORT, numeric only; port 0 picks one.")
@@ -125,7 +127,8 @@ struct Serve: ParsableCommand {
       throw fail("cannot listen on \(listen): \(error)")
     }
     stop.installSignalHandlers()
-    if logLevel.level <= .info {
+    // Session events log at info, version 1 drops at warning (the logger keeps its level).
+    if logLevel.level <= .warning {
       loop.onEvent = { event in logger.log(event) }
     }
     print("listening on \(loop.localAddress)")
@@ -188,7 +191,7 @@ struct Serve: ParsableCommand {
         maxSessions: maxSessions, edgeID: try edge(), handshakeRate: handshakeRate,
         maxChannelMembers: maxChannelMembers, maxAppSessions: maxAppSessions,
         previousCertificate: previousAppCertificate.map { Array($0.utf8) })
-      config.recordsEvents = logLevel.level <= .info
+      config.recordsEvents = logLevel.level <= .warning
       guard joinBurst >= 1 else { throw ValidationError("--join-burst must be at least 1.") }
       guard joinRate.isFinite, joinRate >= 0.001 else {
         throw ValidationError("--join-rate must be at least 0.001.")

@@ -21,6 +21,8 @@ enum TimelineMode {
     var report = Report()
     let t0 = Instant.s(10)
     let rtt = Interval.milliseconds(200)
+    // A join is two round trips over protocol version 2 (INIT/RESPONSE, CONFIRM/ACCEPT).
+    let join = rtt + rtt
     var sim = play(heal: .s(40), until: .s(60))
     // A's last data before the cut (the last answer that proves the server heard it), and when
     // B last heard of A (the server's last hearing of A, relayed 100 ms later).
@@ -33,10 +35,10 @@ enum TimelineMode {
       "join_channel: CONNECTING", a, expected: t0,
       observed: A.time(of: .connectionStateChanged(.connecting, .connecting)))
     report.exact(
-      "CONNECTED / JOIN_SUCCESS", a, expected: t0 + rtt,
+      "CONNECTED / JOIN_SUCCESS", a, expected: t0 + join,
       observed: A.time(of: .connectionStateChanged(.connected, .joinSuccess)))
     report.exact(
-      "user-joined(A)", b, expected: t0 + rtt,
+      "user-joined(A)", b, expected: t0 + join,
       observed: B.time { if case .userJoined(1, _) = $0 { true } else { false } })
     report.scripted("link to A cut (last data at A: \(seconds(aLastData)))", at: .s(15))
     report.exact(
@@ -55,7 +57,7 @@ enum TimelineMode {
       "user-offline(A, DROPPED)", b, expected: bLastSeenA + config.remoteOfflineAfter,
       observed: B.time(of: .userOffline(uid: 1, reason: .dropped)))
     report.scripted("link to A healed", at: .s(40))
-    let capPlusRTT = Instant.s(40) + config.retry.cap + rtt
+    let capPlusRTT = Instant.s(40) + config.retry.cap + join
     report.window(
       "CONNECTED / REJOIN_SUCCESS", a, after: .s(40), by: capPlusRTT,
       observed: A.time(of: .connectionStateChanged(.connected, .rejoinSuccess)))

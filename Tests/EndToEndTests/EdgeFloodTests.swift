@@ -64,9 +64,11 @@ import TetherSim
     // Only the two members ever held a session; every garbage datagram was set aside.
     #expect(tables.hasPrefix("tables sessions 0 "), "\(tables)")
     #expect(!counters.contains("malformed 0 "), "\(counters)")
+    let v2 = try #require(edge.output.first { $0.hasPrefix("v2 ") })
+    #expect(!v2.contains(" unopened 0 ") && !v2.hasSuffix(" v1-dropped 0"), "\(v2)")
     // No table holds more than two members leave behind (their ended sessions and
-    // departures) and the one source address all the garbage came from (the join limit's):
-    // nothing the edge keeps grows with the flood.
+    // departures, their source address in the join limit's): nothing the edge keeps grows
+    // with the flood.
     let sizes = Self.tableSizes(tables)
     #expect(sizes.count == 10, "\(tables)")
     #expect(sizes.values.allSatisfy { $0 <= 2 }, "\(tables)")
@@ -76,8 +78,10 @@ import TetherSim
   }
 }
 
-/// Garbage at a UDP port from many sockets (source ports): random bytes, protocol headers
-/// with random bodies, HEARTBEATs and JOINs under random cookies.
+/// Garbage at a UDP port from many sockets (source ports): random bytes; INITs, CONFIRMs
+/// and DATA datagrams of protocol version 2 with random contents (tokens, tickets and tags
+/// that do not open, session ids the edge does not hold); and version 1 datagrams, which
+/// the edge drops.
 struct GarbageFlood {
   private var sockets: [Int32] = []
   private var target = sockaddr_in()
@@ -93,22 +97,18 @@ struct GarbageFlood {
 
   private mutating func next() -> UInt64 { random.next() }
 
+  private mutating func bytes(_ count: Int) -> [UInt8] {
+    (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
+  }
+
   mutating func datagram() -> [UInt8] {
-    let kind = next() % 4
-    let length = Int(next() % 300)
-    var bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: next()) }
-    switch kind {
-    case 0: break
-    case 1 where length >= 4: bytes[0...3] = [0x54, 0x48, 0x01, UInt8(next() % 6)]
-    case 2:
-      bytes = [0x54, 0x48, 0x01, 0x02] + (0..<12).map { _ in UInt8(truncatingIfNeeded: next()) }
-    default:
-      // A JOIN for app "demo-app", channel "lobby", with a token that does not pass.
-      bytes = [0x54, 0x48, 0x01, 0x01] + (0..<8).map { _ in UInt8(truncatingIfNeeded: next()) }
-      bytes += [0, 0, 0, 0, 0, 8] + Array("demo-app".utf8) + [5] + Array("lobby".utf8)
-      bytes += [0, 68] + [UInt8](repeating: 0x61, count: 68)
+    switch next() % 5 {
+    case 0: return bytes(Int(next() % 300))
+    case 1: return [0x01, 0x02] + bytes(467)  // an INIT: its token does not open
+    case 2: return [0x03, 0x02] + bytes(199)  // a CONFIRM: its ticket does not open
+    case 3: return [0x07] + bytes(41 + Int(next() % 200))  // DATA under a random session id
+    default: return [0x54, 0x48, 0x01, UInt8(next() % 9)] + bytes(Int(next() % 200))  // v1
     }
-    return bytes
   }
 
   /// Sends up to `count` datagrams, round-robin over the sockets, for at most `seconds`;

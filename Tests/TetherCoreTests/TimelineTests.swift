@@ -8,7 +8,9 @@ import TetherSim
 /// joins a channel where client B already is, through the real edge server 100 ms away
 /// each way; A's link is cut 5 s after its join. The instants below follow from the
 /// defaults: heartbeats every second from the accept (acks back 200 ms later), presence
-/// digests every second.
+/// digests every second. The join is protocol version 2's, two round trips (INIT and
+/// RESPONSE, CONFIRM and ACCEPT: docs/PROTOCOL.md §12.2), so the accept comes 400 ms after
+/// the join, where version 1's one round trip took 200 ms.
 @Suite struct TimelineTests {
   static let a = SeedTimeline.deviceA
   static let b = SeedTimeline.deviceB
@@ -21,30 +23,31 @@ import TetherSim
     let sim = try Self.play(until: .s(1300))
     let a = sim.clients[Self.a]
     let b = sim.clients[Self.b]
-    // T0 join, T1 accept at +200 ms with the join callback.
+    // T0 join, T1 accept at +400 ms (two round trips) with the join callback.
     #expect(a.time(of: .connectionStateChanged(.connecting, .connecting)) == .s(10))
-    #expect(a.time(of: .connectionStateChanged(.connected, .joinSuccess)) == .ms(10_200))
+    #expect(a.time(of: .connectionStateChanged(.connected, .joinSuccess)) == .ms(10_400))
     #expect(
-      a.time(of: .joinChannelSuccess(channel: Fixture.channel, uid: 1, elapsedMs: 200))
-        == .ms(10_200))
-    // T2: the peer sees the join (the server relays it as soon as it accepts).
-    #expect(b.time(of: .userJoined(uid: 1, elapsedMs: 10_200)) == .ms(10_200))
+      a.time(of: .joinChannelSuccess(channel: Fixture.channel, uid: 1, elapsedMs: 400))
+        == .ms(10_400))
+    // T2: the peer sees the join (the server relays it as soon as it accepts, at the
+    // CONFIRM, 10.3 s).
+    #expect(b.time(of: .userJoined(uid: 1, elapsedMs: 10_400)) == .ms(10_400))
     // A also learns of B, from the snapshot that follows the accept.
-    #expect(a.time(of: .userJoined(uid: 2, elapsedMs: 200)) == .ms(10_200))
-    // T3 at 15 s: the last data A received is the ack of its 14.2 s heartbeat, at 14.4 s.
+    #expect(a.time(of: .userJoined(uid: 2, elapsedMs: 400)) == .ms(10_400))
+    // T3 at 15 s: the last data A received is the ack of its 14.4 s heartbeat, at 14.6 s.
     // T4 = last data + 4 s.
-    #expect(a.time(of: .connectionStateChanged(.reconnecting, .interrupted)) == .ms(18_400))
+    #expect(a.time(of: .connectionStateChanged(.reconnecting, .interrupted)) == .ms(18_600))
     // T5 = last data + 10 s: LOST, then connection-lost; rejoining goes on.
-    #expect(a.time(of: .connectionStateChanged(.reconnecting, .lost)) == .ms(24_400))
-    #expect(a.time(of: .connectionLost) == .ms(24_400))
-    // T6 at the peer: the server last heard A at 14.3 s; B learns it 100 ms later, so A's
-    // last data as B knows it is 14.4 s: interrupted at +4 s, DROPPED at +20 s.
-    #expect(b.time(of: .remoteMemberInterrupted(uid: 1)) == .ms(18_400))
-    #expect(b.time(of: .userOffline(uid: 1, reason: .dropped)) == .ms(34_400))
+    #expect(a.time(of: .connectionStateChanged(.reconnecting, .lost)) == .ms(24_600))
+    #expect(a.time(of: .connectionLost) == .ms(24_600))
+    // T6 at the peer: the server last heard A at 14.5 s; B learns it 100 ms later, so A's
+    // last data as B knows it is 14.6 s: interrupted at +4 s, DROPPED at +20 s.
+    #expect(b.time(of: .remoteMemberInterrupted(uid: 1)) == .ms(18_600))
+    #expect(b.time(of: .userOffline(uid: 1, reason: .dropped)) == .ms(34_600))
     // T7 = last data + 20 min: FAILED/JOIN_FAILED, and retries stop.
-    #expect(a.time(of: .connectionStateChanged(.failed, .joinFailed)) == .ms(1_214_400))
-    #expect(a.joins(since: .ms(1_214_401)).isEmpty)
-    #expect(a.joins(since: .ms(18_400)).count > 100)
+    #expect(a.time(of: .connectionStateChanged(.failed, .joinFailed)) == .ms(1_214_600))
+    #expect(a.joins(since: .ms(1_214_601)).isEmpty)
+    #expect(a.joins(since: .ms(18_600)).count > 100)
     // B never moved.
     #expect(
       b.stateChanges == [
@@ -66,19 +69,19 @@ import TetherSim
     var sim = try Self.play(healAt: .s(25), until: .s(60))
     var a = sim.clients[Self.a]
     let b = sim.clients[Self.b]
-    #expect(a.time(of: .connectionStateChanged(.reconnecting, .interrupted)) == .ms(18_400))
-    #expect(a.time(of: .connectionStateChanged(.reconnecting, .lost)) == .ms(24_400))
-    // Back after the heal, within one backoff cap (8 s) plus a round trip.
+    #expect(a.time(of: .connectionStateChanged(.reconnecting, .interrupted)) == .ms(18_600))
+    #expect(a.time(of: .connectionStateChanged(.reconnecting, .lost)) == .ms(24_600))
+    // Back after the heal, within one backoff cap (8 s) plus two round trips.
     let rejoined = try #require(a.time(of: .connectionStateChanged(.connected, .rejoinSuccess)))
-    #expect(rejoined > .s(25) && rejoined <= .ms(33_200))
+    #expect(rejoined > .s(25) && rejoined <= .ms(33_400))
     #expect(
       a.time { if case .rejoinChannelSuccess(_, 1, _) = $0 { true } else { false } } == rejoined)
     #expect(sim.accepts(to: Self.a).last?.resumed == true)
     // The peer saw A go quiet and come back, and never saw it leave.
     let resumed = try #require(b.time(of: .remoteMemberResumed(uid: 1)))
-    #expect(resumed > .s(25) && resumed < .ms(34_400))
+    #expect(resumed > .s(25) && resumed < .ms(34_600))
     #expect(!b.notifications.contains { if case .userOffline = $0 { true } else { false } })
-    #expect(b.notifications.filter { $0 == .userJoined(uid: 1, elapsedMs: 10_200) }.count == 1)
+    #expect(b.notifications.filter { $0 == .userJoined(uid: 1, elapsedMs: 10_400) }.count == 1)
     // A leaves: the peer hears QUIT one server hop later.
     sim.leave(Self.a)
     sim.run(until: .s(61))

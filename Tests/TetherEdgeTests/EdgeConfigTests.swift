@@ -39,22 +39,19 @@ struct EdgeConfigTests {
   }
 
   @Test func scaledServer_relaysPresenceOnItsScaledGrid() throws {
-    var server = EdgeServer(
+    var bench = SecureBench(
       config: try EdgeConfig(
         appID: Fixture.appID, appCertificate: World.certificate, timeScale: 0.01))
-    for cookie: UInt64 in [1, 2] {
-      let request = JoinRequest(
-        uid: 0, appID: Fixture.appID, channel: Fixture.channel, token: World.token(expiresAt: 0),
-        isRejoin: false)
-      let bytes = Packet(cookie: cookie, message: .join(request)).encoded
-      _ = server.receive(
-        bytes[...], from: World.address(Int(cookie)), now: .zero, wallClock: World.wallBase)
+    let start = bench.now
+    for host: UInt8 in [1, 2] {
+      var device = bench.device(.channel(Fixture.channel, uid: 0), host: host)
+      bench.connect(&device, SecureBench.channelRequest())
     }
-    #expect(server.nextDeadline == .ms(10))
-    #expect(server.tick(now: .ms(10), wallClock: World.wallBase).count == 2)
-    #expect(server.nextDeadline == .ms(20))
-    _ = server.tick(now: .ms(300), wallClock: World.wallBase)
-    #expect(server.sessionCount == 0)
+    #expect(bench.server.nextDeadline == start + .ms(10))
+    #expect(bench.advance(by: .ms(10)).count == 2)
+    #expect(bench.server.nextDeadline == start + .ms(20))
+    _ = bench.advance(by: .ms(290))
+    #expect(bench.server.sessionCount == 0)
   }
 
   @Test func peerAddress_keepsUpTo32Bytes() {

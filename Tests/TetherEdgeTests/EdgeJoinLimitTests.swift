@@ -5,32 +5,32 @@ import TetherSim
 
 @testable import TetherEdge
 
-/// The per-source join limit (docs/PROTOCOL.md, "Join rate limit"): one bucket per source
-/// host for JOINs and LOGINs together; a limited JOIN gets no answer, a limited LOGIN one
-/// LOGIN_REFUSE 2 REJECTED, before any token check; a session's own address is not limited.
+/// The per-source join limit (docs/PROTOCOL.md, "Join rate limit", §12.6 step 5): one
+/// bucket per source host for channel and login sessions together, charged at the CONFIRM,
+/// once the address is validated (spoofed INITs spend nothing); a limited channel CONFIRM
+/// gets no answer (the device repeats it), a limited login one LOGIN_REFUSE 2 REJECTED; a
+/// resume from a session's own address is not limited.
 struct EdgeJoinLimitTests {
   typealias Bench = LoginBench
   static let attacker = World.address(900)
 
   static func sockaddrIn(host: UInt8, port: UInt16) -> PeerAddress {
-    PeerAddress(
-      bytes: [2, 0, UInt8(port >> 8), UInt8(port & 0xFF), 10, 0, 0, host]
-        + [UInt8](repeating: 0, count: 8))!
+    SecureBench.address(host, port: port)
   }
 
-  static func join(cookie: UInt64, token: Token = Fixture.token) -> [UInt8] {
-    Packet(
-      cookie: cookie,
-      message: .join(
-        JoinRequest(
-          uid: 0, appID: Fixture.appID, channel: Fixture.channel, token: token, isRejoin: false))
-    ).encoded
-  }
-
-  static func limited(burst: Int, refill: Interval, sources: Int = 4096) -> SodiumEdgeServer {
+  static func limited(burst: Int, refill: Interval, sources: Int = 4096) -> SecureBench {
     var config = World.config()
     config.joinLimit = JoinLimit(burst: burst, refill: refill, maxSources: sources)
-    return EdgeServer(config: config)
+    return SecureBench(config: config)
+  }
+
+  /// A device of `bench` at `address` with a token for any uid of the lobby, its handshake
+  /// made (INIT, RESPONSE), its CONFIRM not sent.
+  static func handshaken(_ bench: inout SecureBench, at address: PeerAddress) -> SecureDevice {
+    var device = SecureDevice(
+      token: bench.token(.channel(Fixture.channel, uid: 0)), address: address)
+    bench.handshake(&device, SecureBench.channelRequest())
+    return device
   }
 
   @Test func joinLimit_defaults_areGenerous_andScaleWithTime() throws {
@@ -41,37 +41,31 @@ struct EdgeJoinLimitTests {
   }
 
   @Test func joinsPastTheBurst_getNoAnswer_areCounted_andTheBucketRefills() {
-    var server = Self.limited(burst: 4, refill: .seconds(1))
-    let source = Self.sockaddrIn(host: 1, port: 4000)
+    var bench = Self.limited(burst: 4, refill: .seconds(1))
+    var devices: [SecureDevice] = []
     for i in 0..<6 {
-      let out = server.receive(
-        Self.join(cookie: UInt64(i + 1))[...], from: source, now: .ms(10), wallClock: World.wallBase
-      )
-      #expect(out.count == (i < 4 ? 1 : 0), "join \(i)")
+      var device = Self.handshaken(&bench, at: Self.sockaddrIn(host: 1, port: 4000 + UInt16(i)))
+      let accepted = bench.confirm(&device).first?.type == 0x81
+      #expect(accepted == (i < 4), "join \(i)")
+      devices.append(device)
     }
-    #expect(server.counters.joinsLimited == 2)
-    #expect(server.counters.refusedJoins == 4)
-    // One more a second later; not two.
+    #expect(bench.server.counters.joinsLimited == 2)
+    #expect(bench.server.sessionCount == 4)
+    // One more a second later (the device repeats its CONFIRM); not two.
+    bench.now = bench.now + .seconds(1)
     var answered = 0
-    for i in 0..<2 {
-      answered +=
-        server.receive(
-          Self.join(cookie: UInt64(10 + i))[...], from: source, now: .ms(1010),
-          wallClock: World.wallBase
-        ).count
-    }
+    for i in 4..<6 { answered += bench.confirm(&devices[i]).first?.type == 0x81 ? 1 : 0 }
     #expect(answered == 1)
+    #expect(bench.server.counters.joinsLimited == 3)
   }
 
   @Test func joinLimit_isPerHost_otherPortsShareIt_otherHostsDoNot() {
-    var server = Self.limited(burst: 2, refill: .seconds(100))
+    var bench = Self.limited(burst: 2, refill: .seconds(100))
     var answers: [Int] = []
     for (host, port) in [(1, 1000), (1, 1001), (1, 1002), (2, 1000), (2, 1000), (2, 1003)] {
-      answers.append(
-        server.receive(
-          Self.join(cookie: 1)[...], from: Self.sockaddrIn(host: UInt8(host), port: UInt16(port)),
-          now: .zero, wallClock: World.wallBase
-        ).count)
+      var device = Self.handshaken(
+        &bench, at: Self.sockaddrIn(host: UInt8(host), port: UInt16(port)))
+      answers.append(bench.confirm(&device).first?.type == 0x81 ? 1 : 0)
     }
     #expect(answers == [1, 1, 0, 1, 1, 0])
   }
@@ -91,39 +85,39 @@ struct EdgeJoinLimitTests {
   }
 
   @Test func defaultLimit_takesEveryDeviceBehindOneNAT_andManyClientsAtOnce() throws {
-    var server = EdgeServer(config: World.config())
+    var bench = SecureBench()
     var accepted = 0
-    // 300 devices behind one address, each joining and then joining again (a new cookie),
+    // 300 devices behind one address, each joining and then joining again (a new session),
     // at the same instant; and 400 clients at their own addresses.
+    let start = bench.now
     for round in 0..<2 {
+      bench.now = start + .ms(UInt64(round))
       for device in 0..<300 {
-        let out = server.receive(
-          Self.join(cookie: UInt64(round * 1000 + device + 1), token: World.token(expiresAt: 0))[
-            ...],
-          from: Self.sockaddrIn(host: 1, port: UInt16(2000 + device)), now: .ms(UInt64(round)),
-          wallClock: World.wallBase)
-        accepted += out.contains { (try? Packet.decode($0.bytes[...]))?.isAccept ?? false } ? 1 : 0
+        var one = Self.handshaken(
+          &bench, at: Self.sockaddrIn(host: 1, port: UInt16(2000 + device)))
+        accepted += bench.confirm(&one).first?.type == 0x81 ? 1 : 0
       }
     }
+    bench.now = start + .ms(2)
     for client in 0..<400 {
-      let out = server.receive(
-        Self.join(cookie: UInt64(10_000 + client), token: World.token(expiresAt: 0))[...],
-        from: World.address(client), now: .ms(2), wallClock: World.wallBase)
-      accepted += out.contains { (try? Packet.decode($0.bytes[...]))?.isAccept ?? false } ? 1 : 0
+      var one = Self.handshaken(
+        &bench, at: Self.sockaddrIn(host: UInt8(2 + client % 200), port: UInt16(3000 + client)))
+      accepted += bench.confirm(&one).first?.type == 0x81 ? 1 : 0
     }
     #expect(accepted == 1000)
-    #expect(server.counters.joinsLimited == 0)
+    #expect(bench.server.counters.joinsLimited == 0)
   }
 
   @Test func joinSources_stayBounded_underJoinsFromEverywhere() {
-    var server = Self.limited(burst: 2, refill: .seconds(10), sources: 64)
-    for i in 0..<10_000 {
-      _ = server.receive(
-        Self.join(cookie: 1)[...], from: World.address(i % 65_536), now: .ms(UInt64(i)),
-        wallClock: World.wallBase)
-      #expect(server.tableCounts.joinSources <= 64)
+    var bench = Self.limited(burst: 2, refill: .seconds(10), sources: 64)
+    for i in 0..<2_000 {
+      bench.now = bench.now + .ms(1)
+      var device = Self.handshaken(
+        &bench, at: Self.sockaddrIn(host: UInt8(i % 250 + 1), port: UInt16(1000 + i)))
+      _ = bench.confirm(&device)
+      #expect(bench.server.tableCounts.joinSources <= 64)
     }
-    #expect(server.tableCounts.sessions == 0)
+    #expect(bench.server.sessionCount > 0)
   }
 
   @Test func peerAddressHost_dropsThePort_ofIPv4AndIPv6_andKeepsOthers() {
@@ -143,7 +137,11 @@ struct EdgeJoinLimitTests {
 
   // MARK: - LOGIN
 
-  @Test func aLoginFlood_fromOneSource_isLimited_withoutATokenCheck() {
+  /// A flood of LOGINs whose token does not grant them, from one source: each INIT gets its
+  /// one refusal (smaller than it), and none spends the source's join budget, which is
+  /// charged only at a CONFIRM (§12.6): the source's own logins are taken up to its burst,
+  /// then refused REJECTED.
+  @Test func aLoginFlood_fromOneSource_spendsNothingOfItsBudget() {
     var config = World.config()
     config.joinLimit = JoinLimit(burst: 4, refill: .seconds(100))
     var bench = Bench(config: config)
@@ -152,10 +150,16 @@ struct EdgeJoinLimitTests {
       let login = Bench.login("alice", token: Bench.token("nobody"))
       answers += bench.send(login, cookie: UInt64(1000 + n), from: Self.attacker).map(\.message)
     }
-    #expect(answers.count == 50)
-    #expect(answers.filter { $0 == .loginRefuse(code: 5) }.count == 4)
-    #expect(answers.filter { $0 == .loginRefuse(code: 2) }.count == 46)
-    #expect(bench.server.counters.joinsLimited == 46)
+    #expect(answers == Array(repeating: .loginRefuse(code: 5), count: 50))
+    #expect(bench.server.counters.joinsLimited == 0)
+    var taken: [Message] = []
+    for n in 0..<5 {
+      taken += bench.send(Bench.login("user\(n)"), cookie: UInt64(n), from: Self.attacker).map(
+        \.message)
+    }
+    #expect(taken.prefix(4).allSatisfy { if case .loginAccept = $0 { true } else { false } })
+    #expect(taken.last == .loginRefuse(code: 2))
+    #expect(bench.server.counters.joinsLimited == 1)
   }
 
   @Test func login_pastTheSourcesLimit_isRefusedRejected_butItsOwnSessionIsNot() throws {
@@ -176,8 +180,4 @@ struct EdgeJoinLimitTests {
     try #require(Bench.isAccepted(elsewhere), "another source was limited")
     #expect(bench.server.loginSessionCount == 3)
   }
-}
-
-extension Packet {
-  fileprivate var isAccept: Bool { if case .accept = message { true } else { false } }
 }

@@ -87,7 +87,9 @@ struct EdgeJoinTests {
         world.clients[i].lastState == .connectionStateChanged(.disconnected, .invalidToken))
     }
     #expect(world.server.sessionCount == 0)
-    #expect(world.server.counters.refusedJoins == 3)
+    // a and b are refused at their INIT (REFUSE_SEALED, INVALID_TOKEN); c's text is no
+    // version 2 token, which its device refuses itself: no INIT goes.
+    #expect(world.server.counters.refusedHandshakes == 2)
   }
 
   @Test func join_expiredToken_isRefused_tokenExpired() throws {
@@ -140,6 +142,11 @@ struct EdgeJoinTests {
     world.addClient()
     try world.join(0, uid: 7)
     try world.join(1, uid: 7)
+    // The edge remembers as many consumed tickets as it holds sessions (§12.6): at one, the
+    // second CONFIRM is dropped until the first ticket expires (10 s), and the device's
+    // next attempt after that (its backoff's, at 15.4 s) goes through.
+    #expect(world.clients[1].lastState == .connectionStateChanged(.connecting, .connecting))
+    world.run(for: .seconds(20))
     #expect(world.clients[0].lastState == .connectionStateChanged(.failed, .sameUIDLogin))
     #expect(world.clients[1].lastState == .connectionStateChanged(.connected, .joinSuccess))
   }
@@ -167,19 +174,22 @@ struct EdgeJoinTests {
     #expect(!seenByB.contains { if case .userOffline = $0 { true } else { false } })
   }
 
-  @Test func rejoin_fromANewAddress_movesTheSession() throws {
+  @Test func aNewAddress_movesTheSession_withNoRejoin() throws {
     var world = World()
     let a = world.addClient()
     try world.join(a)
     world.run(for: .seconds(1))
+    let before = world.clients[a].stateChanges
     world.addresses[a] = World.address(99)
     world.run(for: .seconds(3))
     #expect(world.serverSent.last { $0.to == World.address(99) } != nil)
-    // A heartbeat from another address proves nothing (SESSION_UNKNOWN); the rejoin's JOIN,
-    // which carries the token, moves the session (docs/PROTOCOL.md, "Security").
-    #expect(
-      world.clients[a].stateChanges.last == .connectionStateChanged(.connected, .rejoinSuccess))
-    #expect(world.accepts(to: a).last?.resumed == true)
+    // A sealed datagram from another address starts a path challenge there; the echo moves
+    // the session (docs/PROTOCOL.md §12.11): no rejoin, no state change on the device.
+    #expect(world.clients[a].stateChanges == before)
+    #expect(world.server.counters.migrations == 1)
+    let id = world.serverKey(world.clients[a].cookie, of: a)
+    #expect(world.server.table[id]?.address == World.address(99))
+    #expect(world.accepts(to: a).count == 0)  // none at the new address: no new ACCEPT
   }
 
   @Test func serverRestart_clientGoesKeepAliveTimeout_thenRejoinSuccess() throws {
@@ -194,11 +204,18 @@ struct EdgeJoinTests {
         .connectionStateChanged(.reconnecting, .keepAliveTimeout),
         .connectionStateChanged(.connected, .rejoinSuccess),
       ])
-    #expect(world.server.session(cookie: world.clients[a].cookie)?.uid == 9)
+    #expect(world.serverSession(of: a)?.uid == 9)
     #expect(world.accepts(to: a).last?.resumed == false)
   }
 
-  @Test func rejoin_withATokenThatNoLongerPasses_endsTheSession_andMembersSeeQuit() throws {
+  /// Version 2: a rejoin's INIT whose token no longer grants the session is refused at the
+  /// INIT (REFUSE_SEALED, INVALID_TOKEN), which ends the device (DISCONNECTED) but changes
+  /// nothing the edge holds (§12.6, rule 5: a refused INIT makes and ends nothing). The
+  /// session is forgotten after forget-after, so the members see it DROPPED, where version
+  /// 1's JOIN from the session's own address ended it at once (QUIT).
+  @Test func rejoin_withATokenThatNoLongerPasses_endsTheDevice_andTheEdgeForgetsTheSession()
+    throws
+  {
     var world = World()
     let a = world.addClient()
     let b = world.addClient()
@@ -212,7 +229,11 @@ struct EdgeJoinTests {
     world.linkUp[a] = true
     world.run(for: .seconds(5))
     #expect(world.clients[a].lastState == .connectionStateChanged(.disconnected, .invalidToken))
-    #expect(world.clients[b].notifications.contains(.userOffline(uid: 1_000_000, reason: .quit)))
+    #expect(world.server.counters.refusedHandshakes >= 1)
+    #expect(world.server.sessionCount == 2)
+    world.run(for: .seconds(30))
     #expect(world.server.sessionCount == 1)
+    #expect(
+      world.clients[b].notifications.contains(.userOffline(uid: 1_000_000, reason: .dropped)))
   }
 }

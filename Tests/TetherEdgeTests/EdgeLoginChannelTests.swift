@@ -48,7 +48,8 @@ struct EdgeLoginChannelTests {
       let out = bench.send(message, cookie: Self.alice, from: Self.aliceAt)
       #expect(Self.acks(out) == [expectedAck], "\(message)")
     }
-    #expect(bench.server.loginSession(cookie: Self.alice)?.channels == [Bench.channel("b")])
+    #expect(
+      bench.server.loginSession(cookie: bench.id(Self.alice))?.channels == [Bench.channel("b")])
     #expect(bench.server.counters.channelOperationsUnordered == 6)
     #expect(
       bench.events(to: Self.bob) == [
@@ -83,7 +84,8 @@ struct EdgeLoginChannelTests {
       #expect(Self.acks(out) == [UInt32(n)])
     }
     #expect(
-      bench.server.loginSession(cookie: Self.alice)?.channels.count == SessionTable.maximumChannels)
+      bench.server.loginSession(cookie: bench.id(Self.alice))?.channels.count
+        == SessionTable.maximumChannels)
     #expect(bench.server.counters.channelOperationsOverLimit == 1)
     #expect(bench.events(to: Self.bob).isEmpty)
     // After a leave there is room again.
@@ -217,6 +219,9 @@ struct EdgeLoginChannelTests {
     #expect(bench.server.counters.eventQueueOverflows == 1)
     #expect(bench.events(to: Self.alice) == ["1 left a bob"])
     #expect(bench.server.tableCounts.queuedEvents == 1)
+    // Bob's session is gone: once its id is older than a ticket lifetime (§12.9), his next
+    // heartbeat gets its RESET.
+    bench.now = bench.now + .seconds(11)
     let heartbeat = bench.send(
       .loginHeartbeat(sequence: 1, eventsReceived: 0), cookie: Self.bob, from: Self.bobAt)
     #expect(heartbeat.map(\.message) == [.sessionUnknown])

@@ -27,11 +27,12 @@ struct EdgeLoginStaleConfirmationTests {
   static func restartedWithAcceptLost(_ bench: inout Bench) -> UInt32 {
     bench.logIn("alice", cookie: Self.alice, from: Bench.address(0))
     bench.send(Bench.join("room", sequence: 1), cookie: Self.alice, from: Bench.address(0))
-    #expect(bench.server.loginSession(cookie: Self.alice)?.channels == [Bench.channel("room")])
+    #expect(
+      bench.server.loginSession(cookie: bench.id(Self.alice))?.channels == [Bench.channel("room")])
     let lost = bench.session(Self.alice) ?? 0
     var config = bench.server.config
     config.firstLoginSession = lost &+ 1_000_003
-    bench.server = EdgeServer(config: config)
+    bench.server = EdgeServer(config: config, crypto: SimCrypto(seed: 2))
     bench.run(for: .milliseconds(100))
     let first = bench.send(
       Bench.login("alice", relogin: true), cookie: Self.alice, from: Bench.address(0))
@@ -58,7 +59,7 @@ struct EdgeLoginStaleConfirmationTests {
     // LOGIN_ACCEPT, and the session has none of her channels.
     let second = bench.send(
       Bench.login("alice", relogin: true), cookie: Self.alice, from: Bench.address(0))
-    #expect(bench.server.loginSession(cookie: Self.alice)?.channels == [])
+    #expect(bench.server.loginSession(cookie: bench.id(Self.alice))?.channels == [])
     #expect(
       second.map(\.message) == [
         .loginAccept(
@@ -82,7 +83,7 @@ struct EdgeLoginStaleConfirmationTests {
     let answer = bench.sendAsIs(
       .channelOperation(operation), cookie: Self.alice, from: Bench.address(0))
     #expect(answer.map(\.message) == [.sessionUnknown])
-    #expect(bench.server.loginSession(cookie: Self.alice)?.channels == [])
+    #expect(bench.server.loginSession(cookie: bench.id(Self.alice))?.channels == [])
     #expect(bench.server.counters.otherServerSession == 2)
     // Her heartbeat in the new session confirms it; a late one of the lost session is
     // then dropped without an answer (she has shown she is in the new one).

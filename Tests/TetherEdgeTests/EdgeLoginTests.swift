@@ -55,7 +55,7 @@ struct EdgeLoginTests {
       ])
     #expect(out.first?.to == Bench.address(0))
     #expect(bench.server.loginSessionCount == 1)
-    #expect(bench.server.loginSession(cookie: Self.alice)?.userID == Bench.user("alice"))
+    #expect(bench.server.loginSession(cookie: bench.id(Self.alice))?.userID == Bench.user("alice"))
     #expect(bench.server.nextDeadline != nil)
   }
 
@@ -74,9 +74,9 @@ struct EdgeLoginTests {
   static let refusals: [(Message, UInt8)] = [
     (Bench.login("alice", appID: otherApp), UInt8(4)),
     (Bench.login("alice", token: Bench.token("bob")), 5),
-    (Bench.login("alice", token: .empty), 5),
+    (Bench.login("alice", token: Bench.tampered(Bench.token("alice"))), 5),
     (Bench.login("alice", token: Bench.token("alice", appID: otherApp)), 5),
-    (Bench.login("alice", token: try! Token(validating: Array("1:0:00".utf8))), 5),
+    (Bench.login("alice", token: Bench.foreignToken("alice")), 5),
     (Bench.login("alice", token: Bench.token("alice", expiresAt: World.wallBase)), 6),
     (Bench.login("alice", token: Bench.token("alice", expiresAt: World.wallBase - 100)), 6),
   ]
@@ -87,7 +87,8 @@ struct EdgeLoginTests {
     let out = bench.send(message, cookie: Self.alice, from: Bench.address(0))
     #expect(out.map(\.message) == [.loginRefuse(code: code)])
     #expect(bench.server.loginSessionCount == 0)
-    #expect(bench.server.counters.refusedLogins == 1)
+    // Refused at the INIT (REFUSE_SEALED, or REFUSE_CLEAR for a token that does not open).
+    #expect(bench.server.counters.refusedHandshakes == 1)
     #expect(bench.server.nextDeadline == nil)
   }
 
@@ -102,7 +103,12 @@ struct EdgeLoginTests {
     bench.send(Bench.login("alice"), cookie: Self.alice, from: Bench.address(0))
     let out = bench.send(Bench.login("bob"), cookie: Self.bob, from: Bench.address(1))
     #expect(out.map(\.message) == [.loginRefuse(code: 2)])
-    // Taking over one's own user id needs no room.
+    // Taking over one's own user id needs no room. (The edge remembers as many consumed
+    // tickets as it may hold sessions: the takeover's CONFIRM waits until the first two
+    // tickets expired, 10 s.)
+    bench.run(for: .seconds(11))
+    bench.send(
+      .loginHeartbeat(sequence: 1, eventsReceived: 0), cookie: Self.alice, from: Bench.address(0))
     let takeover = bench.send(Bench.login("alice"), cookie: 77, from: Bench.address(2))
     #expect(takeover.map(\.message).contains(.kick(.remoteLogin)))
     #expect(bench.server.loginSessionCount == 1)
@@ -152,7 +158,10 @@ struct EdgeLoginTests {
       ])
     #expect(out.first?.to == newAddress)
     // Alice keeps her channel and her numbering; her heartbeats now count from there.
-    #expect(bench.server.loginSession(cookie: Self.alice)?.channels == [Bench.channel(Self.room)])
+    #expect(
+      bench.server.loginSession(cookie: bench.id(Self.alice))?.channels == [
+        Bench.channel(Self.room)
+      ])
     let ack = bench.send(Bench.join("other", sequence: 2), cookie: Self.alice, from: newAddress)
     #expect(ack.map(\.message) == [.channelAck(session: 1, sequence: 2)])
     // (Her grace now runs from 29.9 s: until 59.9 s.)
@@ -212,7 +221,7 @@ struct EdgeLoginTests {
           LoginAccept(serverTimeMs: 30_500, tokenTimeLeftMs: 0, resumed: false, session: 2))
       ])
     #expect(bench.events(to: Self.bob).suffix(1) == ["2 left room alice"])
-    #expect(bench.server.loginSession(cookie: Self.alice)?.channels == [])
+    #expect(bench.server.loginSession(cookie: bench.id(Self.alice))?.channels == [])
   }
 
   /// Alice last heard at 0.5 s: her session ends at exactly 30.5 s, between two presence
@@ -273,7 +282,7 @@ struct EdgeLoginTests {
       })
     #expect(bench.events(to: Self.bob).suffix(1) == ["2 left room alice"])
     #expect(bench.server.loginSessionCount == 2)
-    #expect(bench.server.loginSession(cookie: Self.alice) == nil)
+    #expect(bench.server.loginSession(cookie: bench.id(Self.alice)) == nil)
     // The old client, which may have lost the KICK, gets it again, whatever it sends.
     let heartbeat = bench.send(
       .loginHeartbeat(sequence: 5, eventsReceived: 1), cookie: Self.alice, from: Bench.address(0))
@@ -281,7 +290,7 @@ struct EdgeLoginTests {
     let relogin = bench.send(
       Bench.login("alice", relogin: true), cookie: Self.alice, from: Bench.address(0))
     #expect(relogin.map(\.message) == [.kick(.remoteLogin)])
-    #expect(bench.server.loginSession(cookie: newCookie)?.userID == Bench.user("alice"))
+    #expect(bench.server.loginSession(cookie: bench.id(newCookie))?.userID == Bench.user("alice"))
     // The new session re-joins: Bob sees Alice back.
     bench.send(Bench.join(Self.room, sequence: 1), cookie: newCookie, from: Bench.address(2))
     #expect(bench.events(to: Self.bob).suffix(1) == ["3 joined room alice"])
@@ -291,33 +300,40 @@ struct EdgeLoginTests {
     var bench = Self.twoInRoom()
     // Alice goes silent past the grace; the timer removes her session.
     Self.bobKeepsAlive(&bench, until: .s(31))
-    #expect(bench.server.loginSession(cookie: Self.alice) == nil)
+    #expect(bench.server.loginSession(cookie: bench.id(Self.alice)) == nil)
     // She logs in on another device.
     let newCookie: UInt64 = 0xC0FFEE
     bench.send(Bench.login("alice"), cookie: newCookie, from: Bench.address(2))
-    #expect(bench.server.loginSession(cookie: newCookie) != nil)
+    #expect(bench.server.loginSession(cookie: bench.id(newCookie)) != nil)
     // The first device comes back, logging in again under its old cookie: it is told it was
     // taken over, and the newer login stays.
     let out = bench.send(
       Bench.login("alice", relogin: true), cookie: Self.alice, from: Bench.address(0))
     #expect(out.map(\.message) == [.kick(.remoteLogin)])
     #expect(out.first?.to == Bench.address(0))
-    #expect(bench.server.loginSession(cookie: newCookie)?.userID == Bench.user("alice"))
-    #expect(bench.server.loginSession(cookie: Self.alice) == nil)
+    #expect(bench.server.loginSession(cookie: bench.id(newCookie))?.userID == Bench.user("alice"))
+    #expect(bench.server.loginSession(cookie: bench.id(Self.alice)) == nil)
     #expect(bench.server.counters.reloginsRefusedForNewerLogin == 1)
     // A fresh login (no RELOGIN flag) still takes over: the last login call wins.
     let fresh = bench.send(Bench.login("alice"), cookie: 0xF00D, from: Bench.address(3))
     #expect(fresh.contains { $0.cookie == newCookie && $0.message == .kick(.remoteLogin) })
   }
 
-  @Test func aCookieLoggingInAsAnotherUser_endsItsFirstSession() {
+  /// A device that logs in as another user makes a new session: its handshake cannot
+  /// resume a session of another user (§12.6, rule 5), and a session is never named by
+  /// anything the device reuses. Its first session stays until it logs out or its grace
+  /// ends (version 1's cookie named one session, so the second LOGIN ended the first).
+  @Test func aDeviceLoggingInAsAnotherUser_makesANewSession_theFirstStays() {
     var bench = Self.twoInRoom()
+    let first = bench.id(Self.alice)
     let out = bench.send(Bench.login("carol"), cookie: Self.alice, from: Bench.address(0))
     #expect(
       out.map(\.message).contains(
         .loginAccept(LoginAccept(serverTimeMs: 0, tokenTimeLeftMs: 0, resumed: false, session: 2))))
-    #expect(bench.server.loginSession(cookie: Self.alice)?.userID == Bench.user("carol"))
-    #expect(bench.events(to: Self.bob).suffix(1) == ["2 left room alice"])
+    #expect(bench.server.loginSession(cookie: bench.id(Self.alice))?.userID == Bench.user("carol"))
+    #expect(bench.server.loginSession(cookie: first)?.userID == Bench.user("alice"))
+    #expect(bench.events(to: Self.bob).suffix(1) == ["1 joined room alice"])
+    #expect(bench.server.loginSessionCount == 3)
   }
 
   // MARK: - LOGOUT
@@ -340,8 +356,13 @@ struct EdgeLoginTests {
     // The second LOGOUT finds nothing and gets nothing.
     #expect(bench.send(.logout, cookie: Self.alice, from: Bench.address(0)).isEmpty)
     #expect(bench.server.counters.unknownSession == 1)
-    let heartbeat = bench.send(
+    // Its id was issued within a ticket lifetime: no RESET yet (§12.9), SESSION_UNKNOWN after.
+    let early = bench.send(
       .loginHeartbeat(sequence: 1, eventsReceived: 0), cookie: Self.alice, from: Bench.address(0))
+    #expect(early.isEmpty)
+    bench.now = bench.now + .seconds(11)
+    let heartbeat = bench.send(
+      .loginHeartbeat(sequence: 2, eventsReceived: 0), cookie: Self.alice, from: Bench.address(0))
     #expect(heartbeat.map(\.message) == [.sessionUnknown])
   }
 
@@ -389,6 +410,8 @@ struct EdgeLoginTests {
     #expect(bench.messages(to: Self.alice).last == .tokenExpired)
     bench.logIn("alice", cookie: Self.alice, from: address)
     bench.send(.logout, cookie: Self.alice, from: address)
+    // Once the new id is older than a ticket lifetime, 10 s (§12.9): its RESET, not the old notice.
+    bench.now = bench.now + .seconds(11)
     let out = bench.send(
       .loginHeartbeat(sequence: 2, eventsReceived: 0), cookie: Self.alice, from: address)
     #expect(out.map(\.message) == [.sessionUnknown])

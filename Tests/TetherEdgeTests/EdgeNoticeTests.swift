@@ -36,28 +36,29 @@ struct EdgeNoticeTests {
     return digest.contains { $0.kind == .left }
   }
 
+  /// Which of the datagrams a test loses once were lost.
+  final class Lost {
+    var kick = false
+    var left = false
+  }
+
   @Test func kickLost_isRepeatedToTheNextHeartbeat_failedNotARejoin() throws {
     var world = try EdgeAdminTests.twoMembers()
     // The KICK to the kicked device and the LEFT to the other are both lost once.
-    var lost = (kick: false, left: false)
-    let kick = EdgeAdminTests.kick(at: world.wallClock)
-    let out = world.server.admin(
-      kick[...], from: EdgeAdminTests.admin, now: world.now, wallClock: world.wallClock)
-    for datagram in out {
-      guard let i = world.addresses.firstIndex(of: datagram.address) else { continue }
-      let packet = try? Packet.decode(datagram.bytes[...])
-      if i == 0, Self.isKick(packet) {
+    let lost = Lost()
+    world.loses = { toServer, i, packet in
+      guard !toServer else { return false }
+      if i == 0, !lost.kick, Self.isKick(packet) {
         lost.kick = true
-        continue
+        return true
       }
-      if i == 1, Self.carriesLeft(packet) {
+      if i == 1, !lost.left, Self.carriesLeft(packet) {
         lost.left = true
-        continue
+        return true
       }
-      world.clients[i].step { s, now, o in
-        _ = s.receive(datagram: datagram.bytes[...], now: now, into: &o)
-      }
+      return false
     }
+    world.admin(EdgeAdminTests.kick(at: world.wallClock))
     #expect(lost.kick && lost.left)
     let kickedAt = world.now
     world.run(for: .seconds(30))

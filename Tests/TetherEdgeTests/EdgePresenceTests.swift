@@ -128,21 +128,31 @@ struct EdgePresenceTests {
     #expect(world.clients[0].lastState == .connectionStateChanged(.connected, .rejoinSuccess))
   }
 
-  @Test func downlinkOnlyOutage_deviceInterruptedAt4s_andThePeersKeepIt() throws {
+  /// The device hears nothing, the edge still hears it: its heartbeats keep it present for
+  /// the peers until it goes INTERRUPTED (4 s); then it makes new handshakes, and an INIT
+  /// proves nothing (anyone can replay one: docs/RELIABILITY.md, "downlink blackhole"), so
+  /// the peers see it DROPPED after their own silence limit counted from there, never before.
+  @Test func downlinkOnlyOutage_deviceInterruptedAt4s_andThePeersKeepItWhileItsBeatsCome()
+    throws
+  {
     var world = try Self.twoMembers()
     world.run(for: .seconds(2))
     world.downlinkUp[0] = false
     let heard = try #require(Self.lastAck(in: world, to: 0))
     world.run(for: .seconds(25))
     let device = world.clients[0]
-    #expect(
-      device.time(of: .connectionStateChanged(.reconnecting, .interrupted))
-        == heard + .seconds(4))
+    let interrupted = try #require(
+      device.time(of: .connectionStateChanged(.reconnecting, .interrupted)))
+    #expect(interrupted == heard + .seconds(4))
     #expect(device.time(of: .connectionLost) == heard + .seconds(10))
-    // The server still hears the device (its heartbeats, then its rejoins), so the peers
-    // keep it: no DROPPED.
+    // Its heartbeats reached the edge until it went INTERRUPTED: the peer saw it no silence
+    // before then, so no DROPPED within 20 s of it.
+    let peer = world.clients[1]
     #expect(
-      !world.clients[1].notifications.contains(.userOffline(uid: Self.first, reason: .dropped)))
+      peer.time(of: .remoteMemberInterrupted(uid: Self.first)).map { $0 >= interrupted } != false)
+    if let dropped = peer.time(of: .userOffline(uid: Self.first, reason: .dropped)) {
+      #expect(dropped >= interrupted + .seconds(15))
+    }
     world.downlinkUp[0] = true
     world.run(for: .seconds(10))
     #expect(world.clients[0].lastState == .connectionStateChanged(.connected, .rejoinSuccess))
@@ -160,31 +170,48 @@ struct EdgePresenceTests {
     #expect(world.server.nextDeadline == nil)
   }
 
+  /// A newcomer to a channel of 139 gets the snapshot in as many DATA datagrams as it takes,
+  /// each at most 1,200 bytes; each of the others one JOINED entry; and every member the
+  /// next digest, likewise split.
   @Test func snapshot_ofALargeChannel_isChunked() throws {
-    var server = EdgeServer(config: World.config())
-    let max = PresenceDigest.maximumEntries
-    let members = max + 9
-    var last: [Outgoing] = []
+    var bench = SecureBench()
+    let members = PresenceDigest.maximumEntries + 9
+    var devices: [SecureDevice] = []
     for i in 0..<members {
-      let request = JoinRequest(
-        uid: UInt32(i + 1), appID: Fixture.appID, channel: Fixture.channel,
-        token: World.token(expiresAt: 0), isRejoin: false)
-      let bytes = Packet(cookie: UInt64(i + 1), message: .join(request)).encoded
-      last = server.receive(
-        bytes[...], from: World.address(i), now: .zero, wallClock: World.wallBase)
+      var device = bench.device(
+        .channel(Fixture.channel, uid: UInt32(i + 1)), host: UInt8(i % 250 + 1),
+        port: 40_000 + UInt16(i))
+      bench.handshake(&device, SecureBench.channelRequest(uid: UInt32(i + 1)))
+      devices.append(device)
     }
-    #expect(server.sessionCount == members)
-    let toNewcomer = last.filter { $0.address == World.address(members - 1) }
-    let digests = toNewcomer.compactMap { out -> PresenceDigest? in
-      guard case .presence(let d) = try? Packet.decode(out.bytes[...]).message else { return nil }
-      return d
+    #expect(bench.server.sessionCount == 0)
+    // The last one's CONFIRM: its ACCEPT and snapshot, and the others' JOINED entries.
+    for i in 0..<(members - 1) { _ = bench.confirm(&devices[i]) }
+    let mark = bench.sent.count
+    let newcomer = bench.confirm(&devices[members - 1])
+    #expect(bench.server.sessionCount == members)
+    let last = Array(bench.sent[mark...])
+    #expect(last.allSatisfy { $0.bytes.count <= Packet.maximumSize })
+    #expect(newcomer.first?.type == 0x81)
+    let digests = newcomer.dropFirst().compactMap { view -> PresenceDigest? in
+      if case .presence(let d)? = view.message { d } else { nil }
     }
-    #expect(digests.map(\.count) == [max, 8])
-    #expect(toNewcomer.allSatisfy { $0.bytes.count <= Packet.maximumSize })
+    #expect(digests.count == newcomer.count - 1)
+    #expect(digests.flatMap { $0.map(\.uid) }.sorted() == Array(1...UInt32(members - 1)))
+    #expect(digests.allSatisfy { $0.count <= EdgePayload.presenceEntries })
     // Each of the others gets one JOINED entry for the newcomer.
-    #expect(last.count == 1 + 2 + (members - 1))
-    let relay = server.tick(now: .s(1), wallClock: World.wallBase + 1)
-    #expect(relay.count == members * 2)
+    #expect(last.filter { $0.address != devices[members - 1].address }.count == members - 1)
+    let relay = bench.advance(by: .seconds(1))
     #expect(relay.allSatisfy { $0.bytes.count <= Packet.maximumSize })
+    var entries = 0
+    for datagram in relay where datagram.address == devices[0].address {
+      if case .presence(let d)? = devices[0].open(datagram.bytes).map(EdgePayloadView.init)?
+        .message
+      {
+        entries += d.count
+      }
+    }
+    #expect(entries == members)
+    #expect(relay.count >= members * 2)
   }
 }

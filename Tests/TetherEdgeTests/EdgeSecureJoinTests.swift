@@ -93,53 +93,35 @@ struct EdgeSecureJoinTests {
     #expect(Array(digest).map(\.kind) == [.left])
   }
 
-  /// One roster for both versions: a version 1 device and a version 2 device in one
-  /// channel each see the other join.
-  @Test func aVersion1AndAVersion2Device_inOneChannel_seeEachOtherJoin() throws {
+  /// Version 1 is removed: a version 1 JOIN (with a token that would pass) gets nothing
+  /// back and joins nobody; a version 2 device in the same channel finds it empty, and its
+  /// digests go out sealed.
+  @Test func aVersion1Join_getsNothing_andJoinsNobody() throws {
     var bench = Bench()
     let v1Address = PeerAddress(bytes: [0xC1, 0, 1])!
-    let signer = TokenSigner(appID: Fixture.appID, certificate: World.certificate)
-    let v1Token = try Token(validating: signer.sign(.channel(Self.lobby, uid: 1), expiresAt: 0))
     let join = JoinRequest(
-      uid: 1, appID: Fixture.appID, channel: Self.lobby, token: v1Token, isRejoin: false)
-    let v1Answer = bench.send(
-      Packet(cookie: 0xC0, message: .join(join)).encoded, from: v1Address)
-    #expect(
-      v1Answer.compactMap { try? Packet.decode($0.bytes[...]).message }.first.map {
-        if case .accept = $0 { true } else { false }
-      } == true)
+      uid: 1, appID: Fixture.appID, channel: Self.lobby,
+      token: World.token(.channel(Self.lobby, uid: 1), expiresAt: 0), isRejoin: false)
+    #expect(bench.send(Packet(cookie: 0xC0, message: .join(join)).encoded, from: v1Address) == [])
+    #expect(bench.server.counters.versionOneDropped == 1)
+    #expect(bench.server.members(of: Self.lobby) == [])
 
     var device = bench.device(.channel(Self.lobby, uid: 2), host: 2)
-    let mark = bench.sent.count
     let answers = bench.connect(&device, Bench.channelRequest(uid: 2))
-    // The version 2 device's snapshot names the version 1 member.
-    guard case .presence(let snapshot)? = answers.dropFirst().first?.message else {
-      Issue.record("\(answers.map(\.bytes))")
-      return
-    }
-    #expect(Array(snapshot).map(\.uid) == [1])
-    #expect(Array(snapshot).map(\.kind) == [.joined])
-    // The version 1 member hears the version 2 one join, in a version 1 packet.
-    let heard = bench.sent[mark...].filter { $0.address == v1Address }.compactMap {
-      try? Packet.decode($0.bytes[...])
-    }
-    guard case .presence(let joined)? = heard.first?.message else {
-      Issue.record("\(heard)")
-      return
-    }
-    #expect(heard.first?.cookie == 0xC0)
-    #expect(Array(joined).map(\.uid) == [2])
-    #expect(Array(joined).map(\.kind) == [.joined])
-    #expect(bench.server.members(of: Self.lobby) == [1, 2])
-
-    // Presence digests go to both, each in its own version.
+    #expect(answers.first?.type == 0x81)
+    // An empty channel: no snapshot after the ACCEPT.
+    #expect(
+      answers.dropFirst().compactMap(\.message).allSatisfy {
+        if case .presence = $0 { false } else { true }
+      })
+    #expect(bench.server.members(of: Self.lobby) == [2])
     let tick = bench.advance(by: .seconds(1))
-    #expect(tick.contains { $0.address == v1Address && $0.bytes.first == 0x54 })
-    #expect(tick.contains { $0.address == device.address && $0.bytes.first == 0x07 })
+    #expect(!tick.contains { $0.address == v1Address })
+    #expect(tick.allSatisfy { $0.bytes.first == 0x07 })
   }
 
-  /// A version 2 session's id named as a version 1 cookie reaches nothing: nothing
-  /// unsealed moves or answers it.
+  /// A version 2 session's id named as a version 1 cookie reaches nothing: version 1 is
+  /// dropped whatever it names.
   @Test func aVersion1Packet_underAVersion2SessionsID_isDropped() throws {
     var bench = Bench()
     var device = bench.device(.channel(Self.lobby, uid: 0))
@@ -148,6 +130,7 @@ struct EdgeSecureJoinTests {
       Packet(cookie: device.sessionID, message: .leave).encoded, from: device.address)
     #expect(out.isEmpty)
     #expect(bench.server.sessionCount == 1)
-    #expect(bench.server.counters.unknownSession == 1)
+    #expect(bench.server.counters.versionOneDropped == 1)
+    #expect(bench.server.counters.unknownSession == 0)
   }
 }

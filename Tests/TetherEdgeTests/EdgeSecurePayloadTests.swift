@@ -37,21 +37,17 @@ struct EdgeSecurePayloadTests {
     }
   }
 
-  /// A channel of 132: version 1 sends its digest in datagrams of 131 entries, which do not
-  /// fit version 2's larger header; a version 2 member gets them split, each datagram at
-  /// most 1,200 bytes, and every entry.
+  /// A channel of 132: its digest takes more than one DATA datagram; a member gets it
+  /// split, each datagram at most 1,200 bytes, and every entry.
   @Test func aLargeDigest_isSplitToFit() throws {
     var bench = SecureBench()
     let lobby = SecureBench.channel("lobby")
-    let signer = TokenSigner(appID: Fixture.appID, certificate: World.certificate)
     for uid in UInt32(1)...131 {
-      let token = try Token(validating: signer.sign(.channel(lobby, uid: uid), expiresAt: 0))
-      let join = JoinRequest(
-        uid: uid, appID: Fixture.appID, channel: lobby, token: token, isRejoin: false)
-      _ = bench.send(
-        Packet(cookie: UInt64(uid), message: .join(join)).encoded,
-        from: PeerAddress(bytes: [0xC1, UInt8(uid >> 8), UInt8(uid & 0xFF)])!)
+      var member = bench.device(
+        .channel(lobby, uid: uid), host: UInt8(uid & 0xFF), port: 40_000 + UInt16(uid))
+      bench.connect(&member, SecureBench.channelRequest(uid: uid))
     }
+    #expect(bench.server.members(of: lobby).count == 131)
     var device = bench.device(.channel(lobby, uid: 500))
     bench.connect(&device, SecureBench.channelRequest(uid: 500))
     let mark = bench.sent.count

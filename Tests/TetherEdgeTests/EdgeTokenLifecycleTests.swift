@@ -27,29 +27,28 @@ struct EdgeTokenLifecycleTests {
   }
 
   @Test func tokenCheck_sendsTokenExpired_atTheFirstCheckAfterExpiry() throws {
-    var server = EdgeServer(config: World.config())
-    let request = JoinRequest(
-      uid: 3, appID: Fixture.appID, channel: Fixture.channel,
-      token: World.token(uid: 3, expiresAt: World.wallBase + 5), isRejoin: false)
-    let join = Packet(cookie: 77, message: .join(request)).encoded
-    _ = server.receive(join[...], from: World.address(0), now: .zero, wallClock: World.wallBase)
+    var bench = SecureBench()
+    let start = bench.now
+    var device = bench.device(
+      .channel(Fixture.channel, uid: 3), expiresAt: bench.wallClock + 5)
+    bench.connect(&device, SecureBench.channelRequest(uid: 3))
     for second: UInt64 in 1...4 {
-      #expect(server.tick(now: .s(second), wallClock: World.wallBase + second).isEmpty)
-      #expect(server.nextDeadline == .s(second + 1))
+      #expect(bench.advance(by: .seconds(1)).isEmpty)
+      #expect(bench.server.nextDeadline == start + .seconds(second + 1))
     }
-    let out = server.tick(now: .s(5), wallClock: World.wallBase + 5)
+    let out = bench.advance(by: .seconds(1))
+    #expect(out.map(\.address) == [device.address])
     #expect(
-      out == [
-        Outgoing(
-          address: World.address(0), bytes: Packet(cookie: 77, message: .tokenExpired).encoded)
+      out.compactMap { device.open($0.bytes) }.map { EdgePayloadView(bytes: $0).message } == [
+        .tokenExpired
       ])
-    #expect(server.sessionCount == 0)
+    #expect(bench.server.sessionCount == 0)
   }
 
   /// docs/BEHAVIOUR.md: `tether_renew_token` after FAILED/TOKEN_EXPIRED rejoins with the new
-  /// token, under the session's cookie (PROTOCOL.md §2.1). The server ended that cookie with
-  /// TOKEN_EXPIRED a moment before; the JOIN is judged by its own token (as a LOGIN is), not
-  /// answered TOKEN_EXPIRED again for forget-after.
+  /// token. The server ended the session with TOKEN_EXPIRED a moment before; the new
+  /// handshake is judged by its own token (as a LOGIN is), not answered TOKEN_EXPIRED again
+  /// for forget-after.
   @Test func renew_afterTokenExpired_rejoinsUnderTheEndedCookie() throws {
     var world = try Self.expiredWhileJoined()
     #expect(world.clients[0].lastState == .connectionStateChanged(.failed, .tokenExpired))
@@ -63,10 +62,15 @@ struct EdgeTokenLifecycleTests {
         .connectionStateChanged(.reconnecting, .renewToken),
         .connectionStateChanged(.connected, .rejoinSuccess),
       ])
-    #expect(world.server.session(cookie: cookie)?.uid == 1_000_000)
-    // The cookie is live again: once its new session has left, it is unknown, not expired.
+    #expect(world.serverSession(of: 0)?.uid == 1_000_000)
+    // Once its new session has left, its id is unknown (a RESET, once the id is older than
+    // a ticket lifetime: §12.9), not expired.
+    let id = world.serverKey(cookie, of: 0)
     world.leave(0)
-    world.sendRaw(Packet(cookie: cookie, message: .heartbeat(sequence: 9)).encoded, from: 0)
+    world.run(for: .seconds(11))
+    world.sendRaw(
+      [0x07] + DevicePayloads.bigEndian(id, 8) + DevicePayloads.bigEndian(1 << 40, 8)
+        + DevicePayloads.heartbeat(9) + [UInt8](repeating: 0, count: 16), from: 0)
     #expect(world.messages(to: 0).last == .sessionUnknown)
   }
 

@@ -47,27 +47,46 @@ struct SocketLoopTests {
     }
   }
 
-  /// Sends `bytes` to `server` and waits up to 1 s for one datagram back.
-  static func exchange(_ bytes: [UInt8], with server: SocketAddress) throws -> [UInt8]? {
-    let socket = try UnconnectedUDPSocket(family: server.family)
-    #expect(socket.send(bytes, to: server.peer))
-    var fds = [pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)]
-    guard poll(&fds, 1, 1000) == 1 else { return nil }
-    var buffer = [UInt8](repeating: 0, count: 2048)
-    guard
-      case .datagram(let count, let from) = buffer.withUnsafeMutableBytes({
-        socket.receive(into: $0)
-      }),
-      from == server.peer
-    else { return nil }
-    return Array(buffer.prefix(count))
-  }
+  /// A version 2 device on one UDP socket (the ticket is bound to its address: INIT and
+  /// CONFIRM must come from the same port).
+  struct Device {
+    let socket: UnconnectedUDPSocket
+    let server: SocketAddress
+    var device: SecureDevice
 
-  static func join(uid: UInt32) -> [UInt8] {
-    let token = World.token(uid: uid, expiresAt: UInt64(time(nil)) + 600)
-    let request = JoinRequest(
-      uid: uid, appID: Fixture.appID, channel: Fixture.channel, token: token, isRejoin: false)
-    return Packet(cookie: 0xC0FFEE, message: .join(request)).encoded
+    init(uid: UInt32, server: SocketAddress) throws {
+      socket = try UnconnectedUDPSocket(family: server.family)
+      self.server = server
+      let minter = try TokenMinter(certificate: World.certificate)
+      let token = minter.mint(
+        appID: Fixture.appID, grant: .channel(Fixture.channel, uid: uid),
+        expiresAt: UInt64(time(nil)) + 600)
+      device = SecureDevice(token: token, address: server.peer)
+    }
+
+    /// Sends `bytes` and waits up to 1 s for one datagram back from the server.
+    func exchange(_ bytes: [UInt8]) -> [UInt8]? {
+      #expect(socket.send(bytes, to: server.peer))
+      var fds = [pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)]
+      guard poll(&fds, 1, 1000) == 1 else { return nil }
+      var buffer = [UInt8](repeating: 0, count: 2048)
+      guard
+        case .datagram(let count, let from) = buffer.withUnsafeMutableBytes({
+          socket.receive(into: $0)
+        }),
+        from == server.peer
+      else { return nil }
+      return Array(buffer.prefix(count))
+    }
+
+    /// INIT, RESPONSE, CONFIRM; the edge's first answer to the CONFIRM, opened.
+    mutating func join(uid: UInt32) throws -> EdgePayloadView? {
+      let request = SecureBench.channelRequest(uid: uid)
+      let response = try #require(exchange(device.initiate(request)))
+      guard case .established? = try? device.take(response) else { return nil }
+      let answer = try #require(exchange(device.confirm!.bytes))
+      return device.open(answer).map(EdgePayloadView.init)
+    }
   }
 
   @Test func loop_onLoopbackPortZero_acceptsAJoin_answersAKick_andStops() throws {
@@ -75,11 +94,10 @@ struct SocketLoopTests {
     let server = try running.bound()
     #expect(server.port != 0)
     #expect(server.description == "127.0.0.1:\(server.port)")
-    let answer = try #require(try Self.exchange(Self.join(uid: 77), with: server))
-    let packet = try Packet.decode(answer[...])
-    #expect(packet.cookie == 0xC0FFEE)
-    guard case .accept(let accept) = packet.message else {
-      Issue.record("expected ACCEPT, got \(packet.message)")
+    var device = try Device(uid: 77, server: server)
+    let answer = try #require(try device.join(uid: 77))
+    guard case .accept(let accept)? = answer.message else {
+      Issue.record("expected ACCEPT, got \(answer.bytes)")
       return
     }
     #expect(accept.uid == 77)
@@ -95,8 +113,8 @@ struct SocketLoopTests {
     let running = try Running(listen: "[::1]:0")
     let server = try running.bound()
     #expect(server.description == "[::1]:\(server.port)")
-    let answer = try #require(try Self.exchange(Self.join(uid: 78), with: server))
-    #expect(try Packet.decode(answer[...]).cookie == 0xC0FFEE)
+    var device = try Device(uid: 78, server: server)
+    #expect(try device.join(uid: 78)?.type == 0x81)
     #expect(running.shutDown())
   }
 

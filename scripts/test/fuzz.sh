@@ -16,7 +16,7 @@
 # channel engine's (Fuzz/capi/fuzz_capi.c) or the login client's (Fuzz/rtm/fuzz_rtm.c), the
 # other profile linked in as the companion on the same loop, and the C tests' fake edge
 # of protocol version 2 (Tests/c/edge_v2.c, compiled from there, not copied) as their server.
-# The edge's HMAC-SHA256 is libsodium's (linked, not instrumented).
+# The edge's cryptography is libsodium's (linked, not instrumented).
 # FUZZ_TARGETS="decode session" limits the set.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

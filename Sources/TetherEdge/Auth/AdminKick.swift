@@ -219,7 +219,8 @@ enum AdminFrame {
     else { throw .malformed }
     guard app.elementsEqual(appID.bytes) else { throw .wrongApp }
     let signed = datagram.prefix(datagram.count - macLength)
-    guard TokenSigner.constantTimeEqual(mac(signed, certificate: certificate), Array(reader.rest))
+    // sodium_memcmp: the MAC is compared in constant time.
+    guard SodiumCrypto().constantTimeEqual(mac(signed, certificate: certificate)[...], reader.rest)
     else { throw .badMAC }
     request.banSeconds = ban
     request.unixTime = time

@@ -13,10 +13,18 @@ extension EdgeEvent {
     case .channelJoined: "login-join"
     case .channelLeft: "login-leave"
     case .userKicked: "kick-user"
+    case .versionOneDropped: "v1-dropped"
     }
   }
 
-  /// The event's fields: channel, uid, user, cause (why a session ended) and ban seconds.
+  /// The line's level: `warning` for version 1 datagrams dropped (a device to update), `info`
+  /// for the sessions' own events.
+  public var logLevel: Logger.Level {
+    if case .versionOneDropped = self { .warning } else { .info }
+  }
+
+  /// The event's fields: channel, uid, user, cause (why a session ended) and ban seconds;
+  /// for version 1 datagrams dropped, how many since the last line and why.
   public var logFields: Logger.Metadata {
     switch self {
     case .joined(let channel, let uid, _):
@@ -33,6 +41,8 @@ extension EdgeEvent {
       ["channel": "\(channel.text)", "user": "\(user.text)"]
     case .userKicked(let user, let banSeconds):
       ["user": "\(user.text)", "ban_seconds": "\(banSeconds)"]
+    case .versionOneDropped(let count):
+      ["dropped": "\(count)", "why": "\(Self.versionOneDroppedMessage)"]
     }
   }
 }
@@ -43,8 +53,8 @@ extension EdgeEvent.LeaveCause {
 }
 
 extension Logger {
-  /// One line for a session event, at `info`.
+  /// One line for an event, at its level (``EdgeEvent/logLevel``).
   public func log(_ event: EdgeEvent) {
-    info("\(event.logName)", metadata: event.logFields)
+    log(level: event.logLevel, "\(event.logName)", metadata: event.logFields)
   }
 }

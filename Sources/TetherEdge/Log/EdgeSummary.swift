@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// What `tether-edge serve --print-counters` prints on stdout when it stops: the counters
-/// (version 1's line, as it always was, then version 2's) and the table sizes, one line
-/// each, `NAME VALUE` pairs after a first word that names the line.
+/// (the line older than version 2, as it always was, then version 2's) and the table sizes,
+/// one line each, `NAME VALUE` pairs after a first word that names the line.
 public struct EdgeSummary: Equatable, Sendable {
   public var counters: EdgeCounters
   public var tables: EdgeTableCounts
@@ -17,7 +17,7 @@ public struct EdgeSummary: Equatable, Sendable {
   /// The lines, in order: `counters …`, `v2 …`, `tables …`.
   public var lines: [String] { [counterLine, versionTwoLine, "tables \(tables)"] }
 
-  /// What the edge set aside, both versions (its format is older than version 2: kept).
+  /// What the edge set aside (its format is older than version 2: kept).
   public var counterLine: String {
     let c = counters
     return "counters malformed \(c.malformed) unexpected \(c.unexpected)"
@@ -33,8 +33,7 @@ public struct EdgeSummary: Equatable, Sendable {
   /// replies, refused handshakes, stale tickets, replayed CONFIRMs; datagrams that did not
   /// open (DATA, tokens, requests, tickets, tags), DATA replayed and dropped; RESETs sent;
   /// path challenges and migrations (§12.11); INITs unanswered for want of random bytes;
-  /// and the version 1 datagrams received, which
-  /// will get nothing once version 1 is removed (§12.14).
+  /// and the version 1 datagrams dropped (§12.14: version 1 is removed).
   public var versionTwoLine: String {
     let c = counters
     return "v2 handshakes \(c.handshakesAnswered) cookie-replies \(c.cookieReplies)"
@@ -42,6 +41,6 @@ public struct EdgeSummary: Equatable, Sendable {
       + " confirms-replayed \(c.confirmsReplayed) unopened \(c.unopened)"
       + " replayed \(c.replayed) data-dropped \(c.dataDropped) resets \(c.resets)"
       + " path-challenges \(c.pathChallenges) migrations \(c.migrations)"
-      + " random-shortfalls \(c.randomShortfalls) v1-datagrams \(c.versionOne)"
+      + " random-shortfalls \(c.randomShortfalls) v1-dropped \(c.versionOneDropped)"
   }
 }

@@ -15,6 +15,9 @@ public enum EdgeEvent: Equatable, Sendable {
   case channelLeft(channel: ChannelName, user: UserID)
   /// The admin kicked a user's login session (KICK_USER).
   case userKicked(user: UserID, banSeconds: UInt32)
+  /// Version 1 datagrams were dropped: `count` since the last such event (this one's
+  /// included). Recorded at most once per 10 s (``VersionOneDrops``).
+  case versionOneDropped(count: UInt64)
 
   public enum LeaveCause: String, Sendable {
     /// The client sent LEAVE (LOGOUT for a login session).
@@ -57,38 +60,45 @@ extension EdgeEvent: CustomStringConvertible {
       "login-leave \(channel.text) user \(user.text)"
     case .userKicked(let user, let banSeconds):
       "kick user \(user.text)" + (banSeconds > 0 ? " ban \(banSeconds) s" : "")
+    case .versionOneDropped(let count):
+      "\(Self.versionOneDroppedMessage) (\(count) since the last line)"
     }
   }
 }
 
+extension EdgeEvent {
+  /// Why a version 1 datagram got nothing: the log line's message.
+  public static var versionOneDroppedMessage: String {
+    "protocol version 1 datagram dropped: devices must speak version 2"
+  }
+}
+
 /// What the server set aside without acting on it; and, for version 2, a few things it did
-/// (handshakes answered, path challenges, migrations) and the version 1 datagrams it took.
+/// (handshakes answered, path challenges, migrations).
 public struct EdgeCounters: Equatable, Sendable {
   /// Datagrams that did not decode (client protocol or admin).
   public var malformed: UInt64 = 0
-  /// Well-formed packets of a server → client type.
+  /// Well-formed datagrams of a kind the edge sends (RESPONSE, COOKIE_REPLY, REFUSE_CLEAR,
+  /// REFUSE_SEALED, RESET), and DATA payloads that stand for no device message.
   public var unexpected: UInt64 = 0
-  /// HEARTBEAT, RENEW_TOKEN or LEAVE (LOGIN_HEARTBEAT, CHANNEL_OPERATION or LOGOUT) under a
-  /// cookie the server does not hold; a version 2 DATA datagram naming a session id it
-  /// holds no keys of; a version 1 packet under a version 2 session's id.
+  /// A DATA datagram naming a session id the edge holds no keys of; a HEARTBEAT, RENEW_TOKEN
+  /// or LEAVE (LOGIN_HEARTBEAT, CHANNEL_OPERATION or LOGOUT) one opened to whose session the
+  /// edge no longer holds (an ended session's, whose keys stay while its notice repeats).
   public var unknownSession: UInt64 = 0
-  /// JOINs answered with REFUSE or KICK.
+  /// CONFIRMs answered with a sealed REFUSE (INITs refused: ``refusedHandshakes``).
   public var refusedJoins: UInt64 = 0
   /// Admin datagrams refused (bad MAC, wrong app, out of the time window, replayed).
   public var adminRefused: UInt64 = 0
   /// KICK or TOKEN_EXPIRED sent again to a datagram under a cookie they had ended.
   public var noticesRepeated: UInt64 = 0
-  /// JOINs dropped unanswered, or LOGINs refused with REJECTED: their source address was
-  /// past its ``JoinLimit``.
+  /// Channel INITs or CONFIRMs dropped unanswered, or login CONFIRMs refused with REJECTED:
+  /// their source address was past its ``JoinLimit``.
   public var joinsLimited: UInt64 = 0
-  /// HEARTBEAT, RENEW_TOKEN or LEAVE (or a login session's LOGIN_HEARTBEAT,
-  /// CHANNEL_OPERATION or LOGOUT) under a held cookie but from another address than the
-  /// session's: treated as for an unknown cookie (also counted in ``unknownSession``).
-  /// Version 2: a CONFIRM from another address than its ticket's, or a DATA datagram that
+  /// A CONFIRM from another address than its ticket's, or a DATA datagram that
   /// opened from another address than that of a session the edge ended and still repeats
   /// its notice to (an ended session does not roam; a held one does: ``pathChallenges``).
   public var wrongAddress: UInt64 = 0
-  /// LOGINs answered with LOGIN_REFUSE.
+  /// Login CONFIRMs answered with a sealed LOGIN_REFUSE.
   public var refusedLogins: UInt64 = 0
   /// RELOGINs answered with KICK REMOTE_LOGIN because their user had logged in elsewhere
   /// while they were away past the grace.
@@ -140,9 +150,9 @@ public struct EdgeCounters: Equatable, Sendable {
   /// INITs left unanswered because the crypto seam gave fewer random bytes than asked (a
   /// broken random source: no session id, nonce or key can be made).
   public var randomShortfalls: UInt64 = 0
-  /// Version 1 datagrams received (client packets; admin requests are apart): what would
-  /// get nothing once version 1 is removed (§12.14).
-  public var versionOne: UInt64 = 0
+  /// Version 1 client datagrams (`54 48 01` …) dropped: version 1 is removed (§12.14), so
+  /// they get nothing back (admin requests of version 1 are ``malformed``).
+  public var versionOneDropped: UInt64 = 0
 }
 
 extension ChannelName {

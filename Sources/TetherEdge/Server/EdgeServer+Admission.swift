@@ -3,10 +3,9 @@ import TetherCore
 
 // MARK: - JOIN and LOGIN: one admission for both profiles
 
-/// What asks for a session, whichever protocol version carried it: a channel to join
-/// (version 1's JOIN, version 2's channel INIT) or a user to log in (LOGIN, a login INIT),
-/// for an app, with the credential that must grant it. Both versions go through one
-/// admission; only how the credential is checked differs (``Credential``).
+/// What asks for a session: a channel to join (a channel INIT's request) or a user to log in
+/// (a login INIT's), for an app, with the credential that must grant it (the opened token a
+/// CONFIRM's ticket carries). Both profiles go through one admission.
 struct SessionRequest {
   enum Ask {
     /// Join `channel` as `uid` (0: the edge assigns one).
@@ -23,17 +22,6 @@ struct SessionRequest {
     self.appID = appID
     self.ask = ask
     self.credential = credential
-  }
-
-  init(_ join: JoinRequest) {
-    self.init(
-      appID: join.appID, ask: .join(join.channel, uid: join.uid), credential: .signed(join.token))
-  }
-
-  init(_ login: LoginRequest) {
-    self.init(
-      appID: login.appID, ask: .login(login.userID, isRelogin: login.isRelogin),
-      credential: .signed(login.token))
   }
 
   var kind: SessionKind {
@@ -57,20 +45,22 @@ extension SessionRequest.Ask {
   }
 }
 
-/// What proves a request may have the session it asks for.
-enum Credential {
-  /// A version 1 token: its text, checked with the certificate's MAC against the grant.
-  case signed(Token)
-  /// A version 2 token the edge opened with its certificate (`W`, docs/PROTOCOL.md §12.4),
-  /// for this edge's app: what it grants, and its expiry (unix seconds; 0: never). A
-  /// CONFIRM carries them in its ticket, a RENEW_TOKEN in the new `W`.
-  case opened(TokenGrant, expiry: UInt64)
+/// What proves a request may have the session it asks for: a version 2 token the edge
+/// opened with its certificate (`W`, docs/PROTOCOL.md §12.4), for this edge's app: what it
+/// grants, and its expiry (unix seconds; 0: never). A CONFIRM carries them in its ticket, a
+/// RENEW_TOKEN in the new `W`.
+struct Credential {
+  let grant: TokenGrant
+  let expiry: UInt64
+
+  static func opened(_ grant: TokenGrant, expiry: UInt64) -> Credential {
+    Credential(grant: grant, expiry: expiry)
+  }
 }
 
 extension TokenGrant {
   /// Whether a token granting this lets its holder have `wanted`: the same user id; the
-  /// same channel with the same uid, or any uid if this is the wildcard (uid 0), as
-  /// version 1's token check decides it.
+  /// same channel with the same uid, or any uid if this is the wildcard (uid 0).
   func admits(_ wanted: TokenGrant) -> Bool {
     switch (self, wanted) {
     case (.channel(let channel, let uid), .channel(let wantedChannel, let wantedUID)):
@@ -352,19 +342,14 @@ extension EdgeServer {
 
   /// Checks `credential` for `grant` at `wallClock` (unix seconds).
   /// - Returns: the token's expiry (unix seconds; 0: never).
-  /// - Throws: ``TokenError/invalid`` unless it grants `grant` (version 1: its MAC matches);
-  ///   ``TokenError/expired`` when it does but its expiry is not after `wallClock`.
+  /// - Throws: ``TokenError/invalid`` unless it grants `grant`; ``TokenError/expired`` when
+  ///   it does but its expiry is not after `wallClock`.
   func verify(_ credential: Credential, for grant: TokenGrant, wallClock: UInt64)
     throws(TokenError) -> UInt64
   {
-    switch credential {
-    case .signed(let token):
-      return try signer.verify(token.bytes, for: grant, wallClock: wallClock)
-    case .opened(let granted, let expiry):
-      guard granted.admits(grant) else { throw .invalid }
-      guard expiry == 0 || expiry > wallClock else { throw .expired }
-      return expiry
-    }
+    guard credential.grant.admits(grant) else { throw .invalid }
+    guard credential.expiry == 0 || credential.expiry > wallClock else { throw .expired }
+    return credential.expiry
   }
 
   /// The session that holds what `ask` asks for (the uid in the channel, or the user id),

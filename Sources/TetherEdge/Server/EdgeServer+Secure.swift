@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherCore
 
-// MARK: - Protocol version 2 beside version 1 (docs/PROTOCOL.md §12)
+// MARK: - Protocol version 2 (docs/PROTOCOL.md §12)
 //
-// A version 2 datagram (first byte 0x01 … 0x08) comes here; version 1's ("TH\x01") goes the
-// way it always went. The handshake ends in the same admission as a JOIN or LOGIN, with the
-// session id where version 1 had the cookie; a DATA datagram, once opened, is handled as
-// its session's version 1 packet; and what the server sends a version 2 session is sealed
-// under its keys when the input's output is written (``writeOutput(_:)``).
+// Every client datagram (first byte 0x01 … 0x08) comes here. The handshake ends in the one
+// admission of both profiles, the session id naming the session; a DATA datagram, once
+// opened, is handled as the message its payload stands for; and what the server sends a
+// session is sealed under its keys when the input's output is written (``writeOutput(_:)``).
 
 extension EdgeServer {
   /// The smallest DATA datagram a device sends (§12.13): a header, 9 payload bytes, a tag.
@@ -253,7 +252,7 @@ extension EdgeServer {
     if limited {
       counters.joinsLimited &+= 1
       // A channel CONFIRM is dropped unconsumed (the device repeats it); a login one is
-      // refused below, as version 1 refuses a limited LOGIN.
+      // refused below (LOGIN_REFUSE REJECTED).
       guard request.kind == .login else { return }
     }
     guard
@@ -270,7 +269,7 @@ extension EdgeServer {
       counters.refusedLogins &+= 1
       return outbox.send(.limited, .login, cookie: id, to: address)
     }
-    // 6 and 7. Admission, as version 1 decides it; a resume first takes the new id.
+    // 6 and 7. Admission; a resume first takes the new id.
     if let old = ticket.resume?.value, front.holds(old), table.rekey(old, to: id) {
       front.forget(old)
       front.setResumed(true, of: id)
@@ -424,18 +423,19 @@ extension EdgeServer {
 
   // MARK: Output
 
-  /// The input's output for the wire: version 1 packets as they were; for a version 2
-  /// session, each message sealed under its keys with its next counter (never a stored
-  /// datagram sent again), and SESSION_UNKNOWN as its RESET. Then the keys no session
-  /// needs any more are forgotten.
+  /// The input's output for the wire: each message sealed under its session's keys with its
+  /// next counter (never a stored datagram sent again), SESSION_UNKNOWN as its RESET, raw
+  /// bytes (handshake and admin answers) as they are; a message for a session the edge
+  /// holds no keys of is not sent. Then the keys no session needs any more are forgotten.
   mutating func writeOutput(_ items: [Outbox.Item]) -> [Outgoing] {
     var out: [Outgoing] = []
     out.reserveCapacity(items.count)
     for item in items {
-      guard let (cookie, address) = item.session, let keys = front[cookie] else {
-        if let datagram = Outbox.versionOne(item) { out.append(datagram) }
+      guard let (cookie, address) = item.session else {
+        if case .raw(let datagram) = item { out.append(datagram) }
         continue
       }
+      guard let keys = front[cookie] else { continue }
       let payloads: [[UInt8]]
       switch item {
       case .message(.sessionUnknown, _, _):

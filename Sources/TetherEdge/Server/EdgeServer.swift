@@ -9,8 +9,8 @@ import TetherSodium
 /// Two clocks come in with every call: `now`, monotonic (presence ages, silence, the
 /// server's timers), and `wallClock`, unix seconds (token expiries, bans, admin requests).
 ///
-/// Sessions of both profiles are in one table, keyed by the cookie in the packet header
-/// (SessionTable.swift); what every session goes through (admission, being heard, token
+/// Sessions of both profiles are in one table, keyed by their session id (the code still
+/// calls it the cookie, the name version 1 gave the key: SessionTable.swift); what every session goes through (admission, being heard, token
 /// renewal and expiry, silence, its end) is written once (EdgeServer+Admission.swift,
 /// EdgeServer+Sessions.swift), and each profile adds its own: the channel profile's
 /// presence (EdgeServer+Presence.swift), the login profile's channels and member events
@@ -19,14 +19,15 @@ import TetherSodium
 /// record with at most 16 channels and 256 queued member events; at most
 /// ``EdgeConfig/maxSessions`` sessions of both profiles together.
 ///
-/// It speaks protocol version 2 (docs/PROTOCOL.md §12) beside version 1, told apart by a
-/// datagram's first byte (EdgeServer+Secure.swift); version 1 goes once every device speaks
-/// version 2. `Crypto` is the seam version 2 seals, opens and draws random bytes through:
+/// It speaks protocol version 2 (docs/PROTOCOL.md §12) alone (EdgeServer+Secure.swift): a
+/// version 1 datagram gets nothing back, and a line in the log at most every 10 s says why
+/// (``VersionOneDrops``). Version 1's messages stay the server's own vocabulary: a DATA
+/// payload stands for one, and the output is written from them. `Crypto` is the seam
+/// version 2 seals, opens and draws random bytes through:
 /// libsodium for `tether-edge` (``init(config:)``), the world's seeded stream in the
 /// simulation, which gives it to the edge it builds at a restart too.
 public struct EdgeServer<Crypto: SessionCrypto> {
   public let config: EdgeConfig
-  let signer: TokenSigner
   /// Version 2's handshakes and the keys of its sessions.
   var front: SecureFront<Crypto>
   var table = SessionTable()
@@ -59,6 +60,7 @@ public struct EdgeServer<Crypto: SessionCrypto> {
   var clock: Instant = .zero
   var outbox = Outbox()
   var joinLimiter: JoinLimiter
+  var versionOneDrops = VersionOneDrops()
   var events: [EdgeEvent] = []
   public internal(set) var counters = EdgeCounters()
 
@@ -70,7 +72,6 @@ public struct EdgeServer<Crypto: SessionCrypto> {
   public init(config: EdgeConfig, crypto: Crypto) {
     self.config = config
     nextLoginSession = config.firstLoginSession
-    signer = TokenSigner(appID: config.appID, certificate: config.appCertificate)
     joinLimiter = JoinLimiter(limit: config.joinLimit)
     front = SecureFront(config: config, crypto: crypto)
   }
@@ -98,7 +99,7 @@ public struct EdgeServer<Crypto: SessionCrypto> {
     table.channels.members(of: channel).keys.sorted()
   }
 
-  /// The uid and channel of the session under `cookie`, if the server holds it.
+  /// The uid and channel of the session whose id is `cookie`, if the server holds it.
   public func session(cookie: UInt64) -> (channel: ChannelName, uid: UInt32)? {
     table[cookie]?.member.map { ($0.channel, $0.uid) }
   }
@@ -112,7 +113,8 @@ public struct EdgeServer<Crypto: SessionCrypto> {
     }
   }
 
-  /// The user id and channels of the login session under `cookie`, if the server holds it.
+  /// The user id and channels of the login session whose id is `cookie`, if the server
+  /// holds it.
   public func loginSession(cookie: UInt64) -> (userID: UserID, channels: [ChannelName])? {
     table[cookie]?.login.map { ($0.userID, $0.channels) }
   }
@@ -125,9 +127,10 @@ public struct EdgeServer<Crypto: SessionCrypto> {
 
   // MARK: - Input
 
-  /// Handles one datagram from `address`: a client packet of version 1 or 2, or an admin
+  /// Handles one datagram from `address`: a client datagram of version 2, or an admin
   /// request ("TA"). A datagram that does not decode, or of a server → client type, is
-  /// dropped and counted in ``counters``.
+  /// dropped and counted in ``counters``; so is a version 1 datagram, which is also logged
+  /// (at most once per 10 s: ``VersionOneDrops``) and gets nothing back.
   public mutating func receive(
     _ datagram: ArraySlice<UInt8>, from address: PeerAddress, now: Instant, wallClock: UInt64
   ) -> [Outgoing] {
@@ -136,15 +139,9 @@ public struct EdgeServer<Crypto: SessionCrypto> {
       handleAdmin(datagram, from: address, wallClock: wallClock)
     } else if let kind = datagram.first, SecureFront<Crypto>.isSecureKind(kind) {
       receiveSecure(datagram, from: address, now: now, wallClock: wallClock)
-    } else if let packet = try? Packet.decode(datagram) {
-      counters.versionOne &+= 1
-      // A version 2 session's id is not a cookie version 1 may name: nothing unsealed
-      // reaches it.
-      guard !front.holds(packet.cookie) else {
-        counters.unknownSession &+= 1
-        return takeOutput()
-      }
-      handle(packet, from: address, now: now, wallClock: wallClock)
+    } else if VersionOneDrops.isVersionOne(datagram) {
+      counters.versionOneDropped &+= 1
+      if let dropped = versionOneDrops.drop(at: now) { record(.versionOneDropped(count: dropped)) }
     } else {
       counters.malformed &+= 1
     }
@@ -179,16 +176,14 @@ public struct EdgeServer<Crypto: SessionCrypto> {
     return takeOutput()
   }
 
-  /// A version 1 packet, or what a version 2 DATA datagram opened to, under its session id.
+  /// What a DATA datagram opened to (the version 1 message its payload stands for), under
+  /// its session id. A JOIN, LOGIN or RENEW_TOKEN message never comes here (a handshake
+  /// makes a session; a renewal's payload is its own): it is counted as unexpected.
   mutating func handle(
     _ packet: Packet, from address: PeerAddress, now: Instant, wallClock: UInt64
   ) {
     let cookie = packet.cookie
     switch packet.message {
-    case .join(let request):
-      admit(SessionRequest(request), cookie: cookie, from: address, now: now, wallClock: wallClock)
-    case .login(let request):
-      admit(SessionRequest(request), cookie: cookie, from: address, now: now, wallClock: wallClock)
     case .heartbeat(let sequence):
       guard hear(cookie, .channel, from: address, now: now) != nil else {
         return answerUnheard(cookie, to: address)
@@ -201,17 +196,13 @@ public struct EdgeServer<Crypto: SessionCrypto> {
         from: address, now: now)
     case .channelOperation(let operation):
       channelOperation(operation, cookie: cookie, from: address, now: now)
-    case .renewToken(let token):
-      guard let record = hear(cookie, nil, from: address, now: now) else {
-        return answerUnheard(cookie, to: address)
-      }
-      renew(.signed(token), for: record, wallClock: wallClock)
     case .leave:
       quit(cookie, .channel, from: address, now: now)
     case .logout:
       quit(cookie, .login, from: address, now: now)
-    case .accept, .refuse, .heartbeatAck, .presence, .kick, .tokenExpired, .sessionUnknown,
-      .tokenRenewed, .loginAccept, .loginRefuse, .memberEvents, .channelAck:
+    case .join, .login, .renewToken, .accept, .refuse, .heartbeatAck, .presence, .kick,
+      .tokenExpired, .sessionUnknown, .tokenRenewed, .loginAccept, .loginRefuse, .memberEvents,
+      .channelAck:
       counters.unexpected &+= 1
     }
   }

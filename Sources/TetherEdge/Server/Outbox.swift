@@ -13,9 +13,8 @@ public struct Outgoing: Equatable, Sendable {
 }
 
 /// What the server has to send after one input, in order, before it is written for the
-/// wire: what a session is sent is written once the input is handled, for version 1 as a
-/// packet under its cookie, for version 2 sealed under its session's keys
-/// (EdgeServer+Secure.swift), so every place that sends needs to know neither.
+/// wire: what a session is sent is written once the input is handled, sealed under its
+/// session's keys (EdgeServer+Secure.swift), so no place that sends needs to know them.
 struct Outbox {
   enum Item {
     /// `message` to the session under `cookie`.
@@ -23,7 +22,7 @@ struct Outbox {
     /// An encoded version 1 packet (cookie 0) for the session under `cookie`: one encoding
     /// of a digest serves every member.
     case template([UInt8], cookie: UInt64, address: PeerAddress)
-    /// A refused JOIN or LOGIN (or a version 2 CONFIRM): each version answers it its own way.
+    /// A refused CONFIRM: a sealed REFUSE or LOGIN_REFUSE.
     case refusal(Refusal, SessionKind, cookie: UInt64, address: PeerAddress)
     /// Bytes as they are (an admin answer).
     case raw(Outgoing)
@@ -53,29 +52,6 @@ struct Outbox {
   mutating func take() -> [Item] {
     defer { items = [] }
     return items
-  }
-
-  /// `item` as a version 1 datagram; nil for a refusal version 1 answers with silence.
-  static func versionOne(_ item: Item) -> Outgoing? {
-    switch item {
-    case .message(let message, let cookie, let address):
-      return Outgoing(address: address, bytes: Packet(cookie: cookie, message: message).encoded)
-    case .template(let template, let cookie, let address):
-      var bytes = template
-      var shift = 56
-      for index in 4..<Packet.headerSize {
-        bytes[index] = UInt8(truncatingIfNeeded: cookie >> UInt64(shift))
-        shift -= 8
-      }
-      return Outgoing(address: address, bytes: bytes)
-    case .refusal(let refusal, let kind, let cookie, let address):
-      let message = kind == .channel ? refusal.joinAnswer : .loginRefuse(code: refusal.loginCode)
-      return message.map {
-        Outgoing(address: address, bytes: Packet(cookie: cookie, message: $0).encoded)
-      }
-    case .raw(let outgoing):
-      return outgoing
-    }
   }
 
   /// `entries` as PRESENCE packets (cookie 0, to be replaced), at most
