@@ -134,7 +134,7 @@ struct fleet {
   struct thresholds t;
   const char *app_id;
   char server[64];
-  char **channels, **tokens; /* per session; tokens may be NULL */
+  char **channels, **tokens; /* per session: its channel and its version 2 token */
   uint32_t uid_base;
   struct session *sessions;
   int connected;         /* sessions in CONNECTED now */
@@ -142,6 +142,7 @@ struct fleet {
   struct samples fired;  /* libev designs: every deadline, fired minus due */
   struct samples outside; /* INTERRUPTED: callback time minus (last pass + threshold) */
   int false_interrupts;  /* INTERRUPTED while the peer was passing the session's data */
+  int refused;           /* libev designs: joins the edge refused */
   struct samples times;  /* when each INTERRUPTED callback ran (if allocated) */
   ns_t stall;            /* the first INTERRUPTED callback keeps the loop this long */
   tether_engine_stats tether; /* Tether: its own figures, read before teardown */
