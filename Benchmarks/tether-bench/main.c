@@ -304,9 +304,9 @@ static struct result run_design(const struct options *o, int sessions, int load,
   shared_init(sessions);
   pid_t peer = 0;
   if (o->inline_peer) {
-    peer_attach(loop, 1000, tokens->v2, &front);
+    peer_attach(loop, tokens->v2, &front);
   } else {
-    peer = peer_start(o->has_edge ? &o->edge : NULL, 1000, tokens->v2, &front);
+    peer = peer_start(o->has_edge ? &o->edge : NULL, tokens->v2, &front);
   }
   snprintf(f.server, sizeof f.server, "127.0.0.1:%u", (unsigned)ntohs(front.sin_port));
   f.app_id = o->app_id;
@@ -586,7 +586,7 @@ static void cost_burst(const struct options *o) {
   memset(&f, 0, sizeof f);
   struct tokens tokens = mint_tokens(o->app_id, "burst", count);
   shared_init(count);
-  pid_t peer = peer_start(NULL, 1000, tokens.v2, &front);
+  pid_t peer = peer_start(NULL, tokens.v2, &front);
   snprintf(f.server, sizeof f.server, "127.0.0.1:%u", (unsigned)ntohs(front.sin_port));
   f.app_id = o->app_id;
   f.uid_base = 1000;
