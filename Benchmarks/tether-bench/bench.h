@@ -177,6 +177,9 @@ int v2_answer(struct v2_link *l, const unsigned char *in, size_t n, unsigned cha
 /* A HEARTBEAT_ACK of `sequence`, sealed as the newest session's next DATA (cost_per_ack). */
 int v2_seal_ack(struct v2_link *l, uint32_t sequence, unsigned char *out);
 
+/* --vectors: the libev designs' client against PyNaCl's vectors (vectors.c). 0, or 1. */
+int vectors_check(void);
+
 /* Counted by the linker's --wrap of the allocator (main.c). */
 extern long allocations;
 

@@ -33,7 +33,7 @@ struct options {
   int loads[2], load_count;       /* 0 idle, 1 busy */
   int patterns[2], pattern_count; /* 0 steady, 1 burst */
   int designs[DESIGN_COUNT], design_count;
-  int quick, cost, busy_processes, inline_peer;
+  int quick, cost, busy_processes, inline_peer, vectors;
   ns_t slice;
   struct sockaddr_in edge;
   int has_edge;
@@ -66,6 +66,7 @@ static void usage(void) {
           "                    [--patterns steady,burst] [--designs tether,previous,naive]\n"
           "                    [--busy N] [--slice-us US] [--cost] [--quick] [--out DIR]\n"
           "                    [--inline-peer (no child processes: for qemu-user)]\n"
+          "                    [--vectors (only: the libev designs' v2 client, PyNaCl's vectors)]\n"
           "                    [--edge HOST:PORT --tokens FILE --app-id ID [--edge-pid PID]]\n");
   exit(2);
 }
@@ -80,6 +81,7 @@ static struct options parse(int argc, char **argv) {
     if (strcmp(a, "--quick") == 0) { o.quick = 1; continue; }
     if (strcmp(a, "--cost") == 0) { o.cost = 1; continue; }
     if (strcmp(a, "--inline-peer") == 0) { o.inline_peer = 1; continue; }
+    if (strcmp(a, "--vectors") == 0) { o.vectors = 1; continue; }
     if (v == NULL) usage();
     i++;
     if (strcmp(a, "--sessions") == 0) o.session_count = parse_list(v, NULL, 0, o.sessions);
@@ -637,6 +639,7 @@ int main(int argc, char **argv) {
   int max_sessions = 0;
   struct tokens tokens;
   setvbuf(stdout, NULL, _IOLBF, 0);
+  if (o.vectors) return vectors_check();
   if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
     files.rlim_cur = files.rlim_max;
     setrlimit(RLIMIT_NOFILE, &files);
