@@ -4,8 +4,8 @@
  * with it nor with the C tests' edge it is otherwise run against (both are written on
  * Tests/c/wire_v2.c): the channel vector's INIT byte for byte from the same seeded draws
  * and cookie, its CONFIRM from the RESPONSE, the keys, the first ACCEPT taken and the first
- * heartbeat sealed byte for byte; a RESPONSE altered anywhere, and the ACCEPT again,
- * dropped. Runs anywhere the bench runs (under qemu-user too). */
+ * heartbeat sealed byte for byte, the session's RESET taken; a RESPONSE or a RESET altered
+ * anywhere, and the ACCEPT again, dropped. Runs anywhere the bench runs (under qemu-user too). */
 #include "bench.h"
 
 #include <sodium.h>
@@ -67,6 +67,18 @@ static void channel_vector(const struct tether_v2_handshake_vector *v) {
   check(v2_client_take(&c, v->first_accept, v->first_accept_length, now, reply, &reply_length) ==
             V2_CLIENT_DROPPED,
         "the ACCEPT again dropped", v->name);
+  /* The session's RESET (§12.9: kind, id, the ACCEPT's reset value) taken; altered, not. */
+  out[0] = 0x08;
+  wire_v2_put64(out + 1, v->session_id);
+  memcpy(out + 9, v->accept_payload + 18, 16);
+  for (size_t bit = 0; bit < 8 * 25; bit++) {
+    memcpy(response, out, 25);
+    response[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    check(v2_client_take(&c, response, 25, now, reply, &reply_length) == V2_CLIENT_DROPPED,
+          "an altered RESET dropped", v->name);
+  }
+  check(v2_client_take(&c, out, 25, now, reply, &reply_length) == V2_CLIENT_RESET,
+        "the session's RESET taken", v->name);
   check(v2_client_heartbeat(&c, wire_v2_get32(v->heartbeat_payload + 1), out) ==
                 (int)v->first_heartbeat_length &&
             memcmp(out, v->first_heartbeat, v->first_heartbeat_length) == 0,
