@@ -118,7 +118,7 @@ deb: lib ## Debian packages for ARCH in build/deb (libtether0, libtether-dev, te
 	@scripts/build/deb.sh $(ARCH) $(VERSION)
 bench-binary: lib ## tether-bench for ARCH, needing only libc, libev and libsodium: build/bench/ARCH
 	@mkdir -p $(BUILD_DIR)/bench/$(ARCH)
-	@$(CROSS_$(ARCH))gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -O2 -IInclude Benchmarks/tether-bench/*.c Tests/c/edge_v2.c \
+	@$(CROSS_$(ARCH))gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -O2 -IInclude Benchmarks/tether-bench/*.c Tests/c/edge_v2.c Tests/c/wire_v2.c \
 		-o $(BUILD_DIR)/bench/$(ARCH)/tether-bench $(LIB_DIR)/libtether.a -lsodium -lev -lm \
 		-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc && echo "bench-binary: $(BUILD_DIR)/bench/$(ARCH)/tether-bench"
 CROSS_aarch64 := aarch64-linux-gnu-

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "../../Tests/c/wire_v2.h"
 #include "tether.h"
 
 typedef int64_t ns_t;
@@ -83,20 +84,17 @@ void *shared_alloc(size_t bytes);
 
 /* ---- Child processes ------------------------------------------------------------------ */
 
-/* The peer: a minimal edge of its own (version 1: JOIN and HEARTBEAT; version 2: INIT,
-   CONFIRM and HEARTBEAT, under bench_certificate), or, with `edge` set, a relay to a real
-   server. Either way it can cut each session (cut_from/cut_to) or hold, release and cut
-   them all at once (the burst fields of `shm`), and it records in last_to_device when it
-   last passed each session a datagram. Sessions are told apart by their JOIN's uid
-   (uid_base + index; version 1) or by their INIT's token (`tokens`, the version 2 token of
-   each session, NULL if none: version 2). */
-pid_t peer_start(const struct sockaddr_in *edge, uint32_t uid_base, char **tokens,
-                 struct sockaddr_in *front);
+/* The peer: a minimal edge of its own (protocol version 2: INIT, CONFIRM and HEARTBEAT,
+   under bench_certificate), or, with `edge` set, a relay to a real server. Either way it
+   can cut each session (cut_from/cut_to) or hold, release and cut them all at once (the
+   burst fields of `shm`), and it records in last_to_device when it last passed each
+   session a datagram. Sessions are told apart by their INIT's token (`tokens`, each
+   session's own). */
+pid_t peer_start(const struct sockaddr_in *edge, char **tokens, struct sockaddr_in *front);
 
 /* The same peer (without an edge) on the bench's own loop, in this process: for qemu-user,
    which cannot run the bench's child processes here. Timing then means nothing. */
-void peer_attach(struct ev_loop *loop, uint32_t uid_base, char **tokens,
-                 struct sockaddr_in *front);
+void peer_attach(struct ev_loop *loop, char **tokens, struct sockaddr_in *front);
 void peer_detach(struct ev_loop *loop);
 
 /* The kernel's own wake-up lateness: an absolute clock_nanosleep loop every interval
@@ -134,7 +132,7 @@ struct fleet {
   struct thresholds t;
   const char *app_id;
   char server[64];
-  char **channels, **tokens; /* per session; tokens may be NULL */
+  char **channels, **tokens; /* per session: its channel and its version 2 token */
   uint32_t uid_base;
   struct session *sessions;
   int connected;         /* sessions in CONNECTED now */
@@ -142,6 +140,7 @@ struct fleet {
   struct samples fired;  /* libev designs: every deadline, fired minus due */
   struct samples outside; /* INTERRUPTED: callback time minus (last pass + threshold) */
   int false_interrupts;  /* INTERRUPTED while the peer was passing the session's data */
+  int refused;           /* libev designs: joins the edge refused */
   struct samples times;  /* when each INTERRUPTED callback ran (if allocated) */
   ns_t stall;            /* the first INTERRUPTED callback keeps the loop this long */
   tether_engine_stats tether; /* Tether: its own figures, read before teardown */
@@ -159,17 +158,6 @@ enum { V2_TOKEN_TEXT = 338 }; /* a version 2 token's 337 characters and a NUL */
 struct v2_link;               /* one session's keys, as the bench's own edge keeps them */
 extern const char *const bench_certificate;
 
-static inline uint64_t v2_get64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = v << 8 | p[i];
-  return v;
-}
-static inline void v2_put32(unsigned char *p, uint32_t v) {
-  p[0] = (unsigned char)(v >> 24);
-  p[1] = (unsigned char)(v >> 16);
-  p[2] = (unsigned char)(v >> 8);
-  p[3] = (unsigned char)v;
-}
 
 /* libsodium and the keys of bench_certificate; 0, or -1. */
 int v2_setup(void);
@@ -188,6 +176,9 @@ struct v2_link *v2_link_at(struct v2_link *links, int index);
 int v2_answer(struct v2_link *l, const unsigned char *in, size_t n, unsigned char *out);
 /* A HEARTBEAT_ACK of `sequence`, sealed as the newest session's next DATA (cost_per_ack). */
 int v2_seal_ack(struct v2_link *l, uint32_t sequence, unsigned char *out);
+
+/* --vectors: the libev designs' client against PyNaCl's vectors (vectors.c). 0, or 1. */
+int vectors_check(void);
 
 /* Counted by the linker's --wrap of the allocator (main.c). */
 extern long allocations;

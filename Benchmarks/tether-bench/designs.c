@@ -8,9 +8,12 @@
  *  - naive:    one ev_timer per deadline, the interrupted one stopped and started again on
  *              every packet (method 1, "almost always a bad idea").
  *
- * The two libev designs are small sessions of their own (JOIN until ACCEPT, heartbeats,
- * INTERRUPTED, rejoin) speaking Tether's wire format, so the peer and the edge treat them
- * like engines. They record every deadline they run, fired minus due, exactly. */
+ * The two libev designs are small sessions of their own (a join until ACCEPT, heartbeats,
+ * INTERRUPTED, a rejoin) speaking protocol version 2 as a hand-written C client on libsodium
+ * does (client_v2.c: a handshake per join, sealed DATA), so the peer and the edge treat them
+ * like engines and their CPU figures carry the same cryptography. Only the wire is
+ * client_v2.c's; the timers are the designs' own. They record every deadline they run,
+ * fired minus due, exactly. */
 #include "bench.h"
 
 #include <arpa/inet.h>
@@ -20,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "client_v2.h"
 
 const char *design_names[DESIGN_COUNT] = {"tether", "previous", "naive"};
 
@@ -32,7 +36,7 @@ struct session {
   tether_engine *engine; /* tether */
   /* The libev designs. */
   int fd, state;
-  uint64_t cookie;
+  struct v2_client v2; /* the wire: keys, attempts, the CONFIRM out */
   uint32_t sequence;
   ns_t last_data, next_heartbeat, next_join;
   ev_io io;
@@ -97,48 +101,17 @@ static int tether_create(struct session *s) {
 
 /* ---- The libev designs: the session ----------------------------------------------------- */
 
-static void put16(unsigned char *p, unsigned v) {
-  p[0] = (unsigned char)(v >> 8);
-  p[1] = (unsigned char)v;
-}
-
-static void put32(unsigned char *p, uint32_t v) {
-  put16(p, v >> 16);
-  put16(p + 2, v & 0xFFFF);
-}
-
-static void header(struct session *s, unsigned char *p, int type) {
-  p[0] = 'T';
-  p[1] = 'H';
-  p[2] = 1;
-  p[3] = (unsigned char)type;
-  for (int i = 0; i < 8; i++) p[4 + i] = (unsigned char)(s->cookie >> (56 - 8 * i));
-}
-
-static void send_join(struct session *s) {
-  struct fleet *f = s->fleet;
-  unsigned char p[700];
-  const char *token = f->tokens ? f->tokens[s->index] : "";
-  size_t a = strlen(f->app_id), c = strlen(f->channels[s->index]), t = strlen(token), n = 12;
-  header(s, p, 0x01);
-  put32(p + 12, f->uid_base + (uint32_t)s->index);
-  p[16] = s->state == JOINING && s->next_heartbeat != 0; /* rejoin flag */
-  p[17] = (unsigned char)a;
-  memcpy(p + 18, f->app_id, a);
-  n = 18 + a;
-  p[n++] = (unsigned char)c;
-  memcpy(p + n, f->channels[s->index], c);
-  n += c;
-  put16(p + n, (unsigned)t);
-  memcpy(p + n + 2, token, t);
-  send(s->fd, p, n + 2 + t, 0);
+static void send_join(struct session *s, ns_t now) {
+  unsigned char p[V2_CLIENT_OUT];
+  /* INIT (or the CONFIRM out, again); the rejoin flag once the session has been joined. */
+  int n = v2_client_join(&s->v2, s->state == JOINING && s->next_heartbeat != 0, now, p);
+  if (n > 0) send(s->fd, p, (size_t)n, 0);
 }
 
 static void send_heartbeat(struct session *s) {
-  unsigned char p[16];
-  header(s, p, 0x02);
-  put32(p + 12, ++s->sequence);
-  send(s->fd, p, sizeof p, 0);
+  unsigned char p[64];
+  int n = v2_client_heartbeat(&s->v2, ++s->sequence, p);
+  if (n > 0) send(s->fd, p, (size_t)n, 0);
 }
 
 static void record(struct session *s, ns_t now, ns_t due) {
@@ -150,30 +123,53 @@ static ns_t next_beat(struct session *s, ns_t now) {
   return next > now ? next : now + s->fleet->t.heartbeat;
 }
 
-/* The link went quiet: INTERRUPTED, and a rejoin at once. */
-static void go_interrupted(struct session *s, ns_t now) {
+/* Back to joining, with a join at once: the link went quiet (INTERRUPTED), or the edge
+   lost the session (a RESET, as the library takes it: no INTERRUPTED). */
+static void go_joining(struct session *s, ns_t now, int went_quiet) {
   set_connected(s, 0);
   s->state = JOINING;
-  interrupted(s, now);
-  send_join(s);
+  if (went_quiet) interrupted(s, now);
+  send_join(s, now);
   s->next_join = now + s->fleet->t.retry;
 }
 
-/* What a datagram from the peer did; 1 when the session has just connected. */
+static void go_interrupted(struct session *s, ns_t now) { go_joining(s, now, 1); }
+
+/* What a datagram from the peer did: TAKE_DROPPED (nothing: not the session's, or it did
+   not open), TAKE_TAKEN, TAKE_JOINED (the session has just connected) or TAKE_REJOINING
+   (a RESET: joining again). A handshake step's reply goes out at once. */
+enum { TAKE_DROPPED = -1, TAKE_TAKEN = 0, TAKE_JOINED = 1, TAKE_REJOINING = 2 };
+
 static int take(struct session *s, const unsigned char *p, ssize_t n, ns_t now) {
-  uint64_t cookie = 0;
-  if (n < 12) return 0;
-  for (int i = 0; i < 8; i++) cookie = cookie << 8 | p[4 + i];
-  if (cookie != s->cookie) return 0;
-  if (p[3] == 0x81 && s->state == JOINING) {
+  unsigned char reply[V2_CLIENT_OUT];
+  size_t reply_length = 0;
+  enum v2_client_event event = v2_client_take(&s->v2, p, (size_t)n, now, reply, &reply_length);
+  if (reply_length > 0) send(s->fd, reply, reply_length, 0);
+  switch (event) {
+  case V2_CLIENT_DROPPED: return TAKE_DROPPED;
+  case V2_CLIENT_ACCEPTED:
+    if (s->state != JOINING) return TAKE_TAKEN;
     s->state = CONNECTED;
     s->last_data = now;
     s->next_heartbeat = now + s->fleet->t.heartbeat;
     set_connected(s, 1);
-    return 1;
+    return TAKE_JOINED;
+  case V2_CLIENT_ACK:
+    if (s->state == CONNECTED) s->last_data = now;
+    return TAKE_TAKEN;
+  case V2_CLIENT_RESET:
+    if (s->state != CONNECTED) return TAKE_TAKEN;
+    go_joining(s, now, 0);
+    return TAKE_REJOINING;
+  case V2_CLIENT_REFUSED:
+    /* A bench token the edge refuses will not join: said once, and the session keeps
+       retrying at its retry deadline (the row reports it not connected). */
+    if (!s->fleet->refused++)
+      fprintf(stderr, "tether-bench: %s session %d refused by the edge (reason %d)\n",
+              design_names[s->fleet->design], s->index, s->v2.refusal);
+    return TAKE_TAKEN;
+  default: return TAKE_TAKEN;
   }
-  if (p[3] == 0x83 && s->state == CONNECTED) s->last_data = now;
-  return 0;
 }
 
 /* ---- previous: one timer per session at its earliest deadline (method 3) ---------------- */
@@ -201,7 +197,7 @@ static void previous_fired(struct ev_loop *loop, ev_timer *w, int revents) {
   s->armed_for = 0;
   if (s->state == JOINING && s->next_join <= now) {
     record(s, now, s->next_join);
-    send_join(s);
+    send_join(s, now);
     s->next_join = now + s->fleet->t.retry;
   } else if (s->state == CONNECTED && interrupted_at <= now) {
     record(s, now, interrupted_at);
@@ -228,7 +224,7 @@ static void naive_timer(struct ev_loop *loop, ev_timer *w, int revents) {
   (void)revents;
   if (s->state == JOINING) {
     record(s, now, s->next_join);
-    send_join(s);
+    send_join(s, now);
     s->next_join = now + s->fleet->t.retry;
     naive_restart(loop, w, s->fleet->t.retry);
   } else {
@@ -258,9 +254,13 @@ static void probe_readable(struct ev_loop *loop, ev_io *w, int revents) {
   (void)revents;
   for (int reads = 0; reads < 64 && (n = recv(s->fd, p, sizeof p, MSG_DONTWAIT)) > 0; reads++) {
     ns_t now = now_ns();
-    int joined = take(s, p, n, now);
-    if (s->fleet->design == DESIGN_NAIVE && s->state == CONNECTED) {
-      if (joined) naive_restart(loop, &s->timer, s->fleet->t.heartbeat);
+    int taken = take(s, p, n, now);
+    if (taken == TAKE_DROPPED || s->fleet->design != DESIGN_NAIVE) continue;
+    if (taken == TAKE_REJOINING) {
+      ev_timer_stop(loop, &s->watchdog);
+      naive_restart(loop, &s->timer, s->fleet->t.retry);
+    } else if (s->state == CONNECTED) {
+      if (taken == TAKE_JOINED) naive_restart(loop, &s->timer, s->fleet->t.heartbeat);
       naive_restart(loop, &s->watchdog, s->fleet->t.interrupted);
     }
   }
@@ -269,9 +269,12 @@ static void probe_readable(struct ev_loop *loop, ev_io *w, int revents) {
 
 static int probe_create(struct session *s, const struct sockaddr_in *server) {
   struct fleet *f = s->fleet;
+  if (f->tokens == NULL || v2_client_init(&s->v2, f->tokens[s->index], f->app_id,
+                                           f->channels[s->index],
+                                           f->uid_base + (uint32_t)s->index) != 0)
+    return -1;
   s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
   if (s->fd < 0 || connect(s->fd, (const struct sockaddr *)server, sizeof *server) != 0) return -1;
-  s->cookie = ((uint64_t)rand() << 33) ^ ((uint64_t)rand() << 2) ^ (uint64_t)(s->index + 1);
   ev_io_init(&s->io, probe_readable, s->fd, EV_READ);
   s->io.data = s;
   ev_io_start(f->loop, &s->io);
@@ -289,7 +292,7 @@ static int probe_create(struct session *s, const struct sockaddr_in *server) {
 static void probe_join(struct session *s) {
   ns_t now = now_ns();
   s->state = JOINING;
-  send_join(s);
+  send_join(s, now);
   s->next_join = now + s->fleet->t.retry;
   if (s->fleet->design == DESIGN_PREVIOUS) {
     previous_rearm(s);
@@ -299,15 +302,18 @@ static void probe_join(struct session *s) {
 }
 
 static void probe_stop(struct session *s) {
-  unsigned char p[12];
-  if (s->fd < 0) return;
-  header(s, p, 0x03); /* LEAVE, so the edge forgets the session at once */
-  send(s->fd, p, sizeof p, 0);
-  ev_io_stop(s->fleet->loop, &s->io);
-  ev_timer_stop(s->fleet->loop, &s->timer);
-  ev_timer_stop(s->fleet->loop, &s->watchdog);
-  close(s->fd);
-  s->fd = -1;
+  unsigned char p[64];
+  int n;
+  if (s->fd >= 0) {
+    n = v2_client_leave(&s->v2, p); /* LEAVE, so the edge forgets the session at once */
+    if (n > 0) send(s->fd, p, (size_t)n, 0);
+    ev_io_stop(s->fleet->loop, &s->io);
+    ev_timer_stop(s->fleet->loop, &s->timer);
+    ev_timer_stop(s->fleet->loop, &s->watchdog);
+    close(s->fd);
+    s->fd = -1;
+  }
+  v2_client_wipe(&s->v2);
 }
 
 /* ---- Fleets ----------------------------------------------------------------------------- */
@@ -360,6 +366,7 @@ int fleet_start(struct fleet *f, struct ev_loop *loop, enum design design, int c
   f->connected = 0;
   f->measuring = 0;
   f->false_interrupts = 0;
+  f->refused = 0;
   f->sessions = calloc((size_t)count, sizeof *f->sessions);
   if (f->sessions == NULL) return -1;
   parse_server(f->server, &server);

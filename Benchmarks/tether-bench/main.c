@@ -33,7 +33,7 @@ struct options {
   int loads[2], load_count;       /* 0 idle, 1 busy */
   int patterns[2], pattern_count; /* 0 steady, 1 burst */
   int designs[DESIGN_COUNT], design_count;
-  int quick, cost, busy_processes, inline_peer;
+  int quick, cost, busy_processes, inline_peer, vectors;
   ns_t slice;
   struct sockaddr_in edge;
   int has_edge;
@@ -66,6 +66,7 @@ static void usage(void) {
           "                    [--patterns steady,burst] [--designs tether,previous,naive]\n"
           "                    [--busy N] [--slice-us US] [--cost] [--quick] [--out DIR]\n"
           "                    [--inline-peer (no child processes: for qemu-user)]\n"
+          "                    [--vectors (only: the libev designs' v2 client, PyNaCl's vectors)]\n"
           "                    [--edge HOST:PORT --tokens FILE --app-id ID [--edge-pid PID]]\n");
   exit(2);
 }
@@ -80,6 +81,7 @@ static struct options parse(int argc, char **argv) {
     if (strcmp(a, "--quick") == 0) { o.quick = 1; continue; }
     if (strcmp(a, "--cost") == 0) { o.cost = 1; continue; }
     if (strcmp(a, "--inline-peer") == 0) { o.inline_peer = 1; continue; }
+    if (strcmp(a, "--vectors") == 0) { o.vectors = 1; continue; }
     if (v == NULL) usage();
     i++;
     if (strcmp(a, "--sessions") == 0) o.session_count = parse_list(v, NULL, 0, o.sessions);
@@ -164,35 +166,34 @@ struct result {
   tether_engine_stats tether;
 };
 
-/* Each session's channel and tokens: version 2 for the tether design, version 1 for the
-   libev designs (small version 1 clients of their own; tether-edge takes both). */
+/* Each session's channel and version 2 token: every design speaks version 2 (the tether
+   design through the library, the libev designs through client_v2.c). */
 struct tokens {
-  char **channels, **v2, **v1; /* v1 NULL: none (the bench's own peer checks none) */
+  char **channels, **v2;
 };
 
-/* --tokens: "channel v2token v1token" per session. */
+/* --tokens: "channel v2token" per session, nothing else on the line. */
 static struct tokens read_tokens(const char *path, int count) {
   struct tokens t;
   char line[1200];
   FILE *f = fopen(path, "r");
   t.channels = calloc((size_t)count, sizeof *t.channels);
   t.v2 = calloc((size_t)count, sizeof *t.v2);
-  t.v1 = calloc((size_t)count, sizeof *t.v1);
-  if (f == NULL || t.channels == NULL || t.v2 == NULL || t.v1 == NULL) {
+  if (f == NULL || t.channels == NULL || t.v2 == NULL) {
     fprintf(stderr, "tether-bench: cannot read %s\n", path);
     exit(1);
   }
   for (int i = 0; i < count; i++) {
-    char channel[80], v2[600], v1[600];
+    char channel[80], v2[600];
+    int end = 0;
     if (fgets(line, sizeof line, f) == NULL ||
-        sscanf(line, "%79s %599s %599s", channel, v2, v1) != 3) {
-      fprintf(stderr, "tether-bench: %s has fewer than %d lines \"channel v2token v1token\"\n",
-              path, count);
+        sscanf(line, "%79s %599s %n", channel, v2, &end) != 2 || line[end] != 0) {
+      fprintf(stderr, "tether-bench: %s: line %d is not \"channel v2token\" (%d lines needed)\n",
+              path, i + 1, count);
       exit(1);
     }
     t.channels[i] = strdup(channel);
     t.v2[i] = strdup(v2);
-    t.v1[i] = strdup(v1);
   }
   fclose(f);
   return t;
@@ -204,7 +205,6 @@ static struct tokens mint_tokens(const char *app_id, const char *prefix, int cou
   struct tokens t;
   t.channels = calloc((size_t)count, sizeof *t.channels);
   t.v2 = calloc((size_t)count, sizeof *t.v2);
-  t.v1 = NULL;
   for (int i = 0; t.channels != NULL && t.v2 != NULL && i < count; i++) {
     char name[32];
     snprintf(name, sizeof name, "%s-%d", prefix, i);
@@ -223,11 +223,9 @@ static void tokens_free(struct tokens *t, int count) {
   for (int i = 0; i < count; i++) {
     free(t->channels[i]);
     free(t->v2[i]);
-    if (t->v1) free(t->v1[i]);
   }
   free(t->channels);
   free(t->v2);
-  free(t->v1);
 }
 
 static struct summary kernel_between(ns_t from, ns_t to) {
@@ -308,14 +306,14 @@ static struct result run_design(const struct options *o, int sessions, int load,
   shared_init(sessions);
   pid_t peer = 0;
   if (o->inline_peer) {
-    peer_attach(loop, 1000, tokens->v2, &front);
+    peer_attach(loop, tokens->v2, &front);
   } else {
-    peer = peer_start(o->has_edge ? &o->edge : NULL, 1000, tokens->v2, &front);
+    peer = peer_start(o->has_edge ? &o->edge : NULL, tokens->v2, &front);
   }
   snprintf(f.server, sizeof f.server, "127.0.0.1:%u", (unsigned)ntohs(front.sin_port));
   f.app_id = o->app_id;
   f.channels = tokens->channels;
-  f.tokens = design == DESIGN_TETHER ? tokens->v2 : tokens->v1;
+  f.tokens = tokens->v2;
   f.uid_base = 1000;
   samples_init(&f.fired, 4000000);
   samples_init(&f.outside, (size_t)sessions * (size_t)(p.cuts + p.rounds) + 16);
@@ -590,7 +588,7 @@ static void cost_burst(const struct options *o) {
   memset(&f, 0, sizeof f);
   struct tokens tokens = mint_tokens(o->app_id, "burst", count);
   shared_init(count);
-  pid_t peer = peer_start(NULL, 1000, tokens.v2, &front);
+  pid_t peer = peer_start(NULL, tokens.v2, &front);
   snprintf(f.server, sizeof f.server, "127.0.0.1:%u", (unsigned)ntohs(front.sin_port));
   f.app_id = o->app_id;
   f.uid_base = 1000;
@@ -641,6 +639,7 @@ int main(int argc, char **argv) {
   int max_sessions = 0;
   struct tokens tokens;
   setvbuf(stdout, NULL, _IOLBF, 0);
+  if (o.vectors) return vectors_check();
   if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
     files.rlim_cur = files.rlim_max;
     setrlimit(RLIMIT_NOFILE, &files);

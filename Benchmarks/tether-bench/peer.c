@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The peer, in a process of its own: every session's datagrams go through it, so it can
  * cut links and knows when it last passed each session a datagram (what the "outside"
- * lateness is measured from). Without an edge it answers itself (docs/PROTOCOL.md): version
- * 1's JOIN with ACCEPT and HEARTBEAT with HEARTBEAT_ACK (the libev designs), version 2's
- * INIT, CONFIRM and HEARTBEAT as an edge would (Tether's engines; v2.c). With an edge, it
- * relays to it from one socket and routes each answer by what it carries: version 1 by
- * its cookie; version 2 by the attempt's nonce N_d (RESPONSE, COOKIE_REPLY, the refusals)
- * or the session id (DATA, RESET), learnt from the INITs and RESPONSEs it passes. */
+ * lateness is measured from). Every design speaks protocol version 2 (docs/PROTOCOL.md
+ * §12). Without an edge the peer answers itself: INIT, CONFIRM and HEARTBEAT as an edge
+ * would (v2.c). With an edge, it relays to it from one socket and routes each answer by
+ * what it carries: the attempt's nonce N_d (RESPONSE, COOKIE_REPLY, the refusals) or the
+ * session id (DATA, RESET), learnt from the INITs and RESPONSEs it passes. */
 #include "bench.h"
 
 #include <arpa/inet.h>
@@ -19,21 +18,20 @@
 #include <unistd.h>
 
 
-enum { TYPE_JOIN = 0x01, TYPE_HEARTBEAT = 0x02, TYPE_ACCEPT = 0x81, TYPE_ACK = 0x83 };
 /* Version 2 kinds (§12.2) and where they carry what the relay routes by. */
 enum {
   V2_INIT = 0x01, V2_RESPONSE = 0x02, V2_CONFIRM = 0x03, V2_COOKIE_REPLY = 0x04, V2_REFUSE_CLEAR = 0x05,
   V2_REFUSE_SEALED = 0x06, V2_DATA = 0x07, V2_RESET = 0x08,
   V2_INIT_SIZE = 469, V2_INIT_NONCE = 2, V2_INIT_TOKEN_NONCE = 50 + 11
 };
-enum { HEADER = 12, HELD_MAX = 320 };
+enum { HELD_MAX = 320 };
 
 struct link {
-  /* What tells this session's datagrams apart: version 1's cookie; version 2's token (its
-     INITs), the nonces of its last two INITs (the device answers no older attempt), the
-     session id it last sent under (its CONFIRM or DATA: the session it took), and the ids
-     of the last two RESPONSEs to it (one of them it may be about to take). */
-  uint64_t cookie, token, nonces[2], used, ids[2];
+  /* What tells this session's datagrams apart: its token (its INITs), the nonces of its
+     last two INITs (the device answers no older attempt), the session id it last sent
+     under (its CONFIRM or DATA: the session it took), and the ids of the last two
+     RESPONSEs to it (one of them it may be about to take). */
+  uint64_t token, nonces[2], used, ids[2];
   int next_nonce, next_id;
   struct sockaddr_in device;
   int known;
@@ -48,7 +46,6 @@ static uint64_t *table_key;         /* open addressing: any key of a link -> its
 static int32_t *table_index;
 static size_t table_mask, table_used;
 static int front, back = -1;
-static uint32_t uid_base;
 static int released;
 
 static size_t slot_of(uint64_t key) {
@@ -74,18 +71,17 @@ static void insert(uint64_t key, int index) {
 }
 
 /* Keys stay in the table after a link moves on (a nonce per attempt, an id per join), so
-   when it is half full it is made again from the keys each link holds now: at most seven
-   a link, under half of the table. A key is one session's for good (a cookie, a token, a
-   random nonce, an id the edge never issues twice), so one left in the table routes
-   right; one dropped is one the session no longer answers to. */
+   when it is half full it is made again from the keys each link holds now: at most six
+   a link, under half of the table. A key is one session's for good (a token, a random
+   nonce, an id the edge never issues twice), so one left in the table routes right; one
+   dropped is one the session no longer answers to. */
 static void rebuild(void) {
   memset(table_key, 0, (table_mask + 1) * sizeof *table_key);
   table_used = 0;
   for (int i = 0; i < shm->sessions; i++) {
     struct link *l = &links[i];
-    uint64_t held[7] = {l->cookie,    l->token, l->nonces[0], l->nonces[1],
-                        l->used,      l->ids[0], l->ids[1]};
-    for (int k = 0; k < 7; k++) insert(held[k], i);
+    uint64_t held[6] = {l->token, l->nonces[0], l->nonces[1], l->used, l->ids[0], l->ids[1]};
+    for (int k = 0; k < 6; k++) insert(held[k], i);
   }
 }
 
@@ -94,12 +90,7 @@ static void remember(uint64_t key, int index) {
   if (table_used > (table_mask + 1) / 2) rebuild();
 }
 
-static uint64_t get64(const unsigned char *p) { return v2_get64(p); }
-
-static uint32_t get32(const unsigned char *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
+static uint64_t get64(const unsigned char *p) { return wire_v2_get64(p); }
 
 static void pass(int index, const unsigned char *bytes, int length) {
   struct link *l = &links[index];
@@ -136,42 +127,12 @@ static void release_held(void) {
   released = 1;
 }
 
-/* What the minimal peer answers. */
-static void answer(int index, const unsigned char *in, ssize_t n) {
-  unsigned char out[32];
-  memcpy(out, in, HEADER);
-  memset(out + HEADER, 0, sizeof out - HEADER);
-  if (in[3] == TYPE_JOIN) {
-    out[3] = TYPE_ACCEPT;
-    memcpy(out + 12, in + 12, 4); /* the uid asked for; serverTime, no token expiry */
-    to_device(index, out, HEADER + 17);
-  } else if (in[3] == TYPE_HEARTBEAT && n == HEADER + 4) {
-    out[3] = TYPE_ACK;
-    memcpy(out + 12, in + 12, 4);
-    to_device(index, out, HEADER + 12);
-  }
-}
-
-/* The session a datagram from a device belongs to, or -1. Version 1: its cookie, learnt
-   from the JOIN's uid (uid_base + index). Version 2 carries no cookie: an INIT names its
-   token (each session has its own), and every other datagram comes from the socket of the
-   session's last INIT (each session has its own). */
+/* The session a datagram from a device belongs to, or -1. Version 2 carries no cookie: an
+   INIT names its token (each session has its own), and every other datagram comes from the
+   socket of the session's last INIT (each session has its own). */
 static int session_from_device(const unsigned char *in, ssize_t n, const struct sockaddr_in *from) {
   unsigned port = ntohs(from->sin_port);
   int index;
-  if (n >= HEADER && in[0] == 'T' && in[1] == 'H') {
-    uint64_t cookie = get64(in + 4);
-    index = lookup(cookie);
-    if (index < 0 && in[3] == TYPE_JOIN && n >= HEADER + 4) {
-      uint32_t uid = get32(in + 12);
-      if (uid >= uid_base && uid - uid_base < (uint32_t)shm->sessions) {
-        index = (int)(uid - uid_base);
-        links[index].cookie = cookie;
-        remember(cookie, index);
-      }
-    }
-    return index;
-  }
   if (n == V2_INIT_SIZE && in[0] == V2_INIT) {
     index = lookup(get64(in + V2_INIT_TOKEN_NONCE));
     if (index < 0) return -1;
@@ -213,8 +174,6 @@ static void from_devices(void) {
     if (is_cut(index, now_ns())) continue;
     if (back >= 0) {
       send(back, in, (size_t)n, 0);
-    } else if (in[0] == 'T') {
-      answer(index, in, n);
     } else {
       int written = v2_answer(v2_link_at(edge_links, index), in, (size_t)n, out);
       if (written > 0) to_device(index, out, written);
@@ -225,7 +184,6 @@ static void from_devices(void) {
 /* The session an edge's datagram is for, or -1 (see the file's comment). */
 static int session_from_edge(const unsigned char *in, ssize_t n) {
   int index;
-  if (n >= HEADER && in[0] == 'T') return lookup(get64(in + 4));
   switch (n >= 17 ? in[0] : 0) {
   case V2_RESPONSE:
     index = lookup(get64(in + 1));
@@ -269,7 +227,7 @@ static void serve(void) {
 }
 
 /* Opens the peer's sockets and tables in this process. */
-static void peer_open(const struct sockaddr_in *edge, uint32_t base, char **tokens,
+static void peer_open(const struct sockaddr_in *edge, char **tokens,
                       struct sockaddr_in *address) {
   struct sockaddr_in a;
   socklen_t length = sizeof a;
@@ -294,7 +252,6 @@ static void peer_open(const struct sockaddr_in *edge, uint32_t base, char **toke
       exit(1);
     }
   }
-  uid_base = base;
   released = 0;
   links = calloc((size_t)shm->sessions, sizeof *links);
   edge_links = edge == NULL ? v2_links(shm->sessions) : NULL;
@@ -333,9 +290,8 @@ static void peer_close(void) {
   table_index = NULL;
 }
 
-pid_t peer_start(const struct sockaddr_in *edge, uint32_t base, char **tokens,
-                 struct sockaddr_in *address) {
-  peer_open(edge, base, tokens, address);
+pid_t peer_start(const struct sockaddr_in *edge, char **tokens, struct sockaddr_in *address) {
+  peer_open(edge, tokens, address);
   pid_t pid = fork();
   if (pid != 0) {
     peer_close();
@@ -368,9 +324,8 @@ static void inline_check(struct ev_loop *loop, ev_timer *w, int revents) {
   if (release && !released && now_ns() >= release) release_held();
 }
 
-void peer_attach(struct ev_loop *loop, uint32_t base, char **tokens,
-                 struct sockaddr_in *address) {
-  peer_open(NULL, base, tokens, address);
+void peer_attach(struct ev_loop *loop, char **tokens, struct sockaddr_in *address) {
+  peer_open(NULL, tokens, address);
   ev_io_init(&inline_io, inline_readable, front, EV_READ);
   ev_timer_init(&inline_tick, inline_check, 0.001, 0.001);
   ev_io_start(loop, &inline_io);

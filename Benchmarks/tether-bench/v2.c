@@ -33,14 +33,10 @@ int v2_mint(char out[V2_TOKEN_TEXT], const char *app_id, const char *channel) {
 }
 
 uint64_t v2_token_key(const char *text) {
-  uint8_t binary[251];
-  size_t length = 0;
-  if (text == NULL || strncmp(text, "2.", 2) != 0 ||
-      sodium_base642bin(binary, sizeof binary, text + 2, strlen(text + 2), NULL, &length, NULL,
-                        sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
-      length != sizeof binary)
-    return 0;
-  return v2_get64(binary + 43); /* the token's nonce: random per token */
+  uint8_t binary[WIRE_V2_TOKEN_SIZE];
+  uint64_t key = wire_v2_token_decode(binary, text) == 0 ? wire_v2_get64(binary + 43) : 0;
+  sodium_memzero(binary, sizeof binary);
+  return key; /* the token's nonce: random per token */
 }
 
 struct v2_link {
@@ -104,7 +100,7 @@ int v2_answer(struct v2_link *l, const uint8_t *in, size_t n, uint8_t *out) {
     /* ACCEPT: uid, server time 0, token time left 0 (never expires), not resumed, the
        session's reset value. A repeated CONFIRM gets it again, sealed afresh. */
     memset(body, 0, sizeof body);
-    v2_put32(body, l->uid[which]);
+    wire_v2_put32(body, l->uid[which]);
     edge_v2_reset(random, &keys, "bench", s->id, body + 17);
     return seal(out, s, 0x81, body, sizeof body);
   }
@@ -123,6 +119,6 @@ int v2_answer(struct v2_link *l, const uint8_t *in, size_t n, uint8_t *out) {
 
 int v2_seal_ack(struct v2_link *l, uint32_t sequence, uint8_t *out) {
   uint8_t body[12] = {0};
-  v2_put32(body, sequence);
+  wire_v2_put32(body, sequence);
   return seal(out, &l->sessions[l->newest], 0x83, body, sizeof body);
 }

@@ -5,7 +5,9 @@
  *
  * It shares no code with the library (TetherCore's EdgeHandshake, TetherEdge's front), so
  * a test that runs the library against it checks the two against each other, and
- * test_edge_v2.c checks this one against PyNaCl's vectors (Tests/c/v2_vectors.h).
+ * test_edge_v2.c checks this one against PyNaCl's vectors (Tests/c/v2_vectors.h). What the
+ * device computes the same way (the transcript, DATA and its window, mac2, the resume
+ * proof) is wire_v2.c's, which tether-bench's version 2 clients share: link both files.
  *
  * A fake, not an edge: it keeps what it likes (no stateless ticket: the caller gives the
  * ticket's bytes and keeps the session), has no cookies under load, no replay memory of
@@ -16,12 +18,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wire_v2.h"
+
 enum {
-  EDGE_V2_MALFORMED = -1,   /* wrong size, kind or layout: dropped */
-  EDGE_V2_NOT_OPENED = -2,  /* the token did not open: REFUSE_CLEAR */
-  EDGE_V2_UNOPENED = -3,    /* a tag or sealed part did not verify: dropped */
-  EDGE_V2_REPLAYED = -4,    /* a DATA counter already opened, or too old */
-  EDGE_V2_BAD_KEY = -5      /* libsodium refused (an all-zero X25519 result) */
+  EDGE_V2_MALFORMED = WIRE_V2_MALFORMED, /* wrong size, kind or layout: dropped */
+  EDGE_V2_NOT_OPENED = -2,               /* the token did not open: REFUSE_CLEAR */
+  EDGE_V2_UNOPENED = WIRE_V2_UNOPENED,   /* a tag or sealed part did not verify: dropped */
+  EDGE_V2_REPLAYED = WIRE_V2_REPLAYED,   /* a DATA counter already opened, or too old */
+  EDGE_V2_BAD_KEY = -5                   /* libsodium refused (an all-zero X25519 result) */
 };
 
 enum {
@@ -92,9 +96,7 @@ struct edge_v2_session {
   uint8_t d2e[32], e2d[32], resume[32];
   uint8_t ticket[EDGE_V2_TICKET_SIZE];
   uint64_t next_counter; /* the next counter sealed under e2d */
-  uint64_t highest;      /* the highest counter opened under d2e */
-  uint64_t window[2];    /* bit i of the 128: highest - i opened */
-  int opened_any;
+  struct wire_v2_window replay; /* what was opened under d2e */
 };
 
 /* Writes the RESPONSE (269 bytes) to `init` into `out`, from the edge's random bytes

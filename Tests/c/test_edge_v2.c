@@ -121,7 +121,7 @@ static void sealsAndOpensTheFirstData(void) {
   /* Sealed under the edge's key, not the device's: it does not open as the device's. */
   CHECK(edge_v2_open(payload, &fresh, vector->first_accept, vector->first_accept_length) ==
         EDGE_V2_UNOPENED);
-  CHECK(!fresh.opened_any); /* and it changed nothing */
+  CHECK(!fresh.replay.opened_any); /* and it changed nothing */
   edge_v2_wipe(&session, &init);
   edge_v2_wipe(&fresh, NULL);
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # In make test: seconds-long runs of the benchmark that assert no timing, only that it runs
-# and reports. x86_64: tether-bench with its own peer, then the whole of make bench against
-# the staged tether-edge in small (tether-benchmarks --smoke). aarch64, armv7: the board
-# binary under qemu-user (timing there means nothing; and qemu-user cannot run its child
-# processes here, so the peer runs on its own loop).
+# and reports. First the libev designs' version 2 client against PyNaCl's vectors
+# (tether-bench --vectors). x86_64: the three designs with tether-bench's own peer, then
+# the whole of make bench against the staged tether-edge in small (tether-benchmarks
+# --smoke, every design again). aarch64, armv7: the board binary under qemu-user (timing
+# there means nothing; and qemu-user cannot run its child processes here, so the peer runs
+# on its own loop).
 # Usage: scripts/test/bench-smoke.sh ARCH   (make bench-binary ARCH=ARCH built it)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,15 +29,17 @@ expect() { # PATTERN COUNT WHAT
   fi
 }
 if [ "$arch" != x86_64 ]; then
+  "${QEMU[@]}" "$bench" --vectors
   "${QEMU[@]}" "$bench" --quick --inline-peer --sessions 1 --patterns steady \
-    --designs tether,previous > "$out"
-  expect ' (tether|previous) ' 2 "$arch"
+    --designs tether,previous,naive > "$out"
+  expect ' (tether|previous|naive) ' 3 "$arch"
   echo "bench-smoke: tether-bench for $arch under qemu: ran and reported, every session connected"
   exit 0
 fi
-"$bench" --quick --sessions 1,20 --loads idle --designs tether > "$out"
-expect ' tether ' 4 tether-bench
-echo "bench-smoke: tether-bench ($arch, own peer): 4 scenario rows, every session connected"
+"$bench" --vectors
+"$bench" --quick --sessions 1,20 --loads idle --designs tether,previous,naive > "$out"
+expect ' (tether|previous|naive) ' 12 tether-bench
+echo "bench-smoke: tether-bench ($arch, own peer): 12 scenario rows (3 designs), every session connected"
 swift build -q --product tether-benchmarks
 "$(swift build --show-bin-path)/tether-benchmarks" --smoke --bench "$bench" \
   --edge "$build/install/bin/tether-edge" --out "$build/bench/smoke" > "$build/bench/smoke-edge.txt" ||

@@ -77,7 +77,7 @@ compile() {
   row "$name"
   # shellcheck disable=SC2086
   "$cc" "${strict[@]}" ${EXTRA_CFLAGS:-} -IInclude -ITests/c "Tests/c/test_$name.c" \
-    Tests/c/harness.c Tests/c/edge_v2.c -o "$output" "$@" -lsodium -lev -lm $extra
+    Tests/c/harness.c Tests/c/edge_v2.c Tests/c/wire_v2.c -o "$output" "$@" -lsodium -lev -lm $extra
 }
 
 # check NAME LOG STATUS [HOW [CLEAN]]: one line for a run (HOW: under what) that ended

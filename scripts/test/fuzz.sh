@@ -128,14 +128,14 @@ build() {
         ;;
       capi | rtm)
         build_embedded
-        if stale "$out/fuzz-$target" Fuzz/capi Fuzz/rtm Tests/c/edge_v2.c Tests/c/edge_v2.h \
+        if stale "$out/fuzz-$target" Fuzz/capi Fuzz/rtm Tests/c/edge_v2.c Tests/c/edge_v2.h Tests/c/wire_v2.c Tests/c/wire_v2.h \
           "$out/obj/tether-embedded.o"; then
           echo "fuzz: linking fuzz-$target"
           local profile=channel_profile
           [ "$target" = rtm ] && profile=login_profile
           clang -fuse-ld=lld -fsanitize=fuzzer,address -g -O1 -std=c99 -Wall -Wextra -Wpedantic \
             -Werror -IInclude -ITests/c -DTETHER_FUZZ_PROFILE=$profile Fuzz/capi/harness.c \
-            Fuzz/capi/fuzz_capi.c Fuzz/rtm/fuzz_rtm.c Tests/c/edge_v2.c \
+            Fuzz/capi/fuzz_capi.c Fuzz/rtm/fuzz_rtm.c Tests/c/edge_v2.c Tests/c/wire_v2.c \
             "$out/obj/tether-embedded.o" -lsodium -lev -lm \
             -lpthread -o "$out/fuzz-$target"
         fi
