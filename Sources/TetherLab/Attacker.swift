@@ -318,7 +318,7 @@ public final class Attacker: @unchecked Sendable {
   /// `bytes` of the attacker's seeded garbage.
   public func garbageBytes(_ count: Int) -> [UInt8] { locked { garbage(count) } }
 
-  /// A version 1 datagram ("TH", version 1, type, cookie, body: docs/PROTOCOL.md §2).
+  /// A version 1 datagram ("TH", version 1, type, cookie, body: docs/PROTOCOL.md §2.2).
   public static func versionOne(_ type: UInt8, cookie: [UInt8], body: [UInt8]) -> [UInt8] {
     [0x54, 0x48, 0x01, type] + cookie + body
   }

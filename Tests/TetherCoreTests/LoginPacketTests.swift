@@ -3,7 +3,8 @@ import Testing
 
 @testable import TetherCore
 
-/// The login profile's messages (docs/PROTOCOL.md, "Login sessions"): round trips at their
+/// The login profile's messages (docs/PROTOCOL.md §6, "Login sessions") in the sessions' own
+/// codec, ``Packet`` (version 1's header, §2.2: see PacketTests): round trips at their
 /// bounds, the byte layout, and every field a decoder must refuse.
 struct LoginPacketTests {
   static let cookie = PacketTests.cookie

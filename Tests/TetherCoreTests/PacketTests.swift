@@ -4,9 +4,12 @@ import TetherSim
 
 @testable import TetherCore
 
-/// The wire codec against docs/PROTOCOL.md: every message round-trips, the layout is pinned
-/// byte by byte, every malformed datagram is refused with the exact ``WireError``, and random
-/// or mutated datagrams never trap and are accepted only when canonical.
+/// The sessions' own codec, ``Packet``: version 1's header (docs/PROTOCOL.md §2.2) and the
+/// message bodies, no longer the wire (the device's layer writes version 2's datagrams from
+/// the messages, §12.10) but what the sessions, the simulation's record and the benchmarks
+/// still read and write. Every message round-trips, the layout is pinned byte by byte,
+/// every malformed datagram is refused with the exact ``WireError``, and random or mutated
+/// datagrams never trap and are accepted only when canonical.
 struct PacketTests {
   // MARK: - Round trip
 
@@ -192,10 +195,11 @@ struct PacketTests {
     #expect(Array(digest) == entries)
   }
 
-  // MARK: - Golden bytes (docs/PROTOCOL.md)
+  // MARK: - Golden bytes (version 1's encoding, docs/PROTOCOL.md §2.2)
 
   @Test func golden_heartbeat() throws {
-    // The worked example of docs/PROTOCOL.md.
+    // Once docs/PROTOCOL.md's worked example, when version 1 was the wire; §9's is now
+    // version 2's sealed HEARTBEAT (HandshakeVectorTests reproduces it).
     let bytes: [UInt8] = [
       0x54, 0x48, 0x01, 0x02,  // "TH", version 1, HEARTBEAT
       0x8F, 0x3A, 0x51, 0xC2, 0x07, 0xD4, 0xE9, 0x6B,  // cookie

@@ -7,7 +7,9 @@ import TetherSim
 /// Datagrams that are not for the current session, because their cookie is wrong or belongs
 /// to an earlier session (replayed after a new `join_channel`), change nothing, in every
 /// state: the session with and without such a datagram behaves the same, to the
-/// nanosecond, for the next 30 s. docs/PROTOCOL.md §2.1.
+/// nanosecond, for the next 30 s. This is the session's own cookie check, which stays
+/// inside the device (docs/PROTOCOL.md §2.1); on the wire the layer's keys keep such
+/// datagrams out before they reach the session (§12.10).
 struct ReplayTests {
   /// Every server message, in the variants the client treats differently.
   static let serverMessages: [Message] = {

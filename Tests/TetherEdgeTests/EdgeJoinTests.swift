@@ -5,8 +5,9 @@ import TetherSim
 
 @testable import TetherEdge
 
-/// JOIN, driven by real client sessions: uid assignment, every refusal, resume, takeover,
-/// and a server restart.
+/// A channel join (version 2's handshake, docs/PROTOCOL.md §12.5 and §12.6), driven by real
+/// client sessions: uid assignment, every refusal, resume, takeover, a new address, and a
+/// server restart.
 struct EdgeJoinTests {
   // MARK: - Accept
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Every message of protocol version 1 (docs/PROTOCOL.md). A ``Packet`` carries one, after
-/// a header with the session cookie.
+/// Every message the sessions and the edge speak: version 1's set, kept as their own
+/// vocabulary (docs/PROTOCOL.md §3). On the wire protocol version 2 carries each as a sealed
+/// DATA payload (§12.7), or stands for it with a datagram kind of its own (JOIN and LOGIN:
+/// the handshake, §12.5; SESSION_UNKNOWN: RESET, §5.7). A ``Packet`` carries one, after
+/// version 1's header with the session cookie (§2.2), inside the device and the edge.
 public enum Message: Equatable, Sendable {
   // Client to server.
   /// Join (or rejoin) a channel. Sent again, unchanged but for `uid`, on every attempt.

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-/// One UDP datagram of the Tether protocol: a 12-byte header (magic "TH", version, type,
-/// session cookie) and one ``Message``. See docs/PROTOCOL.md for the byte layout.
+/// One message with its session: version 1's datagram, a 12-byte header (magic "TH",
+/// version, type, session cookie: docs/PROTOCOL.md §2.2) and one ``Message``. No longer the
+/// wire (version 2 is, §12: the device's layer writes its datagrams from the message, and
+/// hands the session what opened as a packet under its own cookie, §12.10); the sessions,
+/// the edge, the simulation's record and the benchmarks still speak it.
 public struct Packet: Equatable, Sendable {
-  /// The protocol version this build speaks.
+  /// Version 1, the header's version byte (the wire speaks version 2: docs/PROTOCOL.md §12).
   public static let version: UInt8 = 1
   /// No datagram of the protocol is longer (it fits a 1280-byte IPv6 MTU with room for
   /// the IP and UDP headers).
@@ -10,8 +13,9 @@ public struct Packet: Equatable, Sendable {
   public static let headerSize = 12
   static let magic: (UInt8, UInt8) = (0x54, 0x48)  // "TH"
 
-  /// The session's cookie: chosen at random by the client for each join, echoed by the
-  /// server in every message. A client ignores server messages whose cookie is not its own.
+  /// The session's cookie: chosen at random by the client for each join and kept inside the
+  /// device (docs/PROTOCOL.md §2.1); the edge's packets carry its session id here. A client
+  /// ignores server messages whose cookie is not its own.
   public var cookie: UInt64
   public var message: Message
 

@@ -84,7 +84,7 @@ extension AdminKick: AdminCommand {
 ///
 /// | offset | size | field |
 /// |---:|---:|---|
-/// | 0 | 4 | `54 41`, version 1, command 2 = KICK_USER |
+/// | 0 | 4 | `54 41`, version 2, command 2 = KICK_USER |
 /// | 4 | 1 | A: app id length, 1...64 |
 /// | 5 | A | app id |
 /// | 5+A | 1 | U: user id length, 1...64 |
