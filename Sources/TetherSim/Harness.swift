@@ -19,10 +19,11 @@ public struct SessionHarness<Session: HarnessedSession> {
   }
   private var output = SessionOutput<Session.Notification>()
   /// Protocol version 2's layer, when the session speaks it (the simulation's world gives
-  /// one; the tests that play the server by hand speak version 1 and have none). With it,
-  /// ``sent`` and ``trace`` still hold what the session wrote (version 1 packets under its
-  /// own cookie, before the layer sealed them: ``RecordedSession``), and ``wire`` what went
-  /// on the wire in the last step.
+  /// one). The tests that play the server by hand have none: they hand the session its
+  /// messages as ``Packet`` values (the sessions' own vocabulary under their cookie, what
+  /// the layer carries in sealed DATA; never bytes on a wire). With it, ``sent`` and
+  /// ``trace`` still hold what the session wrote (before the layer sealed it:
+  /// ``RecordedSession``), and ``wire`` what went on the wire in the last step.
   public var secure: SecureLink<SimCrypto>?
   public private(set) var wire: [[UInt8]] = []
   /// Over version 2: the message the layer handed the session for the last datagram taken

@@ -52,7 +52,7 @@ struct AdminKickTests {
     }
   }
 
-  /// "TA", version 1, the command, app id "app-1", the target (channel "lobby" and uid
+  /// "TA", version 2, the command, app id "app-1", the target (channel "lobby" and uid
   /// 1,000,000; or user id "alice"), ban 60 s, time, nonce, then the MAC.
   static let layouts: [(AdminRequest, [UInt8], Int)] = {
     let app: [UInt8] = [0x05] + Array("app-1".utf8)
