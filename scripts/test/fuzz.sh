@@ -103,6 +103,14 @@ link_swift() { # TARGET EXTRA...
   if [ "$target" = login ]; then
     shared+=(Sources/TetherSim/LoginInvariants.swift Sources/TetherSim/RecordedSession.swift)
   fi
+  # fuzz-decode runs protocol version 2 on the null primitives of the TETHER_NULL_CRYPTO
+  # build (NullCrypto.swift, compiled into the fuzz binary alone: the TetherSodium it links
+  # is the shipped build), so that mutated bytes still open; it reads what the layer hands
+  # a session as the simulation's record does.
+  if [ "$target" = decode ]; then
+    shared+=(Sources/TetherSodium/NullCrypto.swift Sources/TetherSim/RecordedSession.swift)
+    flags+=(-D TETHER_NULL_CRYPTO)
+  fi
   stale "$exe" Fuzz/Support "Fuzz/$target" "${shared[@]}" "${objects[@]}" || return 0
   echo "fuzz: linking fuzz-$target"
   # Compiled whole-module, then linked: the shared driver (Fuzz/Support) is generic over
@@ -119,7 +127,15 @@ build() {
   build_core
   for target in $targets; do
     case $target in
-      decode | session | login) link_swift "$target" "$out/obj/TetherCore.o" ;;
+      session | login) link_swift "$target" "$out/obj/TetherCore.o" ;;
+      decode)
+        # Both sides of version 2: the device's (TetherCore) and the edge's decoders
+        # (TetherEdge), on libsodium's BLAKE2b and the null seam (Fuzz/Support/NullSeam.swift).
+        build_sodium_module
+        build_edge_module
+        link_swift decode "$out/obj/TetherEdge.o" "$out/obj/TetherSodium.o" \
+          "$out/obj/TetherCore.o" -I Sources/CSodium -lsodium
+        ;;
       edge)
         build_sodium_module
         build_edge_module
