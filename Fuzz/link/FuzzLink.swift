@@ -2,6 +2,10 @@
 @_spi(Link) import TetherCore
 import TetherEdge
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 // fuzz-link: the device's side of protocol version 2 end to end (docs/PROTOCOL.md §12): a
 // ChannelSession or (flag 1) a LoginSession behind its SecureLink on the null seam
 // (Fuzz/Support/NullSeam.swift: the null AEAD opens a text whose tag is zero, the null
@@ -38,6 +42,9 @@ public func fuzzLink(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
   }
   return 0
 }
+
+/// Whether `TETHER_FUZZ_TRACE` is set (read once).
+let linkTracing = getenv("TETHER_FUZZ_TRACE") != nil
 
 /// What the fuzzer's input does next.
 enum LinkOperation: UInt8, CaseIterable {
@@ -128,8 +135,30 @@ struct LinkDriver<Session: LinkedProfile> {
     return driver
   }
 
+  /// `TETHER_FUZZ_TRACE=1 build/fuzz/fuzz-link INPUT` prints every operation and datagram.
+  static var tracing: Bool { linkTracing }
+
+  func trace(_ line: @autoclosure () -> String) {
+    if Self.tracing { fputs("\(now.nanoseconds / 1_000_000) ms: \(line())\n", stderr) }
+  }
+
+  func describe(_ datagram: ArraySlice<UInt8>) -> String {
+    let b = datagram.startIndex
+    let kind = datagram.first ?? 0
+    var text = "kind \(kind), \(datagram.count) bytes"
+    if [0x03, 0x07, 0x08].contains(kind), datagram.count >= 9 {
+      text += ", id \(bigEndianValue(datagram[(b + 1)..<(b + 9)]))"
+    }
+    if kind == 0x07, datagram.count >= 34 {
+      text += ", counter \(bigEndianValue(datagram[(b + 9)..<(b + 17)])), type \(datagram[b + 17])"
+    }
+    return text
+  }
+
   mutating func perform(_ input: inout FuzzInput) {
-    switch input.pick(LinkOperation.allCases) {
+    let operation = input.pick(LinkOperation.allCases)
+    trace("\(operation); state \(real.session.state), session \(real.link.sessionID)")
+    switch operation {
     case .raw: deliver(input.bytes(Int(input.u16() % 1300)))
     case .answer: answer(&input)
     case .respond:
@@ -227,6 +256,9 @@ struct LinkDriver<Session: LinkedProfile> {
   /// Hands `datagram` to the link: to both subjects, or, if it cannot authenticate, to the
   /// real one alone, which must then do nothing at all.
   mutating func deliver(_ datagram: [UInt8]) {
+    trace(
+      "  in: \(describe(datagram[...]))\(mustChangeNothing(datagram) ? " (cannot authenticate)" : "")"
+    )
     if history.count == 16 { history.removeFirst() }
     history.append(datagram)
     guard mustChangeNothing(datagram) else {
@@ -266,6 +298,9 @@ struct LinkDriver<Session: LinkedProfile> {
 
   /// Runs `body` on the session and its twin from the same random stream, then checks.
   mutating func step(_ body: (inout Subject, Instant) -> Void) {
+    // The keys a DATA of this step may go under: those held before it (a LEAVE or LOGOUT
+    // goes under the session's keys, which are then forgotten) or after it.
+    let idsBefore = [confirmID, real.link.sessionID]
     let before = random.generator
     body(&real, now)
     let after = random.generator.state
@@ -280,7 +315,7 @@ struct LinkDriver<Session: LinkedProfile> {
       "the twin reported \(twin.output.notifications), the session "
         + "\(real.output.notifications)")
     compareState()
-    checkSent()
+    checkSent(idsBefore: idsBefore)
   }
 
   /// The session and its twin hold the same state (a datagram that changed nothing left
@@ -311,8 +346,10 @@ struct LinkDriver<Session: LinkedProfile> {
   }
 
   /// Every datagram of the last step is one of version 2's device kinds, of its size.
-  mutating func checkSent() {
+  mutating func checkSent(idsBefore: [UInt64]) {
+    for notification in real.output.notifications { trace("  reported \(notification)") }
     for datagram in real.output.datagrams {
+      trace("  out: \(describe(datagram))")
       let b = datagram.startIndex
       switch datagram.first {
       case InitMessage.kind?:
@@ -325,7 +362,7 @@ struct LinkDriver<Session: LinkedProfile> {
         confirmID = bigEndianValue(datagram[(b + 1)..<(b + 9)])
         if confirmID == 0 { confirmedZero = true }
       case SealedData<NullCipher>.kind?:
-        checkData(datagram)
+        checkData(datagram, ids: idsBefore + [confirmID, real.link.sessionID])
       default:
         fatalError("property violated: the device sent \(Array(datagram))")
       }
@@ -349,16 +386,14 @@ struct LinkDriver<Session: LinkedProfile> {
 
   /// A DATA the device sealed: a session id, a zero tag, a payload of this profile that the
   /// edge decodes, 42 bytes at least.
-  func checkData(_ datagram: ArraySlice<UInt8>) {
+  func checkData(_ datagram: ArraySlice<UInt8>, ids: [UInt64]) {
     let b = datagram.startIndex
     guard let payload = NullEdge.payload(ofData: datagram), datagram.count >= 42,
       datagram.suffix(16).allSatisfy({ $0 == 0 })
     else { fatalError("property violated: the device sent DATA \(Array(datagram))") }
-    // Under the keys of the last CONFIRM (held) or the confirmed ones.
+    // Under the keys of the last CONFIRM (held) or the confirmed ones, before or after.
     let id = bigEndianValue(datagram[(b + 1)..<(b + 9)])
-    require(
-      id == confirmID || id == real.link.sessionID,
-      "DATA of session \(id), the CONFIRM's \(confirmID), the session's \(real.link.sessionID)")
+    require(ids.contains(id), "DATA of session \(id), the sessions known: \(ids)")
     let sizes: [UInt8: Int] = [
       0x02: 42, 0x03: 42, 0x04: 253, 0x06: 46, 0x07: 42, 0x08: 107, 0x09: 42,
     ]
