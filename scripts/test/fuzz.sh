@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # libFuzzer targets of Tether (sources in Fuzz/, see Fuzz/README.md).
 #
-#   scripts/test/fuzz.sh build    builds build/fuzz/fuzz-{decode,session,login,edge,capi,rtm} (what changed)
+#   scripts/test/fuzz.sh build    builds build/fuzz/fuzz-{decode,link,session,login,edge,capi,rtm} (what changed)
 #   scripts/test/fuzz.sh run      each for FUZZ_SECONDS (default 60), from the committed corpus;
 #                            prints executions, exec/s, coverage and crashes per target
 #   scripts/test/fuzz.sh replay   each over its committed corpus and regression inputs, once
@@ -21,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${BUILD_DIR:-build}/fuzz
-targets=${FUZZ_TARGETS:-decode session login edge capi rtm}
+targets=${FUZZ_TARGETS:-decode link session login edge capi rtm}
 seconds=${FUZZ_SECONDS:-60}
 swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -package-name tether)
 mkdir -p "$out/mod" "$out/obj"
@@ -103,6 +103,15 @@ link_swift() { # TARGET EXTRA...
   if [ "$target" = login ]; then
     shared+=(Sources/TetherSim/LoginInvariants.swift Sources/TetherSim/RecordedSession.swift)
   fi
+  # fuzz-decode and fuzz-link run protocol version 2 on the null primitives of the
+  # TETHER_NULL_CRYPTO build (NullCrypto.swift, compiled into the fuzz binary alone: the
+  # TetherSodium they link is the shipped build), so that mutated bytes still open;
+  # fuzz-decode reads what the layer hands a session as the simulation's record does.
+  if [ "$target" = decode ] || [ "$target" = link ]; then
+    shared+=(Sources/TetherSodium/NullCrypto.swift)
+    flags+=(-D TETHER_NULL_CRYPTO)
+  fi
+  if [ "$target" = decode ]; then shared+=(Sources/TetherSim/RecordedSession.swift); fi
   stale "$exe" Fuzz/Support "Fuzz/$target" "${shared[@]}" "${objects[@]}" || return 0
   echo "fuzz: linking fuzz-$target"
   # Compiled whole-module, then linked: the shared driver (Fuzz/Support) is generic over
@@ -119,7 +128,15 @@ build() {
   build_core
   for target in $targets; do
     case $target in
-      decode | session | login) link_swift "$target" "$out/obj/TetherCore.o" ;;
+      session | login) link_swift "$target" "$out/obj/TetherCore.o" ;;
+      decode | link)
+        # Both sides of version 2: the device's (TetherCore) and the edge's decoders
+        # (TetherEdge), on libsodium's BLAKE2b and the null seam (Fuzz/Support/NullSeam.swift).
+        build_sodium_module
+        build_edge_module
+        link_swift "$target" "$out/obj/TetherEdge.o" "$out/obj/TetherSodium.o" \
+          "$out/obj/TetherCore.o" -I Sources/CSodium -lsodium
+        ;;
       edge)
         build_sodium_module
         build_edge_module

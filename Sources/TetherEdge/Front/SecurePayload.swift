@@ -4,8 +4,9 @@ import TetherCore
 /// What a device's DATA payload holds (docs/PROTOCOL.md §12.7, the payload table): a type
 /// byte, then the body, read with §8's strictness (exact sizes, padding and reserved bytes
 /// zero, one encoding per value). Every device payload is at least 9 bytes, so a device's
-/// DATA datagram is at least 42 (§12.13).
-enum DevicePayload: Equatable {
+/// DATA datagram is at least 42 (§12.13). Visible to the package: fuzz-decode feeds it any
+/// bytes (Fuzz/decode).
+package enum DevicePayload: Equatable {
   /// HEARTBEAT, LEAVE, LOGIN_HEARTBEAT, LOGOUT or CHANNEL_OPERATION: the version 1 message
   /// it stands for, handled as that session's version 1 packet would be.
   case message(Message)
@@ -15,7 +16,7 @@ enum DevicePayload: Equatable {
   case pathResponse([UInt8])
 
   /// Nil for anything that is not exactly one device payload.
-  init?(decoding payload: ArraySlice<UInt8>) {
+  package init?(decoding payload: ArraySlice<UInt8>) {
     guard let type = payload.first else { return nil }
     var reader = ByteReader(payload.dropFirst())
     switch (type, payload.count) {
