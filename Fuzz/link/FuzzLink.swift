@@ -85,10 +85,6 @@ struct LinkDriver<Session: LinkedProfile> {
   /// The last INIT the device sent; the session id of its last CONFIRM.
   var lastInit: [UInt8] = []
   var confirmID: UInt64 = 0
-  /// A CONFIRM of session id 0 went out: the device takes a RESPONSE giving id 0, which no
-  /// edge issues (§12.8), and its resumes of that session then name id 0 with the resume
-  /// flag, a request the edge's decoder refuses (reported; the INIT check stands down).
-  var confirmedZero = false
   /// The edge's next counter, per session id.
   var counters: [UInt64: UInt64] = [:]
   /// The last datagrams delivered, for replays.
@@ -287,9 +283,9 @@ struct LinkDriver<Session: LinkedProfile> {
     case 0x06: return datagram.count != 59 || !tagZero
     case 0x05: return datagram.count != 18 || datagram[17] != 1
     case 0x08:
-      // Not of the confirmed session's id. (0 reads as "none", but the device also takes a
-      // RESPONSE giving id 0, which no edge issues (§12.8): a RESET of id 0 is not judged.)
-      return datagram.count != 25 || Array(datagram[1..<9]) != Self.bigEndian(real.link.sessionID)
+      // Not of the confirmed session's id (0 reads as "none": no session has id 0, §12.8).
+      return datagram.count != 25 || real.link.sessionID == 0
+        || Array(datagram[1..<9]) != Self.bigEndian(real.link.sessionID)
     default: return true
     }
   }
@@ -360,7 +356,8 @@ struct LinkDriver<Session: LinkedProfile> {
       case ConfirmMessage.kind?:
         require(datagram.count == ConfirmMessage.size, "sent CONFIRM \(datagram)")
         confirmID = bigEndianValue(datagram[(b + 1)..<(b + 9)])
-        if confirmID == 0 { confirmedZero = true }
+        // No edge issues id 0 (§12.8); the device refuses a RESPONSE that gives it.
+        require(confirmID != 0, "sent a CONFIRM of session id 0")
       case SealedData<NullCipher>.kind?:
         checkData(datagram, ids: idsBefore + [confirmID, real.link.sessionID])
       default:
@@ -372,7 +369,6 @@ struct LinkDriver<Session: LinkedProfile> {
   /// The INIT's request, opened by the edge's half, is this session's.
   func checkRequest(_ datagram: ArraySlice<UInt8>) {
     guard let edge = NullEdge.opening(datagram, crypto: real.link.crypto) else {
-      if confirmedZero { return }
       fatalError("property violated: the edge does not open the INIT \(Array(datagram))")
     }
     let request = edge.request

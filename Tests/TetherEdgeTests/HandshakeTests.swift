@@ -210,6 +210,20 @@ struct HandshakeTests {
     #expect(nonces.count == 64 && keys.count == 64)
   }
 
+  /// Found by fuzz-link: a RESPONSE naming session id 0 (which no edge issues, §12.8) was
+  /// taken, and every later rejoin named a resume of session 0, which the edge refuses.
+  /// It is refused as malformed and changes nothing: a genuine RESPONSE then completes.
+  @Test func aResponseOfSessionIDZero_isRefused_andChangesNothing() throws {
+    let (token, request) = try join(0)
+    var device = Device(crypto: crypto)
+    let initiation = try device.initiate(token: token, request: request)
+    let (zero, _) = try respond(to: initiation, secret: token.deviceSecret, sessionID: 0)
+    #expect(throws: HandshakeError.malformed) { try device.receive(zero.bytes[...]) }
+    #expect(device.openAttempts == 1)
+    let (response, _) = try respond(to: initiation, secret: token.deviceSecret)
+    _ = try established(device.receive(response.bytes[...]))
+  }
+
   /// After the handshake completed, the same RESPONSE again (or a refusal for the same
   /// attempt) answers nothing: the attempts ended with it.
   @Test func aReplayedResponse_afterCompletion_changesNothing() throws {

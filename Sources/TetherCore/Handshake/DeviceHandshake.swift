@@ -260,6 +260,9 @@ public struct DeviceHandshake<Crypto: SessionCrypto> {
     let answer: Answer
     switch kind {
     case ResponseMessage.kind:
+      // No edge issues session id 0 (§12.8): the layer reads 0 as "no session", and every
+      // rejoin would then name a resume the edge refuses. Refused before any work.
+      guard bigEndian(datagram, at: 17, width: 8) != 0 else { throw .malformed }
       // The ephemeral secret passed where it is held (inout: read in place, no copy).
       if isCurrent {
         try Self.complete(
