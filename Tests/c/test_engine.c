@@ -86,8 +86,9 @@ static int timing_checked(void) { return getenv("TETHER_TEST_NO_TIMING") == NULL
 
 /* The fleet tests (many engines on one loop, the fake server on it too) ask for thousands of
    datagrams a second, each sealed and opened on both sides, and a handshake each (X25519 on
-   both sides). Under valgrind that is more than the machine gives, and their premises (every
-   engine connected, every INTERRUPTED due within one batch) stop holding. There their
+   both sides). Under valgrind or qemu-user (TETHER_TEST_NO_TIMING) that is more than the
+   machine gives, and their premises (every engine connected, every INTERRUPTED due within
+   one batch) stop holding. There their
    thresholds, heartbeats and stalls are SLOW times longer and their fleets FLEET_SLOW engines
    at most: the same order of events, tested where it can happen. (Issue 28 replaces this
    fixed factor with one measured at start.) */

@@ -21,8 +21,8 @@
 #     set.
 #
 # Memcheck fails on any error and any definitely or indirectly lost byte; the tests' wake-up
-# ratios are left to their native run (TETHER_TEST_NO_TIMING), and a test that fails under
-# memcheck alone runs once more (under_memcheck). Exit status 77 from a test is "skipped,
+# ratios are left to their native run (TETHER_TEST_NO_TIMING, under qemu-user too), and a
+# test that fails under memcheck alone runs once more (under_memcheck). Exit status 77 from a test is "skipped,
 # not counted" (harness_skip); anything else but 0 fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -139,7 +139,12 @@ run_qemu() { # ARCH NAME BINARY
   local status dir
   dir=$(dirname "$3")
   status=0
-  "${QEMU[@]}" "$3" > "$dir/$2.out" 2>&1 || status=$?
+  # As under memcheck, the fleet tests run scaled (TETHER_TEST_NO_TIMING: fewer engines,
+  # thresholds x10, no wake-up ratios): emulated, 100 handshakes and their datagrams on one
+  # loop took longer than the native thresholds on a loaded machine (a CI run failed
+  # fleet_start there). The native run keeps the timing checks; issue 28 replaces the fixed
+  # factor with one measured at start.
+  TETHER_TEST_NO_TIMING=1 "${QEMU[@]}" "$3" > "$dir/$2.out" 2>&1 || status=$?
   check "$2" "$dir/$2.out" "$status" "qemu-user, $1"
 }
 
