@@ -11,7 +11,8 @@ import TetherSodium
 /// while it was already rejoining) gets the KICK again, sealed under the ended session's
 /// keys, and no new session, as version 1 answered a JOIN or LOGIN under a kicked cookie. It
 /// would otherwise take its uid or user id back from the device that took it over (and that
-/// one would be kicked in turn), or bring a kicked device back in.
+/// one would be kicked in turn), or bring a kicked device back in. And a repeated ACCEPT
+/// says `resumed` as the first did (§12.6).
 struct EdgeKickedResumeTests {
   typealias Bench = SecureBench
   static let lobby = Bench.channel("lobby")
@@ -176,5 +177,47 @@ struct EdgeKickedResumeTests {
       return
     }
     #expect(!accept.resumed)
+  }
+
+  // MARK: - A repeated ACCEPT (§12.6)
+
+  /// A uid-0 token's resume that asks for another uid ends the old session and makes a new
+  /// one: ACCEPT not resumed, and so is its repeat.
+  @Test func theRepeatOfAnAcceptForAnotherUid_saysNotResumed_asTheFirst() throws {
+    var bench = Bench()
+    var alice = bench.device(.channel(Self.lobby, uid: 0))
+    bench.connect(&alice, Bench.channelRequest())
+    let answers = bench.connect(&alice, Bench.channelRequest(uid: 5), resume: true)
+    guard case .accept(let first)? = answers.first?.message else {
+      Issue.record("\(answers.map(\.bytes))")
+      return
+    }
+    #expect(first.uid == 5 && !first.resumed)
+    guard case .accept(let again)? = bench.confirm(&alice).first?.message else {
+      Issue.record("no repeated ACCEPT")
+      return
+    }
+    #expect(again.uid == 5)
+    #expect(again.resumed == first.resumed)
+  }
+
+  /// A login resumed before its client showed it had the first LOGIN_ACCEPT is answered as
+  /// the first was, RESUMED clear (§6.1 rule 6): and so is the repeat.
+  @Test func theRepeatOfALoginAcceptBeforeTheClientConfirmed_saysNotResumed_asTheFirst() throws {
+    var bench = Bench()
+    var alice = bench.device(.user(Bench.user("alice")))
+    bench.connect(&alice, Bench.loginRequest("alice"))
+    let answers = bench.connect(&alice, Bench.loginRequest("alice", relogin: true), resume: true)
+    guard case .loginAccept(let first)? = answers.first?.message else {
+      Issue.record("\(answers.map(\.bytes))")
+      return
+    }
+    #expect(!first.resumed)
+    guard case .loginAccept(let again)? = bench.confirm(&alice).first?.message else {
+      Issue.record("no repeated LOGIN_ACCEPT")
+      return
+    }
+    #expect(again.session == first.session)
+    #expect(again.resumed == first.resumed)
   }
 }

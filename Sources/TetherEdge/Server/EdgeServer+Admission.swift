@@ -319,6 +319,9 @@ extension EdgeServer {
           session: login.session))
     }
     outbox.send(accept, cookie: session.cookie, to: session.address)
+    // What a repeat of this ACCEPT says (the answer to its CONFIRM sent again, §12.6): the
+    // same as this one, whatever admission did to the session before it.
+    front.setResumed(resumed, of: session.cookie)
   }
 
   /// Answers a refused JOIN (counted in ``EdgeCounters/refusedJoins``) or LOGIN

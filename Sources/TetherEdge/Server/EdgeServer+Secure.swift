@@ -325,7 +325,6 @@ extension EdgeServer {
     // 6 and 7. Admission; a resume first takes the new id.
     if let old = ticket.resume?.value, front.holds(old), table.rekey(old, to: id) {
       front.forget(old)
-      front.setResumed(true, of: id)
     }
     admit(
       request, cookie: id, from: address, now: now, wallClock: wallClock, budgetSettled: true)
@@ -347,8 +346,8 @@ extension EdgeServer {
   }
 
   /// A consumed ticket's CONFIRM again: the session it made gets its ACCEPT again if it is
-  /// still held at that address (its first one was lost); otherwise nothing, so a replay
-  /// after a leave makes nothing.
+  /// still held at that address (its first one was lost), saying `resumed` as the first
+  /// did; otherwise nothing, so a replay after a leave makes nothing.
   private mutating func repeatAccept(
     _ id: UInt64, to address: PeerAddress, now: Instant, wallClock: UInt64
   ) {
