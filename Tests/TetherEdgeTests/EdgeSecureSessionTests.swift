@@ -221,11 +221,8 @@ struct EdgeSecureSessionTests {
     var alice = SecureDevice(token: shared, address: Bench.address(1))
     bench.connect(&alice, Bench.channelRequest())
     var mallory = SecureDevice(token: shared, address: Bench.address(9))
-    let forged = DeviceHandshake<SodiumCrypto>.Resume(
-      sessionID: alice.sessionID, key: [UInt8](repeating: 7, count: 32))
-    let initiation = try mallory.handshake.initiate(
-      token: mallory.token, request: Bench.channelRequest(), resume: forged)
-    let answers = bench.sendUnvalidated(initiation.bytes, from: mallory.address)
+    let initiation = mallory.initiate(Bench.channelRequest(), forgingResumeOf: alice.sessionID)
+    let answers = bench.sendUnvalidated(initiation, from: mallory.address)
     _ = try mallory.take(answers[0].bytes)
     guard case .accept(let accept)? = bench.confirm(&mallory).first?.message else {
       Issue.record("no ACCEPT")

@@ -147,9 +147,11 @@ extension EdgeServer {
 
   /// Answers a JOIN or LOGIN, in this order (docs/PROTOCOL.md §6 lists it for LOGIN): the
   /// source's join limit (unless it comes from the session it names, at that session's
-  /// address); app id; reserved channel; the KICK that ended a session under the cookie,
-  /// repeated; the session held under the cookie, resumed if the request is for it (a JOIN
-  /// for its channel and uid, a LOGIN of its user within the grace); token; ban; any other
+  /// address); app id; reserved channel; the session held under the cookie (a version 2
+  /// CONFIRM's new session id, to which a resume renamed the session it names; a resume of
+  /// one ended with a KICK got the KICK again before: EdgeServer+Secure.swift), resumed if
+  /// the request is for it (a JOIN for its channel and uid, a LOGIN of its user within the
+  /// grace); token; ban; any other
   /// session under the cookie removed; a RELOGIN while the user is logged in elsewhere;
   /// server full; then a new session, taking the uid or user id over from its holder.
   ///
@@ -174,12 +176,6 @@ extension EdgeServer {
     }
     if case .join(let channel, _) = request.ask, Self.isReserved(channel) {
       return refuse(.channel, .invalidChannelName, cookie: cookie, to: address)
-    }
-    // A session ended by a KICK whose KICK was lost: its client is still rejoining under the
-    // cookie. After TOKEN_EXPIRED the request's own token decides: an old one is refused
-    // TOKEN_EXPIRED anyway, and a renewed one rejoins.
-    if held == nil, case .kick? = ended[cookie]?.notice, repeatNotice(cookie, to: address) {
-      return
     }
     if let held, resumes(held, request, now: now) {
       return resume(
@@ -323,6 +319,9 @@ extension EdgeServer {
           session: login.session))
     }
     outbox.send(accept, cookie: session.cookie, to: session.address)
+    // What a repeat of this ACCEPT says (the answer to its CONFIRM sent again, §12.6): the
+    // same as this one, whatever admission did to the session before it.
+    front.setResumed(resumed, of: session.cookie)
   }
 
   /// Answers a refused JOIN (counted in ``EdgeCounters/refusedJoins``) or LOGIN

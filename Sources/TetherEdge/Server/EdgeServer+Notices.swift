@@ -4,9 +4,10 @@ import TetherCore
 // MARK: - Notices that survive one lost datagram
 
 /// A session the server ended with a notice to its client (KICK, TOKEN_EXPIRED): any later
-/// datagram under its cookie is answered with the notice again, until `until` (a JOIN or
-/// LOGIN only with a KICK: after TOKEN_EXPIRED its own token decides). So a lost KICK
-/// becomes a KICK one heartbeat later, not SESSION_UNKNOWN and a rejoin.
+/// datagram of it is answered with the notice again, until `until` (a rejoin that resumes
+/// it, at its INIT or CONFIRM, only with a KICK: after TOKEN_EXPIRED its own token decides).
+/// So a lost KICK becomes a KICK one heartbeat later, not a RESET and a rejoin, and a rejoin
+/// already under way meets it too.
 struct EndedSession {
   let notice: Message
   let until: Instant
@@ -26,7 +27,8 @@ extension EdgeServer {
 
   /// Answers a datagram under a cookie the server ended with its notice again; false when
   /// the cookie was not ended (or long ago). The notice is never larger than the datagram
-  /// that asks (a HEARTBEAT, LOGIN_HEARTBEAT, CHANNEL_OPERATION, RENEW_TOKEN, JOIN or LOGIN).
+  /// that asks (a HEARTBEAT, LOGIN_HEARTBEAT, CHANNEL_OPERATION, RENEW_TOKEN; the INIT or
+  /// CONFIRM of a resume of the session).
   mutating func repeatNotice(_ cookie: UInt64, to address: PeerAddress) -> Bool {
     guard let session = ended[cookie], session.until > clock else { return false }
     counters.noticesRepeated &+= 1

@@ -80,16 +80,17 @@ extension EdgeServer {
       return answer(reply.bytes, to: address, within: &budget)
     }
     // 5. The checks, each refused sealed.
-    let checked = check(handshake, token: token, wallClock: wallClock)
-    guard case .success(let resume) = checked else {
-      if case .failure(let refused) = checked,
-        case (let reason, let detail) = refused.refusal.secureAnswer(refused.kind),
-        let answer = try? handshake.refusal(reason: reason, detail: detail)
-      {
-        counters.refusedHandshakes &+= 1
-        self.answer(answer.bytes, to: address, within: &budget)
-      }
-      return
+    let resume: UInt64?
+    switch check(handshake, token: token, wallClock: wallClock) {
+    case .respond(let named):
+      resume = named
+    case .refuse(let refused):
+      let (reason, detail) = refused.refusal.secureAnswer(refused.kind)
+      guard let answer = try? handshake.refusal(reason: reason, detail: detail) else { return }
+      counters.refusedHandshakes &+= 1
+      return self.answer(answer.bytes, to: address, within: &budget)
+    case .kicked(let id):
+      return repeatKick(of: id, to: address, within: &budget)
     }
     // 6. e_e, the DH, the ticket, the RESPONSE.
     guard
@@ -107,16 +108,27 @@ extension EdgeServer {
     let kind: SessionKind
   }
 
-  /// Rule 5 of §12.6, in order: the versions, the app id, the name, the token's grant and
-  /// expiry, a ban, a resume's proof (a proof that fails only clears the resume), the caps.
-  /// Returns the session to resume, if any.
+  /// What rule 5 decides for an INIT whose request opened.
+  enum InitVerdict {
+    /// A RESPONSE, whose ticket names the session to resume, if any.
+    case respond(resume: UInt64?)
+    /// REFUSE_SEALED.
+    case refuse(InitRefusal)
+    /// It resumes session `id`, which the edge ended with a KICK it still repeats: that KICK
+    /// again, and no handshake.
+    case kicked(UInt64)
+  }
+
+  /// Rule 5 of §12.6, in order: the versions, the app id, the name, a resume of a session
+  /// ended with a KICK, the token's grant and expiry, a ban, a resume's proof (a proof that
+  /// fails only clears the resume), the caps.
   private func check(
     _ handshake: EdgeHandshake<Crypto>, token: OpenedToken, wallClock: UInt64
-  ) -> Result<UInt64?, InitRefusal> {
+  ) -> InitVerdict {
     let request = handshake.request
     let kind: SessionKind = request.kind == HandshakeRequest.loginKind ? .login : .channel
-    func refused(_ refusal: Refusal) -> Result<UInt64?, InitRefusal> {
-      .failure(InitRefusal(refusal: refusal, kind: kind))
+    func refused(_ refusal: Refusal) -> InitVerdict {
+      .refuse(InitRefusal(refusal: refusal, kind: kind))
     }
     guard request.versions.contains(InitMessage.version) else { return refused(.noCommonVersion) }
     guard (try? AppID(validating: request.appID)) == config.appID else {
@@ -134,6 +146,11 @@ extension EdgeServer {
       }
       ask = .login(user, isRelogin: request.flags & HandshakeRequest.rejoinFlag != 0)
     }
+    // As version 1 answered a JOIN or LOGIN under a kicked cookie: the device whose KICK
+    // was lost while it rejoined gets it now, rather than a new session that takes its uid
+    // or user id back from the one that took it over (or a kicked device back in). Before
+    // the token: the KICK says why, whatever the token says now.
+    if let kicked = kickedResume(handshake) { return .kicked(kicked) }
     let wanted = ask.grant
     guard token.appID == config.appID else { return refused(.invalidToken) }
     do throws(TokenError) {
@@ -144,7 +161,35 @@ extension EdgeServer {
     guard !isBanned(wanted, wallClock) else { return refused(.banned) }
     let resume = resumable(handshake, grant: token.grant, kind: kind)
     if resume == nil, holder(of: ask) == nil, let cap = capRefusal(ask) { return refused(cap) }
-    return .success(resume)
+    return .respond(resume: resume)
+  }
+
+  /// The session the request asks to resume, if the edge ended it with a KICK that it still
+  /// repeats (its keys are kept for that) and the proof holds under its `k_resume`: only
+  /// that session's device can make the proof, so nobody else draws the KICK. After
+  /// TOKEN_EXPIRED the INIT's own token decides instead (§5.6): an old one is refused
+  /// TOKEN_EXPIRED anyway, and a renewed one makes a new session.
+  private func kickedResume(_ handshake: EdgeHandshake<Crypto>) -> UInt64? {
+    let id = handshake.request.resumeSessionID
+    guard id != 0, table[id] == nil, let notice = ended[id], notice.until > clock,
+      case .kick = notice.notice, let keys = front[id],
+      handshake.resumeProofHolds(resumeKey: keys.resumeKey)
+    else { return nil }
+    return id
+  }
+
+  /// The KICK that ended session `id` again, sealed afresh under its keys, to the INIT's
+  /// address (a device rejoins from wherever it is now): at most 35 bytes for the INIT's
+  /// 469, and only symmetric work (the proof, the seal) for the edge.
+  private mutating func repeatKick(
+    of id: UInt64, to address: PeerAddress, within budget: inout AmplificationBudget
+  ) {
+    guard let notice = ended[id]?.notice, let keys = front[id] else { return }
+    let size = EdgePayload.payloads(of: notice, resetValue: keys.resetValue).reduce(0) {
+      $0 + SecureFront<Crypto>.sealedSize(of: $1)
+    }
+    guard budget.spend(size) else { return }
+    _ = repeatNotice(id, to: address)
   }
 
   /// The session the request asks to resume, if the server holds it as a version 2 session
@@ -269,10 +314,17 @@ extension EdgeServer {
       counters.refusedLogins &+= 1
       return outbox.send(.limited, .login, cookie: id, to: address)
     }
+    // The session its INIT resumed was ended since with a KICK (a takeover, a kick): the
+    // KICK again, under that session's keys, as at an INIT (rule 5), and no session (these
+    // keys go once the output is written).
+    if let old = ticket.resume?.value, table[old] == nil, case .kick? = ended[old]?.notice,
+      repeatNotice(old, to: address)
+    {
+      return
+    }
     // 6 and 7. Admission; a resume first takes the new id.
     if let old = ticket.resume?.value, front.holds(old), table.rekey(old, to: id) {
       front.forget(old)
-      front.setResumed(true, of: id)
     }
     admit(
       request, cookie: id, from: address, now: now, wallClock: wallClock, budgetSettled: true)
@@ -294,8 +346,8 @@ extension EdgeServer {
   }
 
   /// A consumed ticket's CONFIRM again: the session it made gets its ACCEPT again if it is
-  /// still held at that address (its first one was lost); otherwise nothing, so a replay
-  /// after a leave makes nothing.
+  /// still held at that address (its first one was lost), saying `resumed` as the first
+  /// did; otherwise nothing, so a replay after a leave makes nothing.
   private mutating func repeatAccept(
     _ id: UInt64, to address: PeerAddress, now: Instant, wallClock: UInt64
   ) {

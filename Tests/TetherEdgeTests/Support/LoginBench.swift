@@ -15,7 +15,7 @@ import TetherSodium
 /// session's keys (nothing, for a client with no keys yet). What the edge sends is read as
 /// a device reads it and recorded as messages under the client's cookie: sealed payloads
 /// opened, a RESET as SESSION_UNKNOWN, a handshake refusal as the REFUSE, KICK BANNED or
-/// LOGIN_REFUSE it stands for.
+/// LOGIN_REFUSE it stands for, a KICK repeated to a resume of a kicked session as that KICK.
 struct LoginBench {
   var server: EdgeServer<SimCrypto>
   var now: Instant = .zero
@@ -189,6 +189,12 @@ struct LoginBench {
       guard let answer = out.first(where: { $0.address == address }) else {
         devices[cookie] = device
         return recorded
+      }
+      // Sealed DATA of the session the INIT resumes: the KICK that ended it, again (§5.5),
+      // where a handshake answer would be.
+      if answer.bytes.first == 0x07 {
+        devices[cookie] = device
+        return recorded + record(out)
       }
       switch try? device.take(answer.bytes) {
       case .established(let established)?:

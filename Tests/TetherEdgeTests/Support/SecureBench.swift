@@ -43,6 +43,16 @@ struct SecureDevice {
       .bytes
   }
 
+  /// A new attempt's INIT naming session `id` without its `k_resume`, as another holder of
+  /// a shared token can write it (it knows the device secret, not the session's keys): its
+  /// proof does not hold.
+  mutating func initiate(_ request: HandshakeRequest, forgingResumeOf id: UInt64) -> [UInt8] {
+    let forged = DeviceHandshake<SodiumCrypto>.Resume(
+      sessionID: id, key: [UInt8](repeating: 7, count: 32))
+    return try! handshake.initiate(token: token, request: request, resume: forged, cookie: cookie)
+      .bytes
+  }
+
   /// Takes a handshake answer; a RESPONSE gives the keys and the CONFIRM, a COOKIE_REPLY the
   /// cookie.
   mutating func take(_ answer: [UInt8]) throws(HandshakeError)
