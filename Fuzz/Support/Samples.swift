@@ -106,3 +106,27 @@ enum Samples {
     return messages.map { ($0.0, Packet(cookie: cookie, message: $0.1)) }
   }
 }
+
+/// A server message of the channel profile's own, built from the input (fuzz-session and
+/// fuzz-link): ACCEPT (`selector` 0), REFUSE (1), else PRESENCE of up to 7 entries.
+func channelServerMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
+  switch selector {
+  case 0:
+    return .accept(
+      JoinAccept(
+        uid: input.u32(), serverTimeMs: input.u64(),
+        tokenTimeLeftMs: input.pick([0, 1, 29_999, 30_001, 45_000], orAny: true),
+        resumed: input.bool()))
+  case 1: return .refuse(input.pick(RefuseReason.allCases))
+  default:
+    var entries: [PresenceEntry] = []
+    for _ in 0..<Int(input.u8() % 8) {
+      let uid = input.pick([1, 2, 3, 1001], orAny: true)
+      let kind = input.pick(PresenceEntry.Kind.allCases)
+      let silent = input.pick([0, 3_999, 4_000, 19_999, 20_000], orAny: true)
+      entries.append(PresenceEntry(uid: uid, kind: kind, silentForMs: silent))
+    }
+    // At most 7 entries: a digest of them always builds.
+    return .presence(try! PresenceDigest(entries))
+  }
+}

@@ -437,25 +437,7 @@ extension ChannelSession<SeededRandom>: LinkedProfile {
   static var messageKinds: UInt8 { 8 }
 
   static func ownMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
-    switch selector {
-    case 0:
-      return .accept(
-        JoinAccept(
-          uid: input.u32(), serverTimeMs: input.u64(),
-          tokenTimeLeftMs: input.pick([0, 1, 29_999, 30_001, 45_000], orAny: true),
-          resumed: input.bool()))
-    case 1: return .refuse(input.pick(RefuseReason.allCases))
-    default:
-      var entries: [PresenceEntry] = []
-      for _ in 0..<Int(input.u8() % 8) {
-        entries.append(
-          PresenceEntry(
-            uid: input.pick([1, 2, 3, 1001], orAny: true),
-            kind: input.pick(PresenceEntry.Kind.allCases),
-            silentForMs: input.pick([0, 3_999, 4_000, 20_000], orAny: true)))
-      }
-      return .presence(try! PresenceDigest(entries))
-    }
+    channelServerMessage(selector, &input)
   }
 }
 

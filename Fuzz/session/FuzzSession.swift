@@ -74,24 +74,7 @@ struct SessionDriver: SessionFuzzer {
   }
 
   static func ownMessage(_ selector: UInt8, _ input: inout FuzzInput) -> Message {
-    switch selector {
-    case 0:
-      return .accept(
-        JoinAccept(
-          uid: input.u32(), serverTimeMs: input.u64(),
-          tokenTimeLeftMs: input.pick([0, 1, 29_999, 30_001, 45_000], orAny: true),
-          resumed: input.bool()))
-    case 1: return .refuse(input.pick(RefuseReason.allCases))
-    default:  // 3
-      var entries: [PresenceEntry] = []
-      for _ in 0..<Int(input.u8() % 8) {
-        let uid = input.pick([1, 2, 3, 1001], orAny: true)
-        let kind = input.pick(PresenceEntry.Kind.allCases)
-        let silent = input.pick([0, 3_999, 4_000, 19_999, 20_000], orAny: true)
-        entries.append(PresenceEntry(uid: uid, kind: kind, silentForMs: silent))
-      }
-      return .presence(try! PresenceDigest(entries))
-    }
+    channelServerMessage(selector, &input)
   }
 
   mutating func join(uid: UInt32) {
