@@ -157,6 +157,63 @@ import TetherLab
     w.expectTapClean()
   }
 
+  /// A later datagram of each shape on A's link: flips armed once A and B are in, on the
+  /// (N+1)th DATA datagram of each size each way since (N from the seed, 1 ... 8: a later
+  /// heartbeat and its answer), and on the INIT, RESPONSE, CONFIRM and RESET of A's rejoin
+  /// after an edge restart (a second handshake's). Every offset, beside or instead of the
+  /// genuine one. Nothing on A or B but the restart's own states; B sees A leave once.
+  @Test(arguments: AttackProfile.allCases, [Attacker.Flip.inAddition, .instead])
+  func bitFlips_ofALaterDatagramOfEachShape_changeNothing(
+    _ profile: AttackProfile, _ mode: Attacker.Flip
+  ) async throws {
+    let w = try await AttackWorld.make("laterFlips-\(mode)", profile, scale: 0.25)
+    let (a, b) = try await w.twoMembers()
+    try await pause(4 * w.heartbeat)
+    let skip = 1 + Int(w.seed % 8)
+    let armed = w.mark([(a, 0), (b, 1)])
+    w.attacker.flip(mode, device: 0, skip: skip)
+    try await pause(Double(skip + 4) * w.heartbeat)
+    w.expectNoLines(since: armed, "before the restart; \(w.replay)")
+    let restartMarks = (a.lines.count, b.lines.count)
+    try w.restartEdge()
+    #expect(
+      await a.arrives("state CONNECTED", from: restartMarks.0) != nil,
+      "\(w.text(a)); \(w.replay)")
+    #expect(
+      await b.arrives("state CONNECTED", from: restartMarks.1) != nil,
+      "\(w.text(b)); \(w.replay)")
+    try await pause(4 * w.heartbeat)
+    let rejoined = w.mark([(a, 0), (b, 1)])
+    try await pause(4 * w.heartbeat)
+    w.expectNoLines(since: rejoined, "after the rejoin; \(w.replay)")
+    let before = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    #expect(
+      await b.arrives(profile.peerSawLeave(profile.members[0]), from: before) != nil, w.replay)
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+
+    let states = a.states
+    #expect(states.prefix(2) == [profile.connecting, profile.joined], "\(states); \(w.replay)")
+    let restart = states.dropFirst(2).dropLast()
+    #expect(restart.first?.hasPrefix("RECONNECTING") == true, "\(states); \(w.replay)")
+    #expect(restart.last?.hasPrefix("CONNECTED") == true, "\(states); \(w.replay)")
+    #expect(states.last?.hasPrefix("DISCONNECTED") == true, "\(states); \(w.replay)")
+    let bSawA = b.lines.filter { $0.text.contains(profile.peerSawLeave(profile.members[0])) }
+    #expect(bSawA.count == 1, "\(bSawA.map(\.text)); \(w.replay)")
+    let flips = w.attacker.flips(0)
+    // DATA: the (skip+1)th of its size, both ways; the rejoin's handshake, its first since.
+    let data = flips.filter { $0.kind == 0x07 }
+    #expect(data.allSatisfy { $0.ordinal == skip }, "\(data); \(w.replay)")
+    let kinds = Set(flips.map { "\($0.direction) \($0.kind)" })
+    let expected: Set = ["uplink 1", "downlink 2", "uplink 3", "uplink 7", "downlink 7"]
+    #expect(kinds.isSuperset(of: expected), "flipped \(kinds.sorted()); \(w.replay)")
+    print(
+      "laterFlips(\(profile), \(mode)): seed \(w.seed): skip \(skip), \(flips.count) "
+        + "datagrams flipped (kinds \(kinds.sorted())); A: \(states)")
+    w.expectTapClean()
+  }
+
   // MARK: - Replays
 
   /// Every datagram of both members' links, both ways, sent again on its own link (from
