@@ -214,6 +214,141 @@ import TetherLab
     w.expectTapClean()
   }
 
+  /// A NAT rebinding under bit flips: on the new path, the edge's first two PATH_CHALLENGEs
+  /// (DATA, 42 bytes, relayed from the new port) and the device's first two PATH_RESPONSEs
+  /// (42 bytes up within 20 ms of a challenge reaching it; their copies leave from the new
+  /// port) are flipped at every offset, beside or instead of the genuine ones. The session
+  /// moves all the same; A and B print nothing; until the move the edge sends the new
+  /// address no more than it received there, and, its RESETs to flipped copies aside, no
+  /// more than the genuine datagrams brought.
+  @Test(arguments: AttackProfile.allCases, [Attacker.Flip.inAddition, .instead])
+  func bitFlips_ofPathChallengeAndResponse_changeNothing(
+    _ profile: AttackProfile, _ mode: Attacker.Flip
+  ) async throws {
+    let w = try await AttackWorld.make("pathFlips-\(mode)", profile)
+    let (a, b) = try await w.twoMembers()
+    try await pause(3 * w.heartbeat)
+    let marks = w.mark([(a, 0), (b, 1)])
+    let rebound = monotonicSeconds()
+    w.attacker.flip(mode, device: 0, kinds: [0x07], sizes: [42], times: 2, answersWithin: 0.02)
+    let socket = try w.attacker.rebind(device: 0)
+    try await pause(30 * w.heartbeat)
+    w.expectNoLines(since: marks)
+    let traffic = w.attacker.traffic(socket: socket)
+    let oldPath = w.attacker.genuine(0).filter { $0.direction == .downlink && $0.time > rebound }
+    let moved = oldPath.last?.time ?? rebound
+    #expect(traffic.fromEdge.count > 5, "the session did not move: \(traffic); \(w.replay)")
+    #expect(
+      monotonicSeconds() - moved > 5 * w.heartbeat,
+      "the old port still hears the edge; \(w.replay)")
+    // Never more out than in; and, RESETs to flipped copies aside, never more than the
+    // genuine datagrams brought.
+    #expect(w.attacker.excess(socket: socket, until: moved) <= 0, "\(traffic); \(w.replay)")
+    #expect(
+      w.attacker.excess(socket: socket, until: moved, sessionOnly: true) <= 0,
+      "\(traffic); \(w.replay)")
+    // The challenge flipped, and a datagram of the response's size after it came.
+    let flips = w.attacker.flips(0)
+    let challenge = try #require(
+      flips.first { $0.direction == .downlink && $0.size == 42 }, "\(flips); \(w.replay)")
+    #expect(
+      flips.contains { $0.direction == .uplink && $0.time > challenge.time },
+      "no response flipped: \(flips); \(w.replay)")
+    let left = b.lines.count
+    #expect(w.leave(a) == 0, w.replay)
+    let leave = profile == .channel ? " reason=QUIT" : ""
+    #expect(
+      await b.arrives(profile.peerSawLeave(profile.members[0]) + leave, from: left) != nil, w.replay
+    )
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    print("pathFlips(\(profile), \(mode)): seed \(w.seed): flipped \(flips)")
+    w.expectTapClean()
+  }
+
+  /// The admin bans A (`tether-edge kick`; login: `--user-id`): its KICK (DATA, 35 bytes)
+  /// and the edge's repeat are flipped at every offset, beside or instead of the genuine
+  /// ones. A ends banned as without the attacker (with `.instead`, at a repeat), with no
+  /// other line; B sees A leave once, and nothing else.
+  @Test(arguments: AttackProfile.allCases, [Attacker.Flip.inAddition, .instead])
+  func bitFlips_ofAKick_changeNothingButTheKick(
+    _ profile: AttackProfile, _ mode: Attacker.Flip
+  ) async throws {
+    let w = try await AttackWorld.make("kickFlips-\(mode)", profile)
+    let (a, b) = try await w.twoMembers()
+    try await pause(2 * w.heartbeat)
+    w.attacker.flip(mode, device: 0, kinds: [0x07], sizes: [35], times: 2)
+    let marks = (a.lines.count, b.lines.count)
+    let id = profile.members[0]
+    let kick =
+      profile == .channel
+      ? try w.edge.kick(channel: Lab.channel, uid: UInt32(id) ?? 0, banSeconds: 60)
+      : try w.edge.kick(userID: id, banSeconds: 60)
+    #expect(kick.status == 0, "\(kick.lines); \(w.replay)")
+    let banned = profile == .channel ? "FAILED BANNED_BY_SERVER" : "ABORTED BANNED_BY_SERVER"
+    #expect(
+      await a.arrives("state \(banned)", from: marks.0) != nil, "\(w.text(a)); \(w.replay)")
+    #expect(
+      await b.arrives(profile.peerSawLeave(id), from: marks.1) != nil,
+      "\(w.text(b)); \(w.replay)")
+    try await pause(10 * w.heartbeat)
+    // The ban's state line and nothing else, once.
+    let aLines = w.linesSince(a, marks.0)
+    #expect(aLines.count == 1, "\(aLines); \(w.replay)")
+    #expect(a.states == [profile.connecting, profile.joined, banned], "\(a.states); \(w.replay)")
+    let bLines = w.linesSince(b, marks.1)
+    #expect(
+      bLines.count == 1 && bLines.allSatisfy { $0.contains(profile.peerSawLeave(id)) },
+      "\(bLines); \(w.replay)")
+    let flips = w.attacker.flips(0)
+    #expect(flips.contains { $0.size == 35 }, "\(flips); \(w.replay)")
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    print("kickFlips(\(profile), \(mode)): seed \(w.seed): A \(w.text(a)); flipped \(flips)")
+    w.expectTapClean()
+  }
+
+  /// A's token expires (3 s, no renewal): its TOKEN_EXPIRED (DATA, 34 bytes) and the edge's
+  /// repeat are flipped at every offset, beside or instead of the genuine ones. A ends as
+  /// its expiry ends it without the attacker (with `.instead`, at a repeat), never with
+  /// another reason; B sees A leave once, and nothing else.
+  @Test(arguments: AttackProfile.allCases, [Attacker.Flip.inAddition, .instead])
+  func bitFlips_ofATokenExpired_changeNothingButTheExpiry(
+    _ profile: AttackProfile, _ mode: Attacker.Flip
+  ) async throws {
+    let w = try await AttackWorld.make("expiryFlips-\(mode)", profile)
+    let b = try w.host("B", index: 1, member: 1)
+    #expect(await b.arrives("state \(profile.joined)") != nil, "\(w.text(b)); \(w.replay)")
+    w.attacker.flip(mode, device: 0, kinds: [0x07], sizes: [34], times: 2)
+    let a = try w.host("A", index: 0, member: 0, expireSeconds: 3)
+    #expect(await a.arrives("state \(profile.joined)") != nil, "\(w.text(a)); \(w.replay)")
+    try await pause(3 * w.heartbeat)
+    let marks = (a.lines.count, b.lines.count)
+    let id = profile.members[0]
+    #expect(
+      await b.arrives(profile.peerSawLeave(id), from: marks.1, timeout: 8) != nil,
+      "\(w.text(b)); \(w.replay)")
+    try await pause(10 * w.heartbeat)
+    // The expiry's lines and nothing else (without their times).
+    let expired =
+      profile == .channel
+      ? ["request-token", "state FAILED TOKEN_EXPIRED"]
+      : ["token-expired", "state DISCONNECTED TOKEN_EXPIRED"]
+    let aLines = w.linesSince(a, marks.0).map { $0.split(separator: " ").dropFirst() }
+    #expect(aLines.map { $0.joined(separator: " ") } == expired, "\(aLines); \(w.replay)")
+    #expect(a.states.dropLast().last == profile.joined, "\(a.states); \(w.replay)")
+    let bLines = w.linesSince(b, marks.1)
+    #expect(
+      bLines.count == 1 && bLines.allSatisfy { $0.contains(profile.peerSawLeave(id)) },
+      "\(bLines); \(w.replay)")
+    let flips = w.attacker.flips(0)
+    #expect(flips.contains { $0.size == 34 }, "\(flips); \(w.replay)")
+    print("expiryFlips(\(profile), \(mode)): seed \(w.seed): flipped \(flips)")
+    #expect(w.leave(b) == 0, w.replay)
+    w.finish()
+    w.expectTapClean()
+  }
+
   // MARK: - Replays
 
   /// Every datagram of both members' links, both ways, sent again on its own link (from
