@@ -352,6 +352,54 @@ import TetherLab
     w.expectTapClean()
   }
 
+  /// A live renewal (login: the host renews at token-expired, which comes while its link is
+  /// cut; once back, it sends RENEW_TOKEN, DATA of 253 bytes, and the edge answers
+  /// TOKEN_RENEWED, 39): the first two of each flipped at every offset, beside or instead of
+  /// the genuine ones. The renewal completes (a genuine TOKEN_RENEWED reaches A), and
+  /// neither A after its return nor B after seeing it prints anything. Login only: the
+  /// channel host renews from FAILED/TOKEN_EXPIRED, which is a new handshake, not a
+  /// RENEW_TOKEN (its flips are the rejoin's, in the tests above).
+  @Test(arguments: [Attacker.Flip.inAddition, .instead])
+  func bitFlips_ofALiveRenewal_changeNothing(_ mode: Attacker.Flip) async throws {
+    let profile = AttackProfile.login
+    let w = try await AttackWorld.make("renewalFlips-\(mode)", profile)
+    let renewal = try w.token(member: 0)
+    w.note(token: renewal, of: "A's renewal")
+    let b = try w.host("B", index: 1, member: 1)
+    #expect(await b.arrives("state \(profile.joined)") != nil, "\(w.text(b)); \(w.replay)")
+    w.attacker.flip(mode, device: 0, kinds: [0x07], sizes: [253, 39], times: 2)
+    let a = try w.host(
+      "A", index: 0, member: 0, expireSeconds: 3, extra: ["--renew-token", renewal])
+    #expect(await a.arrives("state \(profile.joined)") != nil, "\(w.text(a)); \(w.replay)")
+    let cut = a.lines.count
+    w.proxy.cut(0)
+    #expect(
+      await a.arrives("token-expired", from: cut, timeout: 6) != nil, "\(w.text(a)); \(w.replay)")
+    #expect(await a.arrives("renew-token rc=0", from: cut) != nil, "\(w.text(a)); \(w.replay)")
+    let renewed = a.lines.count
+    w.proxy.heal(0)
+    let back = try #require(
+      await a.arrives("state CONNECTED", from: renewed), "\(w.text(a)); \(w.replay)")
+    try await pause(20 * w.heartbeat)
+    // Nothing after A's return, nor after B's last line that came with it (B sees A again if
+    // the cut outlived A's session at the edge, as without the attacker).
+    let aAfter = a.lines.filter { $0.time > back.time }.map(\.text)
+    #expect(aAfter == [], "\(aAfter); \(w.replay)")
+    let bAfter = b.lines.filter { $0.time > back.time + 0.5 * w.heartbeat }.map(\.text)
+    #expect(bAfter == [], "\(bAfter); \(w.replay)")
+    let flips = w.attacker.flips(0)
+    let flippedAnswers = flips.filter { $0.direction == .downlink && $0.size == 39 }.count
+    #expect(flips.contains { $0.direction == .uplink && $0.size == 253 }, "\(flips); \(w.replay)")
+    #expect(flippedAnswers > 0, "\(flips); \(w.replay)")
+    // A genuine TOKEN_RENEWED went through: with `.instead`, one after the flipped ones.
+    let answers = w.attacker.genuine(0).filter { $0.direction == .downlink && $0.bytes.count == 39 }
+    #expect(answers.count > (mode == .instead ? flippedAnswers : 0), "\(flips); \(w.replay)")
+    #expect(w.leave(a) == 0 && w.leave(b) == 0, w.replay)
+    w.finish()
+    print("renewalFlips(\(mode)): seed \(w.seed): flipped \(flips)")
+    w.expectTapClean()
+  }
+
   // MARK: - Replays
 
   /// Every datagram of both members' links, both ways, sent again on its own link (from
