@@ -368,13 +368,14 @@ import TetherLab
     let b = try w.host("B", index: 1, member: 1)
     #expect(await b.arrives("state \(profile.joined)") != nil, "\(w.text(b)); \(w.replay)")
     w.attacker.flip(mode, device: 0, kinds: [0x07], sizes: [253, 39], times: 2)
+    // 6 s: the cut must come before the expiry, and under load this task may resume late.
     let a = try w.host(
-      "A", index: 0, member: 0, expireSeconds: 3, extra: ["--renew-token", renewal])
+      "A", index: 0, member: 0, expireSeconds: 6, extra: ["--renew-token", renewal])
     #expect(await a.arrives("state \(profile.joined)") != nil, "\(w.text(a)); \(w.replay)")
     let cut = a.lines.count
     w.proxy.cut(0)
     #expect(
-      await a.arrives("token-expired", from: cut, timeout: 6) != nil, "\(w.text(a)); \(w.replay)")
+      await a.arrives("token-expired", from: cut, timeout: 9) != nil, "\(w.text(a)); \(w.replay)")
     #expect(await a.arrives("renew-token rc=0", from: cut) != nil, "\(w.text(a)); \(w.replay)")
     let renewed = a.lines.count
     w.proxy.heal(0)
