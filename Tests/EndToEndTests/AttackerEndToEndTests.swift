@@ -234,19 +234,8 @@ import TetherLab
     let socket = try w.attacker.rebind(device: 0)
     try await pause(30 * w.heartbeat)
     w.expectNoLines(since: marks)
-    let traffic = w.attacker.traffic(socket: socket)
-    let oldPath = w.attacker.genuine(0).filter { $0.direction == .downlink && $0.time > rebound }
-    let moved = oldPath.last?.time ?? rebound
-    #expect(traffic.fromEdge.count > 5, "the session did not move: \(traffic); \(w.replay)")
-    #expect(
-      monotonicSeconds() - moved > 5 * w.heartbeat,
-      "the old port still hears the edge; \(w.replay)")
-    // Never more out than in; and, RESETs to flipped copies aside, never more than the
-    // genuine datagrams brought.
-    #expect(w.attacker.excess(socket: socket, until: moved) <= 0, "\(traffic); \(w.replay)")
-    #expect(
-      w.attacker.excess(socket: socket, until: moved, sessionOnly: true) <= 0,
-      "\(traffic); \(w.replay)")
+    // RESETs to flipped copies aside, never more than the genuine datagrams brought.
+    w.expectMoved(socket: socket, since: rebound, sessionOnly: true)
     // The challenge flipped, and a datagram of the response's size after it came.
     let flips = w.attacker.flips(0)
     let challenge = try #require(
@@ -254,13 +243,7 @@ import TetherLab
     #expect(
       flips.contains { $0.direction == .uplink && $0.time > challenge.time },
       "no response flipped: \(flips); \(w.replay)")
-    let left = b.lines.count
-    #expect(w.leave(a) == 0, w.replay)
-    let leave = profile == .channel ? " reason=QUIT" : ""
-    #expect(
-      await b.arrives(profile.peerSawLeave(profile.members[0]) + leave, from: left) != nil, w.replay
-    )
-    #expect(w.leave(b) == 0, w.replay)
+    await w.expectLeaveSeen(a, by: b)
     w.finish()
     print("pathFlips(\(profile), \(mode)): seed \(w.seed): flipped \(flips)")
     w.expectTapClean()
@@ -528,13 +511,7 @@ import TetherLab
     w.expectNoLines(since: marks)
     let traffic = w.attacker.traffic(socket: socket)
     #expect(w.attacker.excess(socket: socket) <= 0, "\(traffic); \(w.replay)")
-    let left = b.lines.count
-    #expect(w.leave(a) == 0, w.replay)
-    let leave = profile == .channel ? " reason=QUIT" : ""
-    #expect(
-      await b.arrives(profile.peerSawLeave(profile.members[0]) + leave, from: left) != nil, w.replay
-    )
-    #expect(w.leave(b) == 0, w.replay)
+    await w.expectLeaveSeen(a, by: b)
     w.finish()
     print(
       "movedCopies(\(profile)): \(traffic.toEdge.count) datagrams "
@@ -594,21 +571,8 @@ import TetherLab
     let socket = try w.attacker.rebind(device: 0)
     try await pause(20 * w.heartbeat)
     w.expectNoLines(since: marks)
-    let traffic = w.attacker.traffic(socket: socket)
-    let oldPath = w.attacker.genuine(0).filter { $0.direction == .downlink && $0.time > rebound }
-    let moved = oldPath.last?.time ?? rebound
-    #expect(traffic.fromEdge.count > 5, "the session did not move: \(traffic); \(w.replay)")
-    #expect(
-      monotonicSeconds() - moved > 5 * w.heartbeat,
-      "the old port still hears the edge; \(w.replay)")
-    #expect(w.attacker.excess(socket: socket, until: moved) <= 0, "\(traffic); \(w.replay)")
-    let left = b.lines.count
-    #expect(w.leave(a) == 0, w.replay)
-    let leave = profile == .channel ? " reason=QUIT" : ""
-    #expect(
-      await b.arrives(profile.peerSawLeave(profile.members[0]) + leave, from: left) != nil, w.replay
-    )
-    #expect(w.leave(b) == 0, w.replay)
+    let (moved, oldPath) = w.expectMoved(socket: socket, since: rebound)
+    await w.expectLeaveSeen(a, by: b)
     w.finish()
     print(
       "natRebinding(\(profile)): \(oldPath.count) datagrams on the old port after the move, "
