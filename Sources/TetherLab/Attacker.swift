@@ -15,6 +15,10 @@ public struct AttackRecord: Sendable {
     case injected
     /// Sent from (uplink) or received on (downlink) the attacker's socket of this index.
     case socket(Int)
+    /// A flipped copy of a moved datagram, sent from the attacker's socket of this index:
+    /// not counted as bytes the edge received there (``Attacker/excess(socket:until:)``),
+    /// since the edge's budget for an address counts only datagrams that opened.
+    case flippedFrom(Int)
   }
 
   public let time: Double
@@ -43,11 +47,33 @@ public final class Attacker: @unchecked Sendable {
   /// place (the genuine one is dropped: the protocol must recover as from a loss).
   public enum Flip: Sendable { case inAddition, instead }
 
+  /// One datagram the attacker flipped (its copies sent), when, and which way.
+  public struct FlipRecord: Sendable {
+    public let time: Double
+    public let direction: FaultDirection
+    public let kind: UInt8
+    public let size: Int
+    /// Which datagram of its shape since the flips were armed (0: the first).
+    public let ordinal: Int
+  }
+
   /// What the attacker does on one device's link; under `lock`.
   private struct Policy {
     var flip: Flip?
-    /// The shapes (direction, kind, DATA's size) already flipped: each once.
+    /// The shapes (direction, kind, DATA's size) flipped so far.
     var flipped: Set<Int> = []
+    /// How many datagrams of each shape the link carried since the flips were armed.
+    var seen: [Int: Int] = [:]
+    /// Of each shape, datagrams `flipSkip ..< flipSkip + flipTimes` are flipped.
+    var flipSkip = 0
+    var flipTimes = 1
+    /// The DATA sizes flipped (nil: all); other kinds are not filtered by size.
+    var flipSizes: Set<Int>?
+    var flipLog: [FlipRecord] = []
+    /// When set, an uplink datagram is flipped only this soon after a datagram a relaying
+    /// socket delivered (the device's answer to it: a PATH_RESPONSE).
+    var flipAnswersWithin: Double?
+    var lastRelayed = -Double.infinity
     var replayAfter: [Double] = []
     /// Every uplink datagram also sent from this socket (moved copies).
     var copyTo: Int?
@@ -151,23 +177,39 @@ public final class Attacker: @unchecked Sendable {
   /// From now on, the first datagram of each shape (direction, kind, and a DATA's size) on
   /// device `i`'s link is flipped at every offset, one bit a copy (bit `offset % 8`), and the
   /// copies sent before it (``Flip/inAddition``) or in its place (``Flip/instead``). Nil
-  /// stops.
+  /// stops. With `skip` and `times`, datagrams `skip ..< skip + times` of each DATA shape
+  /// (counted from now) instead of the first: a later one, a repeat; of the other kinds
+  /// (handshakes, refusals, RESET: the next join's), the first `times` from now. With
+  /// `answersWithin`, an uplink datagram only that many seconds after the edge's datagram
+  /// reached the device from a relaying socket (the device's answer to a PATH_CHALLENGE). Datagrams the edge
+  /// sends a relaying socket (``rebind(device:)``) are flipped as the link's, and so are
+  /// the device's moved datagrams, whose copies leave from the new socket.
   ///
   /// With `spareToken` (the default) an INIT's copies leave its token (`W`, bytes
   /// 50 ..< 269) alone: the edge answers a `W` it cannot open with REFUSE_CLEAR, which
   /// echoes the nonce in clear, unaltered by such a flip, so the device takes it and ends
   /// its join as an invalid token. That is the on-path attacker's one documented power
   /// (docs/SECURITY.md: a REFUSE_CLEAR for an INIT it saw), shown apart.
-  /// `kinds`: only datagrams of these kinds (byte 0) are flipped; nil, every kind.
+  /// `kinds`: only datagrams of these kinds (byte 0) are flipped; nil, every kind. `sizes`:
+  /// only DATA datagrams of these sizes (a notice's size names it, docs/PROTOCOL.md §12.7).
   public func flip(
-    _ mode: Flip?, device: Int, spareToken: Bool = true, kinds: Set<UInt8>? = nil
+    _ mode: Flip?, device: Int, spareToken: Bool = true, kinds: Set<UInt8>? = nil,
+    sizes: Set<Int>? = nil, skip: Int = 0, times: Int = 1, answersWithin: Double? = nil
   ) {
     locked {
       policies[device].flip = mode
       policies[device].spareToken = spareToken
       policies[device].flipKinds = kinds
+      policies[device].flipSizes = sizes
+      policies[device].flipSkip = skip
+      policies[device].flipTimes = times
+      policies[device].flipAnswersWithin = answersWithin
+      policies[device].seen = [:]
     }
   }
+
+  /// Every datagram of device `i`'s link flipped so far, in order.
+  public func flips(_ device: Int) -> [FlipRecord] { locked { policies[device].flipLog } }
 
   /// Where an INIT carries the token's public header and sealed part (docs/PROTOCOL.md
   /// §12.5).
@@ -269,12 +311,22 @@ public final class Attacker: @unchecked Sendable {
 
   /// The most the edge had sent socket `index` beyond what it had received from it, at
   /// any moment up to `until` (0 or less: never more out than in). A datagram from the
-  /// edge counts at its arrival, after every datagram sent before it.
-  public func excess(socket index: Int, until: Double = .infinity) -> Int {
+  /// edge counts at its arrival, after every datagram sent before it. Flipped copies sent
+  /// from the socket count as bytes in (the edge received them), unless `sessionOnly`:
+  /// then only what a session's budget for an unvalidated address counts
+  /// (docs/PROTOCOL.md §12.11): no flipped copy in (none opens), and no RESET out (the
+  /// edge's answer to a copy whose session id a flip changed, 25 bytes for 42 or more).
+  public func excess(socket index: Int, until: Double = .infinity, sessionOnly: Bool = false)
+    -> Int
+  {
     var balance = 0
     var worst = Int.min
-    let mine = records.enumerated().filter { $0.element.origin == .socket(index) }
-      .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+    let mine = records.enumerated().filter { entry in
+      let record = entry.element
+      if sessionOnly { return record.origin == .socket(index) && record.kind != 0x08 }
+      return record.origin == .socket(index) || record.origin == .flippedFrom(index)
+    }
+    .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
     for record in mine where record.time <= until {
       balance += record.direction == .downlink ? record.bytes.count : -record.bytes.count
       worst = max(worst, balance)
@@ -338,6 +390,7 @@ public final class Attacker: @unchecked Sendable {
     var toLink: [[UInt8]] = []
     var forged: [[UInt8]] = []
     var fromSocket: [Int] = []
+    var flippedFromSocket: (copies: [[UInt8]], socket: Int)?
     var forge = false
     let isInit = direction == .uplink && bytes.first == 0x01 && bytes.count >= 18
     let nonce = isInit ? Array(bytes[2..<18]) : []
@@ -352,13 +405,12 @@ public final class Attacker: @unchecked Sendable {
         pass = false
       }
       if isInit, policy.forgeAtInit { policy.forgedAtInits += 1 }
-      if let mode = policy.flip, policy.flipKinds?.contains(bytes.first ?? 0) ?? true,
-        policy.flipped.insert(Self.shape(bytes, direction)).inserted
-      {
-        toLink = (0..<bytes.count).filter { offset in
-          !(isInit && policy.spareToken && Self.initToken.contains(offset))
-        }.map { Self.flipped(bytes, at: $0) }
-        if mode == .instead { pass = false }
+      let flips = Self.flips(&policy, direction, bytes, now: now)
+      if flips.drop { pass = false }
+      if direction == .uplink, let index = policy.moveTo {
+        flippedFromSocket = (flips.copies, index)
+      } else {
+        toLink = flips.copies
       }
       for delay in policy.replayAfter {
         scheduled.append(
@@ -368,7 +420,7 @@ public final class Attacker: @unchecked Sendable {
       if direction == .uplink {
         if let index = policy.copyTo { fromSocket.append(index) }
         if let index = policy.moveTo {
-          fromSocket.append(index)
+          if pass { fromSocket.append(index) }
           pass = false
         }
       }
@@ -381,8 +433,47 @@ public final class Attacker: @unchecked Sendable {
     if forge { forged += forgeries(nonce: nonce) }
     for datagram in forged { inject(datagram, device: device, .downlink) }
     for datagram in toLink { inject(datagram, device: device, direction) }
+    if let (copies, index) = flippedFromSocket {
+      let fd = locked { sockets[index].fd }
+      for copy in copies {
+        note(copy, device: device, .uplink, .flippedFrom(index))
+        Loopback.send(fd, copy)
+      }
+    }
     for index in fromSocket { send(bytes, fromSocket: index) }
     return pass
+  }
+
+  /// The flipped copies of `bytes` as `policy` arms them (none when it does not), and
+  /// whether the genuine datagram is dropped (``Flip/instead``); counts its shape.
+  private static func flips(
+    _ policy: inout Policy, _ direction: FaultDirection, _ bytes: [UInt8], now: Double
+  ) -> (copies: [[UInt8]], drop: Bool) {
+    let kind = bytes.first ?? 0
+    guard let mode = policy.flip, policy.flipKinds?.contains(kind) ?? true,
+      kind != 0x07 || policy.flipSizes?.contains(bytes.count) ?? true
+    else { return ([], false) }
+    if direction == .uplink, let window = policy.flipAnswersWithin,
+      now - policy.lastRelayed > window
+    {
+      return ([], false)
+    }
+    let shape = Self.shape(bytes, direction)
+    let ordinal = policy.seen[shape, default: 0]
+    policy.seen[shape] = ordinal + 1
+    let skip = kind == 0x07 ? policy.flipSkip : 0
+    guard ordinal >= skip, ordinal < skip + policy.flipTimes else {
+      return ([], false)
+    }
+    policy.flipped.insert(shape)
+    policy.flipLog.append(
+      FlipRecord(
+        time: now, direction: direction, kind: kind, size: bytes.count, ordinal: ordinal))
+    let isInit = direction == .uplink && kind == 0x01
+    let copies = (0..<bytes.count).filter { offset in
+      !(isInit && policy.spareToken && Self.initToken.contains(offset))
+    }.map { Self.flipped(bytes, at: $0) }
+    return (copies, mode == .instead)
   }
 
   /// Direction, kind, and a DATA datagram's size (which names its message, ``WireShape``).
@@ -409,7 +500,15 @@ public final class Attacker: @unchecked Sendable {
           let bytes = Array(buffer[0..<n])
           let socket = open[index]
           note(bytes, device: socket.device, .downlink, .socket(index))
-          if socket.relays { proxy.inject(bytes, device: socket.device, .downlink) }
+          guard socket.relays else { continue }
+          let flips = locked {
+            let now = monotonicSeconds()
+            let flips = Self.flips(&policies[socket.device], .downlink, bytes, now: now)
+            if !flips.drop { policies[socket.device].lastRelayed = now }
+            return flips
+          }
+          for copy in flips.copies { inject(copy, device: socket.device, .downlink) }
+          if !flips.drop { proxy.inject(bytes, device: socket.device, .downlink) }
         }
       }
     }

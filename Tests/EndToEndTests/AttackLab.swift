@@ -274,6 +274,50 @@ final class AttackWorld: @unchecked Sendable {
     return nil
   }
 
+  /// Link 0's session moved to the attacker's relaying socket `socket` after `rebound`: the
+  /// edge sent the new port more than five datagrams and the old port nothing for the last
+  /// five heartbeats, and until the move never sent the new port more than it received
+  /// there (``Attacker/excess(socket:until:sessionOnly:)``). When it moved (the old port's
+  /// last datagram), and what the old port heard after `rebound`.
+  @discardableResult
+  func expectMoved(
+    socket: Int, since rebound: Double, sessionOnly: Bool = false,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) -> (moved: Double, oldPath: [AttackRecord]) {
+    let traffic = attacker.traffic(socket: socket)
+    let oldPath = attacker.genuine(0).filter { $0.direction == .downlink && $0.time > rebound }
+    let moved = oldPath.last?.time ?? rebound
+    #expect(
+      traffic.fromEdge.count > 5, "the session did not move: \(traffic); \(replay)",
+      sourceLocation: sourceLocation)
+    #expect(
+      monotonicSeconds() - moved > 5 * heartbeat, "the old port still hears the edge; \(replay)",
+      sourceLocation: sourceLocation)
+    #expect(
+      attacker.excess(socket: socket, until: moved) <= 0, "\(traffic); \(replay)",
+      sourceLocation: sourceLocation)
+    if sessionOnly {
+      #expect(
+        attacker.excess(socket: socket, until: moved, sessionOnly: true) <= 0,
+        "\(traffic); \(replay)", sourceLocation: sourceLocation)
+    }
+    return (moved, oldPath)
+  }
+
+  /// `a` (member 0) leaves and `b` sees it leave (channel: reason QUIT), then `b` leaves.
+  func expectLeaveSeen(
+    _ a: any HostProcess, by b: any HostProcess,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) async {
+    let left = b.lines.count
+    #expect(leave(a) == 0, replay, sourceLocation: sourceLocation)
+    let reason = profile == .channel ? " reason=QUIT" : ""
+    #expect(
+      await b.arrives(profile.peerSawLeave(profile.members[0]) + reason, from: left) != nil,
+      "\(text(b)); \(replay)", sourceLocation: sourceLocation)
+    #expect(leave(b) == 0, replay, sourceLocation: sourceLocation)
+  }
+
   /// Every line `host` printed, for a failure's message.
   func text(_ host: any HostProcess) -> [String] { host.lines.map(\.text) }
 
