@@ -22,7 +22,7 @@ expect() { # PATTERN COUNT WHAT
   [ "$(grep -cE "$1" "$out")" = "$2" ] || { cat "$out"; echo "bench-smoke: $3 did not report" >&2; exit 1; }
   # A row whose sessions did not all join measured nothing: tether-bench marks it
   # "(K of N connected)", and it must not pass as a measured row.
-  if grep -E "$1" "$out" | grep -q ' connected)'; then
+  if grep -E "$1" "$out" | grep ' connected)' > /dev/null; then
     cat "$out"
     echo "bench-smoke: $3: a row's sessions did not all connect" >&2
     exit 1

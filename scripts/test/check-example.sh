@@ -52,7 +52,7 @@ fail() {
 mark() { wc -l < "$1" 2>/dev/null || echo 0; }
 wait_for() {
   local end=$((SECONDS + $3))
-  until tail -n +"$((${4:-0} + 1))" "$1" 2>/dev/null | grep -qF -- "$2"; do
+  until tail -n +"$((${4:-0} + 1))" "$1" 2>/dev/null | grep -F -- "$2" > /dev/null; do
     [ $SECONDS -lt $end ] || fail "no '$2' in $1 after line ${4:-0} within $3 s"
     sleep 0.05
   done

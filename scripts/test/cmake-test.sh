@@ -44,22 +44,22 @@ app_checks() { # ARCH DIR static|shared: build examples/cmake in DIR, check and 
     { cat "$dir-build.log"; fail "$arch $kind: examples/cmake did not build"; }
   app=$dir/tether-app
   tether_arch "$arch"
-  readelf -h "$app" | grep -q "Machine: *$ELF_MACHINE\$" || fail "$arch $kind: $app is not $ELF_MACHINE"
+  readelf -h "$app" | grep "Machine: *$ELF_MACHINE\$" > /dev/null || fail "$arch $kind: $app is not $ELF_MACHINE"
   needed=$(readelf -d "$app" | sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p' | sort | paste -sd' ')
   [[ " $needed " == *" libev.so.4 "* ]] || fail "$arch $kind: libev.so.4 not needed ($needed)"
   if [ "$kind" = static ]; then
     # Tether inside calls libsodium itself (shared, as libev).
     [[ " $needed " == *" libsodium.so.23 "* ]] || fail "$arch static: libsodium.so.23 not needed ($needed)"
     [[ " $needed " != *" libtether.so.0 "* ]] || fail "$arch static: needs libtether.so.0 ($needed)"
-    "${CROSS}nm" "$app" | grep -q ' T tether_engine_create$' || fail "$arch static: Tether is not inside"
+    "${CROSS}nm" "$app" | grep ' T tether_engine_create$' > /dev/null || fail "$arch static: Tether is not inside"
     rtm=$("${CROSS}nm" "$app" | grep -c ' T tether_rtm_' || true)
     [ "$rtm" = 0 ] || fail "$arch static: $rtm functions of the login profile linked in"
   else
     [[ " $needed " == *" libtether.so.0 "* ]] || fail "$arch shared: libtether.so.0 not needed ($needed)"
     # libtether.so.0 names libsodium itself (the app may not, with --as-needed).
-    readelf -d "$prefix/lib/libtether.so.0" | grep -q 'NEEDED.*\[libsodium\.so\.23\]' ||
+    readelf -d "$prefix/lib/libtether.so.0" | grep 'NEEDED.*\[libsodium\.so\.23\]' > /dev/null ||
       fail "$arch shared: the installed libtether.so.0 does not need libsodium.so.23"
-    readelf -d "$app" | grep -q "R.*PATH.*$prefix/lib" || fail "$arch shared: no run path to $prefix/lib"
+    readelf -d "$app" | grep "R.*PATH.*$prefix/lib" > /dev/null || fail "$arch shared: no run path to $prefix/lib"
   fi
   out=$("${QEMU[@]}" "$app" 2>&1) || { echo "$out"; fail "$arch $kind: tether-app failed"; }
   [ "$(echo "$out" | tail -1)" = ok ] || { echo "$out"; fail "$arch $kind: tether-app did not say ok"; }

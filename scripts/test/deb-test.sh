@@ -53,7 +53,7 @@ check_depends() { # DEB BINARY: Depends names the package of each library BINARY
   for lib in $(readelf -d "$2" | sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p'); do
     pkg=$(package_of "$lib")
     # shellcheck disable=SC2001
-    sed 's/ *([^)]*)//g; s/, */\n/g' <<< "$depends" | grep -qxF "$pkg" ||
+    sed 's/ *([^)]*)//g; s/, */\n/g' <<< "$depends" | grep -xF "$pkg" > /dev/null ||
       fail "$(basename "$1"): needs $lib but Depends '$depends' has no $pkg"
   done
 }
@@ -68,7 +68,7 @@ run_app() { # LABEL APP LIBDIR: run it with the unpacked libtether.so.0 and chec
   local out loaded
   out=$(LD_LIBRARY_PATH=$3 "${QEMU[@]}" "$2" 2>&1) || { echo "$out"; fail "$1: failed"; }
   [ "$(echo "$out" | tail -1)" = ok ] || { echo "$out"; fail "$1: did not say ok"; }
-  if readelf -d "$2" | grep -q 'NEEDED.*libtether\.so\.0'; then
+  if readelf -d "$2" | grep 'NEEDED.*libtether\.so\.0' > /dev/null; then
     # The program's own loader says which libtether.so.0 it takes (what ldd asks it).
     local interp
     interp=$(readelf -l "$2" | sed -nE 's/.*program interpreter: (.*)\]/\1/p')
@@ -105,7 +105,7 @@ for arch in "$@"; do
     "$ma/pkgconfig/" "$ma/pkgconfig/tether.pc" usr/share/ usr/share/doc/ \
     usr/share/doc/libtether-dev/ usr/share/doc/libtether-dev/README.md \
     usr/share/doc/libtether-dev/copyright usr/share/doc/libtether-dev/changelog.gz "${docs[@]}"
-  dpkg-deb --contents "$dev" | grep -q " ./$ma/libtether.so -> libtether.so.0\$" ||
+  dpkg-deb --contents "$dev" | grep " ./$ma/libtether.so -> libtether.so.0\$" > /dev/null ||
     fail "$(basename "$dev"): libtether.so is not a link to libtether.so.0"
 
   root=$debs/test/$arch/root
@@ -114,8 +114,8 @@ for arch in "$@"; do
   dpkg-deb -x "$lib0" "$root"
   dpkg-deb -x "$dev" "$root"
   so=$root/$ma/libtether.so.0
-  readelf -d "$so" | grep -q 'SONAME.*\[libtether\.so\.0\]' || fail "$(basename "$lib0"): SONAME is not libtether.so.0"
-  readelf -h "$so" | grep -q "Machine: *$ELF_MACHINE\$" || fail "$(basename "$lib0"): not $ELF_MACHINE code"
+  readelf -d "$so" | grep 'SONAME.*\[libtether\.so\.0\]' > /dev/null || fail "$(basename "$lib0"): SONAME is not libtether.so.0"
+  readelf -h "$so" | grep "Machine: *$ELF_MACHINE\$" > /dev/null || fail "$(basename "$lib0"): not $ELF_MACHINE code"
   check_depends "$lib0" "$so"
   grep -qx 'prefix=/usr' "$root/$ma/pkgconfig/tether.pc" &&
     grep -qx "libdir=\${prefix}/lib/$MULTIARCH" "$root/$ma/pkgconfig/tether.pc" ||
