@@ -113,8 +113,7 @@ public final class Attacker: @unchecked Sendable {
   private var log: [AttackRecord] = []
   private var scheduled: [Scheduled] = []
   private var random: UInt64
-  private var running = true
-  private var thread: Thread?
+  private let worker = LabThread()
 
   /// An attacker on every link of `proxy` (`devices` of them, to the edge at
   /// 127.0.0.1:`edgePort`), passive until armed; `seed` makes its garbage.
@@ -126,23 +125,16 @@ public final class Attacker: @unchecked Sendable {
     proxy.intercept { [weak self] device, direction, bytes in
       self?.intercept(device: device, direction: direction, bytes: bytes) ?? true
     }
-    let thread = Thread { [weak self] in
-      while let self, self.locked({ self.running }) { self.turn() }
+    worker.start { [weak self] in
+      while let self, self.worker.isRunning { self.turn() }
     }
-    self.thread = thread
-    thread.start()
   }
 
   deinit { stop() }
 
   /// Ends the thread and closes the attacker's sockets; once.
   public func stop() {
-    let wasRunning = locked {
-      defer { running = false }
-      return running
-    }
-    guard wasRunning else { return }
-    while thread?.isFinished == false { usleep(1000) }
+    guard worker.stop() else { return }
     for socket in locked({ sockets }) { close(socket.fd) }
   }
 

@@ -81,11 +81,10 @@ public final class FaultProxy: @unchecked Sendable {
   private let dice: FaultDice
   private let sockets: [Sockets]
   private let lock = NSLock()
-  /// Under `lock`, with `pending` and `running`.
+  /// Under `lock`, with `pending`.
   private var links: [Link]
   private var pending: [Pending] = []
-  private var running = true
-  private var thread: Thread?
+  private let worker = LabThread()
   /// An ``Attacker`` on the path, under `lock`: sees each datagram as it arrives, before
   /// the faults; false keeps the proxy from passing it on.
   private var interceptor: (@Sendable (Int, FaultDirection, [UInt8]) -> Bool)?
@@ -99,9 +98,7 @@ public final class FaultProxy: @unchecked Sendable {
         front: try Loopback.socket(), back: try Loopback.socket(peer: edgePort))
     }
     links = Array(repeating: Link(), count: devices)
-    let thread = Thread { [unowned self] in self.loop() }
-    self.thread = thread
-    thread.start()
+    worker.start { [unowned self] in self.loop() }
   }
 
   deinit { stop() }
@@ -167,12 +164,7 @@ public final class FaultProxy: @unchecked Sendable {
 
   /// Ends the thread and closes the sockets; once (later calls do nothing).
   public func stop() {
-    let wasRunning = locked {
-      defer { running = false }
-      return running
-    }
-    guard wasRunning else { return }
-    while thread?.isFinished == false { usleep(1000) }
+    guard worker.stop() else { return }
     for socket in sockets {
       close(socket.front)
       close(socket.back)
@@ -195,7 +187,7 @@ public final class FaultProxy: @unchecked Sendable {
       ]
     }
     var buffer = [UInt8](repeating: 0, count: 2048)
-    while locked({ running }) {
+    while worker.isRunning {
       sendDue()
       guard poll(&fds, nfds_t(fds.count), pollTimeout()) > 0 else { continue }
       // POLLERR too: an ICMP "port unreachable" while the edge is down is read (and
