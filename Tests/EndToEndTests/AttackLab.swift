@@ -109,6 +109,45 @@ final class AttackWorld: @unchecked Sendable {
     return monotonicSeconds()
   }
 
+  /// ``restartEdge()``, then waits until `a` and `b` print CONNECTED again (each expected);
+  /// when the new edge was listening.
+  @discardableResult
+  func restartEdgeAndRejoin(
+    _ a: any HostProcess, _ b: any HostProcess, sourceLocation: SourceLocation = #_sourceLocation
+  ) async throws -> Double {
+    let marks = (a.lines.count, b.lines.count)
+    let back = try restartEdge()
+    #expect(
+      await a.arrives("state CONNECTED", from: marks.0) != nil, "\(text(a)); \(replay)",
+      sourceLocation: sourceLocation)
+    #expect(
+      await b.arrives("state CONNECTED", from: marks.1) != nil, "\(text(b)); \(replay)",
+      sourceLocation: sourceLocation)
+    return back
+  }
+
+  /// The states of a host that joined, met one edge restart and left: joined first; across
+  /// the restart RECONNECTING (a RESET's, or INTERRUPTED if the restart was slow) and back to
+  /// CONNECTED (more than one round of it only if the restart took that long); then the
+  /// leave.
+  func expectJoinedRejoinedLeft(
+    _ states: [String], sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    #expect(
+      states.prefix(2) == [profile.connecting, profile.joined], "\(states); \(replay)",
+      sourceLocation: sourceLocation)
+    let restart = states.dropFirst(2).dropLast()
+    #expect(
+      restart.first?.hasPrefix("RECONNECTING") == true, "\(states); \(replay)",
+      sourceLocation: sourceLocation)
+    #expect(
+      restart.last?.hasPrefix("CONNECTED") == true, "\(states); \(replay)",
+      sourceLocation: sourceLocation)
+    #expect(
+      states.last?.hasPrefix("DISCONNECTED") == true, "\(states); \(replay)",
+      sourceLocation: sourceLocation)
+  }
+
   /// A host of the profile through proxy link `index`, named `name`, as member
   /// `profile.members[member]`; with `token`, that text instead of a token for it.
   func host(

@@ -66,14 +66,7 @@ import TetherLab
     let joined = w.mark([(a, 0), (b, 1)])
     try await pause(4 * w.heartbeat)
     w.expectNoLines(since: joined, "before the restart; \(w.replay)")
-    let restartMarks = (a.lines.count, b.lines.count)
-    let back = try w.restartEdge()
-    #expect(
-      await a.arrives("state CONNECTED", from: restartMarks.0) != nil,
-      "\(w.text(a)); \(w.replay)")
-    #expect(
-      await b.arrives("state CONNECTED", from: restartMarks.1) != nil,
-      "\(w.text(b)); \(w.replay)")
+    let back = try await w.restartEdgeAndRejoin(a, b)
     try await pause(4 * w.heartbeat)
     let rejoined = w.mark([(a, 0), (b, 1)])
     try await pause(4 * w.heartbeat)
@@ -87,14 +80,8 @@ import TetherLab
     w.finish()
 
     let states = a.states
-    #expect(states.prefix(2) == [profile.connecting, profile.joined], "\(states); \(w.replay)")
-    // Across the restart: RECONNECTING (a RESET's, or INTERRUPTED if the restart was slow),
-    // and back to CONNECTED (more than one round of it only if the restart took that long:
-    // the quiet stretches before and after are judged above); then the leave.
-    let restart = states.dropFirst(2).dropLast()
-    #expect(restart.first?.hasPrefix("RECONNECTING") == true, "\(states); \(w.replay)")
-    #expect(restart.last?.hasPrefix("CONNECTED") == true, "\(states); \(w.replay)")
-    #expect(states.last?.hasPrefix("DISCONNECTED") == true, "\(states); \(w.replay)")
+    // (The quiet stretches before and after the restart are judged above.)
+    w.expectJoinedRejoinedLeft(states)
     #expect(refused.states == [profile.connecting, appRefused], w.replay)
     #expect(forged.states == [profile.connecting, tokenRefused], w.replay)
     let aSawB = a.lines.filter { $0.text.contains(profile.peerSawLeave(profile.members[1])) }
@@ -174,14 +161,7 @@ import TetherLab
     w.attacker.flip(mode, device: 0, skip: skip)
     try await pause(Double(skip + 4) * w.heartbeat)
     w.expectNoLines(since: armed, "before the restart; \(w.replay)")
-    let restartMarks = (a.lines.count, b.lines.count)
-    try w.restartEdge()
-    #expect(
-      await a.arrives("state CONNECTED", from: restartMarks.0) != nil,
-      "\(w.text(a)); \(w.replay)")
-    #expect(
-      await b.arrives("state CONNECTED", from: restartMarks.1) != nil,
-      "\(w.text(b)); \(w.replay)")
+    try await w.restartEdgeAndRejoin(a, b)
     try await pause(4 * w.heartbeat)
     let rejoined = w.mark([(a, 0), (b, 1)])
     try await pause(4 * w.heartbeat)
@@ -194,11 +174,7 @@ import TetherLab
     w.finish()
 
     let states = a.states
-    #expect(states.prefix(2) == [profile.connecting, profile.joined], "\(states); \(w.replay)")
-    let restart = states.dropFirst(2).dropLast()
-    #expect(restart.first?.hasPrefix("RECONNECTING") == true, "\(states); \(w.replay)")
-    #expect(restart.last?.hasPrefix("CONNECTED") == true, "\(states); \(w.replay)")
-    #expect(states.last?.hasPrefix("DISCONNECTED") == true, "\(states); \(w.replay)")
+    w.expectJoinedRejoinedLeft(states)
     let bSawA = b.lines.filter { $0.text.contains(profile.peerSawLeave(profile.members[0])) }
     #expect(bSawA.count == 1, "\(bSawA.map(\.text)); \(w.replay)")
     let flips = w.attacker.flips(0)
@@ -423,12 +399,7 @@ import TetherLab
     w.expectNoLines(since: marks, "after a rejoin; \(w.replay)")
 
     // After an edge restart.
-    let restart = (a.lines.count, b.lines.count)
-    try w.restartEdge()
-    #expect(
-      await a.arrives("state CONNECTED", from: restart.0) != nil, "\(w.text(a)); \(w.replay)")
-    #expect(
-      await b.arrives("state CONNECTED", from: restart.1) != nil, "\(w.text(b)); \(w.replay)")
+    try await w.restartEdgeAndRejoin(a, b)
     try await pause(10 * w.heartbeat)
     marks = w.mark([(a, 0), (b, 1)])
     w.attacker.resend(w.attacker.genuine(0) + w.attacker.genuine(1))
