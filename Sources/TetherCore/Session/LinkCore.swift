@@ -181,10 +181,6 @@
     phase = .attempting(effort)
   }
 
-  /// A RENEW_TOKEN of the current token: after an accept that may have taken the old one,
-  /// and with each heartbeat while the server has not confirmed it (``renewal``).
-  var renewalPacket: Packet { Packet(cookie: cookie, message: .renewToken(token)) }
-
   // MARK: - Heartbeats
 
   /// The heartbeat due at `due` goes out now: returns its sequence. The next stays on the

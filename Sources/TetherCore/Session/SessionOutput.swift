@@ -83,8 +83,10 @@ public struct SessionOutput<Notification> {
     OutputEntry.send(packet, entries: &entries, packets: &packets, count: &packetCount)
   }
 
-  /// Sends a RENEW_TOKEN of `token` under `cookie` (``LinkCore/renewalPacket``): the
-  /// packet made in one non-generic copy for every caller of both profiles.
+  /// Sends a RENEW_TOKEN of `token` under `cookie` (after an accept that may have taken an
+  /// older token, and with each heartbeat while the server has not confirmed a renewal,
+  /// ``LinkCore/renewal``): the packet made in one non-generic copy for every caller of
+  /// both profiles.
   mutating func sendRenewal(cookie: UInt64, token: Token) {
     OutputEntry.sendRenewal(
       cookie: cookie, token: token, entries: &entries, packets: &packets, count: &packetCount)
