@@ -151,13 +151,14 @@ extension EdgeServer {
   /// CONFIRM's new session id, to which a resume renamed the session it names; a resume of
   /// one ended with a KICK got the KICK again before: EdgeServer+Secure.swift), resumed if
   /// the request is for it (a JOIN for its channel and uid, a LOGIN of its user within the
-  /// grace); token; ban; any other
-  /// session under the cookie removed; a RELOGIN while the user is logged in elsewhere;
-  /// server full; then a new session, taking the uid or user id over from its holder.
+  /// grace); token; ban; any other session under the cookie removed; a RELOGIN while the
+  /// user is logged in elsewhere; server full; then a new session, taking the uid or user
+  /// id over from its holder.
   ///
   /// A request whose token does not pass changes nothing the server holds: it gets one
-  /// refusal (13 bytes, less than any JOIN or LOGIN), however it names a held cookie. Only a
-  /// channel session's own address ends it, by rejoining with a token that no longer passes.
+  /// refusal (a sealed REFUSE of 36 bytes, less than the CONFIRM's 201), however it names a
+  /// held cookie. Only a channel session's own address ends it, by rejoining with a token
+  /// that no longer passes.
   ///
   /// `budgetSettled`: the source's join budget was settled before (a version 2 CONFIRM
   /// charges it at its step 5, docs/PROTOCOL.md §12.6), so it is not charged here.
