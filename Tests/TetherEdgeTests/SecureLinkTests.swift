@@ -11,8 +11,8 @@ import TetherSodium
 /// The sessions speak version 1's packets; what crosses is version 2 only, and nothing
 /// that does not open reaches a session.
 struct SecureLinkTests {
-  typealias ChannelRig = LinkRig<ChannelSession<SeededRandom>>
-  typealias LoginRig = LinkRig<LoginSession<SeededRandom>>
+  typealias ChannelRig = LinkRig<ChannelSession<SeededRandom>, SodiumCrypto>
+  typealias LoginRig = LinkRig<LoginSession<SeededRandom>, SodiumCrypto>
 
   /// A channel session joined through the layer.
   func joined(limits: KeyLimits = .standard) throws -> ChannelRig {

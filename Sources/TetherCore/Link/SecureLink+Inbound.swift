@@ -240,6 +240,7 @@ extension SecureLink {
     let crypto = crypto
     resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
     resumeKey = held.resumeKey
+    dropData()  // the old session's keys wiped before the new ones take their place
     data = held.data
     confirmed = true
     resetValue = payload.withUnsafeBytes {  // decodePayload kept 16

@@ -104,7 +104,7 @@ public struct SecureLink<Crypto: SessionCrypto> {
     handshake.end()
     let crypto = crypto
     resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
-    data = nil
+    dropData()
     confirmed = false
     dropHeld()
     hasRequest = false
@@ -113,11 +113,27 @@ public struct SecureLink<Crypto: SessionCrypto> {
     sessionAsked = false
   }
 
-  /// Drops the held RESPONSE, its `k_resume` wiped where it is held.
+  /// Drops the held RESPONSE, wiped where it is held: all of it (its data keys too) when it
+  /// is plain data, as with libsodium's cipher (two keys inline); else its `k_resume`.
   @inline(never)
   mutating func dropHeld() {
     let crypto = crypto
-    held?.resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
+    if _isPOD(HeldResponse?.self) {
+      Swift.withUnsafeMutableBytes(of: &held) { crypto.wipe($0) }
+    } else {
+      held?.resumeKey.withUnsafeMutableBytes { crypto.wipe($0) }
+    }
     held = nil
+  }
+
+  /// Drops the session's data keys, wiped where they are held when they are plain data (a
+  /// cipher holding references, as the simulation's, is only dropped).
+  @inline(never)
+  mutating func dropData() {
+    let crypto = crypto
+    if _isPOD(SealedData<Crypto.Cipher>?.self) {
+      Swift.withUnsafeMutableBytes(of: &data) { crypto.wipe($0) }
+    }
+    data = nil
   }
 }

@@ -158,10 +158,17 @@ struct SecureFront<Crypto: SessionCrypto> {
     sessions[id]?.resumed = resumed
   }
 
-  /// Forgets session `id`'s keys, wiping `k_resume` (the data ciphers wipe their own keys).
+  /// Forgets session `id`'s keys, wiped where the table holds them: `k_resume`, and both
+  /// data keys when the cipher is plain data (libsodium's holds its key inline; the
+  /// simulation's, which holds references, is only dropped).
   mutating func forget(_ id: UInt64) {
-    guard var session = sessions.removeValue(forKey: id) else { return }
-    crypto.wipe(&session.resumeKey)
+    guard let index = sessions.index(forKey: id) else { return }
+    let crypto = crypto
+    crypto.wipe(&sessions.values[index].resumeKey)
+    if _isPOD(SealedData<Crypto.Cipher>.self) {
+      withUnsafeMutableBytes(of: &sessions.values[index].data) { crypto.wipe($0) }
+    }
+    sessions.remove(at: index)
   }
 }
 

@@ -3,13 +3,14 @@ import TetherCore
 import TetherSim
 import TetherSodium
 
-/// A real session behind a ``SecureLink`` on libsodium, talking to a ``MemoryEdge``: the
-/// driver's loop in a few lines (each entry point, then the layer's rewrite; each datagram
-/// through the layer), with what the device sent and what the app was told recorded.
-struct LinkRig<Session: LinkSession> {
+/// A real session behind a ``SecureLink`` on libsodium (``SodiumCrypto``, or a wrapper
+/// around it), talking to a ``MemoryEdge``: the driver's loop in a few lines (each entry
+/// point, then the layer's rewrite; each datagram through the layer), with what the device
+/// sent and what the app was told recorded.
+struct LinkRig<Session: LinkSession, Crypto: SessionCrypto> {
   var edge: MemoryEdge
   var session: Session
-  var link: SecureLink<SodiumCrypto>
+  var link: SecureLink<Crypto>
   var output = SessionOutput<Session.Notification>()
   var now = Instant(nanoseconds: 1_000_000_000_000)
   /// Every datagram the device sent, in order; and every notification.
@@ -18,10 +19,10 @@ struct LinkRig<Session: LinkSession> {
   /// Whether the edge's answers reach the device (false: a dead downlink).
   var downlink = true
 
-  init(edge: MemoryEdge, session: Session, limits: KeyLimits = .standard) {
+  init(edge: MemoryEdge, session: Session, crypto: Crypto, limits: KeyLimits = .standard) {
     self.edge = edge
     self.session = session
-    link = SecureLink(crypto: SodiumCrypto(), limits: limits)
+    link = SecureLink(crypto: crypto, limits: limits)
   }
 
   /// Calls one entry point of the session, then rewrites what it wrote.
@@ -71,11 +72,11 @@ struct LinkRig<Session: LinkSession> {
 }
 
 extension LinkRig where Session == ChannelSession<SeededRandom> {
-  init(edge: MemoryEdge, limits: KeyLimits = .standard) throws {
+  init(edge: MemoryEdge, crypto: Crypto, limits: KeyLimits = .standard) throws {
     let session = try ChannelSession(
       config: ChannelConfig(appID: try AppID(validating: Array("app".utf8))),
       random: SeededRandom(seed: 7))
-    self.init(edge: edge, session: session, limits: limits)
+    self.init(edge: edge, session: session, crypto: crypto, limits: limits)
   }
 
   mutating func join(_ token: Token, channel: String = "room", uid: UInt32 = 7) throws {
@@ -86,12 +87,18 @@ extension LinkRig where Session == ChannelSession<SeededRandom> {
   }
 }
 
-extension LinkRig where Session == LoginSession<SeededRandom> {
+extension LinkRig where Session == ChannelSession<SeededRandom>, Crypto == SodiumCrypto {
+  init(edge: MemoryEdge, limits: KeyLimits = .standard) throws {
+    try self.init(edge: edge, crypto: SodiumCrypto(), limits: limits)
+  }
+}
+
+extension LinkRig where Session == LoginSession<SeededRandom>, Crypto == SodiumCrypto {
   init(edge: MemoryEdge) throws {
     let session = try LoginSession(
       config: LoginConfig(appID: try AppID(validating: Array("app".utf8))),
       random: SeededRandom(seed: 9))
-    self.init(edge: edge, session: session)
+    self.init(edge: edge, session: session, crypto: SodiumCrypto())
   }
 
   mutating func login(_ token: Token, user: String = "alice") throws {
