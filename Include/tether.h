@@ -141,6 +141,12 @@ typedef struct tether_engine_config {
      see docs/STATES.md "Retries". */
   uint32_t retry_base_ms;               /* default 500 */
   uint32_t retry_cap_ms;                /* default 8000; not below retry_base_ms */
+  /* Added at the end: 0 (the default) keeps this engine's own lateness figures
+     (lateness_p50_us, lateness_p99_us and lateness_max_us of tether_connection_stats:
+     a histogram of about 1.1 KB per engine); 1 keeps none, and those three fields then
+     read 0. deadlines_fired and the loop's figures (loop_lateness_*) are kept either
+     way. For hosts with many engines on one loop. */
+  uint32_t own_lateness_off;
   /* more fields may follow */
 } tether_engine_config;
 
@@ -323,11 +329,12 @@ void tether_engine_handler_init(tether_engine_handler *handler);
                                   heartbeat not below interrupted_after; lost_after below
                                   interrupted_after, give_up_after below lost_after, or
                                   remote_offline_after below interrupted_after;
-                                  retry_cap_ms below retry_base_ms; a handler whose size
-                                  is below the first published handler's (size 0: the app
-                                  did not call tether_engine_handler_init); server NULL or
-                                  malformed (no port, a port over 65535, a host neither
-                                  numeric nor a well-formed name)
+                                  retry_cap_ms below retry_base_ms; own_lateness_off
+                                  above 1; a handler whose size is below the first
+                                  published handler's (size 0: the app did not call
+                                  tether_engine_handler_init); server NULL or malformed
+                                  (no port, a port over 65535, a host neither numeric
+                                  nor a well-formed name)
      TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable
                                   ASCII
      TETHER_ERR_FAILED            no socket, or no thread for a name's look-up, could be
@@ -577,6 +584,12 @@ typedef struct tether_rtm_config {
   /* Tether's addition (at the end): the login backoff, as the engine's. */
   uint32_t retry_base_ms;         /* default 500 */
   uint32_t retry_cap_ms;          /* default 8000; not below retry_base_ms */
+  /* Added at the end: 0 (the default) keeps this client's own lateness figures
+     (lateness_p50_us, lateness_p99_us and lateness_max_us of tether_connection_stats:
+     a histogram of about 1.1 KB per client); 1 keeps none, and those three fields then
+     read 0. deadlines_fired and the loop's figures (loop_lateness_*) are kept either
+     way. For hosts with many clients on one loop. */
+  uint32_t own_lateness_off;
   /* more fields may follow */
 } tether_rtm_config;
 
@@ -638,8 +651,9 @@ void tether_rtm_handler_init(tether_rtm_handler *handler);
    Returns 0 or:
      TETHER_ERR_INVALID_ARGUMENT  out_client or config NULL; config->size too small; a
                                   threshold or retry base of 0; heartbeat not below
-                                  interrupted_after; retry cap below its base; a handler
-                                  whose size is below the first published one (size 0:
+                                  interrupted_after; retry cap below its base;
+                                  own_lateness_off above 1; a handler whose size is
+                                  below the first published one (size 0:
                                   tether_rtm_handler_init was not called); server NULL or
                                   malformed
      TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable

@@ -270,6 +270,7 @@ static void test_tether_engine_config_init_setsDefaults_andNullIsANoOp(void) {
   CHECK(c.remote_offline_after_ms == 20000 && c.give_up_after_ms == 1200000);
   CHECK(c.token_will_expire_before_ms == 30000 && c.heartbeat_interval_ms == 1000);
   CHECK(c.retry_base_ms == 500 && c.retry_cap_ms == 8000);
+  CHECK(c.own_lateness_off == 0);
   tether_engine_config_init(NULL);
   tether_engine_handler_init(NULL);
 }
@@ -294,6 +295,9 @@ static void test_tether_engine_create_refusesBadArguments(void) {
   CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
   c = scaled_config("127.0.0.1:9");
   c.retry_cap_ms = 5;
+  CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
+  c = scaled_config("127.0.0.1:9");
+  c.own_lateness_off = 2;
   CHECK(tether_engine_create(NULL, &c, NULL, NULL, &e) == TETHER_ERR_INVALID_ARGUMENT);
   c = scaled_config("127.0.0.1:9");
   c.size = 4;
@@ -582,6 +586,27 @@ static void test_tether_engine_get_stats_countsTrafficAndDeadlines(void) {
   CHECK(st.datagrams_out <= (uint64_t)(r.srv.joins + r.srv.heartbeats) + 2);
   CHECK(st.send_failures == 0);
   CHECK(st.datagrams_in >= 2 && st.datagrams_in <= st.datagrams_out + 1);
+  rig_stop(&r);
+}
+
+/* own_lateness_off = 1: the engine keeps no lateness histogram of its own, so its three
+   lateness figures read 0; its deadlines are still counted, and the loop's figures kept. */
+static void test_tether_engine_ownLatenessOff_readsZero_andTheLoopsFiguresStay(void) {
+  struct rig r;
+  tether_engine_stats st;
+  rig_init(&r);
+  r.config.own_lateness_off = 1;
+  CHECK(rig_create(&r) == TETHER_OK);
+  CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
+  run_until(r.loop, connected, &r.s, 2000 * slow());
+  run_until(r.loop, NULL, &r.s, 100); /* heartbeats every 10 ms: deadlines fire */
+  memset(&st, 0xAB, sizeof st);
+  st.size = sizeof st;
+  CHECK(tether_engine_get_stats(r.s.engine, &st) == TETHER_OK);
+  CHECK(st.deadlines_fired >= 5 && st.loop_deadlines_fired >= st.deadlines_fired);
+  CHECK(st.lateness_p50_us == 0 && st.lateness_p99_us == 0 && st.lateness_max_us == 0);
+  /* A deadline never runs before it is due, and lateness is rounded up: at least 1 us. */
+  CHECK(st.loop_lateness_max_us >= 1);
   rig_stop(&r);
 }
 
@@ -1139,6 +1164,7 @@ int main(void) {
   RUN(test_tether_engine_logsDatagramsItDrops_andStaysConnected);
   RUN(test_tether_engine_destroy_afterLeave_insideACallback_stillSendsTheLeave);
   RUN(test_tether_engine_get_stats_countsTrafficAndDeadlines);
+  RUN(test_tether_engine_ownLatenessOff_readsZero_andTheLoopsFiguresStay);
   RUN(test_tether_engine_get_stats_writesOnlyUpToTheCallersSize_andRefusesBadArguments);
   RUN(test_tether_engine_stats_isTetherConnectionStats_underItsOldName);
   RUN(test_tether_engines_onOneLoop_shareTwoDescriptors_thenCloseThemWithTheLast);

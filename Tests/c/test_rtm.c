@@ -183,6 +183,7 @@ static void test_tether_rtm_config_init_setsDefaults_andNullIsANoOp(void) {
   CHECK(c.app_id == NULL && c.server == NULL);
   CHECK(c.login_timeout_ms == 6000 && c.interrupted_after_ms == 4000);
   CHECK(c.heartbeat_interval_ms == 1000 && c.retry_base_ms == 500 && c.retry_cap_ms == 8000);
+  CHECK(c.own_lateness_off == 0);
   tether_rtm_config_init(NULL);
   tether_rtm_handler h;
   memset(&h, 0xAB, sizeof h);
@@ -214,6 +215,9 @@ static void test_tether_rtm_client_create_refusesBadArguments(void) {
   CHECK(tether_rtm_client_create(loop, &c, &h, NULL, &client) == TETHER_ERR_INVALID_ARGUMENT);
   c = scaled_config("127.0.0.1:9");
   c.retry_cap_ms = 5;
+  CHECK(tether_rtm_client_create(loop, &c, &h, NULL, &client) == TETHER_ERR_INVALID_ARGUMENT);
+  c = scaled_config("127.0.0.1:9");
+  c.own_lateness_off = 2;
   CHECK(tether_rtm_client_create(loop, &c, &h, NULL, &client) == TETHER_ERR_INVALID_ARGUMENT);
   c = scaled_config("127.0.0.1");
   CHECK(tether_rtm_client_create(loop, &c, &h, NULL, &client) == TETHER_ERR_INVALID_ARGUMENT);

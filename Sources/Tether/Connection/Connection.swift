@@ -38,7 +38,7 @@ final class Connection {
   let io: UnsafeMutablePointer<ev_io>
   /// This connection's key in its loop's deadline queue.
   private(set) var slot: Int32 = -1
-  var stats = ConnectionCounters()
+  var stats: ConnectionCounters
   /// How far the session's output has been performed (Connection+Delivery.swift).
   var delivery = Delivery()
   /// In its loop's batch of fired deadlines, with datagrams not sent yet.
@@ -46,7 +46,7 @@ final class Connection {
 
   init(
     context: LoopContext, profile: Profile, logger: Logger, endpoint: ServerEndpoint,
-    socket: ConnectedUDPSocket?
+    socket: ConnectedUDPSocket?, stats: ConnectionCounters
   ) {
     self.context = context
     self.profile = profile
@@ -55,11 +55,13 @@ final class Connection {
     server = endpoint.address
     owner = System.currentThread()
     self.socket = socket
+    self.stats = stats
     io = .allocate(capacity: 1)
     io.initialize(to: ev_io())
   }
 
   deinit {
+    stats.release()
     io.deinitialize(count: 1)
     io.deallocate()
   }
@@ -125,7 +127,7 @@ final class Connection {
   private func runDeadlinesDue(before arrival: Instant) {
     guard let window = profile.deadlineWindow, window.end < arrival else { return }
     let now = self.now
-    stats.deadlines.record(due: window.end, firedAt: now)
+    stats.recordDeadline(due: window.end, firedAt: now)
     context.recordFired(due: window.end, at: now)
     profile.advance(to: arrival)
   }
@@ -145,7 +147,7 @@ final class Connection {
       if now >= window.end { connection.receivePending(settingSendsAside: true) }
       if let due = connection.profile.deadlineWindow, due.start <= now {
         if now >= due.end {
-          connection.stats.deadlines.record(due: due.end, firedAt: now)
+          connection.stats.recordDeadline(due: due.end, firedAt: now)
           connection.context.recordFired(due: due.end, at: now)
         }
         connection.profile.advance(to: now)

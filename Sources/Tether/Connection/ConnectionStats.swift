@@ -19,10 +19,34 @@ struct DeadlineStats {
 
 /// What a connection counts beside its session's counters.
 struct ConnectionCounters {
-  var deadlines = DeadlineStats()
+  /// Its deadlines that ran, counted always.
+  var deadlinesFired: UInt64 = 0
+  /// How late they ran (1.1 KB, allocated at create); nil when the host asked for none
+  /// (`own_lateness_off`), so such a connection carries a pointer, not the histogram.
+  /// Freed by ``release()`` (the connection's deinit).
+  let lateness: UnsafeMutablePointer<LatencyHistogram>?
   var datagramsIn: UInt64 = 0
   var datagramsOut: UInt64 = 0
   var sendFailures: UInt64 = 0
+
+  init(ownLateness: Bool) {
+    guard ownLateness else {
+      lateness = nil
+      return
+    }
+    let histogram = UnsafeMutablePointer<LatencyHistogram>.allocate(capacity: 1)
+    histogram.initialize(to: LatencyHistogram())
+    lateness = histogram
+  }
+
+  /// One of the connection's deadlines ran at `now`, due at `due`.
+  mutating func recordDeadline(due: Instant, firedAt now: Instant) {
+    deadlinesFired &+= 1
+    lateness?.pointee.record(now.since(due))
+  }
+
+  /// Frees the histogram (a plain value: nothing to deinitialize).
+  func release() { lateness?.deallocate() }
 }
 
 extension Connection {
@@ -34,10 +58,12 @@ extension Connection {
     var out = tether_connection_stats()
     out.size = UInt32(MemoryLayout<tether_connection_stats>.size)
     out.deadline_source = context.sourceKind.rawValue
-    out.deadlines_fired = stats.deadlines.fired
-    out.lateness_p50_us = microseconds(of: &stats.deadlines.lateness, permille: 500)
-    out.lateness_p99_us = microseconds(of: &stats.deadlines.lateness, permille: 990)
-    out.lateness_max_us = microseconds(of: &stats.deadlines.lateness, permille: nil)
+    out.deadlines_fired = stats.deadlinesFired
+    if let own = stats.lateness {  // else 0, as tether.h says
+      out.lateness_p50_us = microseconds(of: &own.pointee, permille: 500)
+      out.lateness_p99_us = microseconds(of: &own.pointee, permille: 990)
+      out.lateness_max_us = microseconds(of: &own.pointee, permille: nil)
+    }
     out.loop_engines = UInt32(clamping: context.connectionCount)
     out.loop_deadlines_fired = context.deadlines.fired
     out.loop_lateness_p50_us = context.latenessMicroseconds(permille: 500)

@@ -87,6 +87,7 @@ protocol ConfigStruct {
   var heartbeat_interval_ms: UInt32 { get set }
   var retry_base_ms: UInt32 { get set }
   var retry_cap_ms: UInt32 { get set }
+  var own_lateness_off: UInt32 { get set }
 }
 
 extension tether_engine_config: ConfigStruct {}
