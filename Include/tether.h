@@ -171,8 +171,9 @@ typedef struct tether_engine_handler {
      starting) and after on_leave_channel (e.g. a datagram dropped). */
   void (*on_log)(void *ctx, tether_log_level level, const char *message);
   /* A JOIN went out: attempt 1, 2, ... of the current (re)join effort; the next attempt
-     follows in next_attempt_in_ms unless an answer comes first; the effort gives up
-     (FAILED/JOIN_FAILED) in give_up_in_ms. Retries are never silent. */
+     follows in next_attempt_in_ms (at most retry_base_ms / 8 later, so engines on one
+     loop share wake-ups) unless an answer comes first; the effort gives up
+     (FAILED/JOIN_FAILED) in give_up_in_ms, exactly. Retries are never silent. */
   void (*on_join_attempt)(void *ctx, uint32_t attempt, uint32_t next_attempt_in_ms,
                           uint32_t give_up_in_ms);
   /* A remote member has been silent for interrupted_after_ms (before the 20 s DROPPED). */
@@ -616,7 +617,8 @@ typedef struct tether_rtm_handler {
      inside tether_rtm_client_create, and after on_logout_result). */
   void (*on_log)(void *ctx, tether_log_level level, const char *message);
   /* A LOGIN went out: attempt 1, 2, ... of the current (re)login effort; the next follows
-     in next_attempt_in_ms unless an answer comes first. */
+     in next_attempt_in_ms (at most retry_base_ms / 8 later, as the engine's) unless an
+     answer comes first. */
   void (*on_login_attempt)(void *ctx, uint32_t attempt, uint32_t next_attempt_in_ms);
   /* more callbacks may follow */
 } tether_rtm_handler;

@@ -9,14 +9,17 @@ import TetherSim
 /// wake-up window.
 @Suite struct DeadlineScanTests {
   /// The window as the merge of every applicable deadline's own window (only the heartbeat
-  /// has slack, 1/16 of its interval).
+  /// and a join attempt have slack: 1/16 of the heartbeat interval, 1/8 of the retry base).
   static func mergedWindow(_ link: LinkCore, own: Instant?) -> DeadlineWindow? {
     var window: DeadlineWindow?
     for kind in LinkDeadline.allCases {
       guard let at = link.dueTime(of: kind, own: own) else { continue }
-      let slack =
-        kind == .heartbeat
-        ? Interval(nanoseconds: link.timing.heartbeatInterval.nanoseconds / 16) : .zero
+      let slack: Interval =
+        switch kind {
+        case .heartbeat: Interval(nanoseconds: link.timing.heartbeatInterval.nanoseconds / 16)
+        case .retry: Interval(nanoseconds: link.timing.retry.base.nanoseconds / 8)
+        default: .zero
+        }
       let own = DeadlineWindow(start: at, slack: slack)
       window = window.map { $0.merged(with: own) } ?? own
     }
@@ -86,7 +89,8 @@ import TetherSim
   }
 
   /// CONNECTED: the window opens at the heartbeat and closes 1/16 of its interval later.
-  /// RECONNECTING: no slack at all.
+  /// RECONNECTING: at the next attempt, closing 1/8 of the retry base (500 ms) later, since
+  /// nothing exact falls due before (the token has an hour left).
   @Test func window_whileConnected_endsAtTheHeartbeatsSlack() {
     var h = LoginHarness.connected(tokenTimeLeftMs: 3_600_000)
     let window = h.session.nextDeadlineWindow
@@ -95,7 +99,8 @@ import TetherSim
     h.run(for: .seconds(5))
     #expect(h.state == .reconnecting)
     let reconnecting = h.session.nextDeadlineWindow
-    #expect(reconnecting != nil && reconnecting?.start == reconnecting?.end)
+    #expect(reconnecting?.start == h.session.nextDeadline)
+    #expect(reconnecting.map { $0.end == $0.start + Interval(nanoseconds: 62_500_000) } == true)
   }
 }
 

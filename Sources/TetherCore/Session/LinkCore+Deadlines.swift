@@ -51,12 +51,18 @@ extension LinkCore {
     var best: (kind: LinkDeadline, at: Instant, latest: Instant)?
     for kind in LinkDeadline.all {
       guard let at = dueTime(of: kind, own: own) else { continue }
-      // Only the heartbeat has slack: 1/16 of its interval (62.5 ms at 1 s), so the
-      // heartbeats of many sessions on one loop go out in a few wake-ups a second instead of
-      // one each. Everything the app sees is exact.
-      let latest =
-        kind == .heartbeat
-        ? at + Interval(nanoseconds: timing.heartbeatInterval.nanoseconds / 16) : at
+      // Two deadlines have slack, so that many sessions on one loop share wake-ups instead
+      // of one each: the heartbeat, 1/16 of its interval (62.5 ms at 1 s), and a join
+      // attempt, 1/8 of the retry base (62.5 ms at 500 ms), whose instant is a random
+      // draw anyway. Everything the app sees is exact: interrupted, lost, give-up, the
+      // token's deadlines and the members' verdicts never fire early or late by design.
+      let slack: UInt64 =
+        switch kind {
+        case .heartbeat: timing.heartbeatInterval.nanoseconds / 16
+        case .retry: timing.retry.base.nanoseconds / 8
+        default: 0
+        }
+      let latest = at + Interval(nanoseconds: slack)
       var next = best ?? (kind, at, latest)
       if at < next.at { (next.kind, next.at) = (kind, at) }
       next.latest = min(next.latest, latest)
