@@ -43,31 +43,31 @@ struct Serve: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "This edge's stable name in reset values: the same across its restarts, different for each edge of a fleet (default: the host name, ':' and the port the edge listens on; with --listen port 0 that port changes at each start, so give --edge-id there). Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
+      "This edge's stable name in reset values: the same across its restarts, different for each edge of a fleet (default: the host name, ':' and the port the edge listens on; with --listen port 0 that port changes at each start, so give --edge-id there).",
       valueName: "id"))
   var edgeID: String?
 
   @Option(
     help: ArgumentHelp(
-      "The app certificate before a rotation: v2 tokens minted under it still join and renew until it is dropped (keep it while such tokens may be unexpired). Under 32 bytes it gets a warning at start, as --app-certificate does. Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
+      "The app certificate before a rotation: v2 tokens minted under it still join and renew until it is dropped (keep it while such tokens may be unexpired). Under 32 bytes it gets a warning at start, as --app-certificate does.",
       valueName: "certificate"))
   var previousAppCertificate: String?
 
   @Option(
     help: ArgumentHelp(
-      "Handshakes a second (and the burst) that get public-key work without a cookie; past it the edge is under load and answers with cookies. Not scaled by --time-scale. Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
+      "Handshakes a second (and the burst) that get public-key work without a cookie; past it the edge is under load and answers with cookies. Not scaled by --time-scale.",
       valueName: "n"))
   var handshakeRate: Int = HandshakeRate.defaultPerSecond
 
   @Option(
     help: ArgumentHelp(
-      "Members of one channel at most; more are refused (default: --max-sessions). Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
+      "Members of one channel at most; more are refused (default: --max-sessions).",
       valueName: "n"))
   var maxChannelMembers: Int?
 
   @Option(
     help: ArgumentHelp(
-      "Channel and login sessions of the app at most; more are refused (default: --max-sessions). Protocol v2: applies to v2 sessions (devices still speak v1 until the library moves).",
+      "Channel and login sessions of the app at most; more are refused (default: --max-sessions).",
       valueName: "n"))
   var maxAppSessions: Int?
 
