@@ -122,7 +122,7 @@ import TetherSim
   @Test func join_whenNotDisconnected_isRefusedWithMinus17_andChangesNothing() throws {
     var connecting = Harness()
     try connecting.join()
-    var connected = Harness.connected()
+    let connected = Harness.connected()
     var reconnecting = Harness.connected()
     reconnecting.run(for: .ms(5000))
     var failed = Harness.connected()
