@@ -151,7 +151,7 @@ struct Serve: ParsableCommand {
     }
     return EdgeSummary(
       counters: loop.server.counters, tables: loop.server.tableCounts,
-      sendFailures: loop.sendFailures)
+      sendFailures: loop.sendFailures, receiveDrops: loop.receiveDrops)
   }
 
   /// `SIGTERM`, `SIGINT`, or `none` when the stop came from elsewhere.

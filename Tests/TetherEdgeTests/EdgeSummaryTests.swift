@@ -93,13 +93,13 @@ struct EdgeSummaryTests {
     let line = EdgeSummary(
       counters: counters,
       tables: EdgeServer(config: World.config(), crypto: SimCrypto(seed: 1)).tableCounts,
-      sendFailures: 5
+      sendFailures: 5, receiveDrops: 9
     ).counterLine
     #expect(
       line
         == "counters malformed 3 unexpected 0 unknown-session 0 wrong-address 2"
         + " refused-joins 0 joins-limited 0 admin-refused 0 send-failures 5"
         + " refused-logins 0 operations-unordered 0 operations-over-limit 0"
-        + " events-resent 0 event-overflows 0")
+        + " events-resent 0 event-overflows 0 receive-drops 9")
   }
 }

@@ -15,9 +15,15 @@ public final class EdgeLoop {
   public var onEvent: ((EdgeEvent) -> Void)?
   /// Datagrams the system did not take (lost, as UDP datagrams may be).
   public private(set) var sendFailures: UInt64 = 0
+  /// Datagrams the kernel dropped before the edge read them, its receive buffer full
+  /// (`SO_RXQ_OVFL`, as the last datagram read reported it; 0 where the kernel does not
+  /// say).
+  public var receiveDrops: UInt64 { UInt64(batch.kernelDrops) }
+  /// The socket's receive buffer, raised to the system's maximum at start (nil: unknown).
+  public let receiveBuffer: Int?
 
-  /// Reused for every datagram: 64 KiB holds any UDP payload.
-  private var buffer = [UInt8](repeating: 0, count: 65_536)
+  /// Datagrams read and answered a batch at a time.
+  private let batch = DatagramBatch()
   /// At most this many datagrams are read per wake-up before the timers get a turn.
   static let readsPerTurn = 256
 
@@ -43,6 +49,7 @@ public final class EdgeLoop {
     listen: SocketAddress, stop: StopSignal, makeServer: (SocketAddress) -> SodiumEdgeServer
   ) throws(SystemError) {
     socket = try UnconnectedUDPSocket(bindingTo: listen)
+    receiveBuffer = socket.raiseReceiveBuffer()
     localAddress = try socket.localAddress()
     server = makeServer(localAddress)
     self.stop = stop
@@ -76,27 +83,37 @@ public final class EdgeLoop {
     return ms > UInt64(Int32.max) ? .max : Int32(ms)
   }
 
+  /// Reads a batch at a time (``DatagramBatch``), each datagram fed to the server at the
+  /// time it is taken, and sends the batch's answers together after it: a datagram waits
+  /// for at most a batch's work (32 datagrams) before its answer goes.
   private func readDatagrams() {
-    for _ in 0..<Self.readsPerTurn {
-      let received = buffer.withUnsafeMutableBytes { socket.receive(into: $0) }
-      guard case .datagram(let count, let peer) = received else { return }
-      let outgoing = server.receive(
-        buffer[0..<min(count, buffer.count)], from: peer, now: HostClock.monotonic(),
-        wallClock: HostClock.wall())
-      flush(outgoing)
+    var read = 0
+    while read < Self.readsPerTurn {
+      let count = batch.receive(from: socket.descriptor)
+      for index in 0..<count {
+        let (bytes, peer) = batch.datagram(index)
+        let outgoing = server.receive(
+          bytes, from: peer, now: HostClock.monotonic(), wallClock: HostClock.wall())
+        for datagram in outgoing { batch.queue(datagram.bytes, to: datagram.address) }
+      }
+      flush()
+      read += count
+      if count < DatagramBatch.capacity { return }
     }
   }
 
   private func runTimers() {
     let now = HostClock.monotonic()
     guard let deadline = server.nextDeadline, deadline <= now else { return }
-    flush(server.tick(now: now, wallClock: HostClock.wall()))
+    for datagram in server.tick(now: now, wallClock: HostClock.wall()) {
+      batch.queue(datagram.bytes, to: datagram.address)
+    }
+    flush()
   }
 
-  private func flush(_ outgoing: [Outgoing]) {
-    for datagram in outgoing where !socket.send(datagram.bytes, to: datagram.address) {
-      sendFailures &+= 1
-    }
+  /// Sends what the batch holds, then hands the server's events to ``onEvent``.
+  private func flush() {
+    sendFailures &+= UInt64(batch.send(on: socket.descriptor))
     if let onEvent {
       for event in server.takeEvents() { onEvent(event) }
     }

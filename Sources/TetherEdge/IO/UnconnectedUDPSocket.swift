@@ -50,6 +50,40 @@ public final class UnconnectedUDPSocket {
     return SocketAddress(Self.peer(storage, length: length))
   }
 
+  /// Raises the receive buffer to the system's maximum (`net.core.rmem_max`: a burst of
+  /// many devices' datagrams waits there while the loop works) and asks the kernel to count
+  /// what it drops for want of room (`SO_RXQ_OVFL`, read by ``ReceiveBatch``). Returns the
+  /// buffer's size now (the kernel's doubled figure), or nil if it cannot be read. Neither
+  /// call is required: a system that refuses them keeps its defaults.
+  @discardableResult
+  public func raiseReceiveBuffer() -> Int? {
+    if let maximum = Self.systemReceiveMaximum() {
+      var size = Int32(clamping: maximum)
+      _ = setsockopt(
+        descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var on: Int32 = 1
+    _ = setsockopt(
+      descriptor, SOL_SOCKET, SO_RXQ_OVFL, &on, socklen_t(MemoryLayout<Int32>.size))
+    var size: Int32 = 0
+    var length = socklen_t(MemoryLayout<Int32>.size)
+    guard getsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, &length) == 0 else { return nil }
+    return Int(size)
+  }
+
+  /// `net.core.rmem_max`, or nil if it cannot be read.
+  static func systemReceiveMaximum() -> Int? {
+    let fd = open("/proc/sys/net/core/rmem_max", O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var text = [UInt8](repeating: 0, count: 32)
+    let count = text.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    guard count > 0 else { return nil }
+    let digits = text.prefix(count).prefix { $0 >= 0x30 && $0 <= 0x39 }
+    guard !digits.isEmpty, digits.count < 12 else { return nil }
+    return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+  }
+
   /// Reads one datagram into `buffer` (a longer one is cut to its size).
   public func receive(into buffer: UnsafeMutableRawBufferPointer) -> Received {
     var storage = sockaddr_storage()
@@ -73,20 +107,20 @@ public final class UnconnectedUDPSocket {
   public func send(_ bytes: [UInt8], to peer: PeerAddress) -> Bool {
     let sent = bytes.withUnsafeBytes { data in
       Self.withSockaddr(peer) { address, length in
-        sendto(descriptor, data.baseAddress, data.count, Int32(MSG_NOSIGNAL), address, length)
+        sendto(descriptor, data.baseAddress, data.count, Int32(Glibc.MSG_NOSIGNAL), address, length)
       }
     }
     return sent == bytes.count
   }
 
-  private static func peer(_ storage: sockaddr_storage, length: socklen_t) -> PeerAddress {
+  static func peer(_ storage: sockaddr_storage, length: socklen_t) -> PeerAddress {
     withUnsafeBytes(of: storage) { raw in
       PeerAddress(bytes: raw.prefix(min(Int(length), raw.count))) ?? PeerAddress()
     }
   }
 
   /// Calls `body` with `peer` as a `sockaddr` (copied into aligned storage).
-  private static func withSockaddr<R>(
+  static func withSockaddr<R>(
     _ peer: PeerAddress, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
   ) -> R {
     var storage = sockaddr_storage()

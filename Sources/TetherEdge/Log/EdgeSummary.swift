@@ -7,11 +7,17 @@ public struct EdgeSummary: Equatable, Sendable {
   public var tables: EdgeTableCounts
   /// Datagrams the system did not take (``EdgeLoop/sendFailures``).
   public var sendFailures: UInt64
+  /// Datagrams the kernel dropped before the edge read them (``EdgeLoop/receiveDrops``).
+  public var receiveDrops: UInt64
 
-  public init(counters: EdgeCounters, tables: EdgeTableCounts, sendFailures: UInt64) {
+  public init(
+    counters: EdgeCounters, tables: EdgeTableCounts, sendFailures: UInt64,
+    receiveDrops: UInt64 = 0
+  ) {
     self.counters = counters
     self.tables = tables
     self.sendFailures = sendFailures
+    self.receiveDrops = receiveDrops
   }
 
   /// The lines, in order: `counters …`, `v2 …`, `tables …`.
@@ -27,6 +33,7 @@ public struct EdgeSummary: Equatable, Sendable {
       + " refused-logins \(c.refusedLogins) operations-unordered \(c.channelOperationsUnordered)"
       + " operations-over-limit \(c.channelOperationsOverLimit)"
       + " events-resent \(c.memberEventsResent) event-overflows \(c.eventQueueOverflows)"
+      + " receive-drops \(receiveDrops)"
   }
 
   /// Version 2's counts (docs/PROTOCOL.md §12): handshakes answered with a RESPONSE, cookie
