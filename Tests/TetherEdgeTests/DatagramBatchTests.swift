@@ -15,8 +15,7 @@ struct DatagramBatchTests {
   }
 
   /// Sends `bytes` from `socket` to `address` (one datagram).
-  static func send(_ bytes: [UInt8], from socket: UnconnectedUDPSocket, to address: SocketAddress)
-  {
+  static func send(_ bytes: [UInt8], from socket: UnconnectedUDPSocket, to address: SocketAddress) {
     #expect(socket.send(bytes, to: address.peer))
   }
 
@@ -69,7 +68,8 @@ struct DatagramBatchTests {
     }
     #expect(batch.send(on: edge.descriptor) == 0)
     let reader = DatagramBatch()
-    #expect(Self.readAll(reader, first).map(\.0) == stride(from: 0, to: 40, by: 2).map { [UInt8($0)] })
+    #expect(
+      Self.readAll(reader, first).map(\.0) == stride(from: 0, to: 40, by: 2).map { [UInt8($0)] })
     #expect(
       Self.readAll(reader, second).map(\.0) == stride(from: 1, to: 40, by: 2).map { [UInt8($0)] })
     // The queue is empty afterwards: a second send sends nothing.
