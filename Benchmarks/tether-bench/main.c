@@ -283,13 +283,14 @@ static void run_design(const struct run_context *c, const struct row *key, struc
   fleet_run(&f, 2 * p.t.heartbeat + MS(20));
   double rss = rss0 < 0 ? -1 : (resident_bytes() - rss0) / key->sessions;
   if (quiet != NULL) {
-    int connected = f.connected;
+    /* Connected when the window opens; a session the machine's stalls interrupted during
+       it is an INTERRUPTED without a cut (false_interrupts), said beside the row. */
+    quiet->connected = f.connected;
     from = mark_now(&f, peer, o);
     f.measuring = 1;
     fleet_run(&f, p.quiet);
     f.measuring = 0;
     close_window(&f, peer, o, &from, quiet);
-    quiet->connected = connected < f.connected ? connected : f.connected;
     quiet->rss_per_session = rss;
   }
   churn->connected = f.connected;

@@ -165,10 +165,10 @@ void table_validate(struct table *t) {
 static const char *pattern_of(const struct row *r) { return r->pattern < 0 ? "none" : pattern_names[r->pattern]; }
 
 void print_header(void) {
-  printf("%-6s %-4s %-10s %-6s %-8s %-8s | %-33s | %-23s | %-17s | %-9s | %s\n", "", "", "", "",
+  printf("%-6s %-4s %-10s %-6s %-8s %-8s | %-37s | %-23s | %-17s | %-9s | %s\n", "", "", "", "",
          "", "", "fired - due, us: median of runs", "INTERRUPTED outside, us", "CPU of a core",
          "datagrams", "");
-  printf("%-6s %-4s %-10s %-6s %-8s %-8s | %6s %16s %9s | %6s %7s %8s | %5s %5s %5s | %9s | %s\n",
+  printf("%-6s %-4s %-10s %-6s %-8s %-8s | %6s %20s %9s | %6s %7s %8s | %5s %5s %5s | %9s | %s\n",
          "n", "load", "window", "cuts", "design", "policy", "p50", "p99 [range]", "p99.9",
          "p50", "p99", "p99.9", "dev", "peer", "edge", "", "B/session, valid");
 }
@@ -185,7 +185,7 @@ void table_print(const struct table *t, const struct options *o) {
     struct spread p99 = spread_of(r, F_FIRED_P99);
     char range[40];
     snprintf(range, sizeof range, "%.1f [%.0f..%.0f]", p99.median, p99.low, p99.high);
-    printf("%-6d %-4s %-10s %-6s %-8s %-8s | %6.1f %16s %9.1f | ", r->sessions, load_names[r->load],
+    printf("%-6d %-4s %-10s %-6s %-8s %-8s | %6.1f %20s %9.1f | ", r->sessions, load_names[r->load],
            window_names[r->window], pattern_of(r), kind_names[r->kind], r->policy,
            spread_of(r, F_FIRED_P50).median, range, spread_of(r, F_FIRED_P999).median);
     if (r->window == WINDOW_CHURN) {
