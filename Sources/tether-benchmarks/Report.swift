@@ -12,6 +12,8 @@ struct Report {
   var duration: Double
   var sizes: String?
   var plot: String?
+  /// What made the report: `make bench`, or `make bench-quick` at its small scale.
+  var command = "make bench"
 
   static let f = Target.format
 
@@ -19,7 +21,7 @@ struct Report {
     var out = """
       # Benchmarks
 
-      Every figure below was measured by one run of `make bench` (\(Int(duration / 60)) min \
+      Every figure below was measured by one run of `\(command)` (\(Int(duration / 60)) min \
       \(Int(duration) % 60) s) on \(machine), \(Self.today()), commit `\(commit)`, a machine \
       shared with other work while it ran. The raw results are in `build/bench/results/` \
       after a run. Every figure is the median of \(runs) runs, with their range in brackets; \
@@ -31,8 +33,8 @@ struct Report {
 
       ## How late deadlines fire
 
-      `tether-bench` (`Benchmarks/tether-bench`, C, libc, libev and libsodium only) runs 1, 1,000 and \
-      10,000 sessions on one libev loop, each in its own channel, through a relay to \
+      `tether-bench` (`Benchmarks/tether-bench`, C, libc, libev and libsodium only) runs \
+      \(results.sessionCounts.map(String.init).joined(separator: ", ")) sessions on one libev loop, each in its own channel, through a relay to \
       `tether-edge` on loopback (real UDP, real tokens), idle and with every core kept busy \
       by processes it starts (`load busy`). Thresholds are scaled so deadlines fire often: \
       1 session: heartbeat 10 ms, interrupted 50 ms; 1,000: 100 ms and 400 ms; 10,000: the \

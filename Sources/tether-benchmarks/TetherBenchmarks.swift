@@ -119,7 +119,8 @@ struct TetherBenchmarks: ParsableCommand {
     let report = Report(
       results: results, core: core, secure: secure, targets: targets, machine: Self.machine(),
       commit: Self.commit(), duration: Date().timeIntervalSince(started),
-      sizes: sizes.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }, plot: plot)
+      sizes: sizes.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }, plot: plot,
+      command: smoke ? "tether-benchmarks --smoke" : quick ? "make bench-quick" : "make bench")
     try report.markdown.write(toFile: docs, atomically: true, encoding: .utf8)
     print("\nwrote \(docs)")
   }

@@ -67,4 +67,4 @@ swift build -q --product tether-benchmarks
 "$(swift build --show-bin-path)/tether-benchmarks" --smoke --bench "$bench" \
   --edge "$build/install/bin/tether-edge" --out "$build/bench/smoke" > "$build/bench/smoke-edge.txt" ||
   { cat "$build/bench/smoke-edge.txt"; exit 1; }
-tail -1 "$build/bench/smoke-edge.txt"
+grep "^smoke:" "$build/bench/smoke-edge.txt"
