@@ -82,6 +82,7 @@ struct TetherBenchmarks: ParsableCommand {
         + "\(Target.format(secure.openNanoseconds)) ns opened, "
         + "\(Target.format(secure.deviceHandshakeMicroseconds)) us per handshake on the device, "
         + "\(Target.format(secure.edgeHandshakeMicroseconds)) us on the edge")
+    Self.runAtDefaultPolicy()
     let plan = self.plan
     try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
     for file in (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
@@ -123,6 +124,21 @@ struct TetherBenchmarks: ParsableCommand {
       command: smoke ? "tether-benchmarks --smoke" : quick ? "make bench-quick" : "make bench")
     try report.markdown.write(toFile: docs, atomically: true, encoding: .utf8)
     print("\nwrote \(docs)")
+  }
+
+  /// tether-edge and tether-bench's relay are load, never at a real-time policy: under
+  /// `chrt -f 10 make bench` they would inherit it from this process (and queue the measured
+  /// loop behind them, or starve it). The loop's policy is tether-bench's alone to set.
+  static func runAtDefaultPolicy() {
+    let resetOnFork: Int32 = 0x4000_0000  // SCHED_RESET_ON_FORK
+    var param = sched_param()
+    let policy = sched_getscheduler(0)
+    guard policy >= 0, policy & ~resetOnFork != SCHED_OTHER else { return }
+    if sched_setscheduler(0, SCHED_OTHER, &param) == 0 {
+      print("tether-benchmarks: started at policy \(policy & ~resetOnFork); now the default")
+    } else {
+      print("tether-benchmarks: started at policy \(policy & ~resetOnFork) and cannot leave it")
+    }
   }
 
   /// One line per session: its channel, then a version 2 token for it (any uid, never

@@ -35,7 +35,7 @@ if [ "$arch" != x86_64 ]; then
   "${QEMU[@]}" "$bench" --vectors
   "${QEMU[@]}" "$bench" --quick --inline-peer --sessions 1 --patterns steady \
     --designs tether,previous,naive > "$out"
-  expect ' (tether|previous|naive) ' 3 "$arch"
+  expect ' (tether|previous|naive) ' 6 "$arch"
   echo "bench-smoke: tether-bench for $arch under qemu: ran and reported, every session connected"
   exit 0
 fi
