@@ -62,8 +62,8 @@ static struct plan plan_for(int sessions, int quick) {
   p.cut_length = p.t.interrupted + margin;
   p.cut_period = p.cut_length + (p.t.interrupted > 4 * p.t.retry ? p.t.interrupted : 4 * p.t.retry);
   p.spread = sessions > 2000 ? MS(4000) : p.cut_period;
-  p.quiet = quick ? MS(400) : sessions <= 10 ? MS(2000) : sessions <= 2000 ? MS(3000) : MS(6000);
-  p.alone = quick ? MS(400) : MS(5000);
+  p.quiet = quick ? MS(250) : sessions <= 10 ? MS(2000) : sessions <= 2000 ? MS(3000) : MS(6000);
+  p.alone = quick ? MS(250) : MS(5000);
   return p;
 }
 
