@@ -572,8 +572,35 @@ static struct row row_key(int sessions, int load, int pattern, int window, int k
   return r;
 }
 
-/* Every row of one scenario: --runs times, each priority in turn, the baselines alone, then
-   the designs. Returns 0, or -1 if any priority was refused (its rows say what ran). */
+/* One run of one cut pattern at priority `c->priority` (already applied as `applied`): the
+   baselines alone (with the first pattern), then each design, into `t`. */
+static void run_at(const struct run_context *c, struct table *t, int sessions, int load, int pi,
+                   const char *applied) {
+  const struct options *o = c->o;
+  if (pi == 0 && !o->inline_peer) {
+    for (int kind = ROW_KERNEL; kind <= ROW_BARE; kind++) {
+      struct row key = row_key(sessions, load, -1, WINDOW_ALONE, kind, c->priority);
+      struct measure m;
+      run_alone(c, &key, &m);
+      table_add(t, &key, applied, &m);
+    }
+  }
+  for (int di = 0; di < o->design_count; di++) {
+    struct row quiet = row_key(sessions, load, -1, WINDOW_HEARTBEATS, o->designs[di], c->priority);
+    struct row churn = row_key(sessions, load, o->patterns[pi], WINDOW_CHURN, o->designs[di], c->priority);
+    struct measure mq, mc;
+    memset(&mq, 0, sizeof mq);
+    memset(&mc, 0, sizeof mc);
+    /* The heartbeats window is the scenario's, not the pattern's: measured with the first. */
+    run_design(c, &churn, pi == 0 ? &mq : NULL, &mc);
+    if (pi == 0) table_add(t, &quiet, applied, &mq);
+    table_add(t, &churn, applied, &mc);
+  }
+}
+
+/* Every row of one scenario: --runs times, each cut pattern, each priority in turn (so the
+   priorities of a pattern are measured minutes apart at most). Returns 0, or -1 if any
+   priority was refused (its rows say what ran). */
 static int run_scenario(const struct options *o, const struct tokens *tokens, int sessions, int load,
                         int refused_said[MAX_PRIORITIES]) {
   struct table t;
@@ -588,31 +615,12 @@ static int run_scenario(const struct options *o, const struct tokens *tokens, in
           refused = 1;
           if (!refused_said[k]++) printf("%s: its rows ran at %s and say so (policy=%s)\n", why, applied, applied);
         }
-        if (pi == 0 && !o->inline_peer) {
-          for (int kind = ROW_KERNEL; kind <= ROW_BARE; kind++) {
-            struct row key = row_key(sessions, load, -1, WINDOW_ALONE, kind, k);
-            struct measure m;
-            run_alone(&c, &key, &m);
-            table_add(&t, &key, applied, &m);
-          }
-        }
-        for (int di = 0; di < o->design_count; di++) {
-          struct row quiet = row_key(sessions, load, -1, WINDOW_HEARTBEATS, o->designs[di], k);
-          struct row churn = quiet;
-          struct measure mq, mc;
-          memset(&mq, 0, sizeof mq);
-          memset(&mc, 0, sizeof mc);
-          churn.pattern = o->patterns[pi];
-          churn.window = WINDOW_CHURN;
-          run_design(&c, &churn, pi == 0 ? &mq : NULL, &mc);
-          if (pi == 0) table_add(&t, &quiet, applied, &mq);
-          table_add(&t, &churn, applied, &mc);
-        }
+        run_at(&c, &t, sessions, load, pi, applied);
       }
     }
   }
   table_validate(&t);
-  table_print(&t, o);
+  table_print(&t);
   table_record(&t, o);
   table_free(&t);
   return refused ? -1 : 0;

@@ -178,8 +178,7 @@ static void print_cpu(double share) {
   else printf("%4.1f%% ", 100 * share);
 }
 
-void table_print(const struct table *t, const struct options *o) {
-  (void)o;
+void table_print(const struct table *t) {
   for (int i = 0; i < t->count; i++) {
     const struct row *r = &t->rows[i];
     struct spread p99 = spread_of(r, F_FIRED_P99);

@@ -46,7 +46,7 @@ void table_add(struct table *t, const struct row *key, const char *policy, const
    datagrams more than 5 % apart (medians), a real-time loop at 80 % of a core or more, a
    baseline with no samples. Every design of the group shares its verdict. */
 void table_validate(struct table *t);
-void table_print(const struct table *t, const struct options *o);
+void table_print(const struct table *t);
 void table_record(const struct table *t, const struct options *o);
 void print_header(void);
 
