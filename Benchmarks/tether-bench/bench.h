@@ -118,6 +118,9 @@ int priority_apply(const struct priority *p, ns_t slice, char applied[16], char 
 void priority_current(char out[16]);
 /* In a child just forked: the default policy, whatever the parent's. */
 void priority_child_default(void);
+/* 1 unless process `pid` runs at a real-time policy (the peer and the busy processes
+   never may: checked after each is started). */
+int runs_at_default(pid_t pid);
 /* mlockall(MCL_CURRENT | MCL_FUTURE). 0, or -1 with why in `why`. */
 int memory_lock(char why[160]);
 

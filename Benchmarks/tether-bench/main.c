@@ -244,7 +244,12 @@ static pid_t peer_begin(const struct run_context *c, struct ev_loop *loop, struc
     peer_attach(loop, c->tokens->v2, front);
     return 0;
   }
-  return peer_start(c->o->has_edge ? &c->o->edge : NULL, c->tokens->v2, front);
+  pid_t peer = peer_start(c->o->has_edge ? &c->o->edge : NULL, c->tokens->v2, front);
+  if (!runs_at_default(peer)) {
+    fprintf(stderr, "tether-bench: the peer runs at a real-time policy: nothing measured\n");
+    exit(1);
+  }
+  return peer;
 }
 
 static void peer_end(const struct run_context *c, struct ev_loop *loop, pid_t peer) {
@@ -661,6 +666,13 @@ int main(int argc, char **argv) {
          : o.inline_peer ? "on the bench's own loop, no baselines (timing means nothing)"
                          : "built in");
   priority_current(applied);
+  /* Before anything is forked: under `chrt -f 10 tether-bench` a child would otherwise be
+     born at SCHED_FIFO and run so until it resets itself. */
+  {
+    struct priority standard = {POLICY_DEFAULT, 0};
+    char now[16];
+    if (priority_apply(&standard, 0, now, why) != 0) printf("%s\n", why);
+  }
   printf("started at %s; each priority is set on the loop thread alone (SCHED_RESET_ON_FORK: the "
          "peer, relay and busy processes run at the default policy); %d run%s of each row, every "
          "figure the median of the runs [their range]\n",
@@ -683,6 +695,12 @@ int main(int argc, char **argv) {
     for (int li = 0; li < o.load_count; li++) {
       int busy = o.loads[li] ? o.busy_processes : 0;
       load_start(busy, load);
+      for (int i = 0; i < busy; i++) {
+        if (!runs_at_default(load[i])) {
+          fprintf(stderr, "tether-bench: a busy process runs at a real-time policy: nothing measured\n");
+          return 1;
+        }
+      }
       refused |= run_scenario(&o, &tokens, o.sessions[si], o.loads[li], refused_said) != 0;
       children_stop(load, busy);
     }

@@ -82,3 +82,10 @@ int memory_lock(char why[160]) {
   snprintf(why, 160, "mlockall refused: %s (RLIMIT_MEMLOCK, or no CAP_IPC_LOCK)", strerror(errno));
   return -1;
 }
+
+int runs_at_default(pid_t pid) {
+  int policy = sched_getscheduler(pid);
+  if (policy < 0) return 1; /* gone already: it runs at nothing */
+  policy &= ~SCHED_RESET_ON_FORK;
+  return policy != SCHED_FIFO && policy != SCHED_RR && policy != SCHED_DEADLINE;
+}
