@@ -161,13 +161,22 @@ faults: examples-x86_64 ## the end-to-end fault suite alone; SEED=N replays one
 	$(E2E) TETHER_FAULT_SEED=$(SEED) swift test --filter 'FaultEndToEndTests|AddressChangeFaultTests'
 edge-flood: examples-x86_64 ## tether-edge under a garbage flood, measured (FLOOD_SECONDS, 10)
 	@python3 scripts/bench/edge-flood.py --edge $(BUILD_DIR)/install/bin/tether-edge --seconds $(or $(FLOOD_SECONDS),10)
-bench: deps examples-x86_64 bench-binary lib-aarch64 lib-armv7 ## timers, costs, sizes measured; rewrites docs/BENCHMARKS.md
+# tether-edge is staged with --static-swift-stdlib: tether-benchmarks built the same way shares its
+# release products, where building it otherwise made each of the two rebuild the other's (a minute).
+BENCH_SWIFT_FLAGS := --static-swift-stdlib
+bench: deps examples-x86_64 bench-binary lib-aarch64 lib-armv7 ## timers (default and SCHED_FIFO, 3 runs), costs, sizes; rewrites docs/BENCHMARKS.md
 	@scripts/deps.sh bench && mkdir -p $(BUILD_DIR)/bench/results && scripts/check/size-report.sh > $(BUILD_DIR)/bench/sizes.md
-	@swift build -q -c release --product tether-benchmarks
+	@swift build -q -c release --product tether-benchmarks $(BENCH_SWIFT_FLAGS)
 	@$$(swift build -c release --show-bin-path)/tether-benchmarks --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
 		--edge $(BUILD_DIR)/install/bin/tether-edge --out $(BUILD_DIR)/bench/results --docs docs/BENCHMARKS.md \
 		--sizes $(BUILD_DIR)/bench/sizes.md --plot bench-lateness.png
 	@python3 scripts/bench/bench-plot.py $(BUILD_DIR)/bench/results docs/bench-lateness.png
+bench-quick: deps examples-x86_64 bench-binary ## make bench in small, under 2 minutes: build/bench/quick (docs untouched)
+	@scripts/deps.sh bench && swift build -q -c release --product tether-benchmarks $(BENCH_SWIFT_FLAGS)
+	@$$(swift build -c release --show-bin-path)/tether-benchmarks --quick --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
+		--edge $(BUILD_DIR)/install/bin/tether-edge --out $(BUILD_DIR)/bench/quick \
+		--docs $(BUILD_DIR)/bench/quick/BENCHMARKS.md --plot bench-lateness.png
+	@python3 scripts/bench/bench-plot.py $(BUILD_DIR)/bench/quick $(BUILD_DIR)/bench/quick/bench-lateness.png
 sizes: lib lib-aarch64 lib-armv7 ## the size tables of docs/BENCHMARKS.md, per architecture and profile
 	@scripts/check/size-report.sh
 docs: ## regenerate the tables of docs/STATES.md from the code, then lint
@@ -180,5 +189,5 @@ clean: ## remove .build and build
 
 .PHONY: help demo test $(TESTS) bench-smoke-x86_64 deps build lib lib-test-crypto lib-null-crypto install deb \
 	bench-binary check check-ci v2-size \
-	check-valgrind check-c-sanitizers check-asan check-tsan sim sim-replay soak fuzz faults edge-flood bench \
+	check-valgrind check-c-sanitizers check-asan check-tsan sim sim-replay soak fuzz faults edge-flood bench bench-quick \
 	sizes docs format clean

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../../Tests/c/wire_v2.h"
+#include "options.h"
 #include "tether.h"
 
 typedef int64_t ns_t;
@@ -51,8 +52,7 @@ struct summary summarize(struct samples *s); /* sorts s */
 /* ---- What the bench shares with its child processes (anonymous shared memory) -------- */
 
 struct shared {
-  int stop_peer;     /* the peer exits */
-  int stop_baseline; /* the kernel baseline exits */
+  int stop_peer; /* the peer exits */
   int sessions;
   /* A burst: the peer holds what it would pass to the devices from hold_from, passes all
      of it at release_at, then passes nothing until heal_at. */
@@ -61,18 +61,14 @@ struct shared {
      ... + cut_length) for k = 0 .. cut_count - 1. */
   ns_t cut_period, cut_length;
   int64_t cut_count;
-  uint64_t baseline_count; /* samples the kernel baseline wrote */
-};
-
-struct baseline_sample {
-  ns_t at, late;
+  /* Datagrams the peer passed, both ways (what it dropped for a cut not counted): the same
+     count for every design, so a window's traffic can be compared between them. */
+  uint64_t datagrams;
 };
 
 extern struct shared *shm;
 extern ns_t *last_to_device;       /* per session: when the peer last passed it a datagram */
 extern ns_t *cut_phase;            /* per session: its first steady cut (0: none) */
-extern struct baseline_sample *baseline;
-#define BASELINE_CAPACITY 400000
 
 void shared_init(int sessions);
 /* True while session `index` is cut (steady cut or burst). */
@@ -97,26 +93,46 @@ pid_t peer_start(const struct sockaddr_in *edge, char **tokens, struct sockaddr_
 void peer_attach(struct ev_loop *loop, char **tokens, struct sockaddr_in *front);
 void peer_detach(struct ev_loop *loop);
 
-/* The kernel's own wake-up lateness: an absolute clock_nanosleep loop every interval
-   (cyclictest's way), at the default priority and timer slack, like the bench's loop. */
-pid_t baseline_start(ns_t interval, ns_t slice);
-
-/* `count` processes that keep a core busy each until killed. */
+/* `count` processes that keep a core busy each until killed, at the default policy. */
 void load_start(int count, pid_t *pids);
 void children_stop(pid_t *pids, int count);
 
 /* Gives the calling thread a scheduling slice of `slice` (sched_setattr's sched_runtime for
-   SCHED_OTHER, honoured by EEVDF since Linux 6.12): a thread with a short slice preempts a
-   busy one when it wakes. Returns 0, or -1 (errno set). */
-int set_slice(ns_t slice);
+   SCHED_OTHER, honoured by EEVDF since Linux 6.12) at nice value `nice`, keeping
+   SCHED_RESET_ON_FORK: a thread with a short slice preempts a busy one when it wakes.
+   Returns 0, or -1 (errno set). */
+int set_slice(ns_t slice, int nice);
 
 /* CPU seconds a process (0: this one) has used, from /proc; -1 if unknown. */
 double cpu_seconds(pid_t pid);
+/* This process's resident memory (VmRSS), in bytes; -1 if unknown. */
+double resident_bytes(void);
+
+/* ---- Scheduling of the loop thread (priority.c) --------------------------------------- */
+
+/* Applies `p` to the calling thread with SCHED_RESET_ON_FORK (and `slice`, for default
+   and nice). Writes what the kernel reports now into `applied` ("fifo:10"; "default" if a
+   real-time policy was refused) and, when a call was refused, why into `why`. 0, or -1. */
+int priority_apply(const struct priority *p, ns_t slice, char applied[16], char why[160]);
+/* The calling thread's policy as priority_text writes it. */
+void priority_current(char out[16]);
+/* In a child just forked: the default policy, whatever the parent's. */
+void priority_child_default(void);
+/* 1 unless process `pid` runs at a real-time policy (the peer and the busy processes
+   never may: checked after each is started). */
+int runs_at_default(pid_t pid);
+/* mlockall(MCL_CURRENT | MCL_FUTURE). 0, or -1 with why in `why`. */
+int memory_lock(char why[160]);
+
+/* ---- The baselines, each in a phase of its own (phases.c) ----------------------------- */
+
+/* clock_nanosleep (absolute) every `interval` for `duration`: one lateness sample a wake. */
+void kernel_phase(ns_t interval, ns_t duration, struct samples *late);
+/* `count` deadlines a `period` apart each, spread over the period, in a heap behind one
+   timerfd, for `duration`: one lateness sample a deadline. 0, or -1. */
+int bare_phase(int count, ns_t period, ns_t duration, struct samples *late);
 
 /* ---- The designs under test ----------------------------------------------------------- */
-
-enum design { DESIGN_TETHER, DESIGN_PREVIOUS, DESIGN_NAIVE, DESIGN_COUNT };
-extern const char *design_names[DESIGN_COUNT];
 
 struct thresholds {
   ns_t heartbeat, interrupted, retry;
@@ -150,6 +166,8 @@ int fleet_start(struct fleet *f, struct ev_loop *loop, enum design design, int c
                 struct thresholds t, ns_t spread);
 void fleet_wait_connected(struct fleet *f, ns_t timeout);
 void fleet_run(struct fleet *f, ns_t duration);
+/* Tether: the loop's figures now, into f->tether (the libev designs: zeroes). */
+void fleet_stats(struct fleet *f);
 void fleet_stop(struct fleet *f);
 
 /* ---- Protocol version 2: the bench's own edge (v2.c, on Tests/c/edge_v2.c) ------------- */

@@ -25,8 +25,6 @@
 
 #include "client_v2.h"
 
-const char *design_names[DESIGN_COUNT] = {"tether", "previous", "naive"};
-
 enum { JOINING = 1, CONNECTED = 2 };
 
 struct session {
@@ -420,12 +418,16 @@ void fleet_run(struct fleet *f, ns_t duration) {
   ev_timer_stop(f->loop, &limit);
 }
 
-void fleet_stop(struct fleet *f) {
+void fleet_stats(struct fleet *f) {
   memset(&f->tether, 0, sizeof f->tether);
   f->tether.size = sizeof f->tether;
   if (f->design == DESIGN_TETHER && f->count > 0) {
     tether_engine_get_stats(f->sessions[0].engine, &f->tether);
   }
+}
+
+void fleet_stop(struct fleet *f) {
+  fleet_stats(f);
   for (int i = 0; i < f->count; i++) {
     struct session *s = &f->sessions[i];
     if (f->design == DESIGN_TETHER) {

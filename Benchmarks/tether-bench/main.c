@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* tether-bench: the scenario matrix, the cost figures, and the report. See bench.h and
- * Benchmarks/README.md. */
+ * Benchmarks/README.md. A scenario (sessions, load) runs --runs times; each run, at each
+ * --priority in turn: the kernel baseline alone, the bare timer loop alone, then each
+ * design (the heartbeats window, then the churn window of the first cut pattern; the churn
+ * window of each further pattern). The baselines never run beside a design. */
 #include "bench.h"
+#include "rows.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -26,101 +30,6 @@ void *__wrap_malloc(size_t size) { allocations++; return __real_malloc(size); }
 void *__wrap_calloc(size_t count, size_t size) { allocations++; return __real_calloc(count, size); }
 void *__wrap_realloc(void *pointer, size_t size) { allocations++; return __real_realloc(pointer, size); }
 
-/* ---- Options ---------------------------------------------------------------------------- */
-
-struct options {
-  int sessions[8], session_count;
-  int loads[2], load_count;       /* 0 idle, 1 busy */
-  int patterns[2], pattern_count; /* 0 steady, 1 burst */
-  int designs[DESIGN_COUNT], design_count;
-  int quick, cost, busy_processes, inline_peer, vectors;
-  ns_t slice;
-  struct sockaddr_in edge;
-  int has_edge;
-  pid_t edge_pid;
-  const char *tokens_path, *out_dir, *app_id;
-};
-
-static const char *load_names[2] = {"idle", "busy"};
-static const char *pattern_names[2] = {"steady", "burst"};
-
-static int parse_list(const char *text, const char *const *names, int name_count, int *out) {
-  int n = 0;
-  char copy[256], *save = NULL;
-  snprintf(copy, sizeof copy, "%s", text);
-  for (char *item = strtok_r(copy, ",", &save); item && n < 8; item = strtok_r(NULL, ",", &save)) {
-    if (names == NULL) {
-      out[n++] = atoi(item);
-      continue;
-    }
-    for (int i = 0; i < name_count; i++) {
-      if (strcmp(item, names[i]) == 0) out[n++] = i;
-    }
-  }
-  return n;
-}
-
-static void usage(void) {
-  fprintf(stderr,
-          "usage: tether-bench [--sessions 1,1000,10000] [--loads idle,busy]\n"
-          "                    [--patterns steady,burst] [--designs tether,previous,naive]\n"
-          "                    [--busy N] [--slice-us US] [--cost] [--quick] [--out DIR]\n"
-          "                    [--inline-peer (no child processes: for qemu-user)]\n"
-          "                    [--vectors (only: the libev designs' v2 client, PyNaCl's vectors)]\n"
-          "                    [--edge HOST:PORT --tokens FILE --app-id ID [--edge-pid PID]]\n");
-  exit(2);
-}
-
-static struct options parse(int argc, char **argv) {
-  struct options o;
-  memset(&o, 0, sizeof o);
-  o.app_id = "bench-app";
-  o.busy_processes = (int)sysconf(_SC_NPROCESSORS_ONLN);
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--quick") == 0) { o.quick = 1; continue; }
-    if (strcmp(a, "--cost") == 0) { o.cost = 1; continue; }
-    if (strcmp(a, "--inline-peer") == 0) { o.inline_peer = 1; continue; }
-    if (strcmp(a, "--vectors") == 0) { o.vectors = 1; continue; }
-    if (v == NULL) usage();
-    i++;
-    if (strcmp(a, "--sessions") == 0) o.session_count = parse_list(v, NULL, 0, o.sessions);
-    else if (strcmp(a, "--loads") == 0) o.load_count = parse_list(v, load_names, 2, o.loads);
-    else if (strcmp(a, "--patterns") == 0) o.pattern_count = parse_list(v, pattern_names, 2, o.patterns);
-    else if (strcmp(a, "--designs") == 0) o.design_count = parse_list(v, design_names, DESIGN_COUNT, o.designs);
-    else if (strcmp(a, "--busy") == 0) o.busy_processes = atoi(v);
-    else if (strcmp(a, "--slice-us") == 0) o.slice = (ns_t)atoi(v) * 1000;
-    else if (strcmp(a, "--out") == 0) o.out_dir = v;
-    else if (strcmp(a, "--tokens") == 0) o.tokens_path = v;
-    else if (strcmp(a, "--app-id") == 0) o.app_id = v;
-    else if (strcmp(a, "--edge-pid") == 0) o.edge_pid = atoi(v);
-    else if (strcmp(a, "--edge") == 0) {
-      char host[64] = "";
-      unsigned port = 0;
-      if (sscanf(v, "%63[^:]:%u", host, &port) != 2) usage();
-      o.edge.sin_family = AF_INET;
-      o.edge.sin_port = htons((uint16_t)port);
-      if (inet_pton(AF_INET, host, &o.edge.sin_addr) != 1) usage();
-      o.has_edge = 1;
-    } else usage();
-  }
-  if (o.session_count == 0) {
-    int quick[] = {1, 50}, full[] = {1, 1000, 10000};
-    o.session_count = o.quick ? 2 : 3;
-    memcpy(o.sessions, o.quick ? quick : full, (size_t)o.session_count * sizeof(int));
-  }
-  if (o.load_count == 0) { o.loads[0] = 0; o.loads[1] = 1; o.load_count = 2; }
-  if (o.pattern_count == 0) { o.patterns[0] = 0; o.patterns[1] = 1; o.pattern_count = 2; }
-  if (o.design_count == 0) {
-    for (int d = 0; d < DESIGN_COUNT; d++) o.designs[d] = d;
-    o.design_count = DESIGN_COUNT;
-  }
-  if (o.has_edge && o.tokens_path == NULL) usage();
-  if (o.inline_peer && (o.has_edge || o.cost)) usage();
-  if (o.inline_peer) { o.loads[0] = 0; o.load_count = 1; } /* and no kernel baseline */
-  return o;
-}
-
 /* ---- A scenario's plan: thresholds scaled so deadlines fire often --------------------- */
 
 struct plan {
@@ -128,6 +37,8 @@ struct plan {
   ns_t cut_length, cut_period, spread; /* steady cuts */
   int cuts;                            /* steady: per session */
   int rounds;                          /* burst */
+  ns_t quiet;                          /* the heartbeats window (no cuts) */
+  ns_t alone;                          /* each baseline's phase */
 };
 
 static struct plan plan_for(int sessions, int quick) {
@@ -151,20 +62,10 @@ static struct plan plan_for(int sessions, int quick) {
   p.cut_length = p.t.interrupted + margin;
   p.cut_period = p.cut_length + (p.t.interrupted > 4 * p.t.retry ? p.t.interrupted : 4 * p.t.retry);
   p.spread = sessions > 2000 ? MS(4000) : p.cut_period;
+  p.quiet = quick ? MS(250) : sessions <= 10 ? MS(2000) : sessions <= 2000 ? MS(3000) : MS(6000);
+  p.alone = quick ? MS(250) : MS(5000);
   return p;
 }
-
-/* ---- One design in one scenario ------------------------------------------------------- */
-
-struct result {
-  int sessions, load, pattern, design;
-  struct summary fired, outside, kernel;
-  int false_interrupts, connected, expected;
-  double window, cpu_device, cpu_peer, cpu_edge;
-  long allocations;
-  uint64_t datagrams;
-  tether_engine_stats tether;
-};
 
 /* Each session's channel and version 2 token: every design speaks version 2 (the tether
    design through the library, the libev designs through client_v2.c). */
@@ -228,41 +129,24 @@ static void tokens_free(struct tokens *t, int count) {
   free(t->v2);
 }
 
-static struct summary kernel_between(ns_t from, ns_t to) {
-  struct samples s;
-  uint64_t n = __atomic_load_n(&shm->baseline_count, __ATOMIC_ACQUIRE);
-  samples_init(&s, n);
-  for (uint64_t i = 0; i < n; i++) {
-    if (baseline[i].at >= from && baseline[i].at < to) samples_add(&s, baseline[i].late);
-  }
-  struct summary out = summarize(&s);
-  samples_free(&s);
-  return out;
-}
-
-static void write_samples(const struct options *o, const struct result *r, const char *what,
+/* The samples behind a figure, one per line in microseconds: RESULTS/samples-SESSIONS-LOAD-
+   PATTERN-KIND-WHAT-PRIORITY-rRUN.txt (the priority as asked, ':' written '_'). */
+static void write_samples(const struct options *o, const struct row *key, int run, const char *what,
                           const struct samples *s) {
-  char path[512];
+  char path[512], priority[16];
   FILE *f;
   if (o->out_dir == NULL) return;
-  snprintf(path, sizeof path, "%s/samples-%d-%s-%s-%s-%s.txt", o->out_dir, r->sessions,
-           load_names[r->load], pattern_names[r->pattern], design_names[r->design], what);
+  priority_text(&o->priorities[key->priority], priority);
+  for (char *c = priority; *c; c++) {
+    if (*c == ':') *c = '_';
+  }
+  snprintf(path, sizeof path, "%s/samples-%d-%s-%s-%s-%s-%s-r%d.txt", o->out_dir, key->sessions,
+           load_names[key->load], key->pattern < 0 ? "none" : pattern_names[key->pattern],
+           kind_names[key->kind], what, priority, run + 1);
   f = fopen(path, "w");
   if (f == NULL) return;
   for (size_t i = 0; i < s->count; i++) fprintf(f, "%.3f\n", (double)s->values[i] / 1e3);
   fclose(f);
-}
-
-static void write_kernel_samples(const struct options *o, const struct result *r, ns_t from,
-                                 ns_t to) {
-  struct samples s;
-  uint64_t n = __atomic_load_n(&shm->baseline_count, __ATOMIC_ACQUIRE);
-  samples_init(&s, n);
-  for (uint64_t i = 0; i < n; i++) {
-    if (baseline[i].at >= from && baseline[i].at < to) samples_add(&s, baseline[i].late);
-  }
-  write_samples(o, r, "kernel", &s);
-  samples_free(&s);
 }
 
 /* Steady: each session cut `cuts` times, its first cut spread over `spread`. */
@@ -290,143 +174,178 @@ static void run_burst(struct fleet *f, const struct plan *p) {
   }
 }
 
-static struct result run_design(const struct options *o, int sessions, int load, int pattern,
-                                enum design design, const struct tokens *tokens) {
-  struct plan p = plan_for(sessions, o->quick);
+/* ---- A window: what the device process did between two marks --------------------------- */
+
+struct mark {
+  ns_t at;
+  double cpu, peer, edge;
+  uint64_t datagrams, deadlines;
+  long allocations;
+};
+
+static struct mark mark_now(struct fleet *f, pid_t peer, const struct options *o) {
+  struct mark m;
+  if (f != NULL) fleet_stats(f);
+  m.at = now_ns();
+  m.cpu = cpu_seconds(0);
+  m.peer = peer ? cpu_seconds(peer) : -1;
+  m.edge = o->edge_pid ? cpu_seconds(o->edge_pid) : -1;
+  m.datagrams = __atomic_load_n(&shm->datagrams, __ATOMIC_RELAXED);
+  m.deadlines = f != NULL ? f->tether.loop_deadlines_fired : 0;
+  m.allocations = allocations;
+  return m;
+}
+
+static double share(double from, double to, double seconds) {
+  return from < 0 || to < 0 ? -1 : (to - from) / seconds;
+}
+
+/* From `from` to now: time, CPU, datagrams, allocations. */
+static void close_window(struct fleet *f, pid_t peer, const struct options *o,
+                         const struct mark *from, struct measure *m) {
+  struct mark to = mark_now(f, peer, o);
+  m->window = (double)(to.at - from->at) / 1e9;
+  m->cpu_device = share(from->cpu, to.cpu, m->window);
+  m->cpu_peer = share(from->peer, to.peer, m->window);
+  m->cpu_edge = share(from->edge, to.edge, m->window);
+  m->datagrams = to.datagrams - from->datagrams;
+  m->allocations = to.allocations - from->allocations;
+  if (f == NULL) return;
+  m->false_interrupts = f->false_interrupts;
+  f->false_interrupts = 0;
+  m->outside = summarize(&f->outside);
+  if (f->design == DESIGN_TETHER) {
+    /* The library's own histogram covers the loop's whole life (the join and the windows
+       before this one: it cannot be reset); the count is this window's. */
+    m->fired.count = (size_t)(to.deadlines - from->deadlines);
+    m->fired.p50 = f->tether.loop_lateness_p50_us;
+    m->fired.p99 = f->tether.loop_lateness_p99_us;
+    m->fired.p999 = f->tether.loop_lateness_p999_us;
+    m->fired.max = f->tether.loop_lateness_max_us;
+    m->fired.min = 0;
+  } else {
+    m->fired = summarize(&f->fired);
+  }
+  m->deadlines_per_s = (double)m->fired.count / m->window;
+  f->fired.count = 0;
+  f->outside.count = 0;
+}
+
+/* ---- One run of one design: the heartbeats window, then the churn window ---------------- */
+
+struct run_context {
+  const struct options *o;
+  const struct tokens *tokens;
+  int run, priority;
+};
+
+static pid_t peer_begin(const struct run_context *c, struct ev_loop *loop, struct sockaddr_in *front) {
+  if (c->o->inline_peer) {
+    peer_attach(loop, c->tokens->v2, front);
+    return 0;
+  }
+  pid_t peer = peer_start(c->o->has_edge ? &c->o->edge : NULL, c->tokens->v2, front);
+  if (!runs_at_default(peer)) {
+    fprintf(stderr, "tether-bench: the peer runs at a real-time policy: nothing measured\n");
+    exit(1);
+  }
+  return peer;
+}
+
+static void peer_end(const struct run_context *c, struct ev_loop *loop, pid_t peer) {
+  if (c->o->inline_peer) {
+    peer_detach(loop);
+    return;
+  }
+  usleep(100000); /* the peer passes the LEAVEs on before it stops */
+  __atomic_store_n(&shm->stop_peer, 1, __ATOMIC_RELAXED);
+  waitpid(peer, NULL, 0);
+  __atomic_store_n(&shm->stop_peer, 0, __ATOMIC_RELAXED);
+}
+
+/* `quiet` (when set): the heartbeats window, no cuts; `churn`: the cut pattern's window. */
+static void run_design(const struct run_context *c, const struct row *key, struct measure *quiet,
+                       struct measure *churn) {
+  const struct options *o = c->o;
+  struct plan p = plan_for(key->sessions, o->quick);
   struct fleet f;
-  struct result r;
   struct sockaddr_in front;
   struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-  memset(&r, 0, sizeof r);
+  struct mark from;
   memset(&f, 0, sizeof f);
-  r.sessions = sessions;
-  r.load = load;
-  r.pattern = pattern;
-  r.design = design;
-  shared_init(sessions);
-  pid_t peer = 0;
-  if (o->inline_peer) {
-    peer_attach(loop, tokens->v2, &front);
-  } else {
-    peer = peer_start(o->has_edge ? &o->edge : NULL, tokens->v2, &front);
-  }
+  shared_init(key->sessions);
+  pid_t peer = peer_begin(c, loop, &front);
   snprintf(f.server, sizeof f.server, "127.0.0.1:%u", (unsigned)ntohs(front.sin_port));
   f.app_id = o->app_id;
-  f.channels = tokens->channels;
-  f.tokens = tokens->v2;
+  f.channels = c->tokens->channels;
+  f.tokens = c->tokens->v2;
   f.uid_base = 1000;
   samples_init(&f.fired, 4000000);
-  samples_init(&f.outside, (size_t)sessions * (size_t)(p.cuts + p.rounds) + 16);
-  if (fleet_start(&f, loop, design, sessions, p.t, p.t.heartbeat) != 0) exit(1);
+  samples_init(&f.outside, (size_t)key->sessions * (size_t)(p.cuts + p.rounds) + 16);
+  double rss0 = resident_bytes();
+  if (fleet_start(&f, loop, (enum design)key->kind, key->sessions, p.t, p.t.heartbeat) != 0) exit(1);
   fleet_wait_connected(&f, MS(20000));
-  r.expected = sessions;
-  r.connected = f.connected;
   fleet_run(&f, 2 * p.t.heartbeat + MS(20));
-
-  ns_t start = now_ns();
-  double cpu0 = cpu_seconds(0), peer0 = peer ? cpu_seconds(peer) : 0;
-  double edge0 = o->edge_pid ? cpu_seconds(o->edge_pid) : -1;
-  long allocations0 = allocations;
+  double rss = rss0 < 0 ? -1 : (resident_bytes() - rss0) / key->sessions;
+  if (quiet != NULL) {
+    /* Connected when the window opens; a session the machine's stalls interrupted during
+       it is an INTERRUPTED without a cut (false_interrupts), said beside the row. */
+    quiet->connected = f.connected;
+    from = mark_now(&f, peer, o);
+    f.measuring = 1;
+    fleet_run(&f, p.quiet);
+    f.measuring = 0;
+    close_window(&f, peer, o, &from, quiet);
+    quiet->rss_per_session = rss;
+  }
+  churn->connected = f.connected;
+  churn->rss_per_session = rss;
+  from = mark_now(&f, peer, o);
   f.measuring = 1;
-  if (pattern == 0) {
-    fleet_run(&f, schedule_steady(&p, sessions, start + MS(5)));
+  if (key->pattern == 0) {
+    fleet_run(&f, schedule_steady(&p, key->sessions, from.at + MS(5)));
   } else {
     run_burst(&f, &p);
   }
   f.measuring = 0;
-  ns_t end = now_ns();
-  r.window = (double)(end - start) / 1e9;
-  r.cpu_device = (cpu_seconds(0) - cpu0) / r.window;
-  r.cpu_peer = peer ? (cpu_seconds(peer) - peer0) / r.window : -1;
-  r.cpu_edge = o->edge_pid ? (cpu_seconds(o->edge_pid) - edge0) / r.window : -1;
-  r.allocations = allocations - allocations0;
-
-  r.kernel = kernel_between(start, end);
-  write_kernel_samples(o, &r, start, end);
-  write_samples(o, &r, "outside", &f.outside);
-  write_samples(o, &r, "fired", &f.fired);
-  r.outside = summarize(&f.outside);
-  r.fired = summarize(&f.fired);
-  r.false_interrupts = f.false_interrupts;
+  write_samples(o, key, c->run, "outside", &f.outside);
+  close_window(&f, peer, o, &from, churn);
   fleet_stop(&f);
-  r.tether = f.tether;
-  r.datagrams = f.tether.datagrams_in + f.tether.datagrams_out;
-  if (design == DESIGN_TETHER) {
-    r.fired.count = (size_t)f.tether.loop_deadlines_fired;
-    r.fired.p50 = f.tether.loop_lateness_p50_us;
-    r.fired.p99 = f.tether.loop_lateness_p99_us;
-    r.fired.p999 = f.tether.loop_lateness_p999_us;
-    r.fired.max = f.tether.loop_lateness_max_us;
-    r.fired.min = 0;
-  }
   samples_free(&f.fired);
   samples_free(&f.outside);
-  if (o->inline_peer) {
-    peer_detach(loop);
-  } else {
-    usleep(100000); /* the peer passes the LEAVEs on before it stops */
-    __atomic_store_n(&shm->stop_peer, 1, __ATOMIC_RELAXED);
-    waitpid(peer, NULL, 0);
-    __atomic_store_n(&shm->stop_peer, 0, __ATOMIC_RELAXED);
-  }
+  peer_end(c, loop, peer);
   ev_loop_destroy(loop);
-  return r;
+  malloc_trim(0); /* so the next design's resident memory starts from what it uses */
+}
+
+/* ---- The baselines, alone on the loop thread ---------------------------------------------- */
+
+static void run_alone(const struct run_context *c, const struct row *key, struct measure *m) {
+  struct plan p = plan_for(key->sessions, c->o->quick);
+  struct samples late;
+  struct mark from;
+  size_t expected = key->kind == ROW_KERNEL
+                        ? (size_t)(p.alone / MS(1))
+                        : (size_t)((double)key->sessions * (double)p.alone / (double)p.t.heartbeat);
+  memset(m, 0, sizeof *m);
+  samples_init(&late, expected + expected / 4 + 64);
+  from = mark_now(NULL, 0, c->o);
+  if (key->kind == ROW_KERNEL) {
+    kernel_phase(MS(1), p.alone, &late);
+  } else if (bare_phase(key->sessions, p.t.heartbeat, p.alone, &late) != 0) {
+    fprintf(stderr, "tether-bench: the bare loop could not start (timerfd or memory)\n");
+  }
+  close_window(NULL, 0, c->o, &from, m);
+  m->cpu_peer = m->cpu_edge = -1;
+  m->rss_per_session = -1;
+  m->connected = key->sessions;
+  write_samples(c->o, key, c->run, "late", &late);
+  m->fired = summarize(&late);
+  m->deadlines_per_s = (double)m->fired.count / m->window;
+  samples_free(&late);
 }
 
 /* ---- Output ----------------------------------------------------------------------------- */
-
-static void print_header(void) {
-  printf("%-6s %-4s %-6s %-8s | %-31s | %-31s | %-23s | %s\n", "", "", "", "",
-         "fired - due, us (all deadlines)", "INTERRUPTED, from outside, us", "kernel clock_nanosleep",
-         "CPU of a core");
-  printf("%-6s %-4s %-6s %-8s | %6s %6s %6s %8s | %6s %6s %6s %8s | %5s %5s %5s %5s | %6s %5s %5s\n",
-         "n", "load", "cuts", "design", "p50", "p99", "p99.9", "max", "p50", "p99", "p99.9", "max",
-         "p50", "p99", "p99.9", "max", "device", "peer", "edge");
-}
-
-static void print_result(const struct result *r) {
-  printf("%-6d %-4s %-6s %-8s | %6.1f %6.1f %6.1f %8.1f | %6.1f %6.1f %6.1f %8.1f | ",
-         r->sessions, load_names[r->load], pattern_names[r->pattern], design_names[r->design],
-         r->fired.p50, r->fired.p99, r->fired.p999, r->fired.max, r->outside.p50, r->outside.p99,
-         r->outside.p999, r->outside.max);
-  if (r->kernel.count > 0) {
-    printf("%5.0f %5.0f %5.0f %5.0f | ", r->kernel.p50, r->kernel.p99, r->kernel.p999,
-           r->kernel.max);
-  } else {
-    printf("%5s %5s %5s %5s | ", "-", "-", "-", "-");
-  }
-  printf("%5.1f%% ", 100 * r->cpu_device);
-  if (r->cpu_peer >= 0) printf("%4.1f%% ", 100 * r->cpu_peer); else printf("    - ");
-  if (r->cpu_edge >= 0) printf("%4.1f%%", 100 * r->cpu_edge); else printf("    -");
-  if (r->connected < r->expected) printf("  (%d of %d connected)", r->connected, r->expected);
-  if (r->false_interrupts) printf("  (%d INTERRUPTED without a cut)", r->false_interrupts);
-  printf("\n");
-  fflush(stdout);
-}
-
-static void print_summary_line(FILE *f, const char *name, const struct summary *s) {
-  fprintf(f, " %s_n=%zu %s_p50=%.3f %s_p99=%.3f %s_p999=%.3f %s_max=%.3f %s_min=%.3f", name,
-          s->count, name, s->p50, name, s->p99, name, s->p999, name, s->max, name, s->min);
-}
-
-static void record_result(const struct options *o, const struct result *r) {
-  char path[512];
-  FILE *f;
-  if (o->out_dir == NULL) return;
-  snprintf(path, sizeof path, "%s/results.txt", o->out_dir);
-  f = fopen(path, "a");
-  if (f == NULL) return;
-  fprintf(f, "scenario sessions=%d load=%s pattern=%s design=%s window_s=%.3f", r->sessions,
-          load_names[r->load], pattern_names[r->pattern], design_names[r->design], r->window);
-  print_summary_line(f, "fired", &r->fired);
-  print_summary_line(f, "outside", &r->outside);
-  print_summary_line(f, "kernel", &r->kernel);
-  fprintf(f, " false_interrupts=%d connected=%d cpu_device=%.4f cpu_peer=%.4f cpu_edge=%.4f "
-             "allocations=%ld datagrams=%llu source=%u\n",
-          r->false_interrupts, r->connected, r->cpu_device, r->cpu_peer, r->cpu_edge,
-          r->allocations, (unsigned long long)r->datagrams, r->tether.deadline_source);
-  fclose(f);
-}
 
 static void record_cost(const struct options *o, const char *key, double value, const char *unit) {
   char path[512];
@@ -632,13 +551,96 @@ done:
 
 /* ---- main ------------------------------------------------------------------------------- */
 
+static void usage(const char *error) {
+  fprintf(stderr,
+          "tether-bench: %s\n"
+          "usage: tether-bench [--sessions 1,1000,10000] [--loads idle,busy]\n"
+          "                    [--patterns steady,burst] [--designs tether,previous,naive]\n"
+          "                    [--priority default,fifo:N,rr:N,nice:N] [--mlock] [--runs N]\n"
+          "                    [--busy N] [--slice-us US] [--cost] [--quick] [--out DIR]\n"
+          "                    [--inline-peer (no child processes: for qemu-user)]\n"
+          "                    [--vectors (only: the libev designs' v2 client, PyNaCl's vectors)]\n"
+          "                    [--edge HOST:PORT --tokens FILE --app-id ID [--edge-pid PID]]\n",
+          error);
+  exit(2);
+}
+
+static struct row row_key(int sessions, int load, int pattern, int window, int kind, int priority) {
+  struct row r;
+  memset(&r, 0, sizeof r);
+  r.sessions = sessions;
+  r.load = load;
+  r.pattern = pattern;
+  r.window = window;
+  r.kind = kind;
+  r.priority = priority;
+  return r;
+}
+
+/* One run of one cut pattern at priority `c->priority` (already applied as `applied`): the
+   baselines alone (with the first pattern), then each design, into `t`. */
+static void run_at(const struct run_context *c, struct table *t, int sessions, int load, int pi,
+                   const char *applied) {
+  const struct options *o = c->o;
+  if (pi == 0 && !o->inline_peer) {
+    for (int kind = ROW_KERNEL; kind <= ROW_BARE; kind++) {
+      struct row key = row_key(sessions, load, -1, WINDOW_ALONE, kind, c->priority);
+      struct measure m;
+      run_alone(c, &key, &m);
+      table_add(t, &key, applied, &m);
+    }
+  }
+  for (int di = 0; di < o->design_count; di++) {
+    struct row quiet = row_key(sessions, load, -1, WINDOW_HEARTBEATS, o->designs[di], c->priority);
+    struct row churn = row_key(sessions, load, o->patterns[pi], WINDOW_CHURN, o->designs[di], c->priority);
+    struct measure mq, mc;
+    memset(&mq, 0, sizeof mq);
+    memset(&mc, 0, sizeof mc);
+    /* The heartbeats window is the scenario's, not the pattern's: measured with the first. */
+    run_design(c, &churn, pi == 0 ? &mq : NULL, &mc);
+    if (pi == 0) table_add(t, &quiet, applied, &mq);
+    table_add(t, &churn, applied, &mc);
+  }
+}
+
+/* Every row of one scenario: --runs times, each cut pattern, each priority in turn (so the
+   priorities of a pattern are measured minutes apart at most). Returns 0, or -1 if any
+   priority was refused (its rows say what ran). */
+static int run_scenario(const struct options *o, const struct tokens *tokens, int sessions, int load,
+                        int refused_said[MAX_PRIORITIES]) {
+  struct table t;
+  int refused = 0;
+  table_init(&t, o->priority_count * (o->design_count * (o->pattern_count + 1) + 2));
+  for (int run = 0; run < o->runs; run++) {
+    for (int pi = 0; pi < o->pattern_count; pi++) {
+      for (int k = 0; k < o->priority_count; k++) {
+        struct run_context c = {o, tokens, run, k};
+        char applied[16], why[160];
+        if (priority_apply(&o->priorities[k], o->slice, applied, why) != 0) {
+          refused = 1;
+          if (!refused_said[k]++) printf("%s: its rows ran at %s and say so (policy=%s)\n", why, applied, applied);
+        }
+        run_at(&c, &t, sessions, load, pi, applied);
+      }
+    }
+  }
+  table_validate(&t);
+  table_print(&t);
+  table_record(&t, o);
+  table_free(&t);
+  return refused ? -1 : 0;
+}
+
 int main(int argc, char **argv) {
-  struct options o = parse(argc, argv);
+  struct options o;
+  char error[OPTION_ERROR], why[160], applied[16];
   struct rlimit files;
-  pid_t load[64] = {0}, kernel;
-  int max_sessions = 0;
+  pid_t load[64] = {0};
+  int max_sessions = 0, refused_said[MAX_PRIORITIES] = {0};
   struct tokens tokens;
   setvbuf(stdout, NULL, _IOLBF, 0);
+  if (options_parse(argc, argv, (int)sysconf(_SC_NPROCESSORS_ONLN), &o, error) != 0) usage(error);
+  if (o.busy_processes > 64) usage("--busy: at most 64");
   if (o.vectors) return vectors_check();
   if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
     files.rlim_cur = files.rlim_max;
@@ -661,44 +663,57 @@ int main(int argc, char **argv) {
   printf("tether-bench %u.%u.%u: %ld cores online, peer: %s\n", tether_version() >> 16,
          (tether_version() >> 8) & 0xFF, tether_version() & 0xFF, sysconf(_SC_NPROCESSORS_ONLN),
          o.has_edge       ? "relay to tether-edge"
-         : o.inline_peer ? "on the bench's own loop, no kernel baseline (timing means nothing)"
+         : o.inline_peer ? "on the bench's own loop, no baselines (timing means nothing)"
                          : "built in");
+  priority_current(applied);
+  /* Before anything is forked: under `chrt -f 10 tether-bench` a child would otherwise be
+     born at SCHED_FIFO and run so until it resets itself. */
+  {
+    struct priority standard = {POLICY_DEFAULT, 0};
+    char now[16];
+    if (priority_apply(&standard, 0, now, why) != 0) printf("%s\n", why);
+  }
+  printf("started at %s; each priority is set on the loop thread alone (SCHED_RESET_ON_FORK: the "
+         "peer, relay and busy processes run at the default policy); %d run%s of each row, every "
+         "figure the median of the runs [their range]\n",
+         applied, o.runs, o.runs == 1 ? "" : "s");
+  if (o.mlock) {
+    if (memory_lock(why) != 0) {
+      printf("--mlock: %s: the rows say mlock=no\n", why);
+      o.mlock = 0;
+    } else {
+      printf("--mlock: the device process's memory is locked (mlockall)\n");
+    }
+  }
+  if (o.slice) printf("the loop and the baselines run with a %lld us slice\n", (long long)(o.slice / 1000));
   printf("lateness = when it ran minus when it was due; \"outside\" = the callback's time minus "
          "(the peer's last datagram to the session + interrupted_after)\n\n");
   print_header();
-  if (o.slice && set_slice(o.slice) != 0) {
-    fprintf(stderr, "tether-bench: --slice-us: sched_setattr failed (%s); Linux 6.12+ needed\n",
-            strerror(errno));
-    return 1;
-  }
-  if (o.slice) printf("the loop and the kernel baseline run with a %lld us slice\n\n", (long long)(o.slice / 1000));
   shared_init(1);
+  int refused = 0;
   for (int si = 0; si < o.session_count; si++) {
     for (int li = 0; li < o.load_count; li++) {
-      for (int pi = 0; pi < o.pattern_count; pi++) {
-        int busy = o.loads[li] ? o.busy_processes : 0;
-        __atomic_store_n(&shm->baseline_count, 0, __ATOMIC_RELAXED);
-        kernel = o.inline_peer ? 0 : baseline_start(MS(1), o.slice);
-        load_start(busy, load);
-        for (int di = 0; di < o.design_count; di++) {
-          struct result r = run_design(&o, o.sessions[si], o.loads[li], o.patterns[pi],
-                                       (enum design)o.designs[di], &tokens);
-          print_result(&r);
-          record_result(&o, &r);
+      int busy = o.loads[li] ? o.busy_processes : 0;
+      load_start(busy, load);
+      for (int i = 0; i < busy; i++) {
+        if (!runs_at_default(load[i])) {
+          fprintf(stderr, "tether-bench: a busy process runs at a real-time policy: nothing measured\n");
+          return 1;
         }
-        children_stop(load, busy);
-        __atomic_store_n(&shm->stop_baseline, 1, __ATOMIC_RELAXED);
-        if (kernel) waitpid(kernel, NULL, 0);
-        __atomic_store_n(&shm->stop_baseline, 0, __ATOMIC_RELAXED);
       }
+      refused |= run_scenario(&o, &tokens, o.sessions[si], o.loads[li], refused_said) != 0;
+      children_stop(load, busy);
     }
   }
   if (o.cost) {
-    printf("\ncost:\n");
+    struct priority standard = {POLICY_DEFAULT, 0};
+    priority_apply(&standard, 0, applied, why); /* the costs are CPU time, not timing */
+    printf("\ncost (at %s):\n", applied);
     cost_per_ack(&o);
     cost_create_destroy(&o);
     cost_burst(&o);
   }
   tokens_free(&tokens, max_sessions);
+  if (refused) printf("\nnote: a priority was refused (see above): its rows ran at the policy they record\n");
   return 0;
 }

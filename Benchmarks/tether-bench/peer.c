@@ -98,6 +98,7 @@ static void pass(int index, const unsigned char *bytes, int length) {
   /* Before the send: the kernel stamps the datagram's arrival inside it, so the outside
      figure can only overstate how late a callback was. */
   store_ns(&last_to_device[index], now_ns());
+  __atomic_add_fetch(&shm->datagrams, 1, __ATOMIC_RELAXED);
   sendto(front, bytes, (size_t)length, 0, (struct sockaddr *)&l->device, sizeof l->device);
 }
 
@@ -172,6 +173,7 @@ static void from_devices(void) {
     links[index].device = from;
     links[index].known = 1;
     if (is_cut(index, now_ns())) continue;
+    __atomic_add_fetch(&shm->datagrams, 1, __ATOMIC_RELAXED);
     if (back >= 0) {
       send(back, in, (size_t)n, 0);
     } else {
@@ -298,6 +300,7 @@ pid_t peer_start(const struct sockaddr_in *edge, char **tokens, struct sockaddr_
     return pid;
   }
   prctl(PR_SET_NAME, "bench-peer");
+  priority_child_default(); /* the relay is load, never at the loop's policy */
   serve();
   _exit(0);
 }

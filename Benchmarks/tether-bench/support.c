@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Samples and percentiles, shared memory, and the child processes that are not the peer:
- * the kernel baseline and the load. */
+/* Samples and percentiles, shared memory, the busy processes, and what /proc says of a
+ * process (CPU time, resident memory). */
 #include "bench.h"
 
 #include <signal.h>
@@ -16,7 +16,6 @@
 
 struct shared *shm;
 ns_t *last_to_device, *cut_phase;
-struct baseline_sample *baseline;
 
 void samples_init(struct samples *s, size_t capacity) {
   s->values = calloc(capacity ? capacity : 1, sizeof *s->values);
@@ -70,15 +69,12 @@ void *shared_alloc(size_t bytes) {
 }
 
 void shared_init(int sessions) {
-  if (shm == NULL) {
-    shm = shared_alloc(sizeof *shm);
-    baseline = shared_alloc(BASELINE_CAPACITY * sizeof *baseline);
-  }
+  if (shm == NULL) shm = shared_alloc(sizeof *shm);
   if (last_to_device != NULL) {
     munmap(last_to_device, (size_t)shm->sessions * sizeof(ns_t));
     munmap(cut_phase, (size_t)shm->sessions * sizeof(ns_t));
   }
-  /* The stop flag and the baseline's count belong to the scenario, not to one design. */
+  /* The stop flag and the datagram count belong to the bench, not to one design. */
   shm->sessions = sessions;
   shm->hold_from = shm->release_at = shm->heal_at = 0;
   shm->cut_period = shm->cut_length = 0;
@@ -112,7 +108,7 @@ ns_t cut_explaining(int index, ns_t last, ns_t now) {
   return 0;
 }
 
-int set_slice(ns_t slice) {
+int set_slice(ns_t slice, int nice) {
   struct {
     uint32_t size, policy;
     uint64_t flags;
@@ -122,33 +118,10 @@ int set_slice(ns_t slice) {
   } attr;
   memset(&attr, 0, sizeof attr);
   attr.size = sizeof attr;
+  attr.flags = 1; /* SCHED_FLAG_RESET_ON_FORK: children start at the default policy */
+  attr.nice = nice;
   attr.runtime = (uint64_t)slice;
   return (int)syscall(SYS_sched_setattr, 0, &attr, 0);
-}
-
-pid_t baseline_start(ns_t interval, ns_t slice) {
-  pid_t pid = fork();
-  if (pid != 0) return pid;
-  prctl(PR_SET_NAME, "bench-kernel");
-  if (slice) set_slice(slice);
-  struct timespec next;
-  clock_gettime(CLOCK_MONOTONIC, &next);
-  while (!__atomic_load_n(&shm->stop_baseline, __ATOMIC_RELAXED)) {
-    next.tv_nsec += interval;
-    while (next.tv_nsec >= 1000000000) {
-      next.tv_nsec -= 1000000000;
-      next.tv_sec++;
-    }
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-    ns_t woke = now_ns(), due = (ns_t)next.tv_sec * 1000000000 + next.tv_nsec;
-    uint64_t n = __atomic_load_n(&shm->baseline_count, __ATOMIC_RELAXED);
-    if (n < BASELINE_CAPACITY) {
-      baseline[n].at = woke;
-      baseline[n].late = woke - due;
-      __atomic_store_n(&shm->baseline_count, n + 1, __ATOMIC_RELEASE);
-    }
-  }
-  _exit(0);
 }
 
 void load_start(int count, pid_t *pids) {
@@ -157,6 +130,7 @@ void load_start(int count, pid_t *pids) {
     if (pids[i] == 0) {
       volatile uint64_t spin = 0;
       prctl(PR_SET_NAME, "bench-load");
+      priority_child_default(); /* never a real-time spinner */
       for (;;) spin++;
     }
   }
@@ -174,6 +148,11 @@ void children_stop(pid_t *pids, int count) {
 
 double cpu_seconds(pid_t pid) {
   char path[64], line[1024];
+  struct timespec ts;
+  /* This process: to the nanosecond (/proc counts in ticks of 10 ms, more than a short
+     window's whole CPU). */
+  if (pid == 0 && clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
   unsigned long utime, stime;
   FILE *f;
   snprintf(path, sizeof path, "/proc/%d/stat", pid ? (int)pid : (int)getpid());
@@ -191,4 +170,16 @@ double cpu_seconds(pid_t pid) {
     return -1;
   }
   return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+double resident_bytes(void) {
+  char line[256];
+  double kib = -1;
+  FILE *f = fopen("/proc/self/status", "r");
+  if (f == NULL) return -1;
+  while (fgets(line, sizeof line, f) != NULL) {
+    if (sscanf(line, "VmRSS: %lf kB", &kib) == 1) break;
+  }
+  fclose(f);
+  return kib < 0 ? -1 : kib * 1024;
 }

@@ -12,6 +12,8 @@ struct Report {
   var duration: Double
   var sizes: String?
   var plot: String?
+  /// What made the report: `make bench`, or `make bench-quick` at its small scale.
+  var command = "make bench"
 
   static let f = Target.format
 
@@ -19,24 +21,38 @@ struct Report {
     var out = """
       # Benchmarks
 
-      Every figure below was measured by one run of `make bench` (\(Int(duration / 60)) min \
-      \(Int(duration) % 60) s) on \(machine), \(Self.today()), commit `\(commit)`. The raw \
-      results are in `build/bench/results/` after a run. Timing figures from a shared \
-      virtual machine vary from run to run: compare the columns of one row (measured side \
-      by side), not one run with another.
+      Every figure below was measured by one run of `\(command)` (\(Int(duration / 60)) min \
+      \(Int(duration) % 60) s) on \(machine), \(Self.today()), commit `\(commit)`, a machine \
+      shared with other work while it ran. The raw results are in `build/bench/results/` \
+      after a run. Every figure is the median of \(runs) runs, with their range in brackets; \
+      the maximum is no result (on a kernel without preemption one run's maximum is the \
+      scheduler's), so no figure or target here uses it. Compare the columns of one table \
+      (measured in the same run), not one run with another.
+
+      \(headline)
 
       ## How late deadlines fire
 
-      `tether-bench` (`Benchmarks/tether-bench`, C, libc, libev and libsodium only) runs 1, 1,000 and \
-      10,000 sessions on one libev loop, each in its own channel, through a relay to \
+      `tether-bench` (`Benchmarks/tether-bench`, C, libc, libev and libsodium only) runs \
+      \(results.sessionCounts.map(String.init).joined(separator: ", ")) sessions on one libev loop, each in its own channel, through a relay to \
       `tether-edge` on loopback (real UDP, real tokens), idle and with every core kept busy \
       by processes it starts (`load busy`). Thresholds are scaled so deadlines fire often: \
       1 session: heartbeat 10 ms, interrupted 50 ms; 1,000: 100 ms and 400 ms; 10,000: the \
-      defaults, 1 s and 4 s. *steady*: each session's link is cut for a while (the relay \
-      drops both directions), the cuts spread over time; *burst*: the relay holds every \
-      session's datagrams for one heartbeat, passes them all at once, then cuts every link \
-      at the same instant. Three designs run the same sessions, one after the other, while \
-      the kernel baseline runs throughout:
+      defaults, 1 s and 4 s.
+
+      Priority is an axis: each row is measured with the loop thread at each of \
+      \(results.priorities.map { "`\($0)`" }.joined(separator: " and ")) \
+      (`tether-bench --priority`: `sched_setscheduler` on the loop thread alone, with \
+      `SCHED_RESET_ON_FORK`; the relay, the edge and the busy processes always run at the \
+      default policy). The column's heading says the policy the kernel applied. \
+      `docs/REALTIME.md` says how to run a loop so on a device.
+
+      Windows: *heartbeats* is the sessions joined and beating, no cuts; *churn* is the \
+      relay cutting links, *steady* (each session's link cut for a while, the cuts spread \
+      over time) or *burst* (every session's datagrams held for one heartbeat, passed at \
+      once, then every link cut at the same instant), with the rejoins that follow. The \
+      baselines run *alone*, in a phase of their own on the loop thread at the same policy \
+      and load, never beside a design:
 
       - **tether**: the library as C hosts link it (one timerfd per loop; see \
       `docs/STATES.md`, "The driver's timer").
@@ -44,22 +60,45 @@ struct Report {
       deadline, moved only when that deadline gets earlier (libev's method 3).
       - **naive**: one `ev_timer` per deadline, the interrupted one stopped and started on \
       every packet (libev's method 1).
-      - **kernel**: an absolute `clock_nanosleep` loop every 1 ms in a process of its own \
-      (cyclictest's way), at the default priority and timer slack.
+      - **kernel**: an absolute `clock_nanosleep` loop every 1 ms (cyclictest's way).
+      - **bare**: a heap of as many deadlines a second as the scenario's sessions fire \
+      (sessions per heartbeat interval) behind one timerfd, and nothing else: the limit of \
+      a timer loop on this machine.
 
-      Columns: *fired - due* is every deadline's lateness as the design measures it (for \
-      tether, its own histogram: `tether_engine_get_stats`, loop figures, buckets 12.5 % \
-      wide); *outside* is what a user sees: the time the INTERRUPTED callback ran minus \
-      (the time the relay passed the session its last datagram + interrupted_after). \
-      Microseconds; CPU as a share of one core (the device process, the relay, tether-edge).
+      A row is *invalid*, and shows no figures, when a design's sessions were not all \
+      connected in every run, or tether's and naive's datagrams in the window were more \
+      than 5 % apart (then the CPU figures compare different work), or a real-time loop used \
+      80 % of a core or more (RT throttling stops it at 95 %).
+
+      ### fired - due, microseconds
+
+      Every deadline's lateness as the design measures it; for tether the library's own \
+      loop histogram (`tether_engine_get_stats`, buckets 12.5 % wide), which covers the \
+      loop's whole life (the join included: it cannot be reset), not only the window.
 
       \(lateTable)
+
+      ### INTERRUPTED from outside, microseconds
+
+      What a user sees: the time the INTERRUPTED callback ran minus (the time the relay \
+      passed the session its last datagram + interrupted_after). Churn windows.
+
+      \(outsideTable)
+
+      ### CPU and memory per window
+
+      CPU as a share of one core: the device process (the loop), the relay, tether-edge; \
+      datagrams the relay passed both ways in the window (the same count for every design); \
+      resident memory of the device process per session (VmRSS after the join, minus before).
+
+      \(cpuTable)
 
       """
     if let plot {
       out += "![Lateness CDF](\(plot))\n\n"
       out += "INTERRUPTED callbacks, from outside, at \(results.sessionCounts.max() ?? 0) "
-      out += "sessions (steady), idle and loaded, with the kernel baseline of the same run.\n\n"
+      out += "sessions (steady churn, every run), idle and loaded, a panel for each priority, with "
+      out += "the kernel and bare baselines measured alone at that priority.\n\n"
     }
     out += """
       ## Targets
@@ -92,24 +131,117 @@ struct Report {
     return out
   }
 
-  var lateTable: String {
+  var runs: String { results.rows.first?.text["runs"] ?? "?" }
+
+  /// The first lines of the report: Tether's p99 at the most sessions, both cores busy,
+  /// at each priority, beside the kernel and bare baselines at that priority.
+  var headline: String {
+    let n = results.sessionCounts.max() ?? 0
+    var lines: [String] = []
+    for priority in results.priorities {
+      func p99(_ design: String, _ window: String, _ pattern: String = "none") -> String {
+        guard
+          let row = results.row(
+            sessions: n, load: "busy", window: window, pattern: pattern, design: design,
+            priority: priority)
+        else { return "not measured" }
+        return row.valid ? "\(Target.format(row["fired_p99"])) us" : "invalid (\(row.why))"
+      }
+      let policy = Self.policies(results, priority)
+      lines.append(
+        "- **\(policy)**, \(n) sessions, both cores busy: Tether's deadlines p99 "
+          + "\(p99("tether", "heartbeats")) (heartbeats), \(p99("tether", "churn", "steady")) "
+          + "(churn); the kernel's clock_nanosleep alone \(p99("kernel", "alone")), the bare "
+          + "timer loop alone \(p99("bare", "alone")).")
+    }
+    lines.append(
+      "\nAt the default priority the tail is the scheduler's: the loop waits for a busy "
+        + "core's time slice like any other thread, and so do the kernel and bare baselines; "
+        + "at a real-time priority it runs as soon as it wakes.")
+    return lines.joined(separator: "\n")
+  }
+
+  /// A priority's heading: what was asked, and what the kernel applied if it differs.
+  static func policies(_ results: Results, _ priority: String) -> String {
+    let applied = Set(results.rows.filter { $0.priority == priority }.map(\.policy)).sorted()
+    return applied == [priority]
+      ? priority : "\(priority) (applied: \(applied.joined(separator: ", ")))"
+  }
+
+  /// The rows' scenarios, windows and designs, each once, in the order they came.
+  var keys: [Results.Row] {
+    var seen = Set<String>()
+    return results.rows.filter {
+      seen.insert("\($0.sessions) \($0.load) \($0.window) \($0.pattern) \($0.design)").inserted
+    }
+  }
+
+  static func windowLabel(_ row: Results.Row) -> String {
+    row.window == "churn" ? "churn, \(row.pattern)" : row.window
+  }
+
+  /// A table with the scenario's columns, then `columns` cells for each priority (from
+  /// `cells`, or "invalid" when the row is).
+  func table(
+    _ headings: [String], rows: [Results.Row], cells: (Results.Row) -> [String]
+  ) -> String {
+    let priorities = results.priorities
+    var heading = ["sessions", "load", "window", "design"]
+    for priority in priorities {
+      heading += headings.enumerated().map {
+        $0.offset == 0 ? "\(Self.policies(results, priority)): \($0.element)" : $0.element
+      }
+    }
     var lines = [
-      "| sessions | load | cuts | design | fired - due p50 | p99 | p99.9 | max | outside p50 | p99 | p99.9 | max | kernel p50 | p99 | p99.9 | max | CPU device | relay | edge |",
-      "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      "| " + heading.joined(separator: " | ") + " |",
+      "|---:|---|---|---|" + String(repeating: "---:|", count: headings.count * priorities.count),
     ]
-    for row in results.rows {
-      let cells = [
-        "\(row.sessions)", row.load, row.pattern, "**\(row.design)**",
-        Self.f(row["fired_p50"]), Self.f(row["fired_p99"]), Self.f(row["fired_p999"]),
-        Self.f(row["fired_max"]), Self.f(row["outside_p50"]), Self.f(row["outside_p99"]),
-        Self.f(row["outside_p999"]), Self.f(row["outside_max"]), Self.f(row["kernel_p50"]),
-        Self.f(row["kernel_p99"]), Self.f(row["kernel_p999"]), Self.f(row["kernel_max"]),
-        Self.percent(row["cpu_device"]), Self.percent(row["cpu_peer"]),
-        Self.percent(row["cpu_edge"]),
-      ]
-      lines.append("| " + cells.joined(separator: " | ") + " |")
+    for key in rows {
+      var line = ["\(key.sessions)", key.load, Self.windowLabel(key), "**\(key.design)**"]
+      for priority in priorities {
+        guard
+          let row = results.row(
+            sessions: key.sessions, load: key.load, window: key.window, pattern: key.pattern,
+            design: key.design, priority: priority)
+        else {
+          line += Array(repeating: "-", count: headings.count)
+          continue
+        }
+        line +=
+          row.valid
+          ? cells(row) : ["invalid: \(row.why)"] + Array(repeating: "", count: headings.count - 1)
+      }
+      lines.append("| " + line.joined(separator: " | ") + " |")
     }
     return lines.joined(separator: "\n")
+  }
+
+  var lateTable: String {
+    table(["p50", "p99", "p99.9"], rows: keys) {
+      [Self.f($0["fired_p50"]), $0.spread("fired_p99"), Self.f($0["fired_p999"])]
+    }
+  }
+
+  var outsideTable: String {
+    table(["p50", "p99", "p99.9"], rows: keys.filter { $0.window == "churn" }) {
+      [Self.f($0["outside_p50"]), $0.spread("outside_p99"), Self.f($0["outside_p999"])]
+    }
+  }
+
+  var cpuTable: String {
+    let rows = keys.filter { $0.window != "alone" }
+    return table(["CPU device", "relay", "edge", "datagrams", "B/session"], rows: rows) {
+      [
+        Self.spreadPercent($0, "cpu_device"), Self.percent($0["cpu_peer"]),
+        Self.percent($0["cpu_edge"]), Self.f($0["datagrams"]), Self.f($0["rss_per_session_b"]),
+      ]
+    }
+  }
+
+  static func spreadPercent(_ row: Results.Row, _ key: String) -> String {
+    let lo = row[key + "_lo"]
+    let hi = row[key + "_hi"]
+    return "\(percent(row[key])) [\(f(100 * lo))..\(f(100 * hi))]"
   }
 
   var costLines: [String] {
