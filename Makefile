@@ -121,6 +121,9 @@ bench-binary: lib ## tether-bench for ARCH, needing only libc, libev and libsodi
 	@$(CROSS_$(ARCH))gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -O2 -IInclude Benchmarks/tether-bench/*.c Tests/c/edge_v2.c Tests/c/wire_v2.c \
 		-o $(BUILD_DIR)/bench/$(ARCH)/tether-bench $(LIB_DIR)/libtether.a -lsodium -lev -lm \
 		-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc && echo "bench-binary: $(BUILD_DIR)/bench/$(ARCH)/tether-bench"
+	@$(CROSS_$(ARCH))gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -O2 -IInclude Benchmarks/edge-load/edge-load.c \
+		Benchmarks/tether-bench/client_v2.c Tests/c/wire_v2.c -o $(BUILD_DIR)/bench/$(ARCH)/edge-load -lsodium \
+		&& echo "bench-binary: $(BUILD_DIR)/bench/$(ARCH)/edge-load"
 CROSS_aarch64 := aarch64-linux-gnu-
 CROSS_armv7 := arm-linux-gnueabihf-
 
@@ -168,12 +171,14 @@ bench: deps examples-x86_64 bench-binary lib-aarch64 lib-armv7 ## timers (defaul
 	@scripts/deps.sh bench && mkdir -p $(BUILD_DIR)/bench/results && scripts/check/size-report.sh > $(BUILD_DIR)/bench/sizes.md
 	@swift build -q -c release --product tether-benchmarks $(BENCH_SWIFT_FLAGS)
 	@$$(swift build -c release --show-bin-path)/tether-benchmarks --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
+		--edge-load $(BUILD_DIR)/bench/$(ARCH)/edge-load \
 		--edge $(BUILD_DIR)/install/bin/tether-edge --out $(BUILD_DIR)/bench/results --docs docs/BENCHMARKS.md \
 		--sizes $(BUILD_DIR)/bench/sizes.md --plot bench-lateness.png
 	@python3 scripts/bench/bench-plot.py $(BUILD_DIR)/bench/results docs/bench-lateness.png
 bench-quick: deps examples-x86_64 bench-binary ## make bench in small, under 2 minutes: build/bench/quick (docs untouched)
 	@scripts/deps.sh bench && swift build -q -c release --product tether-benchmarks $(BENCH_SWIFT_FLAGS)
 	@$$(swift build -c release --show-bin-path)/tether-benchmarks --quick --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
+		--edge-load $(BUILD_DIR)/bench/$(ARCH)/edge-load \
 		--edge $(BUILD_DIR)/install/bin/tether-edge --out $(BUILD_DIR)/bench/quick \
 		--docs $(BUILD_DIR)/bench/quick/BENCHMARKS.md --plot bench-lateness.png
 	@python3 scripts/bench/bench-plot.py $(BUILD_DIR)/bench/quick $(BUILD_DIR)/bench/quick/bench-lateness.png

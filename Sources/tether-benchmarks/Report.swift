@@ -14,6 +14,8 @@ struct Report {
   var plot: String?
   /// What made the report: `make bench`, or `make bench-quick` at its small scale.
   var command = "make bench"
+  /// tether-edge's capacity (edge-load), when it was measured.
+  var edge: EdgeCapacity? = nil
 
   static let f = Target.format
 
@@ -274,6 +276,14 @@ struct Report {
     for (key, label, unit) in named {
       guard let value = results.costs[key] else { continue }
       lines.append("| \(label) | \(Self.f(value))\(unit.isEmpty ? "" : " " + unit) |")
+    }
+    if let edge {
+      let load = "\(edge.sessions) sessions x \(edge.window) sealed heartbeats in flight"
+      lines += [
+        "| edge: heartbeats acked a second at saturation, one thread (`edge-load`: \(load), \(Self.f(edge.seconds)) s a run; each is a datagram in and one out) | \(EdgeCapacity.spread(edge.heartbeatsPerSecond, Self.f)) |",
+        "| edge: its CPU meanwhile, as a share of one core (under a whole core: the load, on the other core, was the limit) | \(EdgeCapacity.spread(edge.edgeCPU) { Self.f(100 * $0) + " %" }) |",
+        "| edge: its CPU per heartbeat (received, opened, heard, acked, sealed, sent; \(edge.lost) lost in all runs) | \(EdgeCapacity.spread(edge.microsecondsPerHeartbeat, Self.f)) us |",
+      ]
     }
     return lines
   }

@@ -16,6 +16,8 @@ struct TetherBenchmarks: ParsableCommand {
 
   @Option(help: "The tether-bench program (make bench-binary).") var bench: String
   @Option(help: "The tether-edge program.") var edge: String
+  @Option(help: "The edge-load program (make bench-binary); without it, no edge capacity.")
+  var edgeLoad: String?
   @Option(help: "Where the raw results go.") var out = "build/bench/results"
   @Option(help: "Rewrite this file with the report (docs/BENCHMARKS.md).") var docs: String?
   @Option(help: "A markdown file with the size table (make sizes).") var sizes: String?
@@ -106,6 +108,15 @@ struct TetherBenchmarks: ParsableCommand {
     if let pid = server.pid { arguments += ["--edge-pid", String(pid)] }
     if plan.quick { arguments.append("--quick") }
     try Self.runToTerminal(bench, arguments)
+    // After tether-bench, so that it has the machine to itself.
+    let capacity = try edgeLoad.map { load in
+      let tokens = out + "/edge-load-tokens.txt"
+      try Self.writeTokens(count: 64, to: tokens)
+      return try EdgeCapacity.measure(
+        load: load, edge: edge, appID: Self.appID, certificate: Self.certificate, tokens: tokens,
+        seconds: small ? 0.5 : 5, runs: small ? 1 : plan.runs)
+    }
+    if let capacity { print(capacity.summary) }
     let results = try Results(file: out + "/results.txt")
     Self.sayInvalid(results)
     let targets = Target.all(results, core: core)
@@ -115,13 +126,22 @@ struct TetherBenchmarks: ParsableCommand {
         "  \(Report.verdict(target.met).replacingOccurrences(of: "*", with: "")): ", terminator: "")
       print("\(target.name): \(target.measured)")
     }
-    if smoke { try Self.checkComplete(results, plan: plan) }
+    if smoke {
+      try Self.checkComplete(results, plan: plan)
+      if edgeLoad != nil {
+        guard let capacity, capacity.heartbeatsPerSecond.allSatisfy({ $0 > 0 }) else {
+          throw ValidationError("smoke: edge-load measured no acked heartbeat")
+        }
+        print("smoke: tether-edge's capacity measured (edge-load)")
+      }
+    }
     guard let docs = docs ?? (smoke ? out + "/BENCHMARKS.md" : nil) else { return }
     let report = Report(
       results: results, core: core, secure: secure, targets: targets, machine: Self.machine(),
       commit: Self.commit(), duration: Date().timeIntervalSince(started),
       sizes: sizes.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }, plot: plot,
-      command: smoke ? "tether-benchmarks --smoke" : quick ? "make bench-quick" : "make bench")
+      command: smoke ? "tether-benchmarks --smoke" : quick ? "make bench-quick" : "make bench",
+      edge: capacity)
     try report.markdown.write(toFile: docs, atomically: true, encoding: .utf8)
     print("\nwrote \(docs)")
   }
