@@ -263,6 +263,20 @@ static void peer_end(const struct run_context *c, struct ev_loop *loop, pid_t pe
   __atomic_store_n(&shm->stop_peer, 0, __ATOMIC_RELAXED);
 }
 
+/* For a profile of one window: with TETHER_BENCH_PERF_CTL naming perf's control fifo
+   (`perf record --control fifo:CTL -D -1 -- tether-bench ...`), perf samples only while a
+   window is measured: "enable" as it opens, "disable" as it closes. TETHER_BENCH_PERF_WINDOW
+   says which: heartbeats (the default) or churn. */
+static void perf_window(const char *window, const char *command) {
+  const char *path = getenv("TETHER_BENCH_PERF_CTL");
+  const char *wanted = getenv("TETHER_BENCH_PERF_WINDOW");
+  if (path == NULL || strcmp(wanted ? wanted : "heartbeats", window) != 0) return;
+  FILE *control = fopen(path, "w");
+  if (control == NULL) return;
+  fprintf(control, "%s\n", command);
+  fclose(control);
+}
+
 /* `quiet` (when set): the heartbeats window, no cuts; `churn`: the cut pattern's window. */
 static void run_design(const struct run_context *c, const struct row *key, struct measure *quiet,
                        struct measure *churn) {
@@ -293,7 +307,9 @@ static void run_design(const struct run_context *c, const struct row *key, struc
     quiet->connected = f.connected;
     from = mark_now(&f, peer, o);
     f.measuring = 1;
+    perf_window("heartbeats", "enable");
     fleet_run(&f, p.quiet);
+    perf_window("heartbeats", "disable");
     f.measuring = 0;
     close_window(&f, peer, o, &from, quiet);
     quiet->rss_per_session = rss;
@@ -302,11 +318,13 @@ static void run_design(const struct run_context *c, const struct row *key, struc
   churn->rss_per_session = rss;
   from = mark_now(&f, peer, o);
   f.measuring = 1;
+  perf_window("churn", "enable");
   if (key->pattern == 0) {
     fleet_run(&f, schedule_steady(&p, key->sessions, from.at + MS(5)));
   } else {
     run_burst(&f, &p);
   }
+  perf_window("churn", "disable");
   f.measuring = 0;
   write_samples(o, key, c->run, "outside", &f.outside);
   close_window(&f, peer, o, &from, churn);
