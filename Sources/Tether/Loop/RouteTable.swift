@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+#if canImport(TetherCore)
+  // Absent in the single-module Embedded build (scripts/build/build-lib.sh), present in SwiftPM's.
+  import TetherCore
+#endif
+
+/// What protocol version 2 carries in clear that names a device's session (docs/PROTOCOL.md
+/// §12): the key a shared socket hands a datagram on by. The edge's answers to a handshake
+/// (RESPONSE, COOKIE_REPLY, REFUSE_CLEAR, REFUSE_SEALED) echo the `N_d` of the INIT they
+/// answer at bytes 1 …; DATA and RESET carry the session id at bytes 1 ..< 9. A session is
+/// known by what it sent: each INIT's `N_d` (bytes 2 … of the INIT), each CONFIRM's and
+/// DATA's session id (bytes 1 ..< 9). A nonce is keyed by its first 8 bytes (random: two
+/// sessions' collide once in 2^64, and a datagram handed to the wrong session is dropped
+/// by its layer, as one of another session always was).
+enum ClearKey {
+  /// The key of a datagram the edge sent; nil for one that names no session (too short, a
+  /// kind the edge does not send).
+  static func received(_ datagram: ArraySlice<UInt8>) -> UInt64? {
+    guard datagram.count >= 9, let kind = datagram.first, kind >= 0x02, kind <= 0x08,
+      kind != 0x03
+    else { return nil }
+    return key(datagram, at: 1)
+  }
+
+  /// The key a datagram the session sends makes known, and whether it is a nonce (an
+  /// INIT's) rather than a session id; nil for any other datagram.
+  static func sent(_ datagram: ArraySlice<UInt8>) -> (key: UInt64, isNonce: Bool)? {
+    switch datagram.first {
+    case 0x01 where datagram.count >= 10: (key(datagram, at: 2), true)
+    case 0x03, 0x07: datagram.count >= 9 ? (key(datagram, at: 1), false) : nil
+    default: nil
+    }
+  }
+
+  /// The 8 bytes at `offset`, big-endian.
+  private static func key(_ datagram: ArraySlice<UInt8>, at offset: Int) -> UInt64 {
+    var key: UInt64 = 0
+    let start = datagram.startIndex + offset
+    for index in start..<(start + 8) { key = key << 8 | UInt64(datagram[index]) }
+    return key
+  }
+}
+
+/// The keys a session's datagrams on a shared socket may come back under: the nonces of
+/// its last two INITs (the device takes answers to its current and previous attempt only,
+/// §12.5) and its last four session ids (the confirmed one, a CONFIRM's, and those still
+/// in flight across a rekey or a resume). Each the most recent first; 0: none.
+struct RouteKeys {
+  private(set) var nonces: (UInt64, UInt64) = (0, 0)
+  private(set) var ids: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+  /// Records the key a sent datagram makes known: the key to add to the socket's table and
+  /// the one it pushes out (0: none); nil when the table need not change (the key is held).
+  mutating func learn(_ key: UInt64, isNonce: Bool) -> (added: UInt64, removed: UInt64)? {
+    guard key != 0 else { return nil }
+    if isNonce {
+      if key == nonces.0 { return nil }
+      if key == nonces.1 {
+        nonces = (key, nonces.0)
+        return nil
+      }
+      let removed = nonces.1
+      nonces = (key, nonces.0)
+      return (key, removed)
+    }
+    if key == ids.0 { return nil }  // the common case: one more datagram of the session
+    // Moved to the front, the others keeping their order.
+    if key == ids.1 {
+      ids = (key, ids.0, ids.2, ids.3)
+      return nil
+    }
+    if key == ids.2 {
+      ids = (key, ids.0, ids.1, ids.3)
+      return nil
+    }
+    if key == ids.3 {
+      ids = (key, ids.0, ids.1, ids.2)
+      return nil
+    }
+    let removed = ids.3
+    ids = (key, ids.0, ids.1, ids.2)
+    return (key, removed)
+  }
+
+  /// Calls `body` with every key held.
+  func visit(_ body: (UInt64) -> Void) {
+    for index in 0..<6 {
+      let key =
+        switch index {
+        case 0: nonces.0
+        case 1: nonces.1
+        case 2: ids.0
+        case 3: ids.1
+        case 4: ids.2
+        default: ids.3
+        }
+      if key != 0 { body(key) }
+    }
+  }
+}
+
+/// A shared socket's keys (``ClearKey``) and the slot of the connection each names: an
+/// open-addressing hash table (linear probing, at most half full, deletion by backward
+/// shift), as ``MemberIndex`` is, on the same ``SlotTable``, three slots per entry: the
+/// key's high and low halves, then the connection's slot (`empty`: none).
+struct RouteTable {
+  private var table = SlotTable()
+  /// Keys held.
+  private(set) var count = 0
+  private static let empty: Int32 = -1
+
+  private var capacity: Int { table.count / 3 }
+
+  /// The slot of the connection `key` names, if any.
+  func find(_ key: UInt64) -> Int32? {
+    position(of: key).map { table[3 * $0 + 2] }
+  }
+
+  /// Makes room for `entries` keys at most half full: so a datagram sent never grows it
+  /// (what allocates is a connection joining the socket).
+  mutating func reserve(_ entries: Int) {
+    guard 2 * entries > capacity else { return }
+    var size = max(16, capacity)
+    while size < 2 * entries { size *= 2 }
+    let old = table
+    let oldCapacity = capacity
+    table = SlotTable()
+    while table.count < 3 * size { table.append(Self.empty) }
+    for index in 0..<oldCapacity where old[3 * index + 2] != Self.empty {
+      place(Self.key(in: old, at: index), slot: old[3 * index + 2])
+    }
+  }
+
+  /// `key` names the connection in `slot` (again, or instead of another).
+  mutating func set(_ key: UInt64, to slot: Int32) {
+    if let index = position(of: key) {
+      table[3 * index + 2] = slot
+      return
+    }
+    reserve(count + 1)
+    place(key, slot: slot)
+    count += 1
+  }
+
+  /// Forgets `key` if it names the connection in `slot`.
+  mutating func remove(_ key: UInt64, of slot: Int32) {
+    guard var hole = position(of: key), table[3 * hole + 2] == slot else { return }
+    count -= 1
+    let mask = capacity - 1
+    // Moves back every later entry of the run that may no longer be found past the hole.
+    var next = hole
+    while true {
+      next = (next + 1) & mask
+      guard table[3 * next + 2] != Self.empty else { break }
+      let wanted = home(of: self.key(at: next))
+      // `next` may fill the hole unless its home lies cyclically in (hole, next].
+      let stays =
+        hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
+      if !stays {
+        for offset in 0..<3 { table[3 * hole + offset] = table[3 * next + offset] }
+        hole = next
+      }
+    }
+    table[3 * hole + 2] = Self.empty
+  }
+
+  private func position(of key: UInt64) -> Int? {
+    guard capacity > 0 else { return nil }
+    var index = home(of: key)
+    while table[3 * index + 2] != Self.empty {
+      if self.key(at: index) == key { return index }
+      index = (index + 1) & (capacity - 1)
+    }
+    return nil
+  }
+
+  private func key(at index: Int) -> UInt64 { Self.key(in: table, at: index) }
+
+  private static func key(in table: SlotTable, at index: Int) -> UInt64 {
+    UInt64(UInt32(bitPattern: table[3 * index])) << 32
+      | UInt64(UInt32(bitPattern: table[3 * index + 1]))
+  }
+
+  private func home(of key: UInt64) -> Int {
+    // Fibonacci hashing: session ids of one edge differ in their low bits (a serial).
+    Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & (capacity - 1)
+  }
+
+  private mutating func place(_ key: UInt64, slot: Int32) {
+    var index = home(of: key)
+    while table[3 * index + 2] != Self.empty { index = (index + 1) & (capacity - 1) }
+    table[3 * index] = Int32(bitPattern: UInt32(truncatingIfNeeded: key >> 32))
+    table[3 * index + 1] = Int32(bitPattern: UInt32(truncatingIfNeeded: key))
+    table[3 * index + 2] = slot
+  }
+}
