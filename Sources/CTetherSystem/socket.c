@@ -25,7 +25,7 @@ static void raise_receive_buffer(int fd) {
   }
 }
 
-int tether_sys_udp_open(const tether_sys_address *to, const char *device) {
+int tether_sys_udp_open(const tether_sys_address *to, const unsigned char *device) {
   int fd = socket(to->storage.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int on = 1;
   if (fd < 0) return -1;
@@ -34,7 +34,7 @@ int tether_sys_udp_open(const tether_sys_address *to, const char *device) {
   if (device == NULL) {
     raise_receive_buffer(fd);
   } else if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, device,
-                        (socklen_t)strnlen(device, IFNAMSIZ)) != 0) {
+                        (socklen_t)strnlen((const char *)device, IFNAMSIZ)) != 0) {
     goto failed;
   }
   if (connect(fd, (const struct sockaddr *)&to->storage, to->length) != 0) goto failed;

@@ -98,7 +98,7 @@ void tether_sys_lookup_release(tether_sys_lookup *job);
    net.core.rmem_max; SO_RCVBUFFORCE past that to TETHER_SYS_SHARED_RCVBUF where the
    process may, never required). `device` a name: a session's own socket, bound to that
    interface (SO_BINDTODEVICE; failing that, -1), its buffer the system's default. */
-int tether_sys_udp_open(const tether_sys_address *to, const char *device);
+int tether_sys_udp_open(const tether_sys_address *to, const unsigned char *device);
 
 /* What a shared socket's receive buffer is forced up to where rmem_max is lower and the
    process has CAP_NET_ADMIN: 8 MiB, some 4,000 datagrams of a burst on loopback. */

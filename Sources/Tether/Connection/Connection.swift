@@ -165,16 +165,22 @@ final class Connection {
 
   /// The loop's netlink watcher saw addresses or routes change: the session reacts (as
   /// its profile says) only if the route to its server now leaves from another source
-  /// address than its socket uses, or is gone (or that cannot be told). A shared socket was
-  /// looked at, and given a fresh descriptor, by the loop (``LoopContext/routesMayHaveChanged()``).
+  /// address than its socket uses, or is gone (or that cannot be told). A shared socket's
+  /// route was looked at by the loop (``LoopContext/routesMayHaveChanged()``); its first
+  /// connection here gives it a fresh descriptor, the others only react.
   func routeMayHaveChanged() {
     Connection.enter(self) { connection in
       guard let socket = connection.socket else { return }
-      if socket.isShared {
-        if socket.routeChanged { connection.reactToNetworkChange(byUser: false) }
-      } else if tether_sys_route_source_changed(socket.fd) != 0 {
-        connection.networkChanged(byUser: false)
+      if !socket.isShared {
+        guard tether_sys_route_source_changed(socket.fd) != 0 else { return }
+      } else if socket.routeChange == 2 {
+        return connection.reactToNetworkChange(byUser: false)  // moved already
+      } else if socket.routeChange == 1 {
+        socket.routeChange = 2
+      } else {
+        return
       }
+      connection.networkChanged(byUser: false)
     }
   }
 
@@ -185,7 +191,10 @@ final class Connection {
   /// them to the new port by path validation (docs/PROTOCOL.md §12.11), as after a NAT
   /// rebinding.
   func networkChanged(byUser: Bool) {
-    if let socket { context.reopen(socket, for: self) }
+    if let socket, !socket.reopen() {
+      logger.log(
+        .warning, "network change: no new socket, keeping the old one; errno", Int64(System.errno))
+    }
     reactToNetworkChange(byUser: byUser)
   }
 

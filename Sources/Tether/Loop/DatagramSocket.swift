@@ -35,9 +35,9 @@ final class DatagramSocket {
   var kernelDrops: UInt32 = 0
   /// When a read that emptied it began: whatever arrived before was read.
   var drainedAt = Instant(nanoseconds: 0)
-  /// Its route to the server left from another source address (set and cleared while the
-  /// loop looks at routes).
-  var routeChanged = false
+  /// While the loop looks at routes: 0, or 1 when its route to the server leaves from
+  /// another source address now, 2 once a fresh descriptor was taken for it.
+  var routeChange: UInt8 = 0
   /// The next shared socket of its loop.
   var nextShared: DatagramSocket?
   private let io: UnsafeMutablePointer<ev_io>
@@ -62,20 +62,14 @@ final class DatagramSocket {
   }
 
   deinit {
+    routes.free()
     io.deinitialize(count: 1)
     io.deallocate()
   }
 
   private static func open(_ server: ServerAddress, _ device: [UInt8]?) -> Int32? {
     var address = server.address
-    let fd =
-      if let device {
-        device.withUnsafeBufferPointer { bytes in
-          bytes.withMemoryRebound(to: CChar.self) { tether_sys_udp_open(&address, $0.baseAddress) }
-        }
-      } else {
-        tether_sys_udp_open(&address, nil)
-      }
+    let fd = device.map { tether_sys_udp_open(&address, $0) } ?? tether_sys_udp_open(&address, nil)
     return fd >= 0 ? fd : nil
   }
 

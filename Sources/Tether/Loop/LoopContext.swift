@@ -269,35 +269,24 @@ final class LoopContext {
   func netlinkReadable() { netlink?.drain(loop: loop) }
 
   /// A burst of address or route changes has settled. Each shared socket looks at the
-  /// route to its server once and, if it now leaves from another source address (or is
-  /// gone), takes a fresh descriptor and every connection on it reacts; a connection with
-  /// its own socket looks at its own. Sockets whose route did not change move nothing.
-  /// (Over a copy of the list: a callback may create or destroy connections; the copy keeps
-  /// every connection of the list alive until it was asked.)
+  /// route to its server once; if it now leaves from another source address (or is gone),
+  /// the first of its connections to react gives it a fresh descriptor and every one of
+  /// them reacts. A connection with its own socket looks at its own. Sockets whose route did
+  /// not change move nothing. (Over a copy of the list: a callback may create or destroy
+  /// connections; the copy keeps every connection of the list alive until it was asked.)
   func routesMayHaveChanged() {
     var next = firstShared
     while let socket = next {
-      socket.routeChanged = tether_sys_route_source_changed(socket.fd) != 0
-      if socket.routeChanged { reopen(socket) }
+      socket.routeChange = tether_sys_route_source_changed(socket.fd) != 0 ? 1 : 0
       next = socket.nextShared
     }
     let listed = connections
     for connection in listed { connection?.routeMayHaveChanged() }
     next = firstShared
     while let socket = next {
-      socket.routeChanged = false
+      socket.routeChange = 0
       next = socket.nextShared
     }
-  }
-
-  /// A fresh descriptor for `socket`; if none could be had, the old one is kept and
-  /// `connection` (nil: the socket's first) logs it.
-  func reopen(_ socket: DatagramSocket, for connection: Connection? = nil) {
-    guard !socket.reopen() else { return }
-    let errno = System.errno
-    let first = firstSlot(on: socket).flatMap { connections[Int($0)] }
-    (connection ?? first)?.logger.log(
-      .warning, "network change: no new socket, keeping the old one; errno", Int64(errno))
   }
 }
 
@@ -367,8 +356,8 @@ extension LoopContext {
   }
 
   /// The slot of a connection on `socket` other than `except` (a walk of the loop's
-  /// connections: when a shared socket is down to one, or a warning is logged).
-  func firstSlot(on socket: DatagramSocket, except: Int32 = -1) -> Int32? {
+  /// connections, when a shared socket is down to one).
+  private func firstSlot(on socket: DatagramSocket, except: Int32) -> Int32? {
     for index in 0..<connections.count where Int32(index) != except {
       if let connection = connections[index], connection.socket === socket {
         return Int32(index)

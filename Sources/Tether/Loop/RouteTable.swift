@@ -1,9 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#if canImport(TetherCore)
-  // Absent in the single-module Embedded build (scripts/build/build-lib.sh), present in SwiftPM's.
-  import TetherCore
-#endif
-
 /// What protocol version 2 carries in clear that names a device's session (docs/PROTOCOL.md
 /// §12): the key a shared socket hands a datagram on by. The edge's answers to a handshake
 /// (RESPONSE, COOKIE_REPLY, REFUSE_CLEAR, REFUSE_SEALED) echo the `N_d` of the INIT they
@@ -32,12 +27,11 @@ enum ClearKey {
     }
   }
 
-  /// The 8 bytes at `offset`, big-endian.
+  /// The 8 bytes at `offset` (the caller checked they are there), big-endian.
   private static func key(_ datagram: ArraySlice<UInt8>, at offset: Int) -> UInt64 {
-    var key: UInt64 = 0
-    let start = datagram.startIndex + offset
-    for index in start..<(start + 8) { key = key << 8 | UInt64(datagram[index]) }
-    return key
+    datagram.withUnsafeBytes {
+      UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
   }
 }
 
@@ -101,96 +95,92 @@ struct RouteKeys {
 
 /// A shared socket's keys (``ClearKey``) and the slot of the connection each names: an
 /// open-addressing hash table (linear probing, at most half full, deletion by backward
-/// shift), as ``MemberIndex`` is, on the same ``SlotTable``, three slots per entry: the
-/// key's high and low halves, then the connection's slot (`empty`: none).
+/// shift), as ``MemberIndex`` is. Its entries are one allocation of its own, reached by
+/// pointer (no array code, no bounds check per probe: the mask keeps every index inside),
+/// which its owner frees (``free()``); a copy must not outlive it.
 struct RouteTable {
-  private var table = SlotTable()
+  private struct Entry {
+    var key: UInt64
+    /// The connection's slot; negative: empty.
+    var slot: Int32
+  }
+
+  private var entries: UnsafeMutablePointer<Entry>?
+  /// The capacity (a power of two) minus one.
+  private var mask = -1
   /// Keys held.
   private(set) var count = 0
-  private static let empty: Int32 = -1
-
-  private var capacity: Int { table.count / 3 }
 
   /// The slot of the connection `key` names, if any.
   func find(_ key: UInt64) -> Int32? {
-    position(of: key).map { table[3 * $0 + 2] }
+    guard let entries else { return nil }
+    let index = position(of: key, in: entries)
+    return entries[index].slot >= 0 ? entries[index].slot : nil
   }
 
-  /// Makes room for `entries` keys at most half full: so a datagram sent never grows it
+  /// Makes room for `wanted` keys at most half full: so a datagram sent never grows it
   /// (what allocates is a connection joining the socket).
-  mutating func reserve(_ entries: Int) {
-    guard 2 * entries > capacity else { return }
+  mutating func reserve(_ wanted: Int) {
+    let capacity = mask + 1
+    guard 2 * wanted > capacity else { return }
     var size = max(16, capacity)
-    while size < 2 * entries { size *= 2 }
-    let old = table
-    let oldCapacity = capacity
-    table = SlotTable()
-    while table.count < 3 * size { table.append(Self.empty) }
-    for index in 0..<oldCapacity where old[3 * index + 2] != Self.empty {
-      place(Self.key(in: old, at: index), slot: old[3 * index + 2])
+    while size < 2 * wanted { size *= 2 }
+    let old = entries
+    let fresh = UnsafeMutablePointer<Entry>.allocate(capacity: size)
+    fresh.initialize(repeating: Entry(key: 0, slot: -1), count: size)
+    entries = fresh
+    mask = size - 1
+    guard let old else { return }
+    for index in 0..<capacity where old[index].slot >= 0 {
+      fresh[position(of: old[index].key, in: fresh)] = old[index]
     }
+    old.deallocate()
   }
 
   /// `key` names the connection in `slot` (again, or instead of another).
   mutating func set(_ key: UInt64, to slot: Int32) {
-    if let index = position(of: key) {
-      table[3 * index + 2] = slot
-      return
-    }
     reserve(count + 1)
-    place(key, slot: slot)
-    count += 1
+    guard let entries else { return }
+    let index = position(of: key, in: entries)
+    if entries[index].slot < 0 { count += 1 }
+    entries[index] = Entry(key: key, slot: slot)
   }
 
   /// Forgets `key` if it names the connection in `slot`.
   mutating func remove(_ key: UInt64, of slot: Int32) {
-    guard var hole = position(of: key), table[3 * hole + 2] == slot else { return }
+    guard let entries else { return }
+    var hole = position(of: key, in: entries)
+    guard slot >= 0, entries[hole].slot == slot else { return }
     count -= 1
-    let mask = capacity - 1
     // Moves back every later entry of the run that may no longer be found past the hole.
     var next = hole
     while true {
       next = (next + 1) & mask
-      guard table[3 * next + 2] != Self.empty else { break }
-      let wanted = home(of: self.key(at: next))
+      guard entries[next].slot >= 0 else { break }
+      let wanted = home(of: entries[next].key)
       // `next` may fill the hole unless its home lies cyclically in (hole, next].
       let stays =
         hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
       if !stays {
-        for offset in 0..<3 { table[3 * hole + offset] = table[3 * next + offset] }
+        entries[hole] = entries[next]
         hole = next
       }
     }
-    table[3 * hole + 2] = Self.empty
+    entries[hole].slot = -1
   }
 
-  private func position(of key: UInt64) -> Int? {
-    guard capacity > 0 else { return nil }
+  /// Gives the entries back (the owner's deinit).
+  func free() { entries?.deallocate() }
+
+  /// Where `key` is in `entries`, or the empty entry that ends its run.
+  private func position(of key: UInt64, in entries: UnsafeMutablePointer<Entry>) -> Int {
     var index = home(of: key)
-    while table[3 * index + 2] != Self.empty {
-      if self.key(at: index) == key { return index }
-      index = (index + 1) & (capacity - 1)
-    }
-    return nil
-  }
-
-  private func key(at index: Int) -> UInt64 { Self.key(in: table, at: index) }
-
-  private static func key(in table: SlotTable, at index: Int) -> UInt64 {
-    UInt64(UInt32(bitPattern: table[3 * index])) << 32
-      | UInt64(UInt32(bitPattern: table[3 * index + 1]))
+    while entries[index].slot >= 0 && entries[index].key != key { index = (index + 1) & mask }
+    return index
   }
 
   private func home(of key: UInt64) -> Int {
     // Fibonacci hashing: session ids of one edge differ in their low bits (a serial).
-    Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & (capacity - 1)
-  }
-
-  private mutating func place(_ key: UInt64, slot: Int32) {
-    var index = home(of: key)
-    while table[3 * index + 2] != Self.empty { index = (index + 1) & (capacity - 1) }
-    table[3 * index] = Int32(bitPattern: UInt32(truncatingIfNeeded: key >> 32))
-    table[3 * index + 1] = Int32(bitPattern: UInt32(truncatingIfNeeded: key))
-    table[3 * index + 2] = slot
+    Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
   }
 }
