@@ -314,8 +314,8 @@ extension LoopContext {
     guard let socket else { return nil }
     socket.members += 1
     socket.soleSlot = socket.members == 1 ? slot : -1
-    // Six keys a connection at most (RouteKeys): a datagram sent never grows the table.
-    if socket.isShared { socket.routes.reserve(6 * socket.members) }
+    // Three keys a session in steady state (an INIT's nonce or two, its session id).
+    if socket.isShared { socket.routes.reserve(3 * socket.members) }
     return socket
   }
 
