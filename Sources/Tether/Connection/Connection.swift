@@ -165,22 +165,21 @@ final class Connection {
 
   /// The loop's netlink watcher saw addresses or routes change: the session reacts (as
   /// its profile says) only if the route to its server now leaves from another source
-  /// address than its socket uses, or is gone (or that cannot be told). A shared socket's
-  /// route was looked at by the loop (``LoopContext/routesMayHaveChanged()``); its first
-  /// connection here gives it a fresh descriptor, the others only react.
+  /// address than its socket uses, or is gone (or that cannot be told). A socket is looked
+  /// at once, by its first connection asked, which also gives it a fresh descriptor; the
+  /// others on it only react. Sockets whose route did not change move nothing.
   func routeMayHaveChanged() {
     Connection.enter(self) { connection in
       guard let socket = connection.socket else { return }
-      if !socket.isShared {
-        guard tether_sys_route_source_changed(socket.fd) != 0 else { return }
-      } else if socket.routeChange == 2 {
-        return connection.reactToNetworkChange(byUser: false)  // moved already
-      } else if socket.routeChange == 1 {
-        socket.routeChange = 2
-      } else {
-        return
+      if socket.routeChange == 0 {
+        socket.routeChange = tether_sys_route_source_changed(socket.fd) != 0 ? 2 : 1
       }
-      connection.networkChanged(byUser: false)
+      if socket.routeChange == 2 {
+        socket.routeChange = 3
+        connection.networkChanged(byUser: false)
+      } else if socket.routeChange == 3 {
+        connection.reactToNetworkChange(byUser: false)
+      }
     }
   }
 

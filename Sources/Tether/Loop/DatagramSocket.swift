@@ -17,7 +17,7 @@ import CTetherSystem
 ///
 /// A change of network replaces its descriptor, not the object: its sessions and their
 /// keys stay where they are.
-final class DatagramSocket {
+final class DatagramSocket: Linked {
   /// The loop's context it reads for (a shared socket is in its list until closed).
   let context: LoopContext
   private(set) var fd: Int32
@@ -35,11 +35,12 @@ final class DatagramSocket {
   var kernelDrops: UInt32 = 0
   /// When a read that emptied it began: whatever arrived before was read.
   var drainedAt = Instant(nanoseconds: 0)
-  /// While the loop looks at routes: 0, or 1 when its route to the server leaves from
-  /// another source address now, 2 once a fresh descriptor was taken for it.
+  /// While the loop looks at routes (``Connection/routeMayHaveChanged()``): 0 not looked
+  /// at yet, 1 unchanged, 2 its route to the server leaves from another source address
+  /// now (or is gone, or that cannot be told), 3 a fresh descriptor was taken for that.
   var routeChange: UInt8 = 0
   /// The next shared socket of its loop.
-  var nextShared: DatagramSocket?
+  var nextInList: DatagramSocket?
   private let io: UnsafeMutablePointer<ev_io>
 
   /// A socket connected to `server`: shared (`device` nil), or bound to `device`; nil

@@ -18,7 +18,7 @@ import CTetherSystem
 /// (``DatagramSocket``: shared, read here and handed out by session), beside those of the
 /// connections that asked for their own. It gathers the datagrams its connections send while
 /// it fires deadlines or reads a socket, and sends them with one sendmmsg per batch.
-final class LoopContext {
+final class LoopContext: Linked {
   let loop: OpaquePointer
   /// The connections by slot; a slot is also the connection's key in `queue`.
   private var connections: [Connection?] = []
@@ -48,14 +48,14 @@ final class LoopContext {
   private var gathering = 0
   /// While a socket is read, the timer is armed once at the end, not per session.
   private var holdingTimer = false
-  /// The shared sockets, one per server address, linked through ``DatagramSocket/nextShared``.
+  /// The shared sockets, one per server address, linked through ``DatagramSocket/nextInList``.
   private var firstShared: DatagramSocket?
   /// Datagrams on a shared socket that no session's key named: dropped.
   var unclaimed: UInt64 = 0
   /// Datagrams the kernel dropped on the loop's sockets, their receive buffers full.
   var overflowed: UInt64 = 0
   /// The next context of ``LoopRegistry``'s list (under the registry's lock).
-  var nextInRegistry: LoopContext?
+  var nextInList: LoopContext?
   /// Entries into this loop's connections under way (Lifecycle.swift).
   var entries = 0
   /// Connections destroyed while an entry was under way: the app's references are given
@@ -268,25 +268,14 @@ final class LoopContext {
   /// The netlink socket is readable.
   func netlinkReadable() { netlink?.drain(loop: loop) }
 
-  /// A burst of address or route changes has settled. Each shared socket looks at the
-  /// route to its server once; if it now leaves from another source address (or is gone),
-  /// the first of its connections to react gives it a fresh descriptor and every one of
-  /// them reacts. A connection with its own socket looks at its own. Sockets whose route did
-  /// not change move nothing. (Over a copy of the list: a callback may create or destroy
-  /// connections; the copy keeps every connection of the list alive until it was asked.)
+  /// A burst of address or route changes has settled: each connection asks about its
+  /// socket's route, which each socket looks up once, however many share it. (Over a copy
+  /// of the list: a callback may create or destroy connections; the copy keeps every
+  /// connection of the list alive until it was asked.)
   func routesMayHaveChanged() {
-    var next = firstShared
-    while let socket = next {
-      socket.routeChange = tether_sys_route_source_changed(socket.fd) != 0 ? 1 : 0
-      next = socket.nextShared
-    }
     let listed = connections
     for connection in listed { connection?.routeMayHaveChanged() }
-    next = firstShared
-    while let socket = next {
-      socket.routeChange = 0
-      next = socket.nextShared
-    }
+    for connection in listed { connection?.socket?.routeChange = 0 }
   }
 }
 
@@ -306,7 +295,7 @@ extension LoopContext {
       }
       made.watch()
       if made.isShared {
-        made.nextShared = firstShared
+        made.nextInList = firstShared
         firstShared = made
       }
       socket = made
@@ -328,7 +317,7 @@ extension LoopContext {
       socket.soleSlot = firstSlot(on: socket, except: slot) ?? -1
     } else if socket.members == 0 {
       socket.close()
-      unlink(socket)
+      socket.unlink(from: &firstShared)
     }
   }
 
@@ -337,22 +326,9 @@ extension LoopContext {
     var next = firstShared
     while let socket = next {
       if socket.server.same(as: server) { return socket }
-      next = socket.nextShared
+      next = socket.nextInList
     }
     return nil
-  }
-
-  private func unlink(_ socket: DatagramSocket) {
-    if firstShared === socket {
-      firstShared = socket.nextShared
-    } else {
-      var previous = firstShared
-      while let candidate = previous, candidate.nextShared !== socket {
-        previous = candidate.nextShared
-      }
-      previous?.nextShared = socket.nextShared
-    }
-    socket.nextShared = nil
   }
 
   /// The slot of a connection on `socket` other than `except` (a walk of the loop's
