@@ -147,6 +147,19 @@ typedef struct tether_engine_config {
      read 0. deadlines_fired and the loop's figures (loop_lateness_*) are kept either
      way. For hosts with many engines on one loop. */
   uint32_t own_lateness_off;
+  /* The socket (at the end). NULL (the default) or "": the engine shares one UDP socket
+     with every engine and login client of its loop that talks to the same server address
+     (one descriptor and one local port for all of them; its receive buffer raised to the
+     system's maximum), and each datagram is handed to its session by what protocol
+     version 2 carries in clear (docs/DESIGN.md, "The shared socket"). A name (1..15 bytes
+     of printable ASCII, no space, '/' or ':'): the engine gets a socket of its own, bound
+     to that interface (SO_BINDTODEVICE: Linux 5.7 or later, or CAP_NET_RAW), so its
+     datagrams leave through it whatever the routes say (a modem beside the Wi-Fi); an
+     interface that does not exist, or a binding refused, fails tether_engine_create with
+     TETHER_ERR_FAILED (on_log says why), or, for a server name, the socket made when it
+     resolves (logged; the name is looked up again). Such a socket behaves as every
+     engine's did before sockets were shared. Copied at create. */
+  const char *bind_interface;
   /* more fields may follow */
 } tether_engine_config;
 
@@ -224,6 +237,18 @@ typedef struct tether_connection_stats {
                                      nothing changed (forged or altered on the way) */
   uint64_t datagrams_replayed;    /* sealed datagrams repeated or too old (behind the
                                      replay window): dropped, nothing changed */
+  /* The loop's sockets (at the end), counted since the loop's first connection, as the
+     loop_ fields above: */
+  uint64_t loop_datagrams_overflowed; /* datagrams the kernel dropped because a receive
+                                     buffer of the loop's sockets was full (SO_RXQ_OVFL),
+                                     as the last datagram read from each said; 0 where the
+                                     kernel does not tell */
+  uint64_t loop_datagrams_unclaimed; /* datagrams on a shared socket that named no session
+                                     of it (no session id or nonce of one, or no version 2
+                                     datagram at all, from the server's address): dropped.
+                                     While a socket carries one session, that session takes
+                                     every datagram and counts what it drops itself
+                                     (datagrams_malformed), as on a socket of its own */
   /* more fields may follow */
 } tether_connection_stats;
 
@@ -306,9 +331,11 @@ void tether_engine_handler_init(tether_engine_handler *handler);
    source address (or is gone): an interface, VPN or address it does not use changes
    nothing.
    Every engine on one loop shares that loop's deadline source (one timerfd behind all
-   their deadlines) and its netlink socket: a loop holds two descriptors however many
-   engines it has, and each engine one (its UDP socket). They are made with the loop's
-   first engine and closed with its last. Engines on different loops, on different
+   their deadlines), its netlink socket, and one UDP socket per server address: a loop
+   holds three descriptors however many engines it has that talk to one server (and one
+   more per engine that asked for a socket of its own: bind_interface). They are made with
+   the loop's first engine and closed with its last (a socket: with the last engine that
+   uses it). Engines on different loops, on different
    threads, may be created and destroyed at the same time.
    @param loop        the host's libev loop; NULL: libev's default loop (EV_DEFAULT). Not
                       owned: it must outlive the engine (destroy every engine of a loop
@@ -335,12 +362,14 @@ void tether_engine_handler_init(tether_engine_handler *handler);
                                   published handler's (size 0: the app did not call
                                   tether_engine_handler_init); server NULL or malformed
                                   (no port, a port over 65535, a host neither numeric
-                                  nor a well-formed name)
+                                  nor a well-formed name); bind_interface over 15 bytes,
+                                  or with a byte that names no interface
      TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable
                                   ASCII
-     TETHER_ERR_FAILED            no socket, or no thread for a name's look-up, could be
-                                  made, or libsodium could not start (sodium_init: the
-                                  system gave no random source); the log callback says why
+     TETHER_ERR_FAILED            no socket (or bound to bind_interface), or no thread for
+                                  a name's look-up, could be made, or libsodium could not
+                                  start (sodium_init: the system gave no random source);
+                                  the log callback says why
    Thread: the thread that runs `loop`.
 
      tether_engine *engine;
@@ -433,7 +462,11 @@ tether_connection_state tether_get_connection_state(const tether_engine *engine)
    picks the source address again), then: CONNECTED or RECONNECTING: RECONNECTING/
    CLIENT_IP_ADDRESS_CHANGED_BY_USER and a rejoin at once; CONNECTING: a JOIN at once;
    otherwise nothing more. The engine does the same by itself, with
-   CLIENT_IP_ADDRESS_CHANGED, when netlink reports that its route changed.
+   CLIENT_IP_ADDRESS_CHANGED, when netlink reports that its route changed. A shared socket
+   (bind_interface NULL) takes its fresh descriptor for every session on it: when netlink
+   saw the change, each of them reacts as above; when the app reported it on one engine,
+   only that engine does, and the others follow the new port without a callback (the edge
+   validates their new path, one round trip, docs/PROTOCOL.md section 12.11).
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    Returns 0 or:
      TETHER_ERR_NOT_INITIALIZED  engine NULL or destroyed
@@ -522,8 +555,8 @@ const char *tether_error_message(int code);
  * The login session ("RTM" profile): a messaging login that stays up, with channel
  * membership (docs/BEHAVIOUR.md section 2). Same conventions as the channel engine: a loop thread,
  * copied strings, size-versioned structs, destroy safe inside a callback, callbacks only
- * from inside ev_run. A client shares its loop's deadline source (one timerfd) and netlink
- * watcher with every engine and client on that loop. A host that uses only one profile
+ * from inside ev_run. A client shares its loop's deadline source (one timerfd), netlink
+ * watcher and socket to its server with every engine and client on that loop. A host that uses only one profile
  * links only that profile's code from libtether.a.
  * ------------------------------------------------------------------------------------ */
 
@@ -591,6 +624,9 @@ typedef struct tether_rtm_config {
      read 0. deadlines_fired and the loop's figures (loop_lateness_*) are kept either
      way. For hosts with many clients on one loop. */
   uint32_t own_lateness_off;
+  /* The socket (at the end), as tether_engine_config's: NULL or "" shares the loop's
+     socket to the server, a name binds a socket of the client's own to that interface. */
+  const char *bind_interface;
   /* more fields may follow */
 } tether_rtm_config;
 
@@ -657,7 +693,7 @@ void tether_rtm_handler_init(tether_rtm_handler *handler);
                                   own_lateness_off above 1; a handler whose size is
                                   below the first published one (size 0:
                                   tether_rtm_handler_init was not called); server NULL or
-                                  malformed
+                                  malformed; bind_interface malformed
      TETHER_ERR_INVALID_APP_ID    app_id NULL, empty, over 64 bytes, or not printable
                                   ASCII
      TETHER_ERR_FAILED            no socket, or no look-up thread, could be made, or

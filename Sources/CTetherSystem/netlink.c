@@ -5,6 +5,7 @@
 
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,6 +64,8 @@ static int same_host(const struct sockaddr_storage *a, const struct sockaddr_sto
 int tether_sys_route_source_changed(int fd) {
   struct sockaddr_storage peer, local, now;
   socklen_t peer_length = sizeof peer, local_length = sizeof local, now_length = sizeof now;
+  char device[IFNAMSIZ] = {0};
+  socklen_t device_length = sizeof device;
   int probe, result;
   if (getpeername(fd, (struct sockaddr *)&peer, &peer_length) != 0 ||
       getsockname(fd, (struct sockaddr *)&local, &local_length) != 0) {
@@ -70,6 +73,12 @@ int tether_sys_route_source_changed(int fd) {
   }
   probe = socket(peer.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (probe < 0) return -1;
+  /* A socket bound to an interface routes through it: the probe asks the same question. */
+  if (getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, device, &device_length) == 0 &&
+      device[0] != 0) {
+    (void)setsockopt(probe, SOL_SOCKET, SO_BINDTODEVICE, device,
+                     (socklen_t)strnlen(device, IFNAMSIZ));
+  }
   if (connect(probe, (const struct sockaddr *)&peer, peer_length) != 0) {
     result = 1;
   } else if (getsockname(probe, (struct sockaddr *)&now, &now_length) != 0) {

@@ -91,9 +91,22 @@ int tether_sys_lookup_result(tether_sys_lookup *job, tether_sys_address *out);
 void tether_sys_lookup_release(tether_sys_lookup *job);
 
 /* A non-blocking UDP socket connected to `to`, or -1 (errno set). The kernel is asked to
-   stamp each datagram with its arrival time (SO_TIMESTAMPNS); where it cannot (qemu-user,
-   some sandboxes), datagrams come without a stamp. */
-int tether_sys_udp_connected(const tether_sys_address *to);
+   stamp each datagram with its arrival time (SO_TIMESTAMPNS; where it cannot, qemu-user and
+   some sandboxes, datagrams come without a stamp) and to say how many datagrams it dropped
+   on the socket (SO_RXQ_OVFL). `device` NULL: a socket the sessions of a loop share, whose
+   receive buffer is raised to the system's maximum (SO_RCVBUF, which the kernel caps at
+   net.core.rmem_max; SO_RCVBUFFORCE past that to TETHER_SYS_SHARED_RCVBUF where the
+   process may, never required). `device` a name: a session's own socket, bound to that
+   interface (SO_BINDTODEVICE; failing that, -1), its buffer the system's default. */
+int tether_sys_udp_open(const tether_sys_address *to, const unsigned char *device);
+
+/* What a shared socket's receive buffer is forced up to where rmem_max is lower and the
+   process has CAP_NET_ADMIN: 8 MiB, some 4,000 datagrams of a burst on loopback. */
+#define TETHER_SYS_SHARED_RCVBUF (8 * 1024 * 1024)
+
+/* The receive buffer `fd` has (SO_RCVBUF as the kernel reports it: twice what was set), or
+   -1 (errno set). */
+int tether_sys_receive_buffer(int fd);
 
 /* send(2) on a connected socket, without SIGPIPE: the bytes sent, or -1 (errno set). */
 long tether_sys_send(int fd, const void *bytes, size_t count);
@@ -103,13 +116,13 @@ void tether_sys_close(int fd);
 /* Room to receive up to TETHER_SYS_BATCH datagrams with one recvmmsg. Each control buffer
    is aligned as a struct cmsghdr is (to size_t, the alignment CMSG_ALIGN uses): a cmsghdr
    itself cannot be the union's member, since glibc ends it with a flexible array, which
-   ISO C forbids in an array element. */
+   ISO C forbids in an array element. It holds the arrival stamp and the drop count. */
 #define TETHER_SYS_BATCH 8
 typedef struct tether_sys_batch {
   struct mmsghdr messages[TETHER_SYS_BATCH];
   struct iovec vectors[TETHER_SYS_BATCH];
   union {
-    char bytes[CMSG_SPACE(sizeof(struct timespec))];
+    char bytes[CMSG_SPACE(sizeof(struct timespec)) + CMSG_SPACE(sizeof(uint32_t))];
     size_t align;
   } control[TETHER_SYS_BATCH];
 } tether_sys_batch;
@@ -126,6 +139,31 @@ size_t tether_sys_batch_length(const tether_sys_batch *batch, int i);
 /* When the kernel received datagram `i` of the last tether_sys_recv_batch, in CLOCK_REALTIME
    nanoseconds (what SO_TIMESTAMPNS gives); 0 when it came without a stamp. */
 uint64_t tether_sys_batch_arrival(const tether_sys_batch *batch, int i);
+
+/* How many datagrams the kernel had dropped on the socket (its receive buffer full) when
+   datagram `i` of the last tether_sys_recv_batch was queued, counted since the socket was
+   opened and wrapping at 2^32 (SO_RXQ_OVFL); 0 when it says nothing (none dropped yet, or a
+   kernel that cannot tell). */
+uint32_t tether_sys_batch_drops(const tether_sys_batch *batch, int i);
+
+/* Datagrams waiting to go out with one sendmmsg: up to TETHER_SYS_BATCH, each copied in
+   (at most TETHER_SYS_DATAGRAM bytes, the protocol's largest). */
+#define TETHER_SYS_DATAGRAM 1200
+typedef struct tether_sys_sends {
+  struct mmsghdr messages[TETHER_SYS_BATCH];
+  struct iovec vectors[TETHER_SYS_BATCH];
+  unsigned char bytes[TETHER_SYS_BATCH][TETHER_SYS_DATAGRAM];
+  int count;
+} tether_sys_sends;
+
+/* Copies `count` bytes (at most TETHER_SYS_DATAGRAM) in as the next datagram of `sends`,
+   which must have room (count below TETHER_SYS_BATCH). */
+void tether_sys_sends_add(tether_sys_sends *sends, const void *bytes, size_t count);
+
+/* Sends datagrams `first` ..< sends->count on the connected socket `fd` with one sendmmsg,
+   without SIGPIPE: how many went, from `first` on (at least 1), or -1 (errno set): datagram
+   `first` was refused, and the rest were not tried. */
+int tether_sys_sends_flush(int fd, tether_sys_sends *sends, int first);
 
 /* CLOCK_REALTIME minus CLOCK_MONOTONIC now, in nanoseconds: what turns an arrival stamp
    into the monotonic time the engine runs on. */
@@ -148,7 +186,7 @@ int tether_sys_netlink_drain(int fd);
 /* Whether the route from this device to the peer connected UDP socket `fd` talks to now
    leaves from another source address than `fd` uses: 1 yes (or there is no route any
    more), 0 no, -1 cannot tell (errno set). Nothing is sent: connecting a UDP socket only
-   looks the route up. */
+   looks the route up (from the interface `fd` is bound to, if it is). */
 int tether_sys_route_source_changed(int fd);
 
 #endif

@@ -58,13 +58,13 @@ extension Connection {
       logger.log(.warning, "server name: look-up failed, getaddrinfo code", Int64(code))
     case .resolved(let address):
       if let server, server.same(as: address) { return }
-      guard let fresh = ConnectedUDPSocket(connectedTo: address) else {
+      let first = server == nil
+      guard useSocket(to: address) else {
         logger.log(
           .error, "server name: no UDP socket for its address, errno", Int64(System.errno))
         return
       }
-      logger.log(.info, server == nil ? "server name: resolved" : "server name: moved")
-      useSocket(fresh, server: address)
+      logger.log(.info, first ? "server name: resolved" : "server name: moved")
       profile.endpointResolved(now: now)
       flush(rescheduling: true)
     }
@@ -76,10 +76,12 @@ extension Connection {
   /// look-up could be had; nothing changed then.
   func setServer(_ replacement: ServerEndpoint) -> Bool {
     // What the new endpoint needs is had first, so a failure changes nothing.
-    let fresh: ConnectedUDPSocket?
+    let fresh: DatagramSocket?
     let started: NameLookup?
     if let address = replacement.address {
-      guard let socket = ConnectedUDPSocket(connectedTo: address) else { return false }
+      guard let socket = context.acquireSocket(to: address, device: device, for: slot) else {
+        return false
+      }
       (fresh, started) = (socket, nil)
     } else {
       guard let running = startLookUp(of: replacement) else { return false }
@@ -88,7 +90,7 @@ extension Connection {
     lookup?.cancel(loop: loop)
     lookup = started
     endpoint = replacement
-    useSocket(fresh, server: replacement.address)
+    switchSocket(to: fresh, server: replacement.address)
     profile.endpointChanged(now: now)
     flush(rescheduling: true)
     return true

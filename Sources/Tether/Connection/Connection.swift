@@ -7,8 +7,9 @@ import CTetherSystem
   import TetherCore
 #endif
 
-/// A channel engine or a login client on a libev loop: one type for both profiles. It owns
-/// the UDP socket (an `ev_io`), the server's address or name (Connection+Server.swift), a
+/// A channel engine or a login client on a libev loop: one type for both profiles. It uses
+/// a UDP socket (its loop's shared one, or its own: ``DatagramSocket``), the server's
+/// address or name (Connection+Server.swift), a
 /// slot in the loop's deadline queue behind its one timer (``LoopContext``), the figures,
 /// and its place in its life (``Lifecycle``: what may happen in which state, in one file).
 /// Its session, the session's output and the app's callbacks are its ``Profile``'s; it
@@ -27,7 +28,11 @@ final class Connection {
   /// Where it is in its life (Lifecycle.swift).
   var lifecycle = Lifecycle.created
   /// Connected to ``server``; nil until the server's name has resolved.
-  var socket: ConnectedUDPSocket?
+  var socket: DatagramSocket?
+  /// The interface its own socket is bound to (NUL-terminated); nil: the loop's shared one.
+  let device: [UInt8]?
+  /// The keys its datagrams come back under on a shared socket.
+  var routes = RouteKeys()
   /// The address the socket is connected to.
   var server: ServerAddress?
   /// What the app gave: an address, or a name looked up again while attempts go
@@ -35,7 +40,6 @@ final class Connection {
   var endpoint: ServerEndpoint
   /// The name's look-up in flight, if any.
   var lookup: NameLookup?
-  let io: UnsafeMutablePointer<ev_io>
   /// This connection's key in its loop's deadline queue.
   private(set) var slot: Int32 = -1
   var stats: ConnectionCounters
@@ -46,35 +50,34 @@ final class Connection {
 
   init(
     context: LoopContext, profile: Profile, logger: Logger, endpoint: ServerEndpoint,
-    socket: ConnectedUDPSocket?, stats: ConnectionCounters
+    device: [UInt8]?, stats: ConnectionCounters
   ) {
     self.context = context
     self.profile = profile
     self.logger = logger
     self.endpoint = endpoint
-    server = endpoint.address
+    self.device = device
     owner = System.currentThread()
-    self.socket = socket
     self.stats = stats
-    io = .allocate(capacity: 1)
-    io.initialize(to: ev_io())
   }
 
   deinit {
     stats.release()
-    io.deinitialize(count: 1)
-    io.deallocate()
   }
 
   /// What the watchers' data points back to: the app's handle.
   var handle: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-  /// Joins the loop's deadline queue and starts the socket's watcher (or, for a name, its
-  /// look-up): `created` to `live`; false (errno set) if the look-up could not start.
+  /// Joins the loop's deadline queue and takes its socket (or, for a name, starts its
+  /// look-up): `created` to `live`; false (errno set, logged) if no socket could be had or
+  /// the look-up could not start.
   func start() -> Bool {
     lifecycle = .live
     slot = context.add(self)
-    if let socket { watch(socket) }
+    if let address = endpoint.address, !useSocket(to: address) {
+      logger.log(.error, "create: no UDP socket, errno", Int64(System.errno))
+      return false
+    }
     if context.sourceKind == .evTimer {
       logger.log(
         .warning, "deadlines: no timerfd, one ev_timer per loop instead (~1 ms late); errno",
@@ -87,36 +90,29 @@ final class Connection {
 
   // MARK: - Events from the loop
 
-  func readable() {
-    context.runOverdue(now: now)
-    receivePending(settingSendsAside: false)
-    // The deadline is looked at once per wake-up, not per datagram: nothing waits on it
-    // until this callback returns to the loop.
-    if lifecycle == .live { reschedule() }
-  }
-
-  /// Takes what waits on the socket, each datagram at the time it arrived: so a threshold
-  /// counts from when the data reached the device, not from when a busy loop read it. At
-  /// most 8 batches (64 datagrams), so one busy socket cannot starve the loop; a batch
-  /// that is not full means the socket is drained.
-  func receivePending(settingSendsAside: Bool) {
-    for _ in 0..<8 {
-      guard !isDestroyed, let socket else { return }
-      let count = context.receiveBatch(from: socket) { datagram, arrival in
-        guard !isDestroyed else { return }
-        stats.datagramsIn &+= 1
-        runDeadlinesDue(before: arrival)
-        if let reason = profile.receive(datagram, at: arrival) {
-          // What the session did before this datagram (a retry that fell due just now) is
-          // told first, in order; and a drop is logged only while a session is under way
-          // (2 … 4): after a leave or logout, even one made in those callbacks, the app
-          // hears nothing but that call's own callbacks (tether.h).
-          deliverNotifications()
-          if !isDestroyed, (2...4).contains(profile.stateValue) { logger.log(.debug, reason) }
+  /// One datagram its socket's read found for it, with the time it arrived. What the
+  /// session did before it (a retry that fell due just now) is told first, in order. While
+  /// its loop fires deadlines (the socket read for a threshold), its datagrams wait for the
+  /// batch's sends; otherwise they go now, and the loop learns its next deadline.
+  func take(_ datagram: ArraySlice<UInt8>, at arrival: Instant) {
+    Connection.enter(self) { connection in
+      connection.stats.datagramsIn &+= 1
+      connection.runDeadlinesDue(before: arrival)
+      if let reason = connection.profile.receive(datagram, at: arrival) {
+        // A drop is logged only while a session is under way (2 … 4): after a leave or
+        // logout, even one made in those callbacks, the app hears nothing but that call's
+        // own callbacks (tether.h).
+        connection.deliverNotifications()
+        if !connection.isDestroyed, (2...4).contains(connection.profile.stateValue) {
+          connection.logger.log(.debug, reason)
         }
-        if settingSendsAside { deliverNotifications() } else { flush(rescheduling: false) }
       }
-      if count < Int(TETHER_SYS_BATCH) { return }
+      if connection.context.isFiring {
+        connection.deliverNotifications()
+        connection.context.joinBatch(connection)
+      } else {
+        connection.flush(rescheduling: true)
+      }
     }
   }
 
@@ -144,7 +140,10 @@ final class Connection {
   func deadlineFired(window: DeadlineWindow) {
     Connection.enter(self) { connection in
       let now = connection.now
-      if now >= window.end { connection.receivePending(settingSendsAside: true) }
+      // Unless a read that began after the window's end emptied the socket already.
+      if now >= window.end, let socket = connection.socket, socket.drainedAt < window.end {
+        connection.context.read(socket)
+      }
       if let due = connection.profile.deadlineWindow, due.start <= now {
         if now >= due.end {
           connection.stats.recordDeadline(due: due.end, firedAt: now)
@@ -166,52 +165,72 @@ final class Connection {
 
   /// The loop's netlink watcher saw addresses or routes change: the session reacts (as
   /// its profile says) only if the route to its server now leaves from another source
-  /// address than its socket uses, or is gone (or that cannot be told).
+  /// address than its socket uses, or is gone (or that cannot be told). A socket is looked
+  /// at once, by its first connection asked, which also gives it a fresh descriptor; the
+  /// others on it only react. Sockets whose route did not change move nothing.
   func routeMayHaveChanged() {
     Connection.enter(self) { connection in
-      guard let socket = connection.socket, tether_sys_route_source_changed(socket.fd) != 0
-      else { return }
-      connection.networkChanged(byUser: false)
+      guard let socket = connection.socket else { return }
+      if socket.routeChange == 0 {
+        socket.routeChange = tether_sys_route_source_changed(socket.fd) != 0 ? 2 : 1
+      }
+      if socket.routeChange == 2 {
+        socket.routeChange = 3
+        connection.networkChanged(byUser: false)
+      } else if socket.routeChange == 3 {
+        connection.reactToNetworkChange(byUser: false)
+      }
     }
   }
 
-  /// The device's addresses changed (netlink saw it, or the app said so): a fresh socket,
-  /// so the kernel picks the source address again (the old one may be gone), then the
-  /// session reacts through it. A name is looked up again too: what it resolves to may
-  /// depend on the network the device is on now.
+  /// The device's addresses changed (netlink saw it, or the app said so): a fresh
+  /// descriptor for its socket, so the kernel picks the source address again (the old one
+  /// may be gone), then the session reacts through it. A shared socket moves with every
+  /// session on it; the others are not told (no callback, no rejoin): the edge follows
+  /// them to the new port by path validation (docs/PROTOCOL.md §12.11), as after a NAT
+  /// rebinding.
   func networkChanged(byUser: Bool) {
-    if let server {
-      if let fresh = ConnectedUDPSocket(connectedTo: server) {
-        useSocket(fresh, server: server)
-      } else {
-        logger.log(
-          .warning, "network change: no new socket, keeping the old one; errno",
-          Int64(System.errno))
-      }
+    if let socket, !socket.reopen() {
+      logger.log(
+        .warning, "network change: no new socket, keeping the old one; errno", Int64(System.errno))
     }
+    reactToNetworkChange(byUser: byUser)
+  }
+
+  /// The session's side of a network change, its socket already fresh. A name is looked
+  /// up again too: what it resolves to may depend on the network the device is on now.
+  func reactToNetworkChange(byUser: Bool) {
     lookUpName()
     profile.networkChanged(byUser: byUser, now: now)
     flush(rescheduling: true)
   }
 
-  /// Switches to `replacement`, connected to `server` (a new endpoint, the same one after
-  /// a network change, or the first address a name resolved to); nil closes the socket
-  /// (a new name is being looked up).
-  func useSocket(_ replacement: ConnectedUDPSocket?, server: ServerAddress?) {
-    if let socket {
-      ev_io_stop(loop, io)
-      socket.close()
+  /// Takes the socket to `address` (nil: none, while a new name is looked up) in place of
+  /// the one it has; false (errno set), nothing changed, if no socket could be had.
+  @discardableResult
+  func useSocket(to address: ServerAddress?) -> Bool {
+    var fresh: DatagramSocket?
+    if let address {
+      fresh = context.acquireSocket(to: address, device: device, for: slot)
+      guard fresh != nil else { return false }
     }
-    socket = replacement
-    self.server = server
-    if let replacement { watch(replacement) }
+    switchSocket(to: fresh, server: address)
+    return true
   }
 
-  /// Starts the read watcher on `socket`.
-  private func watch(_ socket: ConnectedUDPSocket) {
-    tether_ev_io_init(io, connectionReadable, socket.fd, Int32(EV_READ))
-    tether_ev_set_data_io(io, handle)
-    ev_io_start(loop, io)
+  /// Switches to `fresh` (acquired for this connection already), connected to `server`,
+  /// letting go of the socket it had.
+  func switchSocket(to fresh: DatagramSocket?, server: ServerAddress?) {
+    if let old = socket, old === fresh {
+      // The same shared socket again: counted once, keeping the keys its answers come under.
+      old.members -= 1
+      if old.members == 1 { old.soleSlot = slot }
+    } else if let old = socket {
+      context.releaseSocket(old, slot: slot, keys: routes)
+      routes = RouteKeys()
+    }
+    socket = fresh
+    self.server = server
   }
 
   /// Tells the loop when this connection next has something to do.
@@ -223,13 +242,12 @@ final class Connection {
   /// socket; no callback comes after this (`destroyed`).
   func shutDown() {
     lifecycle = .destroyed
-    ev_io_stop(loop, io)
     sendUndelivered()
+    switchSocket(to: nil, server: server)
     context.remove(slot: slot)
     LoopRegistry.release(context)
     lookup?.cancel(loop: loop)
     lookup = nil
-    socket?.close()
   }
 
   /// Sends one datagram of the session's output; counts and logs a failure.
@@ -240,21 +258,13 @@ final class Connection {
       if !isDestroyed { logger.log(.debug, "not sent: the server's name has no address yet") }
       return
     }
-    if socket.send(bytes) {
-      stats.datagramsOut &+= 1
-    } else {
-      stats.sendFailures &+= 1
-      if !isDestroyed { logger.log(.debug, "send failed, errno", Int64(System.errno)) }
-    }
+    socket.learn(bytes, slot: slot, keys: &routes)
+    context.send(bytes, on: socket, from: self)
   }
-}
 
-/// The UDP socket's read callback.
-private func connectionReadable(
-  _ loop: OpaquePointer?, _ io: UnsafeMutablePointer<ev_io>?, _ events: Int32
-) {
-  guard let io, let data = tether_ev_data_io(io) else { return }
-  Connection.enter(Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue()) {
-    $0.readable()
+  /// The kernel refused one of its datagrams (counted in ``stats`` already).
+  func logSendFailure(errno: Int32) {
+    // No log from inside destroy, which promises no callback (sendUndelivered).
+    if !isDestroyed { logger.log(.debug, "send failed, errno", Int64(errno)) }
   }
 }

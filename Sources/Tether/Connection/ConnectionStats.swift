@@ -78,6 +78,8 @@ extension Connection {
     out.send_failures = stats.sendFailures
     out.datagrams_unopened = unopened
     out.datagrams_replayed = replayed
+    out.loop_datagrams_overflowed = context.overflowed
+    out.loop_datagrams_unclaimed = context.unclaimed
     return out
   }
 }

@@ -30,22 +30,28 @@ func create<Session, Sink: AppCallbacks, Config: ConfigStruct>(
     let profile = SessionProfile(session: consume session, callbacks: callbacks)
     return start(
       profile, logger: profile.callbacks.logger, loop: loop, server: given.server,
-      ownLateness: given.own_lateness_off == 0, out: out)
+      ownLateness: given.own_lateness_off == 0, device: given.bind_interface, out: out)
   } catch {
     return error.rawValue
   }
 }
 
-/// The second half of create: libsodium, the server's endpoint, the loop, the socket, and
-/// the connection started and handed to the app through `out`; its own lateness histogram
-/// only when `ownLateness` (the config's `own_lateness_off` is 0). One copy for both
-/// profiles (inlined into each, it took 1.1 KB of aarch64 text more).
+/// The second half of create: libsodium, the server's endpoint and interface, the loop, the
+/// socket, and the connection started and handed to the app through `out`; its own
+/// lateness histogram only when `ownLateness` (the config's `own_lateness_off` is 0). One
+/// copy for both profiles (inlined into each, it took 1.1 KB of aarch64 text more).
 @inline(never)
 private func start(
   _ profile: Profile, logger: Logger, loop: OpaquePointer?, server: UnsafePointer<CChar>?,
-  ownLateness: Bool, out: UnsafeMutableRawPointer
+  ownLateness: Bool, device: UnsafePointer<CChar>?, out: UnsafeMutableRawPointer
 ) -> Int32 {
   guard let endpoint = serverEndpoint(server) else { return TetherError.invalidArgument.rawValue }
+  let interface: [UInt8]?
+  do throws(TetherError) {
+    interface = try interfaceName(device)
+  } catch {
+    return error.rawValue
+  }
   // Protocol version 2 seals with libsodium, which must start once per process before any
   // other call (sodium_init: it may be called again, from any thread). It fails only when
   // the system has no random source.
@@ -54,21 +60,12 @@ private func start(
     return TetherError.failed.rawValue
   }
   guard let loop = loop ?? tether_ev_default_loop() else { return TetherError.failed.rawValue }
-  var socket: ConnectedUDPSocket?
-  if let address = endpoint.address {
-    // A name has no socket until its look-up answers.
-    socket = ConnectedUDPSocket(connectedTo: address)
-    guard socket != nil else {
-      logger.log(.error, "create: no UDP socket, errno", Int64(System.errno))
-      return TetherError.failed.rawValue
-    }
-  }
   let connection = Connection(
     context: LoopRegistry.context(of: loop), profile: profile, logger: logger,
-    endpoint: endpoint, socket: socket, stats: ConnectionCounters(ownLateness: ownLateness))
+    endpoint: endpoint, device: interface, stats: ConnectionCounters(ownLateness: ownLateness))
   let handle = Unmanaged.passRetained(connection)
   guard connection.start() else {
-    // The look-up could not start (logged): nothing is left behind.
+    // No socket, or the look-up could not start (logged): nothing is left behind.
     connection.shutDown()
     connection.lifecycle = .released
     handle.release()
@@ -76,6 +73,25 @@ private func start(
   }
   out.storeBytes(of: handle.toOpaque(), as: UnsafeMutableRawPointer.self)
   return 0
+}
+
+/// `bind_interface` as the app gave it: nil (the loop's shared socket) for NULL or "";
+/// otherwise the name, NUL-terminated, for a socket of the connection's own bound to it.
+/// - Throws: ``TetherError/invalidArgument`` for a name of more than 15 bytes (IFNAMSIZ) or
+///   with a byte that is not printable ASCII, a space, '/' or ':' (none names a Linux
+///   interface).
+func interfaceName(_ text: UnsafePointer<CChar>?) throws(TetherError) -> [UInt8]? {
+  guard let text else { return nil }
+  var name = cStringBytes(text, limit: 15)
+  guard !name.isEmpty else { return nil }
+  guard name.count <= 15 else { throw .invalidArgument }
+  for byte in name {
+    guard byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "/"), byte != UInt8(ascii: ":") else {
+      throw .invalidArgument
+    }
+  }
+  name.appendByte(0)
+  return name
 }
 
 /// The server's "host:port" as the app gave it; nil when NULL or malformed.

@@ -88,6 +88,7 @@ protocol ConfigStruct {
   var retry_base_ms: UInt32 { get set }
   var retry_cap_ms: UInt32 { get set }
   var own_lateness_off: UInt32 { get set }
+  var bind_interface: UnsafePointer<CChar>! { get }
 }
 
 extension tether_engine_config: ConfigStruct {}

@@ -6,7 +6,7 @@ import CTetherSystem
 /// and it is touched only at create and destroy, under a mutex. (Everything else of a
 /// context belongs to its loop's thread, which is also the thread of every connection on it.)
 enum LoopRegistry {
-  /// The contexts, linked through ``LoopContext/nextInRegistry`` (a list of a few, and no
+  /// The contexts, linked through ``LoopContext/nextInList`` (a list of a few, and no
   /// array type of its own in the Embedded library).
   nonisolated(unsafe) private static var first: LoopContext?
 
@@ -17,11 +17,11 @@ enum LoopRegistry {
     var next = first
     while let context = next {
       if context.loop == loop { return context }
-      next = context.nextInRegistry
+      next = context.nextInList
     }
     let context = LoopContext(loop: loop)
     context.start()
-    context.nextInRegistry = first
+    context.nextInList = first
     first = context
     return context
   }
@@ -30,16 +30,7 @@ enum LoopRegistry {
   static func release(_ context: LoopContext) {
     guard context.connectionCount == 0 else { return }
     tether_sys_registry_lock()
-    if first === context {
-      first = context.nextInRegistry
-    } else {
-      var previous = first
-      while let candidate = previous, candidate.nextInRegistry !== context {
-        previous = candidate.nextInRegistry
-      }
-      previous?.nextInRegistry = context.nextInRegistry
-    }
-    context.nextInRegistry = nil
+    context.unlink(from: &first)
     tether_sys_registry_unlock()
     context.stop()
   }
