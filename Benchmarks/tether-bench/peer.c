@@ -128,9 +128,20 @@ static void release_held(void) {
   released = 1;
 }
 
+/* A RESPONSE to session `index` (the edge's, or the bench edge's own): later DATA names
+   the session it makes, by the id at bytes 17 ... 24. */
+static void learn_response(int index, const unsigned char *in, ssize_t n) {
+  if (index < 0 || n < 25 || in[0] != V2_RESPONSE) return;
+  struct link *l = &links[index];
+  l->ids[l->next_id] = get64(in + 17);
+  remember(l->ids[l->next_id], index);
+  l->next_id ^= 1;
+}
+
 /* The session a datagram from a device belongs to, or -1. Version 2 carries no cookie: an
-   INIT names its token (each session has its own), and every other datagram comes from the
-   socket of the session's last INIT (each session has its own). */
+   INIT names its token (each session has its own); a CONFIRM or DATA names the session id
+   a RESPONSE gave; anything else comes from the socket of the session's last INIT. The
+   library's sessions of one loop share one socket, so a port alone names no session. */
 static int session_from_device(const unsigned char *in, ssize_t n, const struct sockaddr_in *from) {
   unsigned port = ntohs(from->sin_port);
   int index;
@@ -146,7 +157,8 @@ static int session_from_device(const unsigned char *in, ssize_t n, const struct 
     return index;
   }
   if (n < 1 || in[0] <= V2_INIT || in[0] > V2_RESET) return -1;
-  index = port_index[port];
+  index = n >= 9 && (in[0] == V2_CONFIRM || in[0] == V2_DATA) ? lookup(get64(in + 1)) : -1;
+  if (index < 0) index = port_index[port];
   /* A CONFIRM or DATA names the session the device took: the edge's DATA will name it,
      however many RESPONSEs to its retries came after the one it took. */
   if (index >= 0 && n >= 9 && (in[0] == V2_CONFIRM || in[0] == V2_DATA)) {
@@ -178,6 +190,7 @@ static void from_devices(void) {
       send(back, in, (size_t)n, 0);
     } else {
       int written = v2_answer(v2_link_at(edge_links, index), in, (size_t)n, out);
+      learn_response(index, out, written);
       if (written > 0) to_device(index, out, written);
     }
   }
@@ -189,12 +202,7 @@ static int session_from_edge(const unsigned char *in, ssize_t n) {
   switch (n >= 17 ? in[0] : 0) {
   case V2_RESPONSE:
     index = lookup(get64(in + 1));
-    if (index >= 0 && n >= 25) { /* later DATA names the session this RESPONSE makes */
-      struct link *l = &links[index];
-      l->ids[l->next_id] = get64(in + 17);
-      remember(l->ids[l->next_id], index);
-      l->next_id ^= 1;
-    }
+    learn_response(index, in, n);
     return index;
   case V2_COOKIE_REPLY:
   case V2_REFUSE_CLEAR:

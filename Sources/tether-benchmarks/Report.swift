@@ -269,8 +269,15 @@ struct Report {
       ),
       ("create_us_per_engine", "driver: create one engine (of 10,000 on one loop)", "us"),
       ("destroy_us_per_engine", "driver: destroy one engine (of 10,000)", "us"),
-      ("descriptors_per_engine", "descriptors per engine", ""),
-      ("descriptors_per_loop", "descriptors per loop, beside the engines'", ""),
+      (
+        "descriptors_per_engine",
+        "descriptors per engine (all that the engines of one loop opened, divided)", ""
+      ),
+      (
+        "descriptors_per_loop",
+        "descriptors of all the engines of one loop (their shared socket, timerfd, netlink)",
+        ""
+      ),
       ("heap_bytes_per_engine", "driver: heap bytes per engine (session, queues, histograms)", "B"),
     ]
     for (key, label, unit) in named {
