@@ -61,7 +61,7 @@ cross-%: lib-% examples-% $(BUILD_DIR)/lib-test-crypto/%/libtether.a ## the libr
 	@NM=$(CROSS_$*)nm scripts/check/abi-symbols.sh $(BUILD_DIR)/lib/$*/libtether.so.0
 	@NM=$(CROSS_$*)nm scripts/check/test-hooks.sh $(BUILD_DIR)/lib/$* $(BUILD_DIR)/lib-test-crypto/$*
 	@scripts/test/c-tests.sh $*
-profile-check: lib lib-aarch64 lib-armv7 ## a one-profile host links only its profile; both profiles' aarch64 text under the bound, 72 KiB (scripts/check/profile-hosts.sh)
+profile-check: lib lib-aarch64 lib-armv7 ## a one-profile host links only its profile; both profiles' aarch64 text under the bound, 80 KiB (scripts/check/profile-hosts.sh)
 	@for arch in x86_64 $(CROSS_ARCHS); do scripts/check/profile-hosts.sh $$arch --check > /dev/null || exit 1; done
 swift-test: examples-x86_64 cross-test ## every Swift suite, end to end included (tether-edge, C examples)
 	$(E2E) swift test

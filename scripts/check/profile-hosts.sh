@@ -11,9 +11,10 @@
 #
 # With --check it fails, printing the numbers, when a one-profile host holds a symbol of
 # the other profile's member or of the messages member, or when the text of both profiles
-# together reaches TETHER_TEXT_LIMIT bytes: by default 73,728, the issue's bound since
-# protocol version 2 (72 KiB, issue 25; the aim stays 64 KiB), which the library meets
-# (docs/PROTOCOL.md §12.16 lists the cuts that brought version 2's device side under it).
+# together reaches TETHER_TEXT_LIMIT bytes: by default 81,920, the bound since the loop's
+# shared socket (80 KiB, issue 26: the socket, its route table and sendmmsg cost 6,040
+# bytes, docs/DESIGN.md "Size is a hard bound"; 72 KiB before, issue 25, whose cuts are in
+# docs/PROTOCOL.md §12.16; the aim stays 64 KiB).
 # The limit is the bound itself, not the figure of the day: the text may grow up to it. That
 # text is the "text" column of `size` for the library's relocatable object (obj/libtether.o,
 # which every member is cut from): the code and read-only data of every function of
@@ -36,7 +37,7 @@ build=${BUILD_DIR:-build}
 lib=$build/lib/$arch
 obj=$lib/obj
 dir=$build/sizes/$arch
-limit=${TETHER_TEXT_LIMIT:-73728}
+limit=${TETHER_TEXT_LIMIT:-81920}
 mkdir -p "$dir"
 [ -e "$lib/libtether.a" ] || { echo "profile-hosts: no $lib/libtether.a (make lib ARCH=$arch)" >&2; exit 1; }
 
@@ -118,7 +119,7 @@ if [ "$check" = --check ]; then
   bound=""
   if [ "$arch" = aarch64 ]; then
     bound=" (under $limit: $((limit - total)) bytes to spare"
-    [ "$limit" = 73728 ] && bound+=", the issue's bound, 72 KiB"
+    [ "$limit" = 81920 ] && bound+=", the bound since the shared socket, 80 KiB"
     bound+=")"
   fi
   profiles="each one-profile host holds only its profile's member"

@@ -79,7 +79,7 @@ for arch in "${archs[@]}"; do
   done
   echo "$row |"
 done
-printf '\nWhat `make profile-check` bounds (under 73,728 bytes, 72 KiB, on aarch64; the aim stays\n'
+printf '\nWhat `make profile-check` bounds (under 81,920 bytes, 80 KiB, on aarch64; the aim stays\n'
 printf '64 KiB): the "text" column of `size` for `build/lib/aarch64/obj/libtether.o`, the\n'
 printf 'relocatable object every member of `libtether.a` and `libtether.so` is cut from, once the\n'
 printf 'link has kept only what the functions of `tether.h` reach: the code and read-only data\n'
