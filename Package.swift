@@ -33,6 +33,11 @@ let package = Package(
     .target(
       name: "CTetherSystem",
       cSettings: [.unsafeFlags(["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror"])]),
+    // tether-edge's batched socket calls (recvmmsg, sendmmsg), apart from CTetherSystem: its
+    // header defines no _GNU_SOURCE, so it sits beside Swift's Glibc in one file.
+    .target(
+      name: "CEdgeIO",
+      cSettings: [.unsafeFlags(["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror"])]),
     // The libev driver and the @c functions of Include/tether.h; it starts libsodium
     // (TetherSodium) at create, and protocol version 2 will seal through it.
     .target(
@@ -51,7 +56,7 @@ let package = Package(
     .target(
       name: "TetherEdge",
       dependencies: [
-        "TetherCore", "TetherSodium", "CTetherSystem", "CSodium",
+        "TetherCore", "TetherSodium", "CTetherSystem", "CEdgeIO", "CSodium",
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(

@@ -107,7 +107,7 @@ public final class UnconnectedUDPSocket {
   public func send(_ bytes: [UInt8], to peer: PeerAddress) -> Bool {
     let sent = bytes.withUnsafeBytes { data in
       Self.withSockaddr(peer) { address, length in
-        sendto(descriptor, data.baseAddress, data.count, Int32(Glibc.MSG_NOSIGNAL), address, length)
+        sendto(descriptor, data.baseAddress, data.count, Int32(MSG_NOSIGNAL), address, length)
       }
     }
     return sent == bytes.count
