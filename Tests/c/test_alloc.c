@@ -68,9 +68,20 @@ static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
   allocations = 0;
   CHECK(tether_engine_create(loop, &config, &handler, NULL, &neighbour) == TETHER_OK);
   CHECK(tether_join_channel(neighbour, channel_token("lobby", 0), "lobby", 8) == TETHER_OK);
-  for (int i = 0; i < 2000 && !joined; i++) ev_run(loop, EVRUN_ONCE);
-  /* Warm up: the member table, the output buffers and libev reach their steady size. */
-  for (rounds = 0; rounds < 20; rounds++) {
+  /* Both joined before the warm-up: `joined` is either engine's, and a neighbour whose
+     handshake ends while counting allocates what any join does (its keys, its first
+     member events), which is not the steady state this test is about. */
+  for (int i = 0; i < 2000 && !(tether_get_connection_state(engine) == TETHER_CONNECTION_STATE_CONNECTED &&
+                               tether_get_connection_state(neighbour) == TETHER_CONNECTION_STATE_CONNECTED);
+       i++)
+    ev_run(loop, EVRUN_ONCE);
+  CHECK(tether_get_connection_state(engine) == TETHER_CONNECTION_STATE_CONNECTED);
+  CHECK(tether_get_connection_state(neighbour) == TETHER_CONNECTION_STATE_CONNECTED);
+  /* Warm up: the member table, the output buffers and libev reach their steady size. With
+     two engines on one socket that takes longer than with one: after 20 rounds, 14
+     allocations (one buffer growing once to 256 bytes, and two small arrays) still came
+     in most runs, and none after 200; which buffer is not identified yet (issue 26). */
+  for (rounds = 0; rounds < 200; rounds++) {
     fake_push_presence(&srv);
     fake_push_acks(&srv, 50);
     spin(loop, 4);
