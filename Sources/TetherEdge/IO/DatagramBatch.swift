@@ -24,6 +24,8 @@ final class DatagramBatch {
   private var outgoing: [UInt8] = []
   private var outgoingEnds: [Int] = []
   private var outgoingPeers: [PeerAddress] = []
+  /// One chunk's ends, counted from the chunk's first byte (reused: no array per send).
+  private var chunkEnds = [Int](repeating: 0, count: capacity)
 
   /// The kernel's count of datagrams it dropped on the socket for want of room, as the
   /// last datagram read said (`SO_RXQ_OVFL`; 0 until one says). The kernel writes its
@@ -84,15 +86,16 @@ final class DatagramBatch {
       }
       // The chunk's ends, counted from its first byte.
       let base = first == 0 ? 0 : outgoingEnds[first - 1]
-      var ends = [Int](repeating: 0, count: count)
-      for index in 0..<count { ends[index] = outgoingEnds[first + index] - base }
+      for index in 0..<count { chunkEnds[index] = outgoingEnds[first + index] - base }
       let sent = outgoing.withUnsafeBufferPointer { data in
-        names.withUnsafeBufferPointer { names in
-          nameLengths.withUnsafeBufferPointer { nameLengths in
-            Int(
-              tether_edge_send(
-                descriptor, data.baseAddress.map { $0 + base }, ends, names.baseAddress,
-                nameLengths.baseAddress, Int32(count)))
+        chunkEnds.withUnsafeBufferPointer { ends in
+          names.withUnsafeBufferPointer { names in
+            nameLengths.withUnsafeBufferPointer { nameLengths in
+              Int(
+                tether_edge_send(
+                  descriptor, data.baseAddress.map { $0 + base }, ends.baseAddress,
+                  names.baseAddress, nameLengths.baseAddress, Int32(count)))
+            }
           }
         }
       }
