@@ -160,7 +160,13 @@ struct fleet {
   struct samples times;  /* when each INTERRUPTED callback ran (if allocated) */
   ns_t stall;            /* the first INTERRUPTED callback keeps the loop this long */
   tether_engine_stats tether; /* Tether: its own figures, read before teardown */
+  int own_lateness_off;  /* Tether: the engines' config field of that name */
 };
+
+/* Allocates (and touches) the fleet's `count` sessions, so that the resident memory read
+   after it is the designs' alone, not the bench's own table. 0, or -1. fleet_start calls it
+   when it was not called. */
+int fleet_reserve(struct fleet *f, int count);
 
 int fleet_start(struct fleet *f, struct ev_loop *loop, enum design design, int count,
                 struct thresholds t, ns_t spread);
@@ -169,6 +175,11 @@ void fleet_run(struct fleet *f, ns_t duration);
 /* Tether: the loop's figures now, into f->tether (the libev designs: zeroes). */
 void fleet_stats(struct fleet *f);
 void fleet_stop(struct fleet *f);
+/* Tether: session `index`'s engine. */
+tether_engine *fleet_engine(struct fleet *f, int index);
+
+/* --direct: the scale rows (scale.c), Tether's engines straight to --edge. 0. */
+int run_scale(const struct options *o, char **channels, char **tokens);
 
 /* ---- Protocol version 2: the bench's own edge (v2.c, on Tests/c/edge_v2.c) ------------- */
 

@@ -92,6 +92,7 @@ static int tether_create(struct session *s) {
   c.give_up_after_ms = 600000;
   c.retry_base_ms = (uint32_t)(f->t.retry / MS(1));
   c.retry_cap_ms = 2 * c.retry_base_ms;
+  c.own_lateness_off = (uint32_t)f->own_lateness_off;
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = tether_state;
   return tether_engine_create(f->loop, &c, &h, s, &s->engine);
@@ -352,6 +353,15 @@ static void start_due(struct ev_loop *loop, ev_timer *w, int revents) {
   if (st->next >= f->count) ev_break(loop, EVBREAK_ONE);
 }
 
+int fleet_reserve(struct fleet *f, int count) {
+  f->sessions = calloc((size_t)count, sizeof *f->sessions);
+  if (f->sessions == NULL) return -1;
+  memset(f->sessions, 0, (size_t)count * sizeof *f->sessions); /* resident now, not later */
+  return 0;
+}
+
+tether_engine *fleet_engine(struct fleet *f, int index) { return f->sessions[index].engine; }
+
 int fleet_start(struct fleet *f, struct ev_loop *loop, enum design design, int count,
                 struct thresholds t, ns_t spread) {
   struct sockaddr_in server;
@@ -365,8 +375,7 @@ int fleet_start(struct fleet *f, struct ev_loop *loop, enum design design, int c
   f->measuring = 0;
   f->false_interrupts = 0;
   f->refused = 0;
-  f->sessions = calloc((size_t)count, sizeof *f->sessions);
-  if (f->sessions == NULL) return -1;
+  if (f->sessions == NULL && fleet_reserve(f, count) != 0) return -1;
   parse_server(f->server, &server);
   for (int i = 0; i < count; i++) {
     struct session *s = &f->sessions[i];

@@ -296,6 +296,7 @@ static void run_design(const struct run_context *c, const struct row *key, struc
   f.uid_base = 1000;
   samples_init(&f.fired, 4000000);
   samples_init(&f.outside, (size_t)key->sessions * (size_t)(p.cuts + p.rounds) + 16);
+  if (fleet_reserve(&f, key->sessions) != 0) exit(1);
   double rss0 = resident_bytes();
   if (fleet_start(&f, loop, (enum design)key->kind, key->sessions, p.t, p.t.heartbeat) != 0) exit(1);
   fleet_wait_connected(&f, MS(20000));
@@ -580,7 +581,8 @@ static void usage(const char *error) {
           "                    [--busy N] [--slice-us US] [--cost] [--quick] [--out DIR]\n"
           "                    [--inline-peer (no child processes: for qemu-user)]\n"
           "                    [--vectors (only: the libev designs' v2 client, PyNaCl's vectors)]\n"
-          "                    [--edge HOST:PORT --tokens FILE --app-id ID [--edge-pid PID]]\n",
+          "                    [--edge HOST:PORT --tokens FILE --app-id ID [--edge-pid PID]]\n"
+          "                    [--direct --edge HOST:PORT [--heartbeat-ms MS] [--own-lateness on|off]]\n",
           error);
   exit(2);
 }
@@ -669,7 +671,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < o.session_count; i++) {
     if (o.sessions[i] > max_sessions) max_sessions = o.sessions[i];
   }
-  if ((rlim_t)max_sessions + 64 > files.rlim_cur) {
+  if (!o.direct && (rlim_t)max_sessions + 64 > files.rlim_cur) {
     fprintf(stderr, "tether-bench: %d sessions need %d descriptors; the limit is %lu\n",
             max_sessions, max_sessions + 64, (unsigned long)files.rlim_cur);
     return 1;
@@ -708,6 +710,14 @@ int main(int argc, char **argv) {
   if (o.slice) printf("the loop and the baselines run with a %lld us slice\n", (long long)(o.slice / 1000));
   printf("lateness = when it ran minus when it was due; \"outside\" = the callback's time minus "
          "(the peer's last datagram to the session + interrupted_after)\n\n");
+  if (o.direct) {
+    printf("--direct: Tether's engines straight to tether-edge at %s, heartbeat %d ms, own "
+           "lateness %s; no peer, no relay, no cuts\n",
+           o.edge_text, o.heartbeat_ms, o.own_lateness_off ? "off" : "on");
+    run_scale(&o, tokens.channels, tokens.v2);
+    tokens_free(&tokens, max_sessions);
+    return 0;
+  }
   print_header();
   shared_init(1);
   int refused = 0;

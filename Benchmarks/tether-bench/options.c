@@ -140,12 +140,16 @@ static void defaults(struct options *o) {
   }
   if (o->load_count == 0) { o->loads[0] = 0; o->loads[1] = 1; o->load_count = 2; }
   if (o->pattern_count == 0) { o->patterns[0] = 0; o->patterns[1] = 1; o->pattern_count = 2; }
-  if (o->design_count == 0) {
+  if (o->design_count == 0 && o->direct) {
+    o->designs[0] = DESIGN_TETHER;
+    o->design_count = 1;
+  } else if (o->design_count == 0) {
     for (int d = 0; d < DESIGN_COUNT; d++) o->designs[d] = d;
     o->design_count = DESIGN_COUNT;
   }
   if (o->priority_count == 0) o->priority_count = 1; /* default (zeroed) */
   if (o->inline_peer) { o->loads[0] = 0; o->load_count = 1; } /* and no kernel or bare phase */
+  if (o->direct && o->heartbeat_ms == 0) o->heartbeat_ms = 1000;
 }
 
 /* An option with a value. 0, or -1 with `error` written. */
@@ -158,7 +162,19 @@ static int parse_valued(const char *a, const char *v, struct options *o, char er
   else if (strcmp(a, "--designs") == 0)
     n = o->design_count = parse_list(v, design_names, DESIGN_COUNT, o->designs, DESIGN_COUNT, a, error);
   else if (strcmp(a, "--priority") == 0) n = parse_priorities(v, o, error);
-  else if (strcmp(a, "--runs") == 0 || strcmp(a, "--busy") == 0 || strcmp(a, "--slice-us") == 0 ||
+  else if (strcmp(a, "--own-lateness") == 0) {
+    if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+      snprintf(error, OPTION_ERROR, "--own-lateness: \"%.40s\" is not on or off", v);
+      return -1;
+    }
+    o->own_lateness_off = strcmp(v, "off") == 0;
+  } else if (strcmp(a, "--heartbeat-ms") == 0) {
+    if (parse_int(v, 100, 60000, &number) != 0) {
+      snprintf(error, OPTION_ERROR, "--heartbeat-ms: \"%.40s\" is not a number from 100 to 60000", v);
+      return -1;
+    }
+    o->heartbeat_ms = (int)number;
+  } else if (strcmp(a, "--runs") == 0 || strcmp(a, "--busy") == 0 || strcmp(a, "--slice-us") == 0 ||
            strcmp(a, "--edge-pid") == 0) {
     int runs = strcmp(a, "--runs") == 0;
     if (parse_int(v, runs ? 1 : 0, runs ? MAX_RUNS : 10000000, &number) != 0) {
@@ -177,6 +193,7 @@ static int parse_valued(const char *a, const char *v, struct options *o, char er
       snprintf(error, OPTION_ERROR, "--edge: \"%.60s\" is not IPV4:PORT", v);
       return -1;
     }
+    snprintf(o->edge_text, sizeof o->edge_text, "%s", v);
   } else {
     snprintf(error, OPTION_ERROR, "unknown option %.60s", a);
     return -1;
@@ -197,6 +214,7 @@ int options_parse(int argc, char **argv, int cores, struct options *o, char erro
     else if (strcmp(a, "--inline-peer") == 0) o->inline_peer = 1;
     else if (strcmp(a, "--vectors") == 0) o->vectors = 1;
     else if (strcmp(a, "--mlock") == 0) o->mlock = 1;
+    else if (strcmp(a, "--direct") == 0) o->direct = 1;
     else if (i + 1 == argc) {
       snprintf(error, OPTION_ERROR, "%.60s needs a value", a);
       return -1;
@@ -204,12 +222,24 @@ int options_parse(int argc, char **argv, int cores, struct options *o, char erro
       return -1;
     }
   }
-  if (o->has_edge && o->tokens_path == NULL) {
-    snprintf(error, OPTION_ERROR, "--edge needs --tokens");
+  if (o->has_edge && o->tokens_path == NULL && !o->direct) {
+    snprintf(error, OPTION_ERROR, "--edge needs --tokens (but --direct mints its own)");
     return -1;
   }
   if (o->inline_peer && (o->has_edge || o->cost)) {
     snprintf(error, OPTION_ERROR, "--inline-peer runs without --edge and --cost");
+    return -1;
+  }
+  if (o->direct && (!o->has_edge || o->inline_peer || o->cost)) {
+    snprintf(error, OPTION_ERROR, "--direct needs --edge (and runs without --inline-peer and --cost)");
+    return -1;
+  }
+  if (o->direct && (o->design_count > 1 || (o->design_count == 1 && o->designs[0] != DESIGN_TETHER))) {
+    snprintf(error, OPTION_ERROR, "--direct measures tether alone (the libev designs need a socket per session)");
+    return -1;
+  }
+  if (!o->direct && (o->heartbeat_ms || o->own_lateness_off)) {
+    snprintf(error, OPTION_ERROR, "--heartbeat-ms and --own-lateness are for --direct");
     return -1;
   }
   for (int i = 0; i < o->priority_count && o->slice; i++) {

@@ -34,6 +34,10 @@ struct options {
   int priority_count;
   int runs, mlock;
   int quick, cost, busy_processes, inline_peer, vectors;
+  int direct;           /* --direct: the scale rows, Tether straight to --edge */
+  int heartbeat_ms;     /* --heartbeat-ms: the scale rows' heartbeat (default 1000) */
+  int own_lateness_off; /* --own-lateness off: the engines' own_lateness_off */
+  char edge_text[64];   /* --edge as given */
   int64_t slice; /* ns */
   struct sockaddr_in edge;
   int has_edge;

@@ -102,6 +102,7 @@ struct Report {
       out += "sessions (steady churn, every run), idle and loaded, a panel for each priority, with "
       out += "the kernel and bare baselines measured alone at that priority.\n\n"
     }
+    out += scaleSection
     out += """
       ## Targets
 
@@ -134,6 +135,60 @@ struct Report {
   }
 
   var runs: String { results.rows.first?.text["runs"] ?? "?" }
+
+  /// The scale rows (`tether-bench --direct`), when they were measured.
+  var scaleSection: String {
+    let rows = results.scaleRows
+    guard !rows.isEmpty else { return "" }
+    var out = """
+      ## Scale: up to \(rows.map(\.sessions).max() ?? 0) sessions in one device process
+
+      `tether-bench --direct`: Tether's engines on one loop straight to a `tether-edge` of \
+      their own on loopback (no relay, no cuts: joined, then heartbeats only), its session \
+      cap and join limits raised past the sessions (`--max-sessions`, `--join-burst`, \
+      `--join-rate`, `--handshake-rate`); joins spread at 2,000 a second. The libev designs \
+      cannot be measured here (a socket per session; this machine gives a process 20,000 \
+      descriptors and loopback 28,232 ephemeral ports): compare with them in the tables \
+      above, up to 10,000 sessions, and compare 100,000 with Tether's own 10,000 here. \
+      A row is no result (*no*) when a session did not join in some run, an INTERRUPTED \
+      came in the window (there are no cuts: a heartbeat was not kept up with), or the \
+      device or the edge used 95 % of a core or more (it does not fit on this machine). \
+      Memory: the device process's VmRSS per session (after the join, minus before), and \
+      beside it the kernel's: the system-wide `Slab` change per session (/proc/meminfo; \
+      socket structures and queued datagrams live there) and the memory of every UDP \
+      socket's queued datagrams (/proc/net/sockstat) at the end of the join. Lateness is \
+      the loop's own histogram over its whole life, joins included.
+
+      | sessions | heartbeat | own lateness | joined (s) | datagrams/s | CPU device | CPU edge | RSS/session | kernel Slab/session | UDP buffers | descriptors | p50 / p99 / p99.9 us | result |
+      |---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|
+
+      """
+    for row in rows {
+      let cells = [
+        "\(row.sessions)", "\(row.text["heartbeat_ms"] ?? "?") ms", row.text["own_lateness"] ?? "?",
+        Self.f(row["join_s"]), row.spread("datagrams_per_s"), Self.spreadPercent(row, "cpu_device"),
+        Self.spreadPercent(row, "cpu_edge"), "\(Self.f(row["rss_per_session_b"])) B",
+        "\(Self.f(row["kernel_slab_per_session_b"])) B",
+        "\(Self.f(row["udp_buffers_b"] / 1024)) KiB", Self.f(row["descriptors"]),
+        "\(Self.f(row["fired_p50"])) / \(Self.f(row["fired_p99"])) / \(Self.f(row["fired_p999"]))",
+        row.valid ? "yes" : "**no**: \(row.why) (\(row.text["connected"] ?? "?") joined)",
+      ]
+      out += "| \(cells.joined(separator: " | ")) |\n"
+    }
+    if let ten = Scale.row(results, sessions: 10_000, heartbeat: 2_000),
+      let hundred = Scale.row(results, sessions: 100_000, heartbeat: 2_000), ten.valid, hundred.valid
+    {
+      let cpu = hundred["cpu_device"] / ten["cpu_device"]
+      let memory = hundred["rss_per_session_b"] / ten["rss_per_session_b"]
+      out += """
+
+        From 10,000 to 100,000 sessions (x10), 2 s heartbeat: the device's CPU x\(Self.f(cpu)) \
+        (linear would be x10), its memory per session x\(Self.f(memory)) (flat would be x1).
+
+        """
+    }
+    return out + "\n"
+  }
 
   /// The first lines of the report: Tether's p99 at the most sessions, both cores busy,
   /// at each priority, beside the kernel and bare baselines at that priority.

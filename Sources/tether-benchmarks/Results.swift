@@ -2,7 +2,8 @@
 import Foundation
 
 /// What `tether-bench --out DIR` wrote to DIR/results.txt: one `row` line per design (or
-/// baseline), scenario, window and priority, and one `cost` line per cost figure, each as
+/// baseline), scenario, window and priority, one `scale` line per scale row (Scale.swift),
+/// and one `cost` line per cost figure, each as
 /// `key=value` words. A row's figures are medians of its runs, with `_lo` and `_hi` for
 /// their range; `valid=no` rows are reported as invalid, never as a result.
 struct Results {
@@ -41,6 +42,7 @@ struct Results {
   }()
 
   var rows: [Row] = []
+  var scaleRows: [Row] = []
   var costs: [String: Double] = [:]
 
   init(file: String) throws {
@@ -55,6 +57,8 @@ struct Results {
       }
       if kind == "row" {
         rows.append(row)
+      } else if kind == "scale" {
+        scaleRows.append(row)
       } else if kind == "cost" {
         for (key, value) in row.text { costs[key] = Double(value) }
       }

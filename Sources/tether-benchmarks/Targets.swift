@@ -20,6 +20,7 @@ struct Target {
     targets += cpuAgainstNaive(r, sessions: big)
     targets.append(burst(r))
     targets += costs(r, core: core, sessions: big)
+    targets += scale(r)
     return targets
   }
 
@@ -164,6 +165,26 @@ struct Target {
         $0[0]["outside_p999"] <= 2000 && $0[0]["outside_n"] > 0
       )
     }
+  }
+
+  /// 100,000 sessions in one device process: at most 1 KiB each (with the engines' own
+  /// lateness off, the lightest they can be), and whether 1 Hz fits on this machine.
+  static func scale(_ r: Results) -> [Target] {
+    guard !r.scaleRows.isEmpty else { return [] }
+    let light = Scale.row(r, sessions: 100_000, heartbeat: 2_000, ownLateness: false)
+    let memory = compare("100,000 sessions: at most 1 KiB per session, whole device process", [light]) {
+      ("\(format($0[0]["rss_per_session_b"])) B (own lateness off)", $0[0]["rss_per_session_b"] <= 1024)
+    }
+    let second = Scale.row(r, sessions: 100_000, heartbeat: 1_000)
+    let fits = Target(
+      name: "100,000 sessions at 1 Hz: device and edge fit on this machine's cores",
+      measured: second.map {
+        $0.valid
+          ? "yes: device \(format(100 * $0["cpu_device"])) %, edge \(format(100 * $0["cpu_edge"])) %"
+          : "no (\($0.why)): device \(format(100 * $0["cpu_device"])) %, edge "
+            + "\(format(100 * $0["cpu_edge"])) %, \($0.text["connected"] ?? "?") joined"
+      } ?? "not measured", met: second.map(\.valid))
+    return [memory, fits]
   }
 
   static func costs(_ r: Results, core: CoreCosts, sessions: Int) -> [Target] {

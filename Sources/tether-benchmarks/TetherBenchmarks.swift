@@ -108,6 +108,7 @@ struct TetherBenchmarks: ParsableCommand {
     if let pid = server.pid { arguments += ["--edge-pid", String(pid)] }
     if plan.quick { arguments.append("--quick") }
     try Self.runToTerminal(bench, arguments)
+    try Scale.measure(bench: bench, edge: edge, out: out, small: small, runs: plan.runs)
     // After tether-bench, so that it has the machine to itself.
     let capacity = try edgeLoad.map { load in
       let tokens = out + "/edge-load-tokens.txt"
@@ -232,9 +233,20 @@ struct TetherBenchmarks: ParsableCommand {
           + "costs \(results.costs.keys.sorted()), connected "
           + "\(results.rows.map { $0.text["connected"] ?? "?" })")
     }
+    let scaleSteps = Scale.steps(small: true, runs: 1)
+    let scaleMissing = results.scaleRows.flatMap { row in Scale.keys.filter { row.text[$0] == nil } }
+    guard results.scaleRows.count == scaleSteps.count, scaleMissing.isEmpty,
+      results.scaleRows.allSatisfy({ $0["connected"] == Double($0.sessions) })
+    else {
+      throw ValidationError(
+        "smoke: \(results.scaleRows.count) of \(scaleSteps.count) scale rows, keys missing "
+          + "\(Set(scaleMissing).sorted()), connected "
+          + "\(results.scaleRows.map { $0.text["connected"] ?? "?" })")
+    }
     print(
       "smoke: \(expected) rows (kernel, bare, every design in every window, "
-        + "\(priorities.count) priorities, \(plan.runs) runs each) and the cost figures reported")
+        + "\(priorities.count) priorities, \(plan.runs) runs each), \(scaleSteps.count) scale rows "
+        + "(--direct, own lateness on and off) and the cost figures reported")
   }
 
   static func machine() -> String {

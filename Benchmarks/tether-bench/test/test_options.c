@@ -99,12 +99,34 @@ static void test_options_priorityRunsAndLimits(void) {
   CHECK(parse_line("--edge 127.0.0.1:7000 --tokens t.txt", &o, error) == 0 && o.has_edge);
 }
 
+/* --direct (the scale rows): Tether alone, straight to an edge, its own options refused
+   elsewhere rather than ignored. */
+static void test_options_direct(void) {
+  struct options o;
+  char error[OPTION_ERROR];
+  CHECK(parse_line("--direct --edge 127.0.0.1:7000 --sessions 100000", &o, error) == 0);
+  CHECK(o.direct && o.heartbeat_ms == 1000 && !o.own_lateness_off);
+  CHECK(o.design_count == 1 && o.designs[0] == DESIGN_TETHER);
+  CHECK(strcmp(o.edge_text, "127.0.0.1:7000") == 0 && o.sessions[0] == 100000);
+  CHECK(parse_line("--direct --edge 127.0.0.1:7000 --heartbeat-ms 2000 --own-lateness off", &o, error) == 0);
+  CHECK(o.heartbeat_ms == 2000 && o.own_lateness_off);
+  CHECK(parse_line("--direct", &o, error) == -1 && strstr(error, "--edge") != NULL);
+  CHECK(parse_line("--direct --edge 127.0.0.1:7000 --designs naive", &o, error) == -1);
+  CHECK(strstr(error, "tether alone") != NULL);
+  CHECK(parse_line("--direct --edge 127.0.0.1:7000 --cost", &o, error) == -1);
+  CHECK(parse_line("--heartbeat-ms 2000", &o, error) == -1 && strstr(error, "--direct") != NULL);
+  CHECK(parse_line("--direct --edge 127.0.0.1:7000 --heartbeat-ms 50", &o, error) == -1);
+  CHECK(parse_line("--direct --edge 127.0.0.1:7000 --own-lateness maybe", &o, error) == -1);
+  CHECK(parse_line("--edge 127.0.0.1:7000", &o, error) == -1 && strstr(error, "--tokens") != NULL);
+}
+
 int main(void) {
   test_parse_list_moreItemsThanTheArrayHolds_isAnError();
   test_parse_list_fullArrays_leaveTheNextFieldsAlone();
   test_parse_list_unknownOrMalformedItem_isAnError();
   test_parse_priority_eachForm();
   test_options_priorityRunsAndLimits();
+  test_options_direct();
   if (failures) {
     fprintf(stderr, "test_options: %d failed\n", failures);
     return 1;
