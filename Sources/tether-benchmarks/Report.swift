@@ -176,7 +176,8 @@ struct Report {
       out += "| \(cells.joined(separator: " | ")) |\n"
     }
     if let ten = Scale.row(results, sessions: 10_000, heartbeat: 2_000),
-      let hundred = Scale.row(results, sessions: 100_000, heartbeat: 2_000), ten.valid, hundred.valid
+      let hundred = Scale.row(results, sessions: 100_000, heartbeat: 2_000), ten.valid,
+      hundred.valid
     {
       let cpu = hundred["cpu_device"] / ten["cpu_device"]
       let memory = hundred["rss_per_session_b"] / ten["rss_per_session_b"]

@@ -28,7 +28,8 @@ enum Scale {
       ]
     }
     return [
-      Step(sessions: [10_000, 100_000], heartbeatMilliseconds: 2_000, ownLateness: true, runs: runs),
+      Step(
+        sessions: [10_000, 100_000], heartbeatMilliseconds: 2_000, ownLateness: true, runs: runs),
       Step(sessions: [100_000], heartbeatMilliseconds: 2_000, ownLateness: false, runs: 1),
       Step(sessions: [100_000], heartbeatMilliseconds: 1_000, ownLateness: true, runs: 1),
     ]

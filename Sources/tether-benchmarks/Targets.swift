@@ -172,8 +172,13 @@ struct Target {
   static func scale(_ r: Results) -> [Target] {
     guard !r.scaleRows.isEmpty else { return [] }
     let light = Scale.row(r, sessions: 100_000, heartbeat: 2_000, ownLateness: false)
-    let memory = compare("100,000 sessions: at most 1 KiB per session, whole device process", [light]) {
-      ("\(format($0[0]["rss_per_session_b"])) B (own lateness off)", $0[0]["rss_per_session_b"] <= 1024)
+    let memory = compare(
+      "100,000 sessions: at most 1 KiB per session, whole device process", [light]
+    ) {
+      (
+        "\(format($0[0]["rss_per_session_b"])) B (own lateness off)",
+        $0[0]["rss_per_session_b"] <= 1024
+      )
     }
     let second = Scale.row(r, sessions: 100_000, heartbeat: 1_000)
     let fits = Target(

@@ -234,7 +234,8 @@ struct TetherBenchmarks: ParsableCommand {
           + "\(results.rows.map { $0.text["connected"] ?? "?" })")
     }
     let scaleSteps = Scale.steps(small: true, runs: 1)
-    let scaleMissing = results.scaleRows.flatMap { row in Scale.keys.filter { row.text[$0] == nil } }
+    let scaleMissing = results.scaleRows.flatMap { row in Scale.keys.filter { row.text[$0] == nil }
+    }
     guard results.scaleRows.count == scaleSteps.count, scaleMissing.isEmpty,
       results.scaleRows.allSatisfy({ $0["connected"] == Double($0.sessions) })
     else {
