@@ -492,8 +492,8 @@ int tether_network_changed(tether_engine *engine);
 int tether_set_server(tether_engine *engine, const char *server);
 
 /* tether_engine_get_stats: copies the engine's figures (tether_connection_stats) into *out.
-   Nothing is reset; the figures keep counting. Costs a walk of two 273-bucket
-   histograms.
+   Nothing is reset; the figures keep counting (tether_engine_reset_lateness starts the
+   lateness figures afresh). Costs a walk of two 273-bucket histograms.
    When it returns an error, nothing is written.
    @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
    @param out     the caller's struct; set out->size first. Written up to out->size bytes:
@@ -511,6 +511,19 @@ int tether_set_server(tether_engine *engine, const char *server);
        printf("p99 %u us over %llu deadlines\n", stats.lateness_p99_us,
               (unsigned long long)stats.deadlines_fired); */
 int tether_engine_get_stats(const tether_engine *engine, tether_connection_stats *out);
+
+/* tether_engine_reset_lateness: starts the lateness figures afresh: the engine's own
+   (lateness_*_us) and its loop's (loop_lateness_*_us, shared by every engine and client on
+   the loop), so that a later tether_engine_get_stats describes only the deadlines that ran
+   after this call, e.g. a steady state after a start-up's joins. Until a deadline runs the
+   figures read 0. The counts (deadlines_fired, loop_deadlines_fired) and the datagram
+   counters are not reset.
+   @param engine  a live engine; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   engine NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the engine's thread
+   Thread: the engine's. */
+int tether_engine_reset_lateness(tether_engine *engine);
 
 /* tether_connection_state_name: the name of a state without its prefix ("CONNECTED").
    @param state  any value; one out of range gives "UNKNOWN".
@@ -842,6 +855,15 @@ tether_rtm_connection_state tether_rtm_get_connection_state(const tether_rtm_cli
    Thread: the client's. */
 int tether_rtm_client_get_stats(const tether_rtm_client *client,
                                 tether_connection_stats *out);
+
+/* tether_rtm_client_reset_lateness: starts the client's lateness figures and its loop's
+   afresh, as tether_engine_reset_lateness does for an engine.
+   @param client  a live client; NULL or destroyed: TETHER_ERR_NOT_INITIALIZED.
+   Returns 0 or:
+     TETHER_ERR_NOT_INITIALIZED   client NULL or destroyed
+     TETHER_ERR_WRONG_THREAD      not the client's thread
+   Thread: the client's. */
+int tether_rtm_client_reset_lateness(tether_rtm_client *client);
 
 /* tether_rtm_connection_state_name: the name of a login state without its prefix
    ("ABORTED").

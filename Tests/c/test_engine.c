@@ -611,6 +611,37 @@ static void test_tether_engine_ownLatenessOff_readsZero_andTheLoopsFiguresStay(v
   rig_stop(&r);
 }
 
+/* tether_engine_reset_lateness empties the engine's and the loop's lateness figures (they
+   read 0 until a deadline runs again, then describe only the new ones) and keeps every
+   count. */
+static void test_tether_engine_reset_lateness_startsTheFiguresAfresh_andKeepsTheCounts(void) {
+  struct rig r;
+  tether_engine_stats before, after;
+  rig_init(&r);
+  CHECK(rig_create(&r) == TETHER_OK);
+  CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
+  run_until(r.loop, connected, &r.s, 2000 * slow());
+  run_until(r.loop, NULL, &r.s, 100); /* heartbeats every 10 ms: deadlines fire */
+  before.size = after.size = sizeof before;
+  CHECK(tether_engine_get_stats(r.s.engine, &before) == TETHER_OK);
+  /* A deadline never runs before it is due, and lateness is rounded up: at least 1 us. */
+  CHECK(before.lateness_max_us >= 1 && before.loop_lateness_max_us >= 1);
+  CHECK(tether_engine_reset_lateness(r.s.engine) == TETHER_OK);
+  CHECK(tether_engine_get_stats(r.s.engine, &after) == TETHER_OK);
+  CHECK(after.lateness_p50_us == 0 && after.lateness_p99_us == 0 && after.lateness_max_us == 0);
+  CHECK(after.loop_lateness_p50_us == 0 && after.loop_lateness_p99_us == 0);
+  CHECK(after.loop_lateness_p999_us == 0 && after.loop_lateness_max_us == 0);
+  CHECK(after.deadlines_fired == before.deadlines_fired);
+  CHECK(after.loop_deadlines_fired == before.loop_deadlines_fired);
+  CHECK(after.datagrams_out == before.datagrams_out && after.join_attempts == before.join_attempts);
+  run_until(r.loop, NULL, &r.s, 60); /* more heartbeats: the figures fill again */
+  CHECK(tether_engine_get_stats(r.s.engine, &after) == TETHER_OK);
+  CHECK(after.deadlines_fired > before.deadlines_fired);
+  CHECK(after.lateness_max_us >= 1 && after.loop_lateness_max_us >= 1);
+  CHECK(tether_engine_reset_lateness(NULL) == TETHER_ERR_NOT_INITIALIZED);
+  rig_stop(&r);
+}
+
 static void test_tether_engine_get_stats_writesOnlyUpToTheCallersSize_andRefusesBadArguments(void) {
   struct rig r;
   tether_engine_stats st;
@@ -1169,7 +1200,7 @@ static void test_tether_engine_dataThatArrivedBeforeADeadline_countsThoughReadAf
   rig_stop(&r);
 }
 
-struct thread_call { tether_engine *engine; int join, leave, renew, net, server, destroy; int state; };
+struct thread_call { tether_engine *engine; int join, leave, renew, net, server, reset, destroy; int state; };
 
 static void *call_from_thread(void *arg) {
   struct thread_call *t = (struct thread_call *)arg;
@@ -1178,6 +1209,7 @@ static void *call_from_thread(void *arg) {
   t->renew = tether_renew_token(t->engine, "t");
   t->net = tether_network_changed(t->engine);
   t->server = tether_set_server(t->engine, "127.0.0.1:1");
+  t->reset = tether_engine_reset_lateness(t->engine);
   t->state = (int)tether_get_connection_state(t->engine);
   t->destroy = tether_engine_destroy(t->engine); /* refused: nothing happens */
   return NULL;
@@ -1196,6 +1228,7 @@ static void test_tether_calls_fromAnotherThread_areRefused(void) {
   CHECK(t.join == TETHER_ERR_WRONG_THREAD && t.leave == TETHER_ERR_WRONG_THREAD);
   CHECK(t.renew == TETHER_ERR_WRONG_THREAD && t.net == TETHER_ERR_WRONG_THREAD);
   CHECK(t.server == TETHER_ERR_WRONG_THREAD && t.destroy == TETHER_ERR_WRONG_THREAD);
+  CHECK(t.reset == TETHER_ERR_WRONG_THREAD);
   CHECK(t.state == TETHER_CONNECTION_STATE_DISCONNECTED);
   CHECK(tether_join_channel(e, channel_token("lobby", 0), "lobby", 1) == TETHER_OK); /* still alive here */
   tether_engine_destroy(e);
@@ -1426,6 +1459,7 @@ int main(void) {
   RUN(test_tether_engine_get_stats_countsTrafficAndDeadlines);
   RUN(test_tether_engine_ownLatenessOff_readsZero_andTheLoopsFiguresStay);
   RUN(test_tether_engine_get_stats_writesOnlyUpToTheCallersSize_andRefusesBadArguments);
+  RUN(test_tether_engine_reset_lateness_startsTheFiguresAfresh_andKeepsTheCounts);
   RUN(test_tether_engine_stats_isTetherConnectionStats_underItsOldName);
   RUN(test_tether_engines_onOneLoop_shareThreeDescriptors_thenCloseThemWithTheLast);
   RUN(test_tether_engines_onOneSharedSocket_eachTakeOnlyTheirOwnDatagrams);

@@ -470,6 +470,13 @@ static void test_tether_rtm_stats_countTraffic(void) {
   CHECK(tether_rtm_client_get_stats(r.seen.client, &stats) == 0);
   CHECK(stats.datagrams_in >= 2 && stats.datagrams_out >= 2 && stats.join_attempts >= 1);
   CHECK(stats.deadlines_fired >= 1 && stats.loop_engines == 1);
+  CHECK(stats.lateness_max_us >= 1); /* rounded up: a deadline that ran is at least 1 us late */
+  uint64_t fired = stats.deadlines_fired;
+  CHECK(tether_rtm_client_reset_lateness(r.seen.client) == 0);
+  CHECK(tether_rtm_client_get_stats(r.seen.client, &stats) == 0);
+  CHECK(stats.lateness_max_us == 0 && stats.loop_lateness_max_us == 0);
+  CHECK(stats.deadlines_fired == fired);
+  CHECK(tether_rtm_client_reset_lateness(NULL) == TETHER_ERR_NOT_INITIALIZED);
   stats.size = 4;
   CHECK(tether_rtm_client_get_stats(r.seen.client, &stats) == TETHER_ERR_INVALID_ARGUMENT);
   CHECK(tether_rtm_client_get_stats(r.seen.client, NULL) == TETHER_ERR_INVALID_ARGUMENT);

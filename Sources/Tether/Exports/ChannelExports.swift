@@ -134,6 +134,11 @@ public func tether_engine_get_stats(
   copyStats(engine, to: out)
 }
 
+@c @implementation
+public func tether_engine_reset_lateness(_ engine: UnsafeMutablePointer<tether_engine>?) -> Int32 {
+  resetLateness(engine)
+}
+
 // MARK: - Names
 
 @c @implementation

@@ -103,6 +103,16 @@ func stateValue(_ handle: UnsafeRawPointer?) -> UInt32 {
   return UInt32(bitPattern: state)
 }
 
+/// tether_engine_reset_lateness and tether_rtm_client_reset_lateness: the connection's own
+/// lateness histogram and its loop's emptied; the counts keep counting.
+func resetLateness(_ handle: UnsafeRawPointer?) -> Int32 {
+  withProfile(handle) { (connection, _: Profile) in
+    connection.stats.lateness?.pointee = LatencyHistogram()
+    connection.context.deadlines.lateness = LatencyHistogram()
+    return 0
+  }
+}
+
 /// tether_engine_get_stats and tether_rtm_client_get_stats: the figures copied into `out`
 /// up to the size it declares (at least 8: the oldest caller knows `size` and
 /// `deadline_source`), keeping that size.

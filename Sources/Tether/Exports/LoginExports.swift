@@ -162,6 +162,13 @@ public func tether_rtm_client_get_stats(
   copyStats(client, to: out)
 }
 
+@c @implementation
+public func tether_rtm_client_reset_lateness(_ client: UnsafeMutablePointer<tether_rtm_client>?)
+  -> Int32
+{
+  resetLateness(client)
+}
+
 // MARK: - Names
 
 @c @implementation
