@@ -183,6 +183,12 @@ struct mark {
   long allocations;
 };
 
+/* A window opens: Tether's lateness figures (the engine's and the loop's) start afresh, so
+   that its row, like the libev designs', holds the window's deadlines alone. */
+static void open_window(struct fleet *f) {
+  if (f->design == DESIGN_TETHER && f->count > 0) tether_engine_reset_lateness(fleet_engine(f, 0));
+}
+
 static struct mark mark_now(struct fleet *f, pid_t peer, const struct options *o) {
   struct mark m;
   if (f != NULL) fleet_stats(f);
@@ -215,8 +221,8 @@ static void close_window(struct fleet *f, pid_t peer, const struct options *o,
   f->false_interrupts = 0;
   m->outside = summarize(&f->outside);
   if (f->design == DESIGN_TETHER) {
-    /* The library's own histogram covers the loop's whole life (the join and the windows
-       before this one: it cannot be reset); the count is this window's. */
+    /* The library's own loop histogram, reset as the window opened (open_window): this
+       window's deadlines, every engine's; the count too. */
     m->fired.count = (size_t)(to.deadlines - from->deadlines);
     m->fired.p50 = f->tether.loop_lateness_p50_us;
     m->fired.p99 = f->tether.loop_lateness_p99_us;
@@ -306,6 +312,7 @@ static void run_design(const struct run_context *c, const struct row *key, struc
     /* Connected when the window opens; a session the machine's stalls interrupted during
        it is an INTERRUPTED without a cut (false_interrupts), said beside the row. */
     quiet->connected = f.connected;
+    open_window(&f);
     from = mark_now(&f, peer, o);
     f.measuring = 1;
     perf_window("heartbeats", "enable");
@@ -317,6 +324,7 @@ static void run_design(const struct run_context *c, const struct row *key, struc
   }
   churn->connected = f.connected;
   churn->rss_per_session = rss;
+  open_window(&f);
   from = mark_now(&f, peer, o);
   f.measuring = 1;
   perf_window("churn", "enable");

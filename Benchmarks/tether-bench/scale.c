@@ -122,6 +122,7 @@ static void scale_once(const struct options *o, char **channels, char **tokens, 
   r->connected = f.connected;
   /* Every INTERRUPTED in the window is a heartbeat the loop or the edge did not keep up
      with: there are no cuts here. */
+  tether_engine_reset_lateness(fleet_engine(&f, 0)); /* the window's lateness alone */
   uint64_t d0 = datagrams_of(&f);
   double cpu0 = cpu_seconds(0), edge0 = o->edge_pid ? cpu_seconds(o->edge_pid) : -1;
   ns_t from = now_ns();
@@ -188,7 +189,7 @@ int run_scale(const struct options *o, char **channels, char **tokens) {
       snprintf(path, sizeof path, "%s/results.txt", o->out_dir);
       FILE *f = fopen(path, "a");
       if (f != NULL) {
-        fprintf(f, "%s fired_scope=loop\n", line);
+        fprintf(f, "%s fired_scope=window\n", line);
         fclose(f);
       }
     }

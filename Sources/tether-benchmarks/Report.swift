@@ -76,7 +76,7 @@ struct Report {
 
       Every deadline's lateness as the design measures it; for tether the library's own \
       loop histogram (`tether_engine_get_stats`, buckets 12.5 % wide), which covers the \
-      loop's whole life (the join included: it cannot be reset), not only the window.
+      window alone (reset as the window opens: `tether_engine_reset_lateness`).
 
       \(lateTable)
 
@@ -157,7 +157,7 @@ struct Report {
       beside it the kernel's: the system-wide `Slab` change per session (/proc/meminfo; \
       socket structures and queued datagrams live there) and the memory of every UDP \
       socket's queued datagrams (/proc/net/sockstat) at the end of the join. Lateness is \
-      the loop's own histogram over its whole life, joins included.
+      the loop's own histogram over the window (reset as it opens).
 
       | sessions | heartbeat | own lateness | joined (s) | datagrams/s | CPU device | CPU edge | RSS/session | kernel Slab/session | UDP buffers | descriptors | p50 / p99 / p99.9 us | result |
       |---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|
