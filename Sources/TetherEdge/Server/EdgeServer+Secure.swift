@@ -293,12 +293,13 @@ extension EdgeServer {
     // 5. The join budget, charged only now that the address is validated.
     let resumed = ticket.resume.flatMap { table[$0.value] }
     let settled = ticket.joinBudgetCharged || resumed?.address == address
-    let limited = !settled && !joinLimiter.take(from: address, now: now)
-    if limited {
+    guard settled || joinLimiter.take(from: address, now: now) else {
+      // Dropped unconsumed, a channel's CONFIRM and a login's alike: the device repeats it
+      // while its ticket lives, then makes a new INIT with its backoff, and is taken once
+      // the bucket refills. (A login one was answered LOGIN_REFUSE REJECTED: a login
+      // failure for the devices behind a NAT that all came back after an edge restart.)
       counters.joinsLimited &+= 1
-      // A channel CONFIRM is dropped unconsumed (the device repeats it); a login one is
-      // refused below (LOGIN_REFUSE REJECTED).
-      guard request.kind == .login else { return }
+      return
     }
     guard
       front.consumed.consume(SessionID(id), expiresAtMs: ticket.expiresAtMs, now: now)
@@ -310,10 +311,6 @@ extension EdgeServer {
       return
     }
     front.retiring.append(id)  // kept only if admission makes the session
-    if limited {
-      counters.refusedLogins &+= 1
-      return outbox.send(.limited, .login, cookie: id, to: address)
-    }
     // The session its INIT resumed was ended since with a KICK (a takeover, a kick): the
     // KICK again, under that session's keys, as at an INIT (rule 5), and no session (these
     // keys go once the output is written).
