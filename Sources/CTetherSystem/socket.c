@@ -26,7 +26,7 @@ static void raise_receive_buffer(int fd) {
 }
 
 int tether_sys_udp_open(const tether_sys_address *to, const unsigned char *device) {
-  int fd = socket(to->storage.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int fd = socket(to->storage.any.sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int on = 1;
   if (fd < 0) return -1;
   (void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);

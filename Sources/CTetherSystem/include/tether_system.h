@@ -22,6 +22,7 @@
 #define _GNU_SOURCE /* struct mmsghdr, for tether_sys_batch */
 #endif
 
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h> /* strnlen, which the driver calls directly */
@@ -46,9 +47,16 @@ void tether_sys_registry_unlock(void);
 /* `count` random bytes from the kernel's generator (arc4random_buf: one getrandom call). */
 void tether_sys_random(void *bytes, size_t count);
 
-/* An endpoint: room for any socket address, and its length. */
+/* An endpoint: an IPv4 or IPv6 socket address (the only families a server has here), and
+   its length. Not a sockaddr_storage: every engine holds two (the endpoint the app gave
+   and the address its socket is connected to), and 128 bytes each was 200 bytes of each
+   engine's memory for room no UDP server address uses. */
 typedef struct tether_sys_address {
-  struct sockaddr_storage storage;
+  union {
+    struct sockaddr any;
+    struct sockaddr_in in4;
+    struct sockaddr_in6 in6;
+  } storage;
   socklen_t length;
 } tether_sys_address;
 
