@@ -167,7 +167,7 @@ func grow(_ bytes: inout [UInt8], by count: Int) {
 /// wrote went through `appendByte`: 30 % of the library's own CPU in the churn window of
 /// `make bench`, issue 26).
 @inline(never)
-func append(_ source: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+package func append(_ source: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
   bytes.append(contentsOf: source)
 }
 
