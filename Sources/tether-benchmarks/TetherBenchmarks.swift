@@ -22,6 +22,8 @@ struct TetherBenchmarks: ParsableCommand {
   @Option(help: "Rewrite this file with the report (docs/BENCHMARKS.md).") var docs: String?
   @Option(help: "A markdown file with the size table (make sizes).") var sizes: String?
   @Option(help: "The plot the report shows, relative to the report.") var plot: String?
+  @Option(help: "Rewrite the real-time result between this file's markers (README.md).")
+  var readme: String?
   @Flag(help: "Seconds long: checks that every part runs and reports; asserts no timing.")
   var smoke = false
   @Flag(help: "make bench-quick: the same rows in small, under two minutes.")
@@ -145,6 +147,14 @@ struct TetherBenchmarks: ParsableCommand {
       edge: capacity)
     try report.markdown.write(toFile: docs, atomically: true, encoding: .utf8)
     print("\nwrote \(docs)")
+    if let readme {
+      let text = try String(contentsOfFile: readme, encoding: .utf8)
+      guard let updated = ReadmeBlock(report: report).replacing(in: text) else {
+        throw ValidationError("\(readme) has no \(ReadmeBlock.begin) ... \(ReadmeBlock.end) block")
+      }
+      try updated.write(toFile: readme, atomically: true, encoding: .utf8)
+      print("wrote the real-time result in \(readme)")
+    }
   }
 
   /// tether-edge and tether-bench's relay are load, never at a real-time policy: under
