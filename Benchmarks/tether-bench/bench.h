@@ -107,6 +107,8 @@ int set_slice(ns_t slice, int nice);
 double cpu_seconds(pid_t pid);
 /* This process's resident memory (VmRSS), in bytes; -1 if unknown. */
 double resident_bytes(void);
+/* Process `pid`'s (0: this one's). */
+double resident_bytes_of(pid_t pid);
 
 /* ---- Scheduling of the loop thread (priority.c) --------------------------------------- */
 

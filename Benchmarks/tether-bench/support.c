@@ -172,10 +172,15 @@ double cpu_seconds(pid_t pid) {
   return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
-double resident_bytes(void) {
-  char line[256];
+double resident_bytes(void) { return resident_bytes_of(0); }
+
+double resident_bytes_of(pid_t pid) {
+  char line[256], path[64];
   double kib = -1;
-  FILE *f = fopen("/proc/self/status", "r");
+  FILE *f;
+  if (pid) snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  else snprintf(path, sizeof path, "/proc/self/status");
+  f = fopen(path, "r");
   if (f == NULL) return -1;
   while (fgets(line, sizeof line, f) != NULL) {
     if (sscanf(line, "VmRSS: %lf kB", &kib) == 1) break;

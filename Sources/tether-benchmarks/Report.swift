@@ -156,11 +156,12 @@ struct Report {
       Memory: the device process's VmRSS per session (after the join, minus before), and \
       beside it the kernel's: the system-wide `Slab` change per session (/proc/meminfo; \
       socket structures and queued datagrams live there) and the memory of every UDP \
-      socket's queued datagrams (/proc/net/sockstat) at the end of the join. Lateness is \
+      socket's queued datagrams (/proc/net/sockstat) at the end of the join; the edge's \
+      whole VmRSS divided by the sessions (its 15 MB at start included). Lateness is \
       the loop's own histogram over the window (reset as it opens).
 
-      | sessions | heartbeat | own lateness | joined (s) | datagrams/s | CPU device | CPU edge | RSS/session | kernel Slab/session | UDP buffers | descriptors | p50 / p99 / p99.9 us | result |
-      |---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|
+      | sessions | heartbeat | own lateness | joined (s) | datagrams/s | CPU device | CPU edge | device RSS/session | kernel Slab/session | UDP buffers | descriptors | edge RSS/session | p50 / p99 / p99.9 us | result |
+      |---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|
 
       """
     for row in rows {
@@ -170,6 +171,7 @@ struct Report {
         Self.spreadPercent(row, "cpu_edge"), "\(Self.f(row["rss_per_session_b"])) B",
         "\(Self.f(row["kernel_slab_per_session_b"])) B",
         "\(Self.f(row["udp_buffers_b"] / 1024)) KiB", Self.f(row["descriptors"]),
+        "\(Self.f(row["edge_rss_per_session_b"])) B",
         "\(Self.f(row["fired_p50"])) / \(Self.f(row["fired_p99"])) / \(Self.f(row["fired_p999"]))",
         row.valid ? "yes" : "**no**: \(row.why) (\(row.text["connected"] ?? "?") joined)",
       ]

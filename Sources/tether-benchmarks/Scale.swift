@@ -69,7 +69,8 @@ enum Scale {
     ]
     let figures = [
       "join_s", "window_s", "cpu_device", "cpu_edge", "datagrams_per_s", "rss_per_session_b",
-      "kernel_slab_per_session_b", "udp_buffers_b", "descriptors", "fired_p50", "fired_p99",
+      "edge_rss_per_session_b", "kernel_slab_per_session_b", "udp_buffers_b", "descriptors",
+      "fired_p50", "fired_p99",
       "fired_p999", "interrupts",
     ]
     return named + figures.flatMap { [$0, $0 + "_lo", $0 + "_hi"] }
