@@ -177,8 +177,17 @@ extension SecureLink {
       Self.writeRequest(login: login, flags: flags, uid: uid, app: app, name: name, into: q)
     }
     hasRequest = true
-    let crypto = crypto
-    hasToken = text.withUnsafeBytes { token.read($0, crypto: crypto) }
+    // The same array, not only equal bytes: ``parsedText`` holds it, so its storage can be
+    // neither freed nor changed (an array shared is copied before a write), and a token
+    // parsed already is the parse of these bytes. Nonempty only beside a parsed token.
+    let same = text.withUnsafeBufferPointer { text in
+      parsedText.withUnsafeBufferPointer { $0.baseAddress == text.baseAddress }
+    }
+    if parsedText.isEmpty || !same {
+      let crypto = crypto
+      hasToken = text.withUnsafeBytes { token.read($0, crypto: crypto) }
+      parsedText = hasToken ? text : []
+    }
     guard hasToken else { return .invalidToken }
     let expiry = token.expiryInPlace()
     if !confirmed, unixTime != 0, expiry != 0, unixTime >= expiry {
