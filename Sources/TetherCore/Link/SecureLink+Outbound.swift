@@ -143,18 +143,20 @@ extension SecureLink {
     // Under the CONFIRM's keys while one is out (the edge may hold its session already: a
     // LEAVE should reach it; and a resume's CONFIRM renames the old session at the edge, so
     // the old keys' datagrams would draw its RESET), else under the confirmed keys.
-    seal(&out, from: start, underHeld: held != nil)
+    seal(&out, from: start, underHeld: nil)
     return .none
   }
 
   /// Seals the DATA datagram written in `out` from `start` (``SealedData/seal(_:from:)``)
-  /// under the held RESPONSE's keys or the confirmed ones; without them (or past their
-  /// limits) nothing is sent, `out` cut back to `start`.
+  /// under the held RESPONSE's keys or the confirmed ones (nil: the held ones if a
+  /// RESPONSE is held); without them (or past their limits) nothing is sent, `out` cut back
+  /// to `start`. The held RESPONSE is tested here, where it is held: a caller's
+  /// `held != nil` copied it (457 bytes) to the stack at every DATA datagram (issue 26).
   @inline(never)
-  mutating func seal(_ out: inout [UInt8], from start: Int, underHeld: Bool) {
-    if underHeld, held != nil {
+  mutating func seal(_ out: inout [UInt8], from start: Int, underHeld: Bool?) {
+    if underHeld != false, held != nil {
       try? held?.data.seal(&out, from: start)
-    } else if !underHeld, confirmed {
+    } else if underHeld != true, confirmed {
       try? data?.seal(&out, from: start)
     } else {
       truncate(&out, to: start)
