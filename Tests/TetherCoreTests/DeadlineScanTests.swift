@@ -48,14 +48,17 @@ import TetherSim
     #expect(next == expected?.1, "\(label)")
   }
 
+  /// Also the window the driver reads where the session is held (``windowInPlace()``).
   static func check(_ h: LoginHarness, _ label: String) {
-    let s = h.session
+    var s = h.session
     check(s.link, own: nil, window: s.nextDeadlineWindow, next: s.nextDeadline, label)
+    #expect(s.windowInPlace() == mergedWindow(s.link, own: nil), "\(label), in place")
   }
 
   static func check(_ h: Harness, _ label: String) {
-    let s = h.session
+    var s = h.session
     check(s.link, own: s.ownDue, window: s.nextDeadlineWindow, next: s.nextDeadline, label)
+    #expect(s.windowInPlace() == mergedWindow(s.link, own: s.ownDue), "\(label), in place")
   }
 
   @Test func theStoredCaseList_isAllCasesInOrder() {

@@ -141,11 +141,12 @@ final class SessionProfile<Session: CallableSession, Sink: NotificationSink>: Pr
     secured = output.actionCount
   }
 
-  // Through an inout parameter, so the session is read in place, not copied first.
+  // Through an inout parameter and a mutating call, so the session is read in place, not
+  // copied first (a getter of the session copied it).
   override var deadlineWindow: DeadlineWindow? { Self.window(of: &session) }
 
   private static func window(of session: inout Session) -> DeadlineWindow? {
-    session.nextDeadlineWindow
+    session.windowInPlace()
   }
 
   override func advance(to now: Instant) {

@@ -226,6 +226,7 @@ extension SecureLink {
     } else if type == MessageType.tokenRenewed.rawValue, payload[1] == 0, hasRenewal {
       token = renewal
       hasToken = true
+      parsedText = []
     }
     return message
   }

@@ -143,18 +143,20 @@ extension SecureLink {
     // Under the CONFIRM's keys while one is out (the edge may hold its session already: a
     // LEAVE should reach it; and a resume's CONFIRM renames the old session at the edge, so
     // the old keys' datagrams would draw its RESET), else under the confirmed keys.
-    seal(&out, from: start, underHeld: held != nil)
+    seal(&out, from: start, underHeld: nil)
     return .none
   }
 
   /// Seals the DATA datagram written in `out` from `start` (``SealedData/seal(_:from:)``)
-  /// under the held RESPONSE's keys or the confirmed ones; without them (or past their
-  /// limits) nothing is sent, `out` cut back to `start`.
+  /// under the held RESPONSE's keys or the confirmed ones (nil: the held ones if a
+  /// RESPONSE is held); without them (or past their limits) nothing is sent, `out` cut back
+  /// to `start`. The held RESPONSE is tested here, where it is held: a caller's
+  /// `held != nil` copied it (457 bytes) to the stack at every DATA datagram (issue 26).
   @inline(never)
-  mutating func seal(_ out: inout [UInt8], from start: Int, underHeld: Bool) {
-    if underHeld, held != nil {
+  mutating func seal(_ out: inout [UInt8], from start: Int, underHeld: Bool?) {
+    if underHeld != false, held != nil {
       try? held?.data.seal(&out, from: start)
-    } else if !underHeld, confirmed {
+    } else if underHeld != true, confirmed {
       try? data?.seal(&out, from: start)
     } else {
       truncate(&out, to: start)
@@ -177,8 +179,17 @@ extension SecureLink {
       Self.writeRequest(login: login, flags: flags, uid: uid, app: app, name: name, into: q)
     }
     hasRequest = true
-    let crypto = crypto
-    hasToken = text.withUnsafeBytes { token.read($0, crypto: crypto) }
+    // The same array, not only equal bytes: ``parsedText`` holds it, so its storage can be
+    // neither freed nor changed (an array shared is copied before a write), and a token
+    // parsed already is the parse of these bytes. Nonempty only beside a parsed token.
+    let same = text.withUnsafeBufferPointer { text in
+      parsedText.withUnsafeBufferPointer { $0.baseAddress == text.baseAddress }
+    }
+    if parsedText.isEmpty || !same {
+      let crypto = crypto
+      hasToken = text.withUnsafeBytes { token.read($0, crypto: crypto) }
+      parsedText = hasToken ? text : []
+    }
     guard hasToken else { return .invalidToken }
     let expiry = token.expiryInPlace()
     if !confirmed, unixTime != 0, expiry != 0, unixTime >= expiry {

@@ -26,13 +26,20 @@ public struct SecureLink<Crypto: SessionCrypto> {
   /// The last JOIN's or LOGIN's request `Q` (its first 168 bytes), when ``hasRequest``: what
   /// a resumed handshake (a rekey) asks again. Every value the layer keeps has a fixed
   /// size and is held inline (``InlineBytes``, ``KeyBytes``, words): no array, no optional
-  /// of a value holding one (`make v2-size`, docs/PROTOCOL.md §12.16).
+  /// of a value holding one (`make v2-size`, docs/PROTOCOL.md §12.16), but the session's
+  /// own token text, held as ``parsedText``, and the ``payload`` room.
   var request = InlineBytes()
   var hasRequest = false
   /// The token of the last JOIN or LOGIN, or the one a TOKEN_RENEWED confirmed, when
   /// ``hasToken``.
   var token = TokenV2()
   var hasToken = false
+  /// The text ``token`` was parsed from (the session's own array, held, not copied): a
+  /// JOIN or LOGIN carrying the same text again (every retry, every rejoin) reuses the
+  /// parse instead of decoding it anew (base64 and wipes at each attempt: about 3 % of the
+  /// device's CPU in the churn window of `make bench`, issue 26). Emptied whenever
+  /// ``token`` is not that text's parse, and when the session ends.
+  var parsedText: [UInt8] = []
   /// The token of the RENEW_TOKEN out, when ``hasRenewal``: current once TOKEN_RENEWED says
   /// so.
   var renewal = TokenV2()
@@ -111,6 +118,7 @@ public struct SecureLink<Crypto: SessionCrypto> {
     dropHeld()
     hasRequest = false
     hasToken = false
+    parsedText = []
     hasRenewal = false
     sessionAsked = false
   }

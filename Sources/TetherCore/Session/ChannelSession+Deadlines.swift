@@ -2,8 +2,11 @@
 // MARK: - Deadlines
 
 extension ChannelSession {
-  /// The channel's own deadline: the next verdict on a remote member.
-  @_spi(Link) public var ownDue: Instant? { members.nextDeadline(horizon: memberHorizon) }
+  /// The channel's own deadline: the next verdict on a remote member. Inlined, so a caller
+  /// holding the session in place reads it there (a call copies the whole session).
+  @_spi(Link) public var ownDue: Instant? {
+    @inline(__always) get { members.nextDeadline(horizon: memberHorizon) }
+  }
 
   @_spi(Link) public mutating func fire(
     _ kind: LinkDeadline, due: Instant, now: Instant, into output: inout ChannelOutput

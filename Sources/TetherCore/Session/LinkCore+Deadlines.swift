@@ -71,6 +71,15 @@ extension LinkCore {
     return best
   }
 
+  /// ``earliestDue(own:)`` asked of the link where it is held: from a mutating caller, a
+  /// plain call copies the link (208 bytes) to the stack first, at each event.
+  @inline(__always)
+  mutating func earliestDueInPlace(own: Instant?) -> (
+    kind: LinkDeadline, at: Instant, latest: Instant
+  )? {
+    earliestDue(own: own)
+  }
+
   /// When the driver must next call the session: not before the window's start and by its
   /// end (see ``DeadlineWindow``); nil when nothing is scheduled.
   func window(own: Instant?) -> DeadlineWindow? {

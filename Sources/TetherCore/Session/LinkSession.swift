@@ -66,7 +66,8 @@ extension LinkSession {
   public mutating func advance(to now: Instant, into output: inout SessionOutput<Notification>) {
     let now = link.tick(now)
     for _ in 0..<64 {
-      guard let due = link.earliestDue(own: ownDue), due.at <= now else { return }
+      let own = ownDue
+      guard let due = link.earliestDueInPlace(own: own), due.at <= now else { return }
       fire(due.kind, due: due.at, now: now, into: &output)
     }
   }
@@ -79,4 +80,12 @@ extension LinkSession {
   /// When the driver must next call ``advance(to:into:)``: not before the window's start
   /// and by its end (see ``DeadlineWindow``); nil when nothing is scheduled.
   public var nextDeadlineWindow: DeadlineWindow? { link.window(own: ownDue) }
+
+  /// ``nextDeadlineWindow``, read where the session is held: the driver asks it after every
+  /// event, and a getter called on a stored session copied all of it (480 bytes of a
+  /// channel session, and its link again) to the stack first (issue 26).
+  public mutating func windowInPlace() -> DeadlineWindow? {
+    let own = ownDue
+    return link.window(own: own)
+  }
 }
