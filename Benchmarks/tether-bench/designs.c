@@ -37,6 +37,8 @@ struct session {
   struct v2_client v2; /* the wire: keys, attempts, the CONFIRM out */
   uint32_t sequence;
   ns_t last_data, next_heartbeat, next_join;
+  uint32_t attempts; /* the join effort's attempts so far (its retry backoff) */
+  uint64_t draws;    /* the session's own random sequence (xorshift64) for the backoff */
   ev_io io;
   ev_timer timer;    /* previous: the one timer; naive: heartbeat, or JOIN retry */
   ev_timer watchdog; /* naive: interrupted, restarted on every packet */
@@ -117,6 +119,26 @@ static void record(struct session *s, ns_t now, ns_t due) {
   if (s->fleet->measuring) samples_add(&s->fleet->fired, now - due);
 }
 
+/* The delay before the next join attempt, drawn as the library's RetryPolicy draws it:
+   after attempt n, max(base / 4, uniform(0 ... min(cap, base * 2^(n-1)))), the cap twice
+   the base (tether_create's). With a fixed delay the libev designs sent about 9 % fewer
+   INITs per rejoin than Tether in the churn window (counted by a helper with an LD_PRELOAD
+   wrapper: 16,735 ephemeral keys against 18,205), most inside the cuts, where the peer
+   counts no datagram: the two did different protocol work under the 5 % rule. */
+static ns_t retry_after(struct session *s) {
+  ns_t base = s->fleet->t.retry, cap = 2 * base, ceiling = base;
+  uint64_t x = s->draws ? s->draws : 0x9E3779B97F4A7C15ull * (uint64_t)(s->index + 1);
+  for (uint32_t n = 1; n < s->attempts && ceiling < cap; n++) ceiling *= 2;
+  if (ceiling > cap) ceiling = cap;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  s->draws = x;
+  s->attempts++;
+  ns_t drawn = (ns_t)(x % (uint64_t)(ceiling + 1));
+  return drawn > base / 4 ? drawn : base / 4;
+}
+
 static ns_t next_beat(struct session *s, ns_t now) {
   ns_t next = s->next_heartbeat + s->fleet->t.heartbeat;
   return next > now ? next : now + s->fleet->t.heartbeat;
@@ -129,7 +151,8 @@ static void go_joining(struct session *s, ns_t now, int went_quiet) {
   s->state = JOINING;
   if (went_quiet) interrupted(s, now);
   send_join(s, now);
-  s->next_join = now + s->fleet->t.retry;
+  s->attempts = 1;
+  s->next_join = now + retry_after(s);
 }
 
 static void go_interrupted(struct session *s, ns_t now) { go_joining(s, now, 1); }
@@ -197,7 +220,7 @@ static void previous_fired(struct ev_loop *loop, ev_timer *w, int revents) {
   if (s->state == JOINING && s->next_join <= now) {
     record(s, now, s->next_join);
     send_join(s, now);
-    s->next_join = now + s->fleet->t.retry;
+    s->next_join = now + retry_after(s);
   } else if (s->state == CONNECTED && interrupted_at <= now) {
     record(s, now, interrupted_at);
     go_interrupted(s, now);
@@ -224,8 +247,8 @@ static void naive_timer(struct ev_loop *loop, ev_timer *w, int revents) {
   if (s->state == JOINING) {
     record(s, now, s->next_join);
     send_join(s, now);
-    s->next_join = now + s->fleet->t.retry;
-    naive_restart(loop, w, s->fleet->t.retry);
+    s->next_join = now + retry_after(s);
+    naive_restart(loop, w, s->next_join - now);
   } else {
     record(s, now, s->next_heartbeat);
     send_heartbeat(s);
@@ -241,7 +264,7 @@ static void naive_watchdog(struct ev_loop *loop, ev_timer *w, int revents) {
   if (s->state != CONNECTED) return;
   record(s, now, s->last_data + s->fleet->t.interrupted);
   go_interrupted(s, now);
-  naive_restart(loop, &s->timer, s->fleet->t.retry);
+  naive_restart(loop, &s->timer, s->next_join - now);
 }
 
 /* ---- The libev designs: socket and start ------------------------------------------------ */
@@ -257,7 +280,7 @@ static void probe_readable(struct ev_loop *loop, ev_io *w, int revents) {
     if (taken == TAKE_DROPPED || s->fleet->design != DESIGN_NAIVE) continue;
     if (taken == TAKE_REJOINING) {
       ev_timer_stop(loop, &s->watchdog);
-      naive_restart(loop, &s->timer, s->fleet->t.retry);
+      naive_restart(loop, &s->timer, s->next_join - now);
     } else if (s->state == CONNECTED) {
       if (taken == TAKE_JOINED) naive_restart(loop, &s->timer, s->fleet->t.heartbeat);
       naive_restart(loop, &s->watchdog, s->fleet->t.interrupted);
@@ -292,11 +315,12 @@ static void probe_join(struct session *s) {
   ns_t now = now_ns();
   s->state = JOINING;
   send_join(s, now);
-  s->next_join = now + s->fleet->t.retry;
+  s->attempts = 1;
+  s->next_join = now + retry_after(s);
   if (s->fleet->design == DESIGN_PREVIOUS) {
     previous_rearm(s);
   } else {
-    naive_restart(s->fleet->loop, &s->timer, s->fleet->t.retry);
+    naive_restart(s->fleet->loop, &s->timer, s->next_join - now);
   }
 }
 
