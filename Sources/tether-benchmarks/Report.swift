@@ -168,7 +168,7 @@ struct Report {
       let cells = [
         "\(row.sessions)", "\(row.text["heartbeat_ms"] ?? "?") ms", row.text["own_lateness"] ?? "?",
         Self.f(row["join_s"]), row.spread("datagrams_per_s"), Self.spreadPercent(row, "cpu_device"),
-        Self.spreadPercent(row, "cpu_edge"), "\(Self.f(row["rss_per_session_b"])) B",
+        Self.spreadPercent(row, "cpu_edge"), "\(row.spread("rss_per_session_b")) B",
         "\(Self.f(row["kernel_slab_per_session_b"])) B",
         "\(Self.f(row["udp_buffers_b"] / 1024)) KiB", Self.f(row["descriptors"]),
         "\(Self.f(row["edge_rss_per_session_b"])) B",

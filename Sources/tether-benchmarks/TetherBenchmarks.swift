@@ -31,6 +31,11 @@ struct TetherBenchmarks: ParsableCommand {
   @Option(help: "The loop thread's priorities, each a set of rows (tether-bench --priority).")
   var priorities = "default,fifo:10"
   @Option(help: "Runs of each row; every figure is their median.") var runs = 3
+  @Flag(
+    help:
+      "Keep the timer rows and costs already in --out's results.txt; measure the scale rows and the edge again, then report."
+  )
+  var keepTimerRows = false
 
   static let appID = "bench-app"
   static let certificate = "bench-certificate"
@@ -89,10 +94,34 @@ struct TetherBenchmarks: ParsableCommand {
     Self.runAtDefaultPolicy()
     let plan = self.plan
     try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-    for file in (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
-    where file == "results.txt" || file.hasPrefix("samples-") {
-      try? FileManager.default.removeItem(atPath: out + "/" + file)
+    if keepTimerRows {
+      // The timer rows of the last run stay; its scale rows go, to be measured again.
+      let path = out + "/results.txt"
+      let kept = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        .filter { !$0.hasPrefix("scale ") }
+      try (kept.joined(separator: "\n") + "\n").write(
+        toFile: path, atomically: true, encoding: .utf8)
+    } else {
+      for file in (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
+      where file == "results.txt" || file.hasPrefix("samples-") {
+        try? FileManager.default.removeItem(atPath: out + "/" + file)
+      }
+      try runTimerRows(plan)
     }
+    try Scale.measure(bench: bench, edge: edge, out: out, small: small, runs: plan.runs)
+    // After tether-bench, so that it has the machine to itself.
+    let capacity = try edgeLoad.map { load in
+      let tokens = out + "/edge-load-tokens.txt"
+      try Self.writeTokens(count: 64, to: tokens)
+      return try EdgeCapacity.measure(
+        load: load, edge: edge, appID: Self.appID, certificate: Self.certificate, tokens: tokens,
+        seconds: small ? 0.5 : 5, runs: small ? 1 : plan.runs)
+    }
+    try finish(started: started, core: core, secure: secure, capacity: capacity, plan: plan)
+  }
+
+  /// tether-bench's timer matrix through a relay to a tether-edge of its own, into `out`.
+  func runTimerRows(_ plan: Plan) throws {
     let tokens = out + "/tokens.txt"
     try Self.writeTokens(count: plan.sessions.max() ?? 1, to: tokens)
     let server = try EdgeProcess(
@@ -110,15 +139,12 @@ struct TetherBenchmarks: ParsableCommand {
     if let pid = server.pid { arguments += ["--edge-pid", String(pid)] }
     if plan.quick { arguments.append("--quick") }
     try Self.runToTerminal(bench, arguments)
-    try Scale.measure(bench: bench, edge: edge, out: out, small: small, runs: plan.runs)
-    // After tether-bench, so that it has the machine to itself.
-    let capacity = try edgeLoad.map { load in
-      let tokens = out + "/edge-load-tokens.txt"
-      try Self.writeTokens(count: 64, to: tokens)
-      return try EdgeCapacity.measure(
-        load: load, edge: edge, appID: Self.appID, certificate: Self.certificate, tokens: tokens,
-        seconds: small ? 0.5 : 5, runs: small ? 1 : plan.runs)
-    }
+  }
+
+  /// The targets checked and the report written, from `out`'s results.
+  func finish(
+    started: Date, core: CoreCosts, secure: SecureCosts, capacity: EdgeCapacity?, plan: Plan
+  ) throws {
     if let capacity { print(capacity.summary) }
     let results = try Results(file: out + "/results.txt")
     Self.sayInvalid(results)
@@ -143,7 +169,14 @@ struct TetherBenchmarks: ParsableCommand {
       results: results, core: core, secure: secure, targets: targets, machine: Self.machine(),
       commit: Self.commit(), duration: Date().timeIntervalSince(started),
       sizes: sizes.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }, plot: plot,
-      command: smoke ? "tether-benchmarks --smoke" : quick ? "make bench-quick" : "make bench",
+      command: smoke
+        ? "tether-benchmarks --smoke"
+        : quick
+          ? "make bench-quick"
+          : keepTimerRows
+            ? "make bench, its scale rows and edge capacity measured again by "
+              + "`tether-benchmarks --keep-timer-rows`; the time given is that second run's"
+            : "make bench",
       edge: capacity)
     try report.markdown.write(toFile: docs, atomically: true, encoding: .utf8)
     print("\nwrote \(docs)")
