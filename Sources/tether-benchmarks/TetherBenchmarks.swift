@@ -174,8 +174,8 @@ struct TetherBenchmarks: ParsableCommand {
         : quick
           ? "make bench-quick"
           : keepTimerRows
-            ? "make bench, its scale rows and edge capacity measured again by "
-              + "`tether-benchmarks --keep-timer-rows`; the time given is that second run's"
+            ? "make bench` (timer rows), then `tether-benchmarks --keep-timer-rows` (scale rows "
+              + "and the edge measured again; the time given is that second run's"
             : "make bench",
       edge: capacity)
     try report.markdown.write(toFile: docs, atomically: true, encoding: .utf8)
