@@ -73,8 +73,6 @@ extension TokenGrant {
 
 /// Why a JOIN or LOGIN was not admitted; each profile answers it its own way.
 enum Refusal {
-  /// The source address is past its ``JoinLimit``.
-  case limited
   case invalidAppID, invalidChannelName, invalidToken, tokenExpired, banned
   /// The server holds ``EdgeConfig/maxSessions`` sessions.
   case full
@@ -88,26 +86,12 @@ enum Refusal {
 
   init(_ error: TokenError) { self = error == .expired ? .tokenExpired : .invalidToken }
 
-  /// A JOIN's answer: REFUSE with its reason, or KICK BANNED. None past the source's limit:
-  /// silence has nothing to amplify, and the client's backoff retries it.
-  var joinAnswer: Message? {
-    switch self {
-    case .limited: nil
-    case .invalidAppID: .refuse(.invalidAppID)
-    case .invalidChannelName: .refuse(.invalidChannelName)
-    case .invalidToken: .refuse(.invalidToken)
-    case .tokenExpired: .refuse(.tokenExpired)
-    case .banned: .kick(.banned)
-    case .full, .channelFull, .appFull, .noCommonVersion: .refuse(.rejected)
-    }
-  }
-
-  /// A LOGIN's: LOGIN_REFUSE with the login error code of docs/BEHAVIOUR.md §2 (no channel
+  /// A LOGIN's answer: LOGIN_REFUSE with the login error code of docs/BEHAVIOUR.md §2 (no channel
   /// name is refused to a login).
   var loginCode: UInt8 {
     switch self {
     // REJECTED
-    case .limited, .full, .channelFull, .appFull, .noCommonVersion, .invalidChannelName: 2
+    case .full, .channelFull, .appFull, .noCommonVersion, .invalidChannelName: 2
     case .invalidAppID: 4
     case .invalidToken: 5
     case .tokenExpired: 6
@@ -129,7 +113,7 @@ enum Refusal {
     guard kind == .channel else { return (loginCode, detail) }
     switch self {
     case .banned: return (6, detail)
-    case .limited, .full, .channelFull, .appFull, .noCommonVersion:
+    case .full, .channelFull, .appFull, .noCommonVersion:
       return (RefuseReason.rejected.rawValue, detail)
     case .invalidAppID: return (RefuseReason.invalidAppID.rawValue, detail)
     case .invalidChannelName: return (RefuseReason.invalidChannelName.rawValue, detail)
@@ -145,9 +129,9 @@ extension EdgeServer {
   /// this is how a client can meet that refusal at all.)
   static func isReserved(_ channel: ChannelName) -> Bool { channel.bytes.first == 0x24 }
 
-  /// Answers a JOIN or LOGIN, in this order (docs/PROTOCOL.md §6 lists it for LOGIN): the
-  /// source's join limit (unless it comes from the session it names, at that session's
-  /// address); app id; reserved channel; the session held under the cookie (a version 2
+  /// Answers a JOIN or LOGIN, in this order (docs/PROTOCOL.md §6 lists it for LOGIN): app
+  /// id (the source's join budget was charged before, at a version 2 CONFIRM's step 5,
+  /// docs/PROTOCOL.md §12.6); reserved channel; the session held under the cookie (a version 2
   /// CONFIRM's new session id, to which a resume renamed the session it names; a resume of
   /// one ended with a KICK got the KICK again before: EdgeServer+Secure.swift), resumed if
   /// the request is for it (a JOIN for its channel and uid, a LOGIN of its user within the
@@ -159,19 +143,11 @@ extension EdgeServer {
   /// refusal (a sealed REFUSE of 36 bytes, less than the CONFIRM's 201), however it names a
   /// held cookie. Only a channel session's own address ends it, by rejoining with a token
   /// that no longer passes.
-  ///
-  /// `budgetSettled`: the source's join budget was settled before (a version 2 CONFIRM
-  /// charges it at its step 5, docs/PROTOCOL.md §12.6), so it is not charged here.
   mutating func admit(
     _ request: SessionRequest, cookie: UInt64, from address: PeerAddress, now: Instant,
-    wallClock: UInt64, budgetSettled: Bool = false
+    wallClock: UInt64
   ) {
     let held = table[cookie]
-    guard budgetSettled || held?.address == address || joinLimiter.take(from: address, now: now)
-    else {
-      counters.joinsLimited &+= 1
-      return refuse(request.kind, .limited, cookie: cookie, to: address)
-    }
     guard request.appID == config.appID else {
       return refuse(request.kind, .invalidAppID, cookie: cookie, to: address)
     }
@@ -331,11 +307,8 @@ extension EdgeServer {
     _ kind: SessionKind, _ refusal: Refusal, cookie: UInt64, to address: PeerAddress
   ) {
     switch kind {
-    case .channel:
-      guard refusal.joinAnswer != nil else { return }
-      counters.refusedJoins &+= 1
-    case .login:
-      counters.refusedLogins &+= 1
+    case .channel: counters.refusedJoins &+= 1
+    case .login: counters.refusedLogins &+= 1
     }
     outbox.send(refusal, kind, cookie: cookie, to: address)
   }

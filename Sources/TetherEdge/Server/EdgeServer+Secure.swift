@@ -323,8 +323,7 @@ extension EdgeServer {
     if let old = ticket.resume?.value, front.holds(old), table.rekey(old, to: id) {
       front.forget(old)
     }
-    admit(
-      request, cookie: id, from: address, now: now, wallClock: wallClock, budgetSettled: true)
+    admit(request, cookie: id, from: address, now: now, wallClock: wallClock)
   }
 
   /// What a ticket asks for, with the credential its INIT's token proved (its grant, and
