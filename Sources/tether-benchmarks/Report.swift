@@ -13,7 +13,8 @@ struct Report {
   var sizes: String?
   var plot: String?
   /// What made the report: `make bench`, or `make bench-quick` at its small scale.
-  var command = "make bench"
+  /// The command that measured, as markdown (code spans included).
+  var command = "`make bench`"
   /// tether-edge's capacity (edge-load), when it was measured.
   var edge: EdgeCapacity? = nil
 
@@ -23,7 +24,7 @@ struct Report {
     var out = """
       # Benchmarks
 
-      Every figure below was measured by one run of `\(command)` (\(Int(duration / 60)) min \
+      Every figure below was measured by one run of \(command) (\(Int(duration / 60)) min \
       \(Int(duration) % 60) s) on \(machine), \(Self.today()), commit `\(commit)`, a machine \
       shared with other work while it ran. The raw results are in `build/bench/results/` \
       after a run. Every figure is the median of \(runs) runs, with their range in brackets; \

@@ -170,13 +170,14 @@ struct TetherBenchmarks: ParsableCommand {
       commit: Self.commit(), duration: Date().timeIntervalSince(started),
       sizes: sizes.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }, plot: plot,
       command: smoke
-        ? "tether-benchmarks --smoke"
+        ? "`tether-benchmarks --smoke`"
         : quick
-          ? "make bench-quick"
+          ? "`make bench-quick`"
           : keepTimerRows
-            ? "make bench` (timer rows), then `tether-benchmarks --keep-timer-rows` (scale rows "
-              + "and the edge measured again; the time given is that second run's"
-            : "make bench",
+            ? "`make bench` (timer rows), then `tether-benchmarks --keep-timer-rows` (the scale "
+              + "rows and the edge measured again; the time, machine and commit given are that "
+              + "second run's, and the timer rows may come from another machine)"
+            : "`make bench`",
       edge: capacity)
     try report.markdown.write(toFile: docs, atomically: true, encoding: .utf8)
     print("\nwrote \(docs)")
