@@ -250,6 +250,14 @@ public struct World<Client: SimClient> {
     return out.first { $0.address == Self.adminAddress }?.bytes
   }
 
+  /// Feeds the edge what its fleet's bus said (a model bus in the tests: one world per
+  /// edge, their clocks run together) and delivers what it sends the clients.
+  public mutating func fleet(_ inputs: [FleetInput]) {
+    guard !inputs.isEmpty else { return }
+    ship(server.fleet(inputs, now: now, wallClock: wallClock), input: nil)
+    flush()
+  }
+
   /// Replaces the server with a fresh one (a restart: every session forgotten). Datagrams
   /// in flight reach the new one.
   public mutating func restartServer() {
@@ -259,6 +267,8 @@ public struct World<Client: SimClient> {
     // random start), so its sessions are not taken for the previous run's.
     var config = server.config
     config.firstLoginSession &+= UInt32(restarts) &* 1_000_003
+    // So does its fleet incarnation: its previous run's records are not its own.
+    config.fleetIncarnation = config.fleetIncarnation.map { $0 &+ UInt64(restarts) &* 7_919 }
     // The same seam: the world's stream goes on, so the new edge draws a new ticket key,
     // cookie secret and epoch (a server of its own stream would draw the old ones again).
     server = EdgeServer(config: config, crypto: crypto)

@@ -21,6 +21,9 @@ public final class EdgeLoop {
   public var receiveDrops: UInt64 { UInt64(batch.kernelDrops) }
   /// The socket's receive buffer, raised to the system's maximum at start (nil: unknown).
   public let receiveBuffer: Int?
+  /// The fleet's bus (`--fleet`), polled beside the socket; nil for an edge alone. The
+  /// server must be in a fleet (``EdgeConfig/fleetIncarnation``) for it to matter.
+  public var bus: FleetBus?
 
   /// Datagrams read and answered a batch at a time.
   private let batch = DatagramBatch()
@@ -62,6 +65,7 @@ public final class EdgeLoop {
       var fds = [
         pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0),
         pollfd(fd: stop.readEnd, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: bus?.descriptor ?? -1, events: Int16(POLLIN), revents: 0),
       ]
       let ready = poll(&fds, nfds_t(fds.count), pollTimeout(now: HostClock.monotonic()))
       if ready < 0 {
@@ -70,7 +74,9 @@ public final class EdgeLoop {
       }
       if fds[1].revents != 0 { stop.drain() }
       if fds[0].revents != 0 { readDatagrams() }
+      if fds[2].revents != 0 { readBus() }
       runTimers()
+      submitToBus()
     }
   }
 
@@ -100,6 +106,23 @@ public final class EdgeLoop {
       read += count
       if count < DatagramBatch.capacity { return }
     }
+  }
+
+  /// What the bus said, to the server; what the server sends its devices for it, sent.
+  private func readBus() {
+    guard let bus else { return }
+    let inputs = bus.takeInputs()
+    guard !inputs.isEmpty else { return }
+    let outgoing = server.fleet(inputs, now: HostClock.monotonic(), wallClock: HostClock.wall())
+    for datagram in outgoing { batch.queue(datagram.bytes, to: datagram.address) }
+    flush()
+  }
+
+  /// The server's writes and messages for the bus, handed over (never blocking).
+  private func submitToBus() {
+    guard let bus else { return }
+    let commands = server.takeFleetCommands()
+    if !commands.isEmpty { bus.submit(commands) }
   }
 
   private func runTimers() {

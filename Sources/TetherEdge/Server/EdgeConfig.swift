@@ -35,6 +35,10 @@ public struct EdgeConfig: Sendable {
   public var recordsEvents = false
   /// JOINs taken per source address (``JoinLimit``); its refill interval is 4 ms × scale.
   public var joinLimit: JoinLimit
+  /// This edge is one of a fleet (`--fleet`, docs/FLEET.md) in this incarnation: a number
+  /// drawn at each start, so that its records are told from those of its previous run.
+  /// Nil: the edge is alone, and sends nothing to any bus.
+  public var fleetIncarnation: UInt64?
 
   // MARK: Protocol version 2 (docs/PROTOCOL.md §12), spoken beside version 1 until every
   // device speaks it

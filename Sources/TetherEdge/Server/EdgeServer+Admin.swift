@@ -70,6 +70,7 @@ extension EdgeServer {
       event = .userKicked(user: kick.userID, banSeconds: kick.banSeconds)
     }
     guard banned else { return .refused }
+    fleetPublish(kickOf: request.fleetTarget, bannedUntil: request.bannedUntil(wallClock))
     guard let cookie else { return .noSuchMember }
     record(event)
     end(cookie, notice: .kick(.banned), cause: nil)

@@ -246,6 +246,7 @@ extension EdgeServer {
       profile: newProfile(request, now: now, wallClock: wallClock))
     ended[cookie] = nil  // the cookie is live again: no stale notice for it
     table.insert(session)
+    fleetClaim(session, wallClock: wallClock)
     armTimers()
     sendAccept(session, resumed: false, now: now, wallClock: wallClock)
     if let member = session.member {
@@ -268,7 +269,10 @@ extension EdgeServer {
       let uid =
         asked != 0
         ? asked
-        : table.freeUID(in: channel) { isBanned(.channel(channel, uid: $0), wallClock) }
+        : table.freeUID(in: channel) {
+          isBanned(.channel(channel, uid: $0), wallClock)
+            || fleet?.remoteMembers[channel]?.contains($0) == true
+        }
       return .channel(ChannelMember(channel: channel, uid: uid, joinedAt: now))
     case .login(let user, _):
       defer { nextLoginSession &+= 1 }

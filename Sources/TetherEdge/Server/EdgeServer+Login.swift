@@ -75,6 +75,7 @@ extension EdgeServer {
       switch table.join(operation.channel, cookie: cookie) {
       case .joined?:
         record(.channelJoined(channel: operation.channel, user: user))
+        fleetLoginChannel(operation.channel, user: user, joined: true)
         announce(.joined, of: user, in: operation.channel, except: cookie)
       case .full?: counters.channelOperationsOverLimit &+= 1
       case .alreadyMember?, nil: break
@@ -82,16 +83,18 @@ extension EdgeServer {
     case .leave:
       guard table.leave(operation.channel, cookie: cookie) else { return }
       record(.channelLeft(channel: operation.channel, user: user))
+      fleetLoginChannel(operation.channel, user: user, joined: false)
       announce(.left, of: user, in: operation.channel, except: cookie)
     }
   }
 
   // MARK: - Member events
 
-  /// Queues a `kind` event about `user` in `channel` for every other member of it. A
-  /// session whose queue is full is ended once the current input is handled.
+  /// Queues a `kind` event about `user` in `channel` for every member of it but `excluded`
+  /// (nil: a member of another edge, none excluded). A session whose queue is full is ended
+  /// once the current input is handled.
   mutating func announce(
-    _ kind: MemberEvent.Kind, of user: UserID, in channel: ChannelName, except excluded: UInt64
+    _ kind: MemberEvent.Kind, of user: UserID, in channel: ChannelName, except excluded: UInt64?
   ) {
     let entry = MemberEvent.Entry(kind: kind, channel: channel, userID: user)
     for (_, cookie) in table.loginChannels.members(of: channel) where cookie != excluded {

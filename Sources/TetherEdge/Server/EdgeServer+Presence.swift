@@ -4,7 +4,8 @@ import TetherCore
 // MARK: - The channel profile's own: presence
 
 extension EdgeServer {
-  /// Every member of every channel with others in it (or with members who left lately)
+  /// Every member of every channel with others in it, here or on other edges of the fleet
+  /// (or with members who left lately)
   /// gets the channel's whole member list with ages (ALIVE; JOINED for the members that
   /// joined in the last three presence intervals), then the LEFT entries of
   /// those who left on purpose lately. The list is encoded once per channel and only the
@@ -12,7 +13,9 @@ extension EdgeServer {
   /// skips (its own uid).
   mutating func relayPresence(now: Instant) {
     for (channel, members) in table.channels.channels
-    where members.count > 1 || departures[channel] != nil {
+    where members.count > 1 || departures[channel] != nil
+      || fleet?.remoteMembers[channel] != nil
+    {
       let entries =
         presenceEntries(of: channel, kind: .alive, now: now, except: nil)
         + departureEntries(of: channel)
@@ -62,6 +65,18 @@ extension EdgeServer {
       // uid it saw QUIT lately, still sees it back at the next digest.
       let fresh = kind == .alive && now.since(member.joinedAt) < announced
       entries.append(PresenceEntry(uid: uid, kind: fresh ? .joined : kind, silentForMs: silent))
+    }
+    // Members joined on other edges of the fleet, aged by their edges' beacons.
+    let local = table.channels.members(of: channel)
+    for uid in fleet?.remoteMembers[channel] ?? [] where local[uid] == nil {
+      let key = FleetKey.member(channel, uid: uid)
+      guard let silence = fleet?.silence(of: key, now: now), let held = fleet?.mirror[key] else {
+        continue
+      }
+      let fresh = kind == .alive && now.since(held.since) < announced
+      entries.append(
+        PresenceEntry(
+          uid: uid, kind: fresh ? .joined : kind, silentForMs: silence.clampedMilliseconds))
     }
     entries.sort { $0.uid < $1.uid }
     return entries

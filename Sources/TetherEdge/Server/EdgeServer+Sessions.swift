@@ -75,6 +75,7 @@ extension EdgeServer {
   ) {
     guard let removed = table.remove(cookie) else { return }
     if front.holds(cookie) { front.retiring.append(cookie) }
+    fleetRelease(removed, announce: announce)
     if let notice {
       outbox.send(notice, cookie: cookie, to: removed.address)
       if ended.count < config.maxSessions {

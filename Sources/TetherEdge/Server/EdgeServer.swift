@@ -63,6 +63,9 @@ public struct EdgeServer<Crypto: SessionCrypto> {
   var versionOneDrops = VersionOneDrops()
   var events: [EdgeEvent] = []
   public internal(set) var counters = EdgeCounters()
+  /// The fleet this edge is one of (nil: alone): EdgeServer+Fleet.swift.
+  var fleet: FleetState?
+  var nextBeaconAt: Instant?
 
   /// At most this many admin nonces are remembered (they are forgotten after 2 minutes).
   static var maximumNonces: Int { 4096 }
@@ -74,6 +77,13 @@ public struct EdgeServer<Crypto: SessionCrypto> {
     nextLoginSession = config.firstLoginSession
     joinLimiter = JoinLimiter(limit: config.joinLimit)
     front = SecureFront(config: config, crypto: crypto)
+    if let incarnation = config.fleetIncarnation {
+      fleet = FleetState(
+        me: FleetOwner(edgeID: config.edgeID.bytes, incarnation: incarnation),
+        forgetAfter: config.forgetAfter,
+        leftKept: Interval(
+          nanoseconds: config.presenceInterval.nanoseconds &* Self.departureRepeats))
+    }
   }
 
   // MARK: - Queries
@@ -91,7 +101,7 @@ public struct EdgeServer<Crypto: SessionCrypto> {
 
   /// When ``tick(now:wallClock:)`` next has something to do; nil while no session is held.
   public var nextDeadline: Instant? {
-    [nextPresenceAt, nextTokenCheckAt, nextGraceEndAt].compactMap { $0 }.min()
+    [nextPresenceAt, nextTokenCheckAt, nextGraceEndAt, nextBeaconAt].compactMap { $0 }.min()
   }
 
   /// The uids in `channel`, sorted.
@@ -168,6 +178,7 @@ public struct EdgeServer<Crypto: SessionCrypto> {
       expireTokens(wallClock: wallClock)
       nextTokenCheckAt = Self.next(after: due, every: config.tokenCheckInterval, now: now)
     }
+    fleetTick(now: now)
     if table.isEmpty && ended.isEmpty {
       nextPresenceAt = nil
       nextTokenCheckAt = nil
