@@ -333,7 +333,11 @@ struct FleetState {
     guard let record, record.state == .joined, !isGone(record.owner, now: now) else {
       // Free (left, deleted, or its holder gone): a claim that wants it joined writes over
       // it; one that wanted its own record gone or left has nothing left to write.
-      if claim.want?.state != .joined, record != nil { drop(key) }
+      if claim.want?.state != .joined, record != nil {
+        drop(key)
+      } else {
+        claims[key]?.dirty = true  // written again (a reap of this edge's record included)
+      }
       return nil
     }
     guard let want = claim.want, want.state == .joined else {
@@ -341,7 +345,10 @@ struct FleetState {
       return nil
     }
     let theyWroteOnOurs = claim.revision.map { revision > $0 } ?? false
-    guard theyWroteOnOurs || !want.isLater(than: record) else { return nil }
+    guard theyWroteOnOurs || !want.isLater(than: record) else {
+      claims[key]?.dirty = true  // this edge's session is the later: it writes on theirs
+      return nil
+    }
     // The other session is the newer: this one ends, and the other's record is not touched.
     counters.lost &+= 1
     drop(key)
