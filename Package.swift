@@ -59,6 +59,12 @@ let package = Package(
         "TetherCore", "TetherSodium", "CTetherSystem", "CEdgeIO", "CSodium",
         .product(name: "Logging", package: "swift-log"),
       ]),
+    // The NATS C client (Debian's libnats-dev), for the fleet's bus.
+    .systemLibrary(
+      name: "CNats", path: "Sources/CNats", pkgConfig: "libnats",
+      providers: [.apt(["libnats-dev"])]),
+    // The fleet's bus on NATS (NatsFleetBus: TetherEdge's FleetBus over libnats's threads).
+    .target(name: "TetherFleet", dependencies: ["TetherEdge", "CNats"]),
     .executableTarget(
       name: "tether-edge",
       dependencies: [
@@ -82,6 +88,8 @@ let package = Package(
     .testTarget(
       name: "TetherEdgeTests",
       dependencies: ["TetherEdge", "TetherCore", "TetherSodium", "TetherSim", "CSodium"]),
+    // Each test starts its own nats-server on loopback.
+    .testTarget(name: "TetherFleetTests", dependencies: ["TetherFleet", "TetherEdge", "CNats"]),
     // The attacker's token holder builds INITs with the project's own handshake types.
     .testTarget(
       name: "EndToEndTests",

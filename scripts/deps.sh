@@ -30,6 +30,10 @@ check() {
   need ip iproute2
   need readelf binutils
   [ -f /usr/include/ev.h ] || missing_pkgs+=(libev-dev)
+  # The fleet's bus (tether-edge --fleet): the NATS C client (TetherFleet links it through
+  # CNats), and the server its tests start on loopback.
+  [ -f /usr/include/nats/nats.h ] || missing_pkgs+=(libnats-dev)
+  need nats-server nats-server
   # Protocol v2's cryptography: the library links libsodium shared (as libev), the edge
   # links its static archive; libsodium-dev holds both.
   [ -f /usr/lib/x86_64-linux-gnu/libsodium.a ] && [ -e /usr/lib/x86_64-linux-gnu/libsodium.so ] ||

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+import CNats
+import Foundation
+import TetherEdge
+
+/// The worker thread: it connects, then turns until the bus stops, making the bucket and a
+/// watcher whenever a (re)connection asks for them and running the queued commands in order.
+/// Its libnats calls block (up to the request timeout), never the caller's thread.
+struct BusWorker {
+  let core: BusCore
+  let options: OpaquePointer
+
+  var config: NatsFleetConfig { core.config }
+
+  func run() {
+    guard connect() else { return }
+    core.condition.lock()
+    while !core.isStopping {
+      if core.needsSetup && core.isConnected && Date() >= core.setupNotBefore {
+        core.needsSetup = false
+        core.condition.unlock()
+        setUp()
+        core.condition.lock()
+      } else if core.isUp && !core.commands.isEmpty {
+        let command = core.commands.removeFirst()
+        core.condition.unlock()
+        run(command)
+        core.condition.lock()
+      } else {
+        let retry = core.needsSetup && core.isConnected
+        core.wait(until: retry ? core.setupNotBefore : Date(timeIntervalSinceNow: 1))
+      }
+    }
+    core.condition.unlock()
+  }
+
+  // MARK: - Connection
+
+  /// The connection (made now, or later in libnats's background), its JetStream context
+  /// and the subscription to `prefix.>`. False when the bus stopped first.
+  private func connect() -> Bool {
+    var connection: OpaquePointer?
+    var status = natsConnection_Connect(&connection, options)
+    // With retry on a failed connect, only a refused option fails here (a bad credentials
+    // file): tried again each reconnect wait, as a lost server is.
+    while status != NATS_OK && status != NATS_NOT_YET_CONNECTED {
+      let stopping = core.update {
+        core.wait(until: Date(timeIntervalSinceNow: config.reconnectWait.seconds))
+        return core.isStopping
+      }
+      if stopping { return false }
+      status = natsConnection_Connect(&connection, options)
+    }
+    guard let connection else { return false }
+    var jsOptions = jsOptions()
+    jsOptions_Init(&jsOptions)
+    jsOptions.Wait = config.requestTimeout.milliseconds
+    var js: OpaquePointer?
+    _ = natsConnection_JetStream(&js, connection, &jsOptions)
+    let subscription = subscribe(connection)
+    let stopping = core.update {
+      core.connection = connection
+      core.jetStream = js
+      core.subscription = subscription
+      // Connected within the call: libnats calls no connected callback for it.
+      if status == NATS_OK {
+        core.isConnected = true
+        core.needsSetup = true
+      }
+      return core.isStopping
+    }
+    return !stopping && js != nil
+  }
+
+  private func subscribe(_ connection: OpaquePointer) -> OpaquePointer? {
+    let context = Unmanaged.passUnretained(core).toOpaque()
+    var subscription: OpaquePointer?
+    let status = natsConnection_Subscribe(
+      &subscription, connection, config.subjectPrefix + ".>", onMessage, context)
+    guard status == NATS_OK, let subscription else { return nil }
+    natsSubscription_SetOnCompleteCB(subscription, onSubscriptionComplete, context)
+    return subscription
+  }
+
+  // MARK: - Setup
+
+  /// The bucket (made if missing) and a watcher on all its keys; then ``FleetInput/up``
+  /// and the watcher handed to the watcher thread, whose snapshot follows the up. A failure
+  /// is tried again after the reconnect wait while the connection lasts.
+  private func setUp() {
+    guard let js = core.update({ core.jetStream }) else { return }
+    var kv: OpaquePointer?
+    var watcher: OpaquePointer?
+    var status = openBucket(js, &kv)
+    if status == NATS_OK, let kv { status = kvStore_WatchAll(&watcher, kv, nil) }
+    guard status == NATS_OK, let kv, let watcher else {
+      if let watcher { kvWatcher_Destroy(watcher) }
+      if let kv { kvStore_Destroy(kv) }
+      core.update {
+        guard core.isConnected else { return }
+        core.needsSetup = true
+        core.setupNotBefore = Date(timeIntervalSinceNow: config.reconnectWait.seconds)
+      }
+      return
+    }
+    adopt(kv: kv, watcher: watcher)
+  }
+
+  /// Looks the bucket up, and makes it when it is missing: file storage (said explicitly:
+  /// the fleet's state outlives a server restart), one value per key, no age limit.
+  private func openBucket(_ js: OpaquePointer, _ kv: inout OpaquePointer?) -> natsStatus {
+    let status = js_KeyValue(&kv, js, config.bucket)
+    guard status == NATS_NOT_FOUND else { return status }
+    return config.bucket.withCString { bucket in
+      var bucketConfig = kvConfig()
+      kvConfig_Init(&bucketConfig)
+      bucketConfig.Bucket = bucket
+      bucketConfig.History = 1
+      bucketConfig.TTL = 0
+      bucketConfig.StorageType = js_FileStorage
+      return js_CreateKeyValue(&kv, js, &bucketConfig)
+    }
+  }
+
+  /// Up with the new bucket handle and watcher, unless the connection was lost (or asked
+  /// for another setup) meanwhile: then they are dropped and the next setup makes new ones.
+  private func adopt(kv: OpaquePointer, watcher: OpaquePointer) {
+    var oldKV: OpaquePointer? = kv
+    var unadopted: OpaquePointer? = watcher
+    core.update {
+      guard core.isConnected, !core.needsSetup, !core.isStopping else { return }
+      oldKV = core.kv
+      core.kv = kv
+      core.isUp = true
+      core.period &+= 1
+      core.post(.up)
+      unadopted = core.pendingWatcher?.watcher
+      core.pendingWatcher = (watcher, core.period)
+    }
+    if let unadopted { kvWatcher_Destroy(unadopted) }
+    if let oldKV { kvStore_Destroy(oldKV) }
+  }
+
+  // MARK: - Commands
+
+  private func run(_ command: FleetCommand) {
+    switch command {
+    case .publish(let subject, let payload):
+      publish(subject: subject, payload: payload)
+    case .write(let write):
+      let (result, lost) = perform(write)
+      core.update {
+        core.post(.written(tag: write.tag, result))
+        if lost {
+          core.goDown()
+          core.needsSetup = true
+          core.setupNotBefore = .distantPast
+        }
+      }
+    case .purgeDeletes:
+      purgeDeletes()
+    }
+  }
+
+  private func publish(subject: String, payload: [UInt8]) {
+    guard let connection = core.update({ core.connection }) else { return }
+    let fullSubject = config.subjectPrefix + "." + subject
+    _ = payload.withUnsafeBytes { bytes in
+      natsConnection_Publish(connection, fullSubject, bytes.baseAddress, Int32(bytes.count))
+    }
+  }
+
+  /// Tombstones older than nothing: every delete marker goes (the edge asks when it wants).
+  private func purgeDeletes() {
+    guard let kv = core.update({ core.kv }) else { return }
+    var purge = kvPurgeOptions()
+    kvPurgeOptions_Init(&purge)
+    purge.Timeout = config.requestTimeout.milliseconds
+    purge.DeleteMarkersOlderThan = -1
+    _ = kvStore_PurgeDeletes(kv, &purge)
+  }
+}
