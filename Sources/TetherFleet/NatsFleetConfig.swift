@@ -6,10 +6,12 @@
 /// reconnect budget would outlive an edge's own deadlines.
 public struct NatsFleetConfig: Sendable, Equatable {
   /// How the connection proves who it is: a NATS `.creds` file (a user JWT and its nkey
-  /// seed), or a file holding one nkey seed.
+  /// seed), or an nkey: its public key (`U…`, as the server's config names the user) and
+  /// the file holding its seed. libnats needs both (it derives no public key from a seed,
+  /// and an empty one would silently mean no nkey at all).
   public enum Credentials: Sendable, Equatable {
     case credsFile(String)
-    case nkeySeedFile(String)
+    case nkey(publicKey: String, seedFile: String)
   }
 
   /// `nats://host:port` or `tls://host:port` (TLS for the whole connection when any is
@@ -64,6 +66,13 @@ public struct NatsFleetConfig: Sendable, Equatable {
     guard Self.isBucketName(bucket) else { throw .badBucket(bucket) }
     guard Self.isSubjectPrefix(subjectPrefix) else { throw .badSubjectPrefix(subjectPrefix) }
     guard !name.isEmpty else { throw .badName }
+    switch credentials {
+    case .credsFile(let path) where path.isEmpty: throw .badCredentials("the .creds file is empty")
+    case .nkey(let key, _) where !key.hasPrefix("U") || key.count < 2:
+      throw .badCredentials("an nkey user's public key starts with U")
+    case .nkey(_, let path) where path.isEmpty: throw .badCredentials("the seed file is empty")
+    default: break
+    }
     for (label, value) in [
       ("ping interval", pingInterval), ("reconnect wait", reconnectWait),
       ("request timeout", requestTimeout),
@@ -104,6 +113,7 @@ public enum FleetConfigError: Error, Equatable, CustomStringConvertible {
   case badBucket(String)
   case badSubjectPrefix(String)
   case badName
+  case badCredentials(String)
   case badTiming(String)
 
   public var description: String {
@@ -118,6 +128,7 @@ public enum FleetConfigError: Error, Equatable, CustomStringConvertible {
     case .badSubjectPrefix(let prefix):
       "fleet: bad subject prefix '\(prefix)': dot-separated tokens of A-Z, a-z, 0-9, _ and -"
     case .badName: "fleet: the connection name (the edge's id) is empty"
+    case .badCredentials(let what): "fleet: bad credentials: \(what)"
     case .badTiming(let what): "fleet: bad timing: \(what)"
     }
   }

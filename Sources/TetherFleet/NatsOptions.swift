@@ -37,8 +37,9 @@ enum NatsOptions {
       try check(
         "natsOptions_SetUserCredentialsFromFiles",
         natsOptions_SetUserCredentialsFromFiles(options, path, nil))
-    case .nkeySeedFile(let path):
-      try check("natsOptions_SetNKeyFromSeed", natsOptions_SetNKeyFromSeed(options, nil, path))
+    case .nkey(let publicKey, let seedFile):
+      try check(
+        "natsOptions_SetNKeyFromSeed", natsOptions_SetNKeyFromSeed(options, publicKey, seedFile))
     case nil: break
     }
     try setTimings(options, config)

@@ -16,9 +16,11 @@ final class BusReader {
 
   /// A bus on `server` with the tests' short timings (100 ms pings, 2 out).
   convenience init(
-    server: String, name: String = "edge", bucket: String = "fleet", prefix: String = "fleet.t"
+    server: String, name: String = "edge", bucket: String = "fleet", prefix: String = "fleet.t",
+    adjust: (inout NatsFleetConfig) -> Void = { _ in }
   ) throws {
-    let config = testConfig(server: server, name: name, bucket: bucket, prefix: prefix)
+    var config = testConfig(server: server, name: name, bucket: bucket, prefix: prefix)
+    adjust(&config)
     self.init(try NatsFleetBus(config: config))
   }
 

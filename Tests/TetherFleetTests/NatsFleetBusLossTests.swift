@@ -34,7 +34,8 @@ import TetherFleet
     throws
   {
     let server = try NatsServerProcess.started()
-    let bus = try BusReader(server: server.url)
+    // Requests wait 5 s: a .down sooner than that comes from the pings.
+    let bus = try BusReader(server: server.url) { $0.requestTimeout = .seconds(5) }
     #expect(bus.snapshot() == [])
     _ = bus.revision("alice", .create(bytes("a1")))
 
@@ -63,6 +64,23 @@ import TetherFleet
 
     server.thaw()
     #expect(bus.snapshot(within: 20)?.contains { $0.key == "alice" } == true)
+  }
+
+  @Test func aWriteThatTimesOut_failsAndGivesDown_thenUpWhenTheServerAnswersAgain() throws {
+    let server = try NatsServerProcess.started()
+    // Pings too slow to notice the freeze: only the write's timeout does.
+    let bus = try BusReader(server: server.url) {
+      $0.pingInterval = .seconds(60)
+      $0.requestTimeout = .milliseconds(500)
+    }
+    #expect(bus.snapshot() == [])
+    server.freeze()
+    #expect(bus.write("alice", .create([1])) == .failed)
+    #expect(bus.expect(.down, within: 1), "the .down follows the failed write")
+    #expect(bus.write("bob", .create([1])) == .failed, "and writes fail at once until .up")
+    server.thaw()
+    #expect(bus.snapshot(within: 20) != nil)
+    #expect(bus.revision("carol", .create([1])) > 0)
   }
 
   @Test func noServerAtStart_givesNoUp_untilOneListensOnThePort() throws {

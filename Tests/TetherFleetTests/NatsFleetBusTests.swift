@@ -151,6 +151,32 @@ import TetherFleet
 
   // MARK: - Lifetime
 
+  @Test func stop_leavesNoThreadAndNoDescriptorBehind() throws {
+    let server = try NatsServerProcess.started()
+    // One bus first: libnats starts its process-wide threads (timers, callbacks) once.
+    try cycle(server)
+    let threads = count("/proc/self/task")
+    let descriptors = count("/proc/self/fd")
+    for _ in 0..<5 { try cycle(server) }
+    // libnats ends a connection's threads a moment after its close returns.
+    let deadline = Date(timeIntervalSinceNow: 10)
+    while count("/proc/self/task") > threads && Date() < deadline { usleep(20_000) }
+    #expect(count("/proc/self/task") <= threads)
+    #expect(count("/proc/self/fd") <= descriptors)
+  }
+
+  private func cycle(_ server: NatsServerProcess) throws {
+    let bus = try BusReader(server: server.url)
+    #expect(bus.snapshot() != nil)
+    _ = bus.write("k", .create([1]))
+    bus.bus.submit([.publish(subject: "x", payload: [1])])
+    bus.bus.stop()
+  }
+
+  private func count(_ directory: String) -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: directory).count) ?? 0
+  }
+
   @Test func manyBuses_startAndStop_inOneProcess() throws {
     let server = try NatsServerProcess.started()
     for round in 0..<3 {

@@ -43,10 +43,25 @@ import TetherFleet
   @Test func accepted_whenRemote_withACredsFile_anNKeySeed_userInfo_orInsecure() throws {
     try config(["tls://nats.example.com:4222"], credentials: .credsFile("/etc/edge.creds"))
       .validate()
-    try config(["tls://nats.example.com:4222"], credentials: .nkeySeedFile("/etc/edge.nk"))
-      .validate()
+    try config(
+      ["tls://nats.example.com:4222"],
+      credentials: .nkey(publicKey: "UABC", seedFile: "/etc/edge.nk")
+    )
+    .validate()
     try config(["nats://edge:secret@10.0.0.1:4222"]).validate()
     try config(["nats://10.0.0.1:4222"], insecure: true).validate()
+  }
+
+  @Test func refused_whenAnNKeyHasNoUserPublicKey_orACredentialFileIsEmpty() {
+    let server = ["tls://nats.example.com:4222"]
+    for credentials: NatsFleetConfig.Credentials in [
+      .nkey(publicKey: "", seedFile: "/etc/edge.nk"), .nkey(publicKey: "SUABC", seedFile: "/a"),
+      .nkey(publicKey: "UABC", seedFile: ""), .credsFile(""),
+    ] {
+      #expect(throws: FleetConfigError.self) {
+        try config(server, credentials: credentials).validate()
+      }
+    }
   }
 
   @Test func theRefusalSaysWhatToDo() {
