@@ -68,7 +68,8 @@ let package = Package(
     .executableTarget(
       name: "tether-edge",
       dependencies: [
-        "TetherEdge", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "TetherEdge", "TetherFleet",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "tether-sim", dependencies: ["TetherCore", "TetherEdge", "TetherSim"]),
     // Runs real processes on loopback: tether-edge, C devices, and a relay whose link to

@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import TetherCore
 import TetherEdge
+import TetherFleet
 
 /// `tether-edge serve`: runs the server until SIGINT or SIGTERM.
 struct Serve: ParsableCommand {
@@ -24,6 +25,8 @@ struct Serve: ParsableCommand {
   var listen: String
 
   @OptionGroup var app: AppOptions
+
+  @OptionGroup(title: "Fleet") var fleet: FleetOptions
 
   @Option(help: "Multiplies every timing constant of the server (presence, forget, token checks).")
   var timeScale: Double = 1
@@ -88,7 +91,13 @@ struct Serve: ParsableCommand {
 
   func validate() throws {
     _ = try address()
-    _ = try config()
+    let config = try config()
+    guard !fleet.isOn || edgeID != nil else {
+      throw ValidationError(
+        "--fleet needs --edge-id: each edge of a fleet names itself, the same across its restarts.")
+    }
+    _ = try fleet.busConfig(
+      appID: config.appID, edgeID: config.edgeID, presenceInterval: config.presenceInterval)
   }
 
   func run() throws {
@@ -143,15 +152,47 @@ struct Serve: ParsableCommand {
         "the \(name) is short: it may be guessed; `tether-edge certificate` prints a strong one",
         metadata: ["bytes": "\(bytes)", "strong_from": "\(CertificateKeys.strongLength)"])
     }
+    let bus = try joinFleet(loop, logger: logger)
+    defer { bus?.stop() }
     do {
       try loop.run()
     } catch {
       logger.error("stopped", metadata: ["error": "\(error)"])
       throw fail("\(error)")
     }
+    if let counters = loop.server.fleetCounters, printCounters {
+      print(
+        "fleet writes=\(counters.writes) conflicts=\(counters.conflicts) failed=\(counters.failed) "
+          + "lost=\(counters.lost) reaped=\(counters.reaped) malformed=\(counters.malformed) "
+          + "foreign_keys=\(counters.foreignKeys) namesakes=\(counters.namesakes)")
+    }
     return EdgeSummary(
       counters: loop.server.counters, tables: loop.server.tableCounts,
       sendFailures: loop.sendFailures, receiveDrops: loop.receiveDrops)
+  }
+
+  /// With `--fleet`, starts the bus (it connects in the background: the edge serves its own
+  /// devices whether or not the bus answers) and hands it to `loop`.
+  private func joinFleet(_ loop: EdgeLoop, logger: Logger) throws -> NatsFleetBus? {
+    let config = loop.server.config
+    guard
+      let busConfig = try fleet.busConfig(
+        appID: config.appID, edgeID: config.edgeID, presenceInterval: config.presenceInterval)
+    else { return nil }
+    do {
+      let bus = try NatsFleetBus(config: busConfig)
+      loop.bus = LoggedBus(bus, logger: logger)
+      logger.notice(
+        "fleet",
+        metadata: [
+          "servers": "\(busConfig.servers.joined(separator: ","))", "bucket": "\(busConfig.bucket)",
+          "edge_id": "\(config.edgeID)",
+          "incarnation": "\(config.fleetIncarnation.map { String($0, radix: 16) } ?? "-")",
+        ])
+      return bus
+    } catch {
+      throw fail("\(error)")
+    }
   }
 
   /// `SIGTERM`, `SIGINT`, or `none` when the stop came from elsewhere.
@@ -192,6 +233,7 @@ struct Serve: ParsableCommand {
         maxChannelMembers: maxChannelMembers, maxAppSessions: maxAppSessions,
         previousCertificate: previousAppCertificate.map { Array($0.utf8) })
       config.recordsEvents = logLevel.level <= .warning
+      if fleet.isOn { config.fleetIncarnation = UInt64.random(in: 1 ... .max) }
       guard joinBurst >= 1 else { throw ValidationError("--join-burst must be at least 1.") }
       guard joinRate.isFinite, joinRate >= 0.001 else {
         throw ValidationError("--join-rate must be at least 0.001.")
