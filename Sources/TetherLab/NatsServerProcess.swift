@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+
+/// A real `nats-server` with JetStream for one test (or `make fleet-demo`): on loopback, on a
+/// free port, with its own store directory (removed by ``remove()``). It can be killed and
+/// started again on the same port and store, and frozen (SIGSTOP) and thawed.
+public final class NatsServerProcess: @unchecked Sendable {
+  public struct Missing: Error, CustomStringConvertible {
+    public var description: String {
+      "nats-server is not installed: run `make deps` (the fleet tests start a real server)"
+    }
+  }
+
+  public let port: Int
+  public let storeDirectory: URL
+  private let executable: URL
+  private var process: Process?
+
+  /// Finds nats-server and picks the port and directory; ``start()`` runs it.
+  public init() throws {
+    guard let executable = Self.findExecutable() else { throw Missing() }
+    self.executable = executable
+    port = try Self.freePort()
+    storeDirectory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("tether-fleet-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
+  }
+
+  /// A started server (the common case).
+  public static func started() throws -> NatsServerProcess {
+    let server = try NatsServerProcess()
+    try server.start()
+    return server
+  }
+
+  public var url: String { "nats://127.0.0.1:\(port)" }
+
+  /// Runs the server and returns once it accepts connections (within 10 s).
+  public func start() throws {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory.path]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    self.process = process
+    let deadline = Date(timeIntervalSinceNow: 10)
+    while !Self.accepts(port: port) {
+      guard Date() < deadline, process.isRunning else {
+        throw LabError("nats-server did not listen on \(port) within 10 s")
+      }
+      usleep(20_000)
+    }
+  }
+
+  /// SIGKILL, and waits for the process to end (its store stays for a restart).
+  public func kill() {
+    guard let process else { return }
+    if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+    self.process = nil
+  }
+
+  public func freeze() { signal(SIGSTOP) }
+  public func thaw() { signal(SIGCONT) }
+
+  /// Kills the server and deletes its store.
+  public func remove() {
+    thaw()
+    kill()
+    try? FileManager.default.removeItem(at: storeDirectory)
+  }
+
+  deinit { remove() }
+
+  private func signal(_ number: Int32) {
+    guard let process, process.isRunning else { return }
+    Glibc.kill(process.processIdentifier, number)
+  }
+
+  private static func findExecutable() -> URL? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    let directories = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/local/bin"]
+    for directory in directories {
+      let candidate = URL(fileURLWithPath: directory).appendingPathComponent("nats-server")
+      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+    }
+    return nil
+  }
+
+  /// A port the kernel just gave out on 127.0.0.1 (bound, read, closed).
+  public static func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw LabError("socket failed") }
+    defer { close(fd) }
+    var address = loopback(port: 0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+      }
+    }
+    guard bound else { throw LabError("bind failed") }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  private static func accepts(port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = loopback(port: UInt16(port))
+    return withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+      }
+    }
+  }
+
+  private static func loopback(port: UInt16) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+    return address
+  }
+}
