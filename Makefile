@@ -34,6 +34,10 @@ demo: deps examples-x86_64 ## build, start tether-edge on loopback, run the C ex
 	@swift build -q --product tether-demo
 	@swift run --skip-build tether-demo --edge $(B)/install/bin/tether-edge \
 		--device $(B)/examples/x86_64/device --messaging $(B)/examples/x86_64/messaging
+fleet-demo: deps examples-x86_64 ## three tether-edge processes of one fleet through nats-server, a device on each: who saw what and when
+	@swift build -q --product tether-demo
+	@swift run --skip-build tether-demo --fleet --edge $(B)/install/bin/tether-edge \
+		--device $(B)/examples/x86_64/device --messaging $(B)/examples/x86_64/messaging
 test: deps $(TESTS) ## everything CI runs: each target of the next section
 	@echo "test: every part passed ($(TESTS))"
 
@@ -192,7 +196,7 @@ format: ## swift-format the sources in place
 clean: ## remove .build and build
 	rm -rf .build $(BUILD_DIR)
 
-.PHONY: help demo test $(TESTS) bench-smoke-x86_64 deps build lib lib-test-crypto lib-null-crypto install deb \
+.PHONY: help demo fleet-demo test $(TESTS) bench-smoke-x86_64 deps build lib lib-test-crypto lib-null-crypto install deb \
 	bench-binary check check-ci v2-size \
 	check-valgrind check-c-sanitizers check-asan check-tsan sim sim-replay soak fuzz faults edge-flood bench bench-quick \
 	sizes docs format clean

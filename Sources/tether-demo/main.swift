@@ -6,9 +6,10 @@
 // with the time the rules give, counted from the instants the relay saw (the last packet
 // it passed before the cut), not from the script.
 //
-// Then the login profile (LoginDemo.swift) with examples/messaging.
+// Then the login profile (LoginDemo.swift) with examples/messaging. With --fleet, three
+// edges of one fleet through nats-server instead (FleetDemo.swift, `make fleet-demo`).
 //
-// Usage: tether-demo --edge PATH --device PATH --messaging PATH [--scale F]
+// Usage: tether-demo --edge PATH --device PATH --messaging PATH [--scale F] [--fleet]
 import Foundation
 import TetherLab
 
@@ -130,10 +131,13 @@ guard let edge = option("--edge"), let device = option("--device"),
   let messaging = option("--messaging"),
   let scale = Double(option("--scale", "0.05") ?? ""), scale > 0, scale <= 1
 else {
-  print("usage: tether-demo --edge PATH --device PATH --messaging PATH [--scale F]")
+  print("usage: tether-demo --edge PATH --device PATH --messaging PATH [--scale F] [--fleet]")
   exit(2)
 }
 let setup = Setup(edge: edge, device: device, messaging: messaging, scale: scale)
+if CommandLine.arguments.contains("--fleet") {
+  exit(fleetDemo(setup) == 0 ? 0 : 1)
+}
 guard let channelMissed = channelDemo(setup) else { exit(1) }
 print("")
 let loginMissed = loginDemo(setup) ?? 1
