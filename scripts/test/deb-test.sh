@@ -41,6 +41,7 @@ package_of() { # a NEEDED library: the Debian package that holds it
   case "$1" in
     libev.so.4) echo libev4 ;;
     libsodium.so.23) echo libsodium23 ;;
+    libnats.so.3.4) echo libnats3.4 ;;
     libc.so.6 | libm.so.6 | ld-linux*) echo libc6 ;;
     libstdc++.so.6) echo libstdc++6 ;;
     libgcc_s.so.1) echo libgcc-s1 ;;
