@@ -171,18 +171,18 @@ edge-flood: examples-x86_64 ## tether-edge under a garbage flood, measured (FLOO
 # tether-edge is staged with --static-swift-stdlib: tether-benchmarks built the same way shares its
 # release products, where building it otherwise made each of the two rebuild the other's (a minute).
 BENCH_SWIFT_FLAGS := --static-swift-stdlib
-bench: deps examples-x86_64 bench-binary lib-aarch64 lib-armv7 ## timers (default and SCHED_FIFO, 3 runs), CPU, 100k sessions, costs, sizes; rewrites docs/BENCHMARKS.md and README's real-time block
+bench: deps examples-x86_64 bench-binary lib-aarch64 lib-armv7 ## timers (default and SCHED_FIFO, 3 runs), CPU, 100k sessions, a fleet, costs, sizes; rewrites docs/BENCHMARKS.md and README's real-time block
 	@scripts/deps.sh bench && mkdir -p $(BUILD_DIR)/bench/results && scripts/check/size-report.sh > $(BUILD_DIR)/bench/sizes.md
 	@swift build -q -c release --product tether-benchmarks $(BENCH_SWIFT_FLAGS)
 	@$$(swift build -c release --show-bin-path)/tether-benchmarks --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
-		--edge-load $(BUILD_DIR)/bench/$(ARCH)/edge-load \
+		--edge-load $(BUILD_DIR)/bench/$(ARCH)/edge-load --device $(BUILD_DIR)/examples/x86_64/device \
 		--edge $(BUILD_DIR)/install/bin/tether-edge --out $(BUILD_DIR)/bench/results --docs docs/BENCHMARKS.md \
 		--sizes $(BUILD_DIR)/bench/sizes.md --plot bench-lateness.png --readme README.md
 	@python3 scripts/bench/bench-plot.py $(BUILD_DIR)/bench/results docs/bench-lateness.png
 bench-quick: deps examples-x86_64 bench-binary ## make bench in small, under 2 minutes: build/bench/quick (docs untouched)
 	@scripts/deps.sh bench && swift build -q -c release --product tether-benchmarks $(BENCH_SWIFT_FLAGS)
 	@$$(swift build -c release --show-bin-path)/tether-benchmarks --quick --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
-		--edge-load $(BUILD_DIR)/bench/$(ARCH)/edge-load \
+		--edge-load $(BUILD_DIR)/bench/$(ARCH)/edge-load --device $(BUILD_DIR)/examples/x86_64/device \
 		--edge $(BUILD_DIR)/install/bin/tether-edge --out $(BUILD_DIR)/bench/quick \
 		--docs $(BUILD_DIR)/bench/quick/BENCHMARKS.md --plot bench-lateness.png
 	@python3 scripts/bench/bench-plot.py $(BUILD_DIR)/bench/quick $(BUILD_DIR)/bench/quick/bench-lateness.png

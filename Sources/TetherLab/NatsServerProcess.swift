@@ -12,15 +12,18 @@ public final class NatsServerProcess: @unchecked Sendable {
   }
 
   public let port: Int
+  /// The monitoring port (`-m`), when asked for: ``messageCounts()`` reads it.
+  public let monitoringPort: Int?
   public let storeDirectory: URL
   private let executable: URL
   private var process: Process?
 
   /// Finds nats-server and picks the port and directory; ``start()`` runs it.
-  public init() throws {
+  public init(monitoring: Bool = false) throws {
     guard let executable = Self.findExecutable() else { throw Missing() }
     self.executable = executable
     port = try Self.freePort()
+    monitoringPort = monitoring ? try Self.freePort() : nil
     storeDirectory = FileManager.default.temporaryDirectory
       .appendingPathComponent("tether-fleet-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
@@ -39,7 +42,9 @@ public final class NatsServerProcess: @unchecked Sendable {
   public func start() throws {
     let process = Process()
     process.executableURL = executable
-    process.arguments = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory.path]
+    process.arguments =
+      ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory.path]
+      + (monitoringPort.map { ["-m", String($0)] } ?? [])
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
@@ -51,6 +56,48 @@ public final class NatsServerProcess: @unchecked Sendable {
       }
       usleep(20_000)
     }
+  }
+
+  /// The server's message counters (`/varz`: `in_msgs`, every message a client published
+  /// to it, and `out_msgs`, every delivery), from its monitoring port.
+  public func messageCounts() throws -> (received: Int, sent: Int) {
+    guard let monitoringPort else { throw LabError("nats-server was started without -m") }
+    let body = try Self.httpGet(port: monitoringPort, path: "/varz")
+    guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)),
+      let varz = object as? [String: Any], let received = varz["in_msgs"] as? Int,
+      let sent = varz["out_msgs"] as? Int
+    else { throw LabError("nats-server's /varz has no in_msgs and out_msgs") }
+    return (received, sent)
+  }
+
+  /// The body of `GET path` on 127.0.0.1:`port` (HTTP/1.0: the server closes when done).
+  static func httpGet(port: Int, path: String) throws -> String {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw LabError("socket failed") }
+    defer { close(fd) }
+    var address = loopback(port: UInt16(port))
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+      }
+    }
+    guard connected else { throw LabError("no monitoring port at \(port)") }
+    let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+    guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count
+    else { throw LabError("could not send to the monitoring port") }
+    var response: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      guard count > 0 else { break }
+      response += buffer[0..<count]
+      guard response.count < 16 << 20 else { break }
+    }
+    let text = String(decoding: response, as: UTF8.self)
+    guard let split = text.range(of: "\r\n\r\n") else {
+      throw LabError("the monitoring port gave no HTTP answer")
+    }
+    return String(text[split.upperBound...])
   }
 
   /// SIGKILL, and waits for the process to end (its store stays for a restart).

@@ -27,17 +27,18 @@ struct EdgeCapacity {
     return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
   }
 
-  /// `runs` runs of `load` (the edge-load program), each against a fresh `edge`, with
-  /// `sessions` sessions of `window` heartbeats in flight for `seconds`.
+  /// `runs` runs of `load` (the edge-load program), each against a fresh `edge` (given
+  /// `edgeArguments` too), with `sessions` sessions of `window` heartbeats in flight for
+  /// `seconds`.
   static func measure(
     load: String, edge: String, appID: String, certificate: String, tokens: String,
-    sessions: Int = 64, window: Int = 16, seconds: Double, runs: Int
+    sessions: Int = 64, window: Int = 16, seconds: Double, runs: Int, edgeArguments: [String] = []
   ) throws -> EdgeCapacity {
     var capacity = EdgeCapacity(sessions: sessions, window: window, seconds: seconds)
     for _ in 0..<runs {
       let server = try EdgeProcess(
         binary: edge, appID: appID, certificate: certificate, timeScale: 1,
-        extraArguments: ["--log-level", "warning"])
+        extraArguments: ["--log-level", "warning"] + edgeArguments)
       defer { server.stop() }
       var arguments = [
         "--edge", server.address, "--tokens", tokens, "--app-id", appID,

@@ -17,6 +17,8 @@ struct Report {
   var command = "`make bench`"
   /// tether-edge's capacity (edge-load), when it was measured.
   var edge: EdgeCapacity? = nil
+  /// The fleet's rows (FleetRows.swift), when they were measured.
+  var fleet: FleetRows? = nil
 
   static let f = Target.format
 
@@ -104,6 +106,7 @@ struct Report {
       out += "the kernel and bare baselines measured alone at that priority.\n\n"
     }
     out += scaleSection
+    out += fleetSection
     out += """
       ## Targets
 
@@ -136,6 +139,47 @@ struct Report {
   }
 
   var runs: String { results.rows.first?.text["runs"] ?? "?" }
+
+  /// The fleet's rows: presence across edges against one edge, the bus in steady state,
+  /// the edge's capacity with the fleet on and off.
+  var fleetSection: String {
+    guard let fleet else { return "" }
+    var out = """
+      ## A fleet of edges
+
+      A real `nats-server -js` and two `tether-edge --fleet` processes on loopback \
+      (docs/FLEET.md), time scale \(FleetRows.scale); C devices (examples/device) \
+      join edge 1 one after the other (\(fleet.sameEdgeJoin.count) joins, every other one \
+      then leaving) while a member of the channel waits on each edge. A join's figure runs \
+      from the joiner's join call (its handshake included) to the member's user-joined; a \
+      quit's from the leave call to user-offline QUIT. p50 / p99:
+
+      | | a member on the same edge | a member on the other edge |
+      |---|---:|---:|
+      | join seen | \(FleetRows.percentiles(fleet.sameEdgeJoin)) | \(FleetRows.percentiles(fleet.otherEdgeJoin)) |
+      | quit seen | \(FleetRows.percentiles(fleet.sameEdgeQuit)) | \(FleetRows.percentiles(fleet.otherEdgeQuit)) |
+
+      The bus in steady state (every device joined and heartbeating, one minute of the \
+      edges' time: \(Self.f(fleet.steadySeconds)) s), from nats-server's own counters \
+      (`/varz`): \(fleet.busMessagesIn) messages into the bus and \(fleet.busMessagesOut) \
+      delivered, for \(fleet.steadySessions) sessions on \(fleet.edges) edges; beyond the \
+      edges' beacons (one a presence interval each: \(fleet.edges * 60) a minute), \
+      \(Self.f(fleet.perSessionPerMinute)) messages per session per minute (the goal is 0).
+
+      """
+    if let on = fleet.capacityOn, let off = edge {
+      out += """
+        The edge's capacity (`edge-load`, as in Costs below) with the fleet on, beside \
+        the same measure with it off: \(EdgeCapacity.spread(on.heartbeatsPerSecond, Self.f)) \
+        against \(EdgeCapacity.spread(off.heartbeatsPerSecond, Self.f)) heartbeats a \
+        second; \(EdgeCapacity.spread(on.microsecondsPerHeartbeat, Self.f)) against \
+        \(EdgeCapacity.spread(off.microsecondsPerHeartbeat, Self.f)) us of the edge's CPU \
+        per heartbeat.
+
+        """
+    }
+    return out
+  }
 
   /// The scale rows (`tether-bench --direct`), when they were measured.
   var scaleSection: String {

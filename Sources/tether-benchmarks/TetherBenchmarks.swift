@@ -18,6 +18,8 @@ struct TetherBenchmarks: ParsableCommand {
   @Option(help: "The tether-edge program.") var edge: String
   @Option(help: "The edge-load program (make bench-binary); without it, no edge capacity.")
   var edgeLoad: String?
+  @Option(help: "The C device example (examples/device); without it, no fleet rows.")
+  var device: String?
   @Option(help: "Where the raw results go.") var out = "build/bench/results"
   @Option(help: "Rewrite this file with the report (docs/BENCHMARKS.md).") var docs: String?
   @Option(help: "A markdown file with the size table (make sizes).") var sizes: String?
@@ -117,7 +119,22 @@ struct TetherBenchmarks: ParsableCommand {
         load: load, edge: edge, appID: Self.appID, certificate: Self.certificate, tokens: tokens,
         seconds: small ? 0.5 : 5, runs: small ? 1 : plan.runs)
     }
-    try finish(started: started, core: core, secure: secure, capacity: capacity, plan: plan)
+    let fleet = try device.map { device in
+      var rows = try FleetRows.measure(edge: edge, device: device, joins: small ? 4 : 40)
+      if let load = edgeLoad {
+        let nats = try NatsServerProcess.started()
+        defer { nats.remove() }
+        rows.capacityOn = try EdgeCapacity.measure(
+          load: load, edge: edge, appID: Self.appID, certificate: Self.certificate,
+          tokens: out + "/edge-load-tokens.txt", seconds: small ? 0.5 : 5,
+          runs: small ? 1 : plan.runs,
+          edgeArguments: ["--fleet", nats.url, "--edge-id", "capacity"])
+      }
+      print(rows.summary)
+      return rows
+    }
+    try finish(
+      started: started, core: core, secure: secure, capacity: capacity, fleet: fleet, plan: plan)
   }
 
   /// tether-bench's timer matrix through a relay to a tether-edge of its own, into `out`.
@@ -143,7 +160,8 @@ struct TetherBenchmarks: ParsableCommand {
 
   /// The targets checked and the report written, from `out`'s results.
   func finish(
-    started: Date, core: CoreCosts, secure: SecureCosts, capacity: EdgeCapacity?, plan: Plan
+    started: Date, core: CoreCosts, secure: SecureCosts, capacity: EdgeCapacity?,
+    fleet: FleetRows?, plan: Plan
   ) throws {
     if let capacity { print(capacity.summary) }
     let results = try Results(file: out + "/results.txt")
@@ -163,6 +181,13 @@ struct TetherBenchmarks: ParsableCommand {
         }
         print("smoke: tether-edge's capacity measured (edge-load)")
       }
+      if device != nil {
+        guard let fleet, !fleet.otherEdgeJoin.isEmpty, !fleet.otherEdgeQuit.isEmpty,
+          fleet.busMessagesIn > 0,
+          fleet.capacityOn?.heartbeatsPerSecond.allSatisfy({ $0 > 0 }) ?? true
+        else { throw ValidationError("smoke: the fleet's rows were not measured") }
+        print("smoke: the fleet's rows measured (nats-server, two edges)")
+      }
     }
     guard let docs = docs ?? (smoke ? out + "/BENCHMARKS.md" : nil) else { return }
     let report = Report(
@@ -178,7 +203,7 @@ struct TetherBenchmarks: ParsableCommand {
               + "rows and the edge measured again; the time, machine and commit given are that "
               + "second run's, and the timer rows may come from another machine)"
             : "`make bench`",
-      edge: capacity)
+      edge: capacity, fleet: fleet)
     try report.markdown.write(toFile: docs, atomically: true, encoding: .utf8)
     print("\nwrote \(docs)")
     if let readme {

@@ -7,7 +7,7 @@
 # loop at SCHED_FIFO beside a busy process; a real-time priority refused (no CAP_SYS_NICE,
 # RLIMIT_RTPRIO 0), which the rows must say; then the whole of make bench against the
 # staged tether-edge in small (tether-benchmarks --smoke: every row kind and key, both
-# priorities, two runs; and tether-edge's capacity under edge-load, briefly). aarch64, armv7: the board binary under qemu-user (timing there
+# priorities, two runs; and tether-edge's capacity under edge-load, briefly; the fleet's rows with nats-server and two edges). aarch64, armv7: the board binary under qemu-user (timing there
 # means nothing; and qemu-user cannot run its child processes here, so the peer runs on
 # its own loop).
 # Usage: scripts/test/bench-smoke.sh ARCH   (make bench-binary ARCH=ARCH built it)
@@ -68,6 +68,7 @@ swift build -q --product tether-benchmarks
 mkdir -p "$build/bench/smoke" && cp README.md "$build/bench/smoke/README.md"
 "$(swift build --show-bin-path)/tether-benchmarks" --smoke --bench "$bench" \
   --edge-load "$build/bench/$arch/edge-load" --readme "$build/bench/smoke/README.md" \
+  --device "$build/examples/x86_64/device" \
   --edge "$build/install/bin/tether-edge" --out "$build/bench/smoke" > "$build/bench/smoke-edge.txt" ||
   { cat "$build/bench/smoke-edge.txt"; exit 1; }
 grep "^smoke:" "$build/bench/smoke-edge.txt"

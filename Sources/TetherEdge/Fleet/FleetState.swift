@@ -89,6 +89,9 @@ struct FleetState {
   /// Messages, reaps and purges, in the order they were made.
   private var publishes: [FleetCommand] = []
   private var lastPurge: Instant = .zero
+  /// A key was deleted (a tombstone made) since the last purge: in steady state nothing is,
+  /// and the bus hears no purge.
+  private var tombstones = false
   private(set) var counters = FleetCounters()
 
   init(me: FleetOwner, forgetAfter: Interval, leftKept: Interval) {
@@ -275,6 +278,7 @@ struct FleetState {
       byOwner[record.owner, default: []].insert(key)
     } else {
       mirror[key] = nil
+      tombstones = true
     }
     if let owner = old?.record.owner, byOwner[owner]?.isEmpty == true { byOwner[owner] = nil }
     if claims[key] != nil {
@@ -423,7 +427,7 @@ struct FleetState {
 
   /// Every beacon interval: writes that waited are tried again, left records past their
   /// time are deleted, the records of gone edges are reaped (only while on the bus), and
-  /// every forget-after the bucket's tombstones are purged.
+  /// every forget-after the bucket's tombstones are purged (if a key was deleted since).
   mutating func tick(now: Instant) {
     for (key, claim) in claims where claim.waiting || claim.dirty {
       claims[key]?.waiting = false
@@ -436,8 +440,9 @@ struct FleetState {
       due.insert(key)
     }
     guard isUp, !inSnapshot else { return }
-    if now.since(lastPurge) >= forgetAfter {
+    if tombstones && now.since(lastPurge) >= forgetAfter {
       lastPurge = now
+      tombstones = false
       publishes.append(.purgeDeletes)
     }
     for (owner, keys) in byOwner where owner != me && isGone(owner, now: now) {
