@@ -28,6 +28,14 @@ import TetherFleet
         FleetEntry(key: "bob", value: bytes("b1"), revision: bob),
       ])
     #expect(bus.revision("carol", .create([1])) > bob)
+    // The subscription came back with the connection.
+    var heard = false
+    let deadline = Date(timeIntervalSinceNow: 10)
+    while !heard && Date() < deadline {
+      bus.bus.submit([.publish(subject: "beacon", payload: [7])])
+      heard = bus.expect(.message(subject: "beacon", payload: [7]), within: 0.5)
+    }
+    #expect(heard)
   }
 
   @Test func aFrozenServer_givesDownWithinThePingBound_submitNeverBlocks_andThawingGivesUp()
@@ -63,7 +71,11 @@ import TetherFleet
     #expect(slowest < 0.05, "a submit took \(slowest) s")
 
     server.thaw()
+    let thawedAt = Date()
     #expect(bus.snapshot(within: 20)?.contains { $0.key == "alice" } == true)
+    // The write in flight at the loss failed with it, not 5 s later: the up waits for it
+    // no longer than the reconnection itself.
+    #expect(Date().timeIntervalSince(thawedAt) < 4)
   }
 
   @Test func aWriteThatTimesOut_failsAndGivesDown_thenUpWhenTheServerAnswersAgain() throws {
