@@ -62,8 +62,35 @@ final class NatsServerProcess {
     self.process = nil
   }
 
-  func freeze() { signal(SIGSTOP) }
-  func thaw() { signal(SIGCONT) }
+  /// SIGSTOP, and returns once the kernel shows the process stopped (a signal is delivered
+  /// a moment after kill returns: the server could answer one more request meanwhile).
+  func freeze() {
+    signal(SIGSTOP)
+    waitForState { $0 == "T" }
+  }
+
+  func thaw() {
+    signal(SIGCONT)
+    waitForState { $0 != "T" }
+  }
+
+  /// Polls the state letter of /proc/PID/stat (within 5 s).
+  private func waitForState(_ wanted: (Character) -> Bool) {
+    guard let process, process.isRunning else { return }
+    let path = "/proc/\(process.processIdentifier)/stat"
+    let deadline = Date(timeIntervalSinceNow: 5)
+    while Date() < deadline {
+      // "PID (name) STATE ...": the state follows the last ')'.
+      if let stat = try? String(contentsOfFile: path, encoding: .utf8),
+        let close = stat.lastIndex(of: ")"),
+        let state = stat[close...].dropFirst().first(where: { $0 != " " }),
+        wanted(state)
+      {
+        return
+      }
+      usleep(1000)
+    }
+  }
 
   /// Kills the server and deletes its store.
   func remove() {
