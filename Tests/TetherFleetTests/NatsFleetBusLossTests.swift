@@ -95,6 +95,19 @@ import TetherFleet
     #expect(bus.revision("carol", .create([1])) > 0)
   }
 
+  @Test func anUnreadableCredentialsFile_givesNoUp_andSaysWhy() throws {
+    let server = try NatsServerProcess.started()
+    let bus = try BusReader(server: server.url) {
+      $0.credentials = .credsFile(server.storeDirectory.path + "/missing.creds")
+    }
+    #expect(bus.next(within: 1) { $0 == .up } == nil)
+    // The worker asks libnats for the reason once a second.
+    let deadline = Date(timeIntervalSinceNow: 10)
+    while bus.bus.lastProblem == nil && Date() < deadline { usleep(20_000) }
+    #expect(bus.bus.lastProblem?.contains("connecting failed") == true)
+    #expect(bus.next(within: 0) { $0 == .up } == nil)
+  }
+
   @Test func noServerAtStart_givesNoUp_untilOneListensOnThePort() throws {
     let server = try NatsServerProcess()
     let bus = try BusReader(server: server.url)
