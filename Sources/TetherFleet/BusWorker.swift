@@ -198,14 +198,4 @@ struct BusWorker {
       natsConnection_Publish(connection, fullSubject, bytes.baseAddress, Int32(bytes.count))
     }
   }
-
-  /// Tombstones older than nothing: every delete marker goes (the edge asks when it wants).
-  private func purgeDeletes() {
-    guard let kv = core.update({ core.kv }) else { return }
-    var purge = kvPurgeOptions()
-    kvPurgeOptions_Init(&purge)
-    purge.Timeout = config.requestTimeout.milliseconds
-    purge.DeleteMarkersOlderThan = -1
-    _ = kvStore_PurgeDeletes(kv, &purge)
-  }
 }
