@@ -32,6 +32,11 @@ enum NatsOptions {
     if config.isSecure {
       try check("natsOptions_SetSecure", natsOptions_SetSecure(options, true))
     }
+    if let caFile = config.tlsCAFile {
+      try check(
+        "natsOptions_LoadCATrustedCertificates",
+        natsOptions_LoadCATrustedCertificates(options, caFile))
+    }
     switch config.credentials {
     case .credsFile(let path):
       try check(

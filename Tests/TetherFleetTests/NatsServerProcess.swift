@@ -14,6 +14,8 @@ final class NatsServerProcess {
 
   let port: Int
   let storeDirectory: URL
+  /// More of nats-server's options, for the next ``start()`` (TLS).
+  var extraArguments: [String] = []
   private let executable: URL
   private var process: Process?
 
@@ -40,7 +42,8 @@ final class NatsServerProcess {
   func start() throws {
     let process = Process()
     process.executableURL = executable
-    process.arguments = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory.path]
+    process.arguments =
+      ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory.path] + extraArguments
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
