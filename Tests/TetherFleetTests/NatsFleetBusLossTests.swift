@@ -95,6 +95,23 @@ import TetherFleet
     #expect(bus.revision("carol", .create([1])) > 0)
   }
 
+  @Test func stop_whileTheServerIsFrozen_andAWriteWaitsOnIt_returnsPromptly() throws {
+    let server = try NatsServerProcess.started()
+    let bus = try BusReader(server: server.url) {
+      $0.pingInterval = .seconds(60)
+      $0.requestTimeout = .seconds(10)
+    }
+    #expect(bus.snapshot() == [])
+    server.freeze()
+    bus.bus.submit([.write(FleetWrite(tag: 1, key: "alice", operation: .create([1])))])
+    usleep(200_000)
+    let start = Date()
+    bus.bus.stop()
+    // The write would wait 10 s: closing the connection ends it.
+    #expect(Date().timeIntervalSince(start) < 5)
+    server.thaw()
+  }
+
   @Test func anUnreadableCredentialsFile_givesNoUp_andSaysWhy() throws {
     let server = try NatsServerProcess.started()
     let bus = try BusReader(server: server.url) {
