@@ -89,8 +89,9 @@ let package = Package(
     .testTarget(
       name: "TetherEdgeTests",
       dependencies: ["TetherEdge", "TetherCore", "TetherSodium", "TetherSim", "CSodium"]),
-    // Each test starts its own nats-server on loopback.
-    .testTarget(name: "TetherFleetTests", dependencies: ["TetherFleet", "TetherEdge", "CNats"]),
+    // Each test starts its own nats-server on loopback (an nkey user's made with libsodium).
+    .testTarget(
+      name: "TetherFleetTests", dependencies: ["TetherFleet", "TetherEdge", "CNats", "CSodium"]),
     // The attacker's token holder builds INITs with the project's own handshake types.
     .testTarget(
       name: "EndToEndTests",

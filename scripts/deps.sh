@@ -34,6 +34,8 @@ check() {
   # CNats), and the server its tests start on loopback.
   [ -f /usr/include/nats/nats.h ] || missing_pkgs+=(libnats-dev)
   need nats-server nats-server
+  # The fleet's TLS test makes its server's certificate with openssl.
+  need openssl openssl
   # Protocol v2's cryptography: the library links libsodium shared (as libev), the edge
   # links its static archive; libsodium-dev holds both.
   [ -f /usr/lib/x86_64-linux-gnu/libsodium.a ] && [ -e /usr/lib/x86_64-linux-gnu/libsodium.so ] ||

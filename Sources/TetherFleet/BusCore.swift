@@ -30,6 +30,8 @@ final class BusCore: @unchecked Sendable {
   /// A watcher the worker made, for the watcher thread to adopt, and its period.
   var pendingWatcher: (watcher: OpaquePointer, period: UInt64)?
   var isStopping = false
+  /// The last failure the worker met (a refused connection, a bucket it could not open).
+  var lastProblem: String?
   /// The connection, once the worker made it (``NatsFleetBus/stop()`` closes it early).
   var connection: OpaquePointer?
   /// The worker's handles, destroyed by ``NatsFleetBus/stop()`` after the worker ended.

@@ -87,5 +87,6 @@ extension BusWorker {
     return .failed(lost: status == NATS_TIMEOUT || status == NATS_NO_RESPONDERS)
   }
 
-  private func subject(_ key: String) -> String { "$KV.\(config.bucket).\(key)" }
+  /// The subject of `key`'s records in the bucket's stream.
+  func subject(_ key: String) -> String { "$KV.\(config.bucket).\(key)" }
 }

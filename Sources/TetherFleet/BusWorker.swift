@@ -14,8 +14,10 @@ struct BusWorker {
 
   func run() {
     guard connect() else { return }
+    var nextProblemCheck = Date.distantPast
     core.condition.lock()
     while !core.isStopping {
+      let unconnected = core.isConnected ? nil : core.connection
       if core.needsSetup && core.isConnected && Date() >= core.setupNotBefore {
         core.needsSetup = false
         core.condition.unlock()
@@ -26,12 +28,29 @@ struct BusWorker {
         core.condition.unlock()
         run(command)
         core.condition.lock()
+      } else if let unconnected, Date() >= nextProblemCheck {
+        // libnats retries in its own thread and says why only when asked.
+        nextProblemCheck = Date(timeIntervalSinceNow: 1)
+        core.condition.unlock()
+        let problem = connectionProblem(unconnected)
+        core.condition.lock()
+        if let problem { core.lastProblem = problem }
       } else {
         let retry = core.needsSetup && core.isConnected
         core.wait(until: retry ? core.setupNotBefore : Date(timeIntervalSinceNow: 1))
       }
     }
     core.condition.unlock()
+  }
+
+  /// The reason of libnats's last failed attempt on `connection`, if any.
+  private func connectionProblem(_ connection: OpaquePointer) -> String? {
+    var text: UnsafePointer<CChar>?
+    let status = natsConnection_GetLastError(connection, &text)
+    guard status != NATS_OK else { return nil }
+    let detail = text.map { String(cString: $0) } ?? ""
+    return "fleet: connecting failed: \(statusText(status))"
+      + (detail.isEmpty ? "" : " (\(detail))")
   }
 
   // MARK: - Connection
@@ -44,7 +63,9 @@ struct BusWorker {
     // With retry on a failed connect, only a refused option fails here (a bad credentials
     // file): tried again each reconnect wait, as a lost server is.
     while status != NATS_OK && status != NATS_NOT_YET_CONNECTED {
+      let problem = lastError("connecting", status)
       let stopping = core.update {
+        core.lastProblem = problem
         core.wait(until: Date(timeIntervalSinceNow: config.reconnectWait.seconds))
         return core.isStopping
       }
@@ -94,9 +115,11 @@ struct BusWorker {
     var status = openBucket(js, &kv)
     if status == NATS_OK, let kv { status = kvStore_WatchAll(&watcher, kv, nil) }
     guard status == NATS_OK, let kv, let watcher else {
+      let problem = lastError("opening the bucket '\(config.bucket)'", status)
       if let watcher { kvWatcher_Destroy(watcher) }
       if let kv { kvStore_Destroy(kv) }
       core.update {
+        core.lastProblem = problem
         guard core.isConnected else { return }
         core.needsSetup = true
         core.setupNotBefore = Date(timeIntervalSinceNow: config.reconnectWait.seconds)
@@ -104,6 +127,12 @@ struct BusWorker {
       return
     }
     adopt(kv: kv, watcher: watcher)
+  }
+
+  /// What libnats says of this thread's last failure.
+  private func lastError(_ doing: String, _ status: natsStatus) -> String {
+    let detail = nats_GetLastError(nil).map { String(cString: $0) } ?? ""
+    return "fleet: \(doing) failed: \(statusText(status))" + (detail.isEmpty ? "" : " (\(detail))")
   }
 
   /// Looks the bucket up, and makes it when it is missing: file storage (said explicitly:
@@ -168,15 +197,5 @@ struct BusWorker {
     _ = payload.withUnsafeBytes { bytes in
       natsConnection_Publish(connection, fullSubject, bytes.baseAddress, Int32(bytes.count))
     }
-  }
-
-  /// Tombstones older than nothing: every delete marker goes (the edge asks when it wants).
-  private func purgeDeletes() {
-    guard let kv = core.update({ core.kv }) else { return }
-    var purge = kvPurgeOptions()
-    kvPurgeOptions_Init(&purge)
-    purge.Timeout = config.requestTimeout.milliseconds
-    purge.DeleteMarkersOlderThan = -1
-    _ = kvStore_PurgeDeletes(kv, &purge)
   }
 }

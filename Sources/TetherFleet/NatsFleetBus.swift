@@ -43,6 +43,11 @@ public final class NatsFleetBus: FleetBus {
 
   public func takeInputs() -> [FleetInput] { core.takeInputs() }
 
+  /// The last failure the bus met and retries (a connection refused by an option, such as
+  /// an unreadable credentials file; a bucket it could not open or make), for the edge's
+  /// log: the contract's inputs say only up and down. Nil while none happened.
+  public var lastProblem: String? { core.update { core.lastProblem } }
+
   /// Queues `commands` for the worker while the bus is up; while it is down, a write is
   /// answered ``FleetWriteResult/failed`` at once and a publish is dropped.
   public func submit(_ commands: [FleetCommand]) {

@@ -18,6 +18,9 @@ public struct NatsFleetConfig: Sendable, Equatable {
   /// `tls://`); tried in order, never shuffled.
   public var servers: [String]
   public var credentials: Credentials?
+  /// A PEM file of the certificate authorities that sign the servers' TLS certificates,
+  /// beside the system's (a fleet's own CA); setting it makes the connection TLS.
+  public var tlsCAFile: String?
   /// The connection's name as the server shows it: the edge's id.
   public var name: String
   /// The fleet's key-value bucket (`A-Z a-z 0-9 _ -`).
@@ -37,12 +40,14 @@ public struct NatsFleetConfig: Sendable, Equatable {
   public var insecure: Bool
 
   public init(
-    servers: [String], credentials: Credentials? = nil, name: String, bucket: String,
+    servers: [String], credentials: Credentials? = nil, tlsCAFile: String? = nil, name: String,
+    bucket: String,
     subjectPrefix: String, pingInterval: Duration, maxPingsOut: Int, reconnectWait: Duration,
     requestTimeout: Duration, insecure: Bool = false
   ) {
     self.servers = servers
     self.credentials = credentials
+    self.tlsCAFile = tlsCAFile
     self.name = name
     self.bucket = bucket
     self.subjectPrefix = subjectPrefix
@@ -82,8 +87,9 @@ public struct NatsFleetConfig: Sendable, Equatable {
     guard maxPingsOut >= 1 else { throw .badTiming("at least 1 ping may be out") }
   }
 
-  /// True when one of the servers is `tls://`: the connection is then TLS throughout.
-  var isSecure: Bool { servers.contains { $0.hasPrefix("tls://") } }
+  /// True when one of the servers is `tls://`, or a CA file is given: the connection is
+  /// then TLS throughout.
+  var isSecure: Bool { tlsCAFile != nil || servers.contains { $0.hasPrefix("tls://") } }
 
   static func isBucketName(_ name: String) -> Bool {
     !name.isEmpty && name.utf8.allSatisfy { isWordByte($0) }

@@ -32,6 +32,11 @@ enum NatsOptions {
     if config.isSecure {
       try check("natsOptions_SetSecure", natsOptions_SetSecure(options, true))
     }
+    if let caFile = config.tlsCAFile {
+      try check(
+        "natsOptions_LoadCATrustedCertificates",
+        natsOptions_LoadCATrustedCertificates(options, caFile))
+    }
     switch config.credentials {
     case .credsFile(let path):
       try check(
@@ -77,6 +82,11 @@ enum NatsOptions {
     // A connection attempt to a frozen server, and a write to it, give up in time too.
     try check("natsOptions_SetTimeout", natsOptions_SetTimeout(options, request))
     try check("natsOptions_SetWriteDeadline", natsOptions_SetWriteDeadline(options, request))
+    // A request in flight when the connection drops fails then, not at its timeout: the
+    // worker is free for the reconnection's setup at once (its .up waits on nothing).
+    try check(
+      "natsOptions_SetFailRequestsOnDisconnect",
+      natsOptions_SetFailRequestsOnDisconnect(options, true))
   }
 
   private static func setCallbacks(_ options: OpaquePointer, context: UnsafeMutableRawPointer)

@@ -28,6 +28,14 @@ import TetherFleet
         FleetEntry(key: "bob", value: bytes("b1"), revision: bob),
       ])
     #expect(bus.revision("carol", .create([1])) > bob)
+    // The subscription came back with the connection.
+    var heard = false
+    let deadline = Date(timeIntervalSinceNow: 10)
+    while !heard && Date() < deadline {
+      bus.bus.submit([.publish(subject: "beacon", payload: [7])])
+      heard = bus.expect(.message(subject: "beacon", payload: [7]), within: 0.5)
+    }
+    #expect(heard)
   }
 
   @Test func aFrozenServer_givesDownWithinThePingBound_submitNeverBlocks_andThawingGivesUp()
@@ -63,7 +71,11 @@ import TetherFleet
     #expect(slowest < 0.05, "a submit took \(slowest) s")
 
     server.thaw()
+    let thawedAt = Date()
     #expect(bus.snapshot(within: 20)?.contains { $0.key == "alice" } == true)
+    // The write in flight at the loss failed with it, not 5 s later: the up waits for it
+    // no longer than the reconnection itself.
+    #expect(Date().timeIntervalSince(thawedAt) < 4)
   }
 
   @Test func aWriteThatTimesOut_failsAndGivesDown_thenUpWhenTheServerAnswersAgain() throws {
@@ -81,6 +93,36 @@ import TetherFleet
     server.thaw()
     #expect(bus.snapshot(within: 20) != nil)
     #expect(bus.revision("carol", .create([1])) > 0)
+  }
+
+  @Test func stop_whileTheServerIsFrozen_andAWriteWaitsOnIt_returnsPromptly() throws {
+    let server = try NatsServerProcess.started()
+    let bus = try BusReader(server: server.url) {
+      $0.pingInterval = .seconds(60)
+      $0.requestTimeout = .seconds(10)
+    }
+    #expect(bus.snapshot() == [])
+    server.freeze()
+    bus.bus.submit([.write(FleetWrite(tag: 1, key: "alice", operation: .create([1])))])
+    usleep(200_000)
+    let start = Date()
+    bus.bus.stop()
+    // The write would wait 10 s: closing the connection ends it.
+    #expect(Date().timeIntervalSince(start) < 5)
+    server.thaw()
+  }
+
+  @Test func anUnreadableCredentialsFile_givesNoUp_andSaysWhy() throws {
+    let server = try NatsServerProcess.started()
+    let bus = try BusReader(server: server.url) {
+      $0.credentials = .credsFile(server.storeDirectory.path + "/missing.creds")
+    }
+    #expect(bus.next(within: 1) { $0 == .up } == nil)
+    // The worker asks libnats for the reason once a second.
+    let deadline = Date(timeIntervalSinceNow: 10)
+    while bus.bus.lastProblem == nil && Date() < deadline { usleep(20_000) }
+    #expect(bus.bus.lastProblem?.contains("connecting failed") == true)
+    #expect(bus.next(within: 0) { $0 == .up } == nil)
   }
 
   @Test func noServerAtStart_givesNoUp_untilOneListensOnThePort() throws {

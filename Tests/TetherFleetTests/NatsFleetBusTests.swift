@@ -138,8 +138,12 @@ import TetherFleet
     #expect(poll(&descriptor, 1, 10_000) == 1, "the .up makes it readable")
     #expect(descriptor.revents & Int16(POLLIN) != 0)
     var inputs = bus.takeInputs()
-    descriptor.revents = 0
-    #expect(poll(&descriptor, 1, 0) == 0 || !bus.takeInputs().isEmpty)
+    // Taking cleared it: readable again only if more came meanwhile.
+    if poll(&descriptor, 1, 0) == 1 {
+      let more = bus.takeInputs()
+      #expect(!more.isEmpty)
+      inputs += more
+    }
     let deadline = Date(timeIntervalSinceNow: 10)
     while !inputs.contains(.snapshotEnd) && Date() < deadline {
       if poll(&descriptor, 1, 100) == 1 { inputs += bus.takeInputs() }

@@ -14,6 +14,8 @@ final class NatsServerProcess {
 
   let port: Int
   let storeDirectory: URL
+  /// More of nats-server's options, for the next ``start()`` (TLS).
+  var extraArguments: [String] = []
   private let executable: URL
   private var process: Process?
 
@@ -40,7 +42,8 @@ final class NatsServerProcess {
   func start() throws {
     let process = Process()
     process.executableURL = executable
-    process.arguments = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory.path]
+    process.arguments =
+      ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory.path] + extraArguments
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
@@ -62,8 +65,35 @@ final class NatsServerProcess {
     self.process = nil
   }
 
-  func freeze() { signal(SIGSTOP) }
-  func thaw() { signal(SIGCONT) }
+  /// SIGSTOP, and returns once the kernel shows the process stopped (a signal is delivered
+  /// a moment after kill returns: the server could answer one more request meanwhile).
+  func freeze() {
+    signal(SIGSTOP)
+    waitForState { $0 == "T" }
+  }
+
+  func thaw() {
+    signal(SIGCONT)
+    waitForState { $0 != "T" }
+  }
+
+  /// Polls the state letter of /proc/PID/stat (within 5 s).
+  private func waitForState(_ wanted: (Character) -> Bool) {
+    guard let process, process.isRunning else { return }
+    let path = "/proc/\(process.processIdentifier)/stat"
+    let deadline = Date(timeIntervalSinceNow: 5)
+    while Date() < deadline {
+      // "PID (name) STATE ...": the state follows the last ')'.
+      if let stat = try? String(contentsOfFile: path, encoding: .utf8),
+        let close = stat.lastIndex(of: ")"),
+        let state = stat[close...].dropFirst().first(where: { $0 != " " }),
+        wanted(state)
+      {
+        return
+      }
+      usleep(1000)
+    }
+  }
 
   /// Kills the server and deletes its store.
   func remove() {

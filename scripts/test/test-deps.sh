@@ -18,7 +18,7 @@ setup() { # a fresh PATH of stubs
   mkdir -p "$work/bin"
   ln -s "$(command -v bash)" "$work/bin/bash"
   for tool in swift python3 gcc g++ make valgrind pkg-config ip readelf dpkg-deb dpkg-shlibdeps \
-    aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc qemu-aarch64 nats-server; do
+    aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc qemu-aarch64 nats-server openssl; do
     printf '#!%s\nexit 0\n' "$(command -v bash)" > "$work/bin/$tool"
   done
   cat > "$work/bin/id" <<STUB
