@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CNats
-import Foundation
+import Glibc
 import TetherEdge
 
 /// What the caller's thread, the worker, the watcher and libnats's callbacks share, behind
@@ -9,7 +9,7 @@ import TetherEdge
 /// the connection has closed (``NatsFleetBus/stop()``).
 final class BusCore: @unchecked Sendable {
   let config: NatsFleetConfig
-  let condition = NSCondition()
+  let condition = BusCondition()
   /// Readable while ``inputs`` holds something (an eventfd: a counter, cleared by a read).
   let eventFD: Int32
 
@@ -24,7 +24,7 @@ final class BusCore: @unchecked Sendable {
   /// The bucket and a new watcher are wanted (after a connection, or a write that timed out).
   var needsSetup = false
   /// No setup before this (a failed one waits the reconnect wait).
-  var setupNotBefore = Date.distantPast
+  var setupNotBefore = BusTime.distantPast
   /// Counts the up periods: a watcher's entries are posted only in the period that made it.
   var period: UInt64 = 0
   /// A watcher the worker made, for the watcher thread to adopt, and its period.
@@ -99,8 +99,8 @@ final class BusCore: @unchecked Sendable {
   }
 
   /// Waits with the lock held until `deadline` or a change (the lock is released meanwhile).
-  func wait(until deadline: Date) {
-    _ = condition.wait(until: deadline)
+  func wait(until deadline: BusTime) {
+    condition.wait(until: deadline)
   }
 }
 

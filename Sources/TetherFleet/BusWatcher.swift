@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CNats
-import Foundation
+import Glibc
 import TetherEdge
 
 /// The watcher thread: it adopts each watcher the worker makes (dropping the one before),
@@ -36,7 +36,7 @@ struct BusWatcher {
           return pending
         }
         if let current { return current }
-        core.wait(until: Date(timeIntervalSinceNow: 1))
+        core.wait(until: BusTime.after(1))
       }
       return nil
     }

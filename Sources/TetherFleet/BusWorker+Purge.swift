@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CNats
-import Foundation
+import Glibc
 
 /// ``FleetCommand/purgeDeletes``, done here rather than by libnats's kvStore_PurgeDeletes:
 /// in libnats 3.4.1 that function never frees the put entries its watcher reads, and each
@@ -36,10 +36,10 @@ extension BusWorker {
     var made: OpaquePointer?
     guard kvStore_WatchAll(&made, kv, &options) == NATS_OK, let watcher = made else { return [] }
     defer { kvWatcher_Destroy(watcher) }
-    let deadline = Date(timeIntervalSinceNow: config.requestTimeout.seconds)
+    let deadline = BusTime.after(config.requestTimeout.seconds)
     var found: [(key: String, revision: UInt64)] = []
     while true {
-      let left = Int64(deadline.timeIntervalSinceNow * 1000)
+      let left = Int64((deadline.seconds - BusTime.now().seconds) * 1000)
       var entry: OpaquePointer?
       guard left > 0, kvWatcher_Next(&entry, watcher, left) == NATS_OK, let entry else {
         return found

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CNats
-import Foundation
+import Glibc
 import TetherEdge
 
 /// The worker thread: it connects, then turns until the bus stops, making the bucket and a
@@ -14,11 +14,11 @@ struct BusWorker {
 
   func run() {
     guard connect() else { return }
-    var nextProblemCheck = Date.distantPast
+    var nextProblemCheck = BusTime.distantPast
     core.condition.lock()
     while !core.isStopping {
       let unconnected = core.isConnected ? nil : core.connection
-      if core.needsSetup && core.isConnected && Date() >= core.setupNotBefore {
+      if core.needsSetup && core.isConnected && BusTime.now() >= core.setupNotBefore {
         core.needsSetup = false
         core.condition.unlock()
         setUp()
@@ -28,16 +28,16 @@ struct BusWorker {
         core.condition.unlock()
         run(command)
         core.condition.lock()
-      } else if let unconnected, Date() >= nextProblemCheck {
+      } else if let unconnected, BusTime.now() >= nextProblemCheck {
         // libnats retries in its own thread and says why only when asked.
-        nextProblemCheck = Date(timeIntervalSinceNow: 1)
+        nextProblemCheck = BusTime.after(1)
         core.condition.unlock()
         let problem = connectionProblem(unconnected)
         core.condition.lock()
         if let problem { core.lastProblem = problem }
       } else {
         let retry = core.needsSetup && core.isConnected
-        core.wait(until: retry ? core.setupNotBefore : Date(timeIntervalSinceNow: 1))
+        core.wait(until: retry ? core.setupNotBefore : BusTime.after(1))
       }
     }
     core.condition.unlock()
@@ -66,7 +66,7 @@ struct BusWorker {
       let problem = lastError("connecting", status)
       let stopping = core.update {
         core.lastProblem = problem
-        core.wait(until: Date(timeIntervalSinceNow: config.reconnectWait.seconds))
+        core.wait(until: BusTime.after(config.reconnectWait.seconds))
         return core.isStopping
       }
       if stopping { return false }
@@ -122,7 +122,7 @@ struct BusWorker {
         core.lastProblem = problem
         guard core.isConnected else { return }
         core.needsSetup = true
-        core.setupNotBefore = Date(timeIntervalSinceNow: config.reconnectWait.seconds)
+        core.setupNotBefore = BusTime.after(config.reconnectWait.seconds)
       }
       return
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CNats
-import Foundation
+import Glibc
 import TetherEdge
 
 /// TetherEdge's ``FleetBus`` on NATS: one connection (reconnecting forever), a JetStream
@@ -104,10 +104,10 @@ public final class NatsFleetBus: FleetBus {
   /// callback is the connection's last, the completion the subscription's last. Should they
   /// not come in time, ``core`` is kept alive for good (a late callback must find it).
   private func waitForCallbacks(subscription: Bool) {
-    let deadline = Date(timeIntervalSinceNow: 5)
+    let deadline = BusTime.after(5)
     let done = core.update {
       while !(core.isClosed && (core.isSubscriptionComplete || !subscription)),
-        Date() < deadline
+        BusTime.now() < deadline
       {
         core.wait(until: deadline)
       }

@@ -148,7 +148,7 @@ struct NatsServerURL: Equatable {
 
   init(parsing url: String) throws(FleetConfigError) {
     var rest = Substring(url)
-    if let range = rest.range(of: "://") {
+    if let range = Self.find("://", in: rest) {
       let scheme = rest[..<range.lowerBound]
       guard scheme == "nats" || scheme == "tls" else {
         throw .badURL(url, reason: "the scheme must be nats:// or tls://")
@@ -167,6 +167,18 @@ struct NatsServerURL: Equatable {
       host = String(rest.split(separator: ":", omittingEmptySubsequences: false)[0])
     }
     guard !host.isEmpty else { throw .badURL(url, reason: "no host") }
+  }
+
+  /// Where `needle` first starts in `text` (the standard library has no substring search).
+  static func find(_ needle: String, in text: Substring) -> Range<Substring.Index>? {
+    var index = text.startIndex
+    while index != text.endIndex {
+      if text[index...].hasPrefix(needle) {
+        return index..<text.index(index, offsetBy: needle.count)
+      }
+      index = text.index(after: index)
+    }
+    return nil
   }
 
   /// 127.0.0.0/8, ::1 or localhost: the connection never leaves the machine.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CNats
-import Foundation
+import Glibc
 import TetherEdge
 
 /// libnats's connection options from a ``NatsFleetConfig``, and the connection callbacks
