@@ -91,7 +91,8 @@ let package = Package(
       dependencies: ["TetherEdge", "TetherCore", "TetherSodium", "TetherSim", "CSodium"]),
     // Each test starts its own nats-server on loopback (an nkey user's made with libsodium).
     .testTarget(
-      name: "TetherFleetTests", dependencies: ["TetherFleet", "TetherEdge", "CNats", "CSodium"]),
+      name: "TetherFleetTests",
+      dependencies: ["TetherFleet", "TetherEdge", "TetherLab", "CNats", "CSodium"]),
     // The attacker's token holder builds INITs with the project's own handshake types.
     .testTarget(
       name: "EndToEndTests",

@@ -12,6 +12,8 @@ public final class NatsServerProcess: @unchecked Sendable {
   }
 
   public let port: Int
+  /// More of nats-server's options, for the next ``start()`` (TLS, authorization).
+  public var extraArguments: [String] = []
   /// The monitoring port (`-m`), when asked for: ``messageCounts()`` reads it.
   public let monitoringPort: Int?
   public let storeDirectory: URL
@@ -44,7 +46,7 @@ public final class NatsServerProcess: @unchecked Sendable {
     process.executableURL = executable
     process.arguments =
       ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory.path]
-      + (monitoringPort.map { ["-m", String($0)] } ?? [])
+      + (monitoringPort.map { ["-m", String($0)] } ?? []) + extraArguments
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import TetherEdge
 import TetherFleet
+import TetherLab
 
 /// The bus against a server that admits one nkey user: with that nkey it comes up, without
 /// it never does. The nkey is made here (libsodium's Ed25519, NATS's encoding), so the test
@@ -49,13 +50,13 @@ enum NKey {
 
   /// A new user's public key (`U…`) and seed (`SU…`).
   static func user() throws -> (publicKey: String, seed: String) {
-    guard sodium_init() >= 0 else { throw ServerError("libsodium did not start") }
+    guard sodium_init() >= 0 else { throw LabError("libsodium did not start") }
     var seed = [UInt8](repeating: 0, count: 32)
     var publicKey = [UInt8](repeating: 0, count: 32)
     var secretKey = [UInt8](repeating: 0, count: 64)
     randombytes_buf(&seed, 32)
     guard crypto_sign_seed_keypair(&publicKey, &secretKey, seed) == 0 else {
-      throw ServerError("no Ed25519 key pair")
+      throw LabError("no Ed25519 key pair")
     }
     let seedHead = [seedPrefix | (userPrefix >> 5), (userPrefix & 31) << 3]
     return (encode([userPrefix] + publicKey), encode(seedHead + seed))

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import TetherEdge
 import TetherFleet
+import TetherLab
 
 /// The bus when its server goes: killed and restarted, frozen, absent at start, restarted
 /// without a memory-stored bucket. Bounds are generous (the machine is shared): each says
@@ -158,12 +159,12 @@ import TetherFleet
 private func withJetStream(_ url: String, _ body: (OpaquePointer) throws -> Void) throws {
   var connection: OpaquePointer?
   guard natsConnection_ConnectTo(&connection, url) == NATS_OK, let connection else {
-    throw ServerError("could not connect to \(url)")
+    throw LabError("could not connect to \(url)")
   }
   defer { natsConnection_Destroy(connection) }
   var js: OpaquePointer?
   guard natsConnection_JetStream(&js, connection, nil) == NATS_OK, let js else {
-    throw ServerError("no JetStream context")
+    throw LabError("no JetStream context")
   }
   defer { jsCtx_Destroy(js) }
   try body(js)
@@ -180,7 +181,7 @@ private func createMemoryBucket(_ js: OpaquePointer, name: String) throws {
     return js_CreateKeyValue(&kv, js, &config)
   }
   kvStore_Destroy(kv)
-  guard status == NATS_OK else { throw ServerError("could not create the memory bucket") }
+  guard status == NATS_OK else { throw LabError("could not create the memory bucket") }
 }
 
 private func storage(_ js: OpaquePointer, bucket: String) -> jsStorageType? {

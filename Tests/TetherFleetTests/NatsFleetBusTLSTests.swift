@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TetherEdge
 import TetherFleet
+import TetherLab
 
 /// The bus over TLS, to a server whose certificate a CA of the fleet's own signs (a
 /// self-signed one here, made with openssl for the test).
@@ -42,7 +43,7 @@ import TetherFleet
     try openssl.run()
     openssl.waitUntilExit()
     guard openssl.terminationStatus == 0 else {
-      throw ServerError("openssl could not make the test's certificate")
+      throw LabError("openssl could not make the test's certificate")
     }
     server.extraArguments = ["--tls", "--tlscert", certificate, "--tlskey", key]
     try server.start()

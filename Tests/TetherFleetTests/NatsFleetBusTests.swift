@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TetherEdge
 import TetherFleet
+import TetherLab
 
 /// The bus against a real nats-server: messages, conditional writes, the watcher's
 /// snapshot, the descriptor. Serialized: each test runs its own server, and the machine's
