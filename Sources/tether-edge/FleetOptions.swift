@@ -24,6 +24,12 @@ struct FleetOptions: ParsableArguments {
       "The nkey user's public key (U...) whose seed --fleet-creds holds.", valueName: "key"))
   var fleetNkey: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "The certificate authority (PEM) the NATS server's TLS certificate is checked against, where it is not one the system trusts; implies TLS.",
+      valueName: "file"))
+  var fleetCA: String?
+
   @Flag(
     help:
       "Allow a --fleet server that is not on loopback without credentials (the fleet's state then travels unauthenticated)."
@@ -43,8 +49,9 @@ struct FleetOptions: ParsableArguments {
     -> NatsFleetConfig?
   {
     guard let fleet else {
-      guard fleetCreds == nil, fleetNkey == nil, !fleetInsecure else {
-        throw ValidationError("--fleet-creds, --fleet-nkey and --fleet-insecure need --fleet.")
+      guard fleetCreds == nil, fleetNkey == nil, fleetCA == nil, !fleetInsecure else {
+        throw ValidationError(
+          "--fleet-creds, --fleet-nkey, --fleet-ca and --fleet-insecure need --fleet.")
       }
       return nil
     }
@@ -62,6 +69,7 @@ struct FleetOptions: ParsableArguments {
     let presence = Double(presenceInterval.nanoseconds) / 1e9
     let config = NatsFleetConfig(
       servers: fleet.split(separator: ",").map(String.init), credentials: credentials,
+      tlsCAFile: fleetCA,
       name: edgeID.description, bucket: "tether-" + hex, subjectPrefix: "tether." + hex,
       pingInterval: Self.duration(2 * presence, floor: 0.01), maxPingsOut: 2,
       reconnectWait: Self.duration(presence, floor: 0.01),
