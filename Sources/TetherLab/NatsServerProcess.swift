@@ -77,7 +77,7 @@ public final class NatsServerProcess: @unchecked Sendable {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw LabError("socket failed") }
     defer { close(fd) }
-    var address = loopback(port: UInt16(port))
+    var address = Loopback.address(port: UInt16(port))
     let connected = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
         connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
@@ -142,7 +142,7 @@ public final class NatsServerProcess: @unchecked Sendable {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw LabError("socket failed") }
     defer { close(fd) }
-    var address = loopback(port: 0)
+    var address = Loopback.address(port: 0)
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -157,19 +157,11 @@ public final class NatsServerProcess: @unchecked Sendable {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return false }
     defer { close(fd) }
-    var address = loopback(port: UInt16(port))
+    var address = Loopback.address(port: UInt16(port))
     return withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
         connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
       }
     }
-  }
-
-  private static func loopback(port: UInt16) -> sockaddr_in {
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-    return address
   }
 }

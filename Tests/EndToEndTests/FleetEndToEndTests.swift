@@ -23,6 +23,23 @@ import TetherLab
     return edge
   }
 
+  /// A nats-server and edges of its fleet, named e1, e2, ..., stopped together.
+  final class FleetLab {
+    let nats: NatsServerProcess
+    let edges: [EdgeProcess]
+
+    init(edges count: Int) throws {
+      nats = try NatsServerProcess.started()
+      let url = nats.url
+      edges = try (1...count).map { try FleetEndToEndTests.edge("e\($0)", url) }
+    }
+
+    func stop() {
+      for edge in edges { edge.stop() }
+      nats.remove()
+    }
+  }
+
   static func joined(_ name: String, _ edge: EdgeProcess, uid: UInt32) throws -> DeviceProcess {
     let device = try Lab.device(name, edge: edge, uid: uid, scale: scale)
     #expect(device.reaches("CONNECTED", "JOIN_SUCCESS"), "\(name) joined")
@@ -30,10 +47,9 @@ import TetherLab
   }
 
   @Test func threeEdges_joinQuitAndDropAcrossEdges_withNoFlapping() throws {
-    let nats = try NatsServerProcess.started()
-    defer { nats.remove() }
-    let edges = try ["e1", "e2", "e3"].map { try Self.edge($0, nats.url) }
-    defer { for edge in edges { edge.stop() } }
+    let lab = try FleetLab(edges: 3)
+    defer { lab.stop() }
+    let edges = lab.edges
     let a = try Self.joined("A", edges[0], uid: 1)
     let b = try Self.joined("B", edges[1], uid: 2)
     let c = try Self.joined("C", edges[2], uid: 3)
@@ -59,14 +75,9 @@ import TetherLab
   }
 
   @Test func sameUIDOnAnotherEdge_theOlderEndsWithSameUIDLogin() throws {
-    let nats = try NatsServerProcess.started()
-    defer { nats.remove() }
-    let e1 = try Self.edge("e1", nats.url)
-    let e2 = try Self.edge("e2", nats.url)
-    defer {
-      e1.stop()
-      e2.stop()
-    }
+    let lab = try FleetLab(edges: 2)
+    defer { lab.stop() }
+    let (e1, e2) = (lab.edges[0], lab.edges[1])
     let older = try Self.joined("old", e1, uid: 7)
     let watcher = try Self.joined("W", e1, uid: 8)
     #expect(watcher.waitFor("user-joined uid=7") != nil)
@@ -83,14 +94,9 @@ import TetherLab
   }
 
   @Test func kickThroughAnotherEdge_reachesTheDevice() throws {
-    let nats = try NatsServerProcess.started()
-    defer { nats.remove() }
-    let e1 = try Self.edge("e1", nats.url)
-    let e2 = try Self.edge("e2", nats.url)
-    defer {
-      e1.stop()
-      e2.stop()
-    }
+    let lab = try FleetLab(edges: 2)
+    defer { lab.stop() }
+    let (e1, e2) = (lab.edges[0], lab.edges[1])
     let device = try Self.joined("D", e1, uid: 5)
     let kick = try e2.kick(channel: Lab.channel, uid: 5, banSeconds: 60)
     #expect(kick.status == 0 || kick.lines.joined().contains("no such member"), "\(kick)")
@@ -98,14 +104,9 @@ import TetherLab
   }
 
   @Test func busRestarted_theEdgesReconcile_andWhoJoinedMeanwhileIsSeen() throws {
-    let nats = try NatsServerProcess.started()
-    defer { nats.remove() }
-    let e1 = try Self.edge("e1", nats.url)
-    let e2 = try Self.edge("e2", nats.url)
-    defer {
-      e1.stop()
-      e2.stop()
-    }
+    let lab = try FleetLab(edges: 2)
+    defer { lab.stop() }
+    let (nats, e1, e2) = (lab.nats, lab.edges[0], lab.edges[1])
     let b = try Self.joined("B", e2, uid: 2)
     nats.kill()
     #expect(e1.waitForLog("fleet-down", timeout: 10) != nil)
@@ -119,14 +120,9 @@ import TetherLab
   }
 
   @Test func busFrozen_edgesServeTheirOwn_andCatchUpWhenItThaws() throws {
-    let nats = try NatsServerProcess.started()
-    defer { nats.remove() }
-    let e1 = try Self.edge("e1", nats.url)
-    let e2 = try Self.edge("e2", nats.url)
-    defer {
-      e1.stop()
-      e2.stop()
-    }
+    let lab = try FleetLab(edges: 2)
+    defer { lab.stop() }
+    let (nats, e1, e2) = (lab.nats, lab.edges[0], lab.edges[1])
     let b = try Self.joined("B", e2, uid: 2)
     nats.freeze()
     #expect(e1.waitForLog("fleet-down", timeout: 10) != nil)
@@ -155,14 +151,9 @@ import TetherLab
   }
 
   @Test func loginProfile_membersAndTakeoverAcrossEdges() throws {
-    let nats = try NatsServerProcess.started()
-    defer { nats.remove() }
-    let e1 = try Self.edge("e1", nats.url)
-    let e2 = try Self.edge("e2", nats.url)
-    defer {
-      e1.stop()
-      e2.stop()
-    }
+    let lab = try FleetLab(edges: 2)
+    defer { lab.stop() }
+    let (e1, e2) = (lab.edges[0], lab.edges[1])
     let alice = try Lab.messaging("alice", edge: e1, user: "alice", scale: Self.scale)
     #expect(alice.reaches("CONNECTED", "LOGIN_SUCCESS"))
     usleep(300_000)

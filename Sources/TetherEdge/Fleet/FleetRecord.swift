@@ -30,20 +30,17 @@ struct FleetRecord: Equatable {
 
   var bytes: [UInt8] {
     Array(
-      ("tether-fleet 1 edge=\(String(decoding: owner.edgeID, as: UTF8.self)) "
-        + "inc=\(FleetText.hex(owner.incarnation)) at=\(joinedAtMs) state=\(state.rawValue)").utf8)
+      "tether-fleet 1 \(FleetText.fields(of: owner)) at=\(joinedAtMs) state=\(state.rawValue)".utf8)
   }
 
   /// The record `bytes` hold, or nil (another format, or damaged).
   init?(_ bytes: [UInt8]) {
     guard let fields = FleetText.fields(bytes, magic: "tether-fleet"),
-      let edge = fields["edge"], FleetText.isEdgeID(edge),
-      let incarnation = fields["inc"].flatMap(FleetText.parseHex),
+      let owner = FleetText.owner(fields),
       let at = fields["at"].flatMap(FleetText.parseDecimal),
       let state = fields["state"].flatMap({ State(rawValue: String(decoding: $0, as: UTF8.self)) })
     else { return nil }
-    self.init(
-      owner: FleetOwner(edgeID: edge, incarnation: incarnation), joinedAtMs: at, state: state)
+    self.init(owner: owner, joinedAtMs: at, state: state)
   }
 
   init(owner: FleetOwner, joinedAtMs: UInt64, state: State) {
@@ -81,8 +78,7 @@ struct FleetBeacon: Equatable {
     }
     .prefix(Self.maximumListed).map { "\($0.key):\($0.value)" }.joined(separator: ",")
     return Array(
-      ("tether-beacon 1 edge=\(String(decoding: owner.edgeID, as: UTF8.self)) "
-        + "inc=\(FleetText.hex(owner.incarnation)) silent=\(listed)").utf8)
+      "tether-beacon 1 \(FleetText.fields(of: owner)) silent=\(listed)".utf8)
   }
 
   init(owner: FleetOwner, silences: [String: UInt64]) {
@@ -92,9 +88,7 @@ struct FleetBeacon: Equatable {
 
   init?(_ bytes: [UInt8]) {
     guard let fields = FleetText.fields(bytes, magic: "tether-beacon"),
-      let edge = fields["edge"], FleetText.isEdgeID(edge),
-      let incarnation = fields["inc"].flatMap(FleetText.parseHex),
-      let listed = fields["silent"]
+      let owner = FleetText.owner(fields), let listed = fields["silent"]
     else { return nil }
     var silences: [String: UInt64] = [:]
     for item in listed.split(separator: UInt8(ascii: ",")) {
@@ -104,7 +98,7 @@ struct FleetBeacon: Equatable {
       else { return nil }
       silences[String(decoding: parts[0], as: UTF8.self)] = ms
     }
-    self.init(owner: FleetOwner(edgeID: edge, incarnation: incarnation), silences: silences)
+    self.init(owner: owner, silences: silences)
   }
 }
 
@@ -124,8 +118,7 @@ struct FleetAdmin: Equatable {
 
   var bytes: [UInt8] {
     var text =
-      "tether-admin 1 edge=\(String(decoding: origin.edgeID, as: UTF8.self)) "
-      + "inc=\(FleetText.hex(origin.incarnation)) "
+      "tether-admin 1 \(FleetText.fields(of: origin)) "
     switch target {
     case .member(let channel, let uid):
       text += "channel=\(FleetName.encode(channel.bytes)) uid=\(uid) "
@@ -146,8 +139,7 @@ struct FleetAdmin: Equatable {
 
   init?(_ bytes: [UInt8]) {
     guard let fields = FleetText.fields(bytes, magic: "tether-admin"),
-      let edge = fields["edge"], FleetText.isEdgeID(edge),
-      let incarnation = fields["inc"].flatMap(FleetText.parseHex),
+      let origin = FleetText.owner(fields),
       let until = fields["until"].flatMap(FleetText.parseDecimal)
     else { return nil }
     let target: FleetKey
@@ -164,9 +156,7 @@ struct FleetAdmin: Equatable {
     } else {
       return nil
     }
-    self.init(
-      origin: FleetOwner(edgeID: edge, incarnation: incarnation), target: target,
-      bannedUntil: until)
+    self.init(origin: origin, target: target, bannedUntil: until)
   }
 }
 
@@ -187,6 +177,19 @@ enum FleetText {
       fields[name] = Array(word[word.index(after: equals)...])
     }
     return fields
+  }
+
+  /// `edge=<id> inc=<16 hex>`: the fields every record and message starts with.
+  static func fields(of owner: FleetOwner) -> String {
+    "edge=\(String(decoding: owner.edgeID, as: UTF8.self)) inc=\(hex(owner.incarnation))"
+  }
+
+  /// The `edge=` and `inc=` fields every record and message starts with.
+  static func owner(_ fields: [String: [UInt8]]) -> FleetOwner? {
+    guard let edge = fields["edge"], isEdgeID(edge),
+      let incarnation = fields["inc"].flatMap(parseHex)
+    else { return nil }
+    return FleetOwner(edgeID: edge, incarnation: incarnation)
   }
 
   static func hex(_ value: UInt64) -> String {
