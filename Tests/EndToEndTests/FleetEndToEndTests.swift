@@ -150,6 +150,25 @@ import TetherLab
     _ = b.leave()
   }
 
+  @Test func edgeAddedWhileTheChannelIsBusy_itsDevicesSeeEveryMember_andAreSeen() throws {
+    let lab = try FleetLab(edges: 2)
+    defer { lab.stop() }
+    let a = try Self.joined("A", lab.edges[0], uid: 1)
+    let b = try Self.joined("B", lab.edges[1], uid: 2)
+    #expect(a.waitFor("user-joined uid=2") != nil)
+    // A third edge comes up while A and B heartbeat: it reads the fleet's state at start.
+    let e3 = try Self.edge("e3", lab.nats.url)
+    defer { e3.stop() }
+    let c = try Self.joined("C", e3, uid: 3)
+    #expect(c.waitFor("user-joined uid=1") != nil)
+    #expect(c.waitFor("user-joined uid=2") != nil)
+    #expect(a.waitFor("user-joined uid=3") != nil)
+    #expect(b.waitFor("user-joined uid=3") != nil)
+    usleep(500_000)
+    #expect(c.first("remote-interrupted") == nil)
+    for device in [a, b, c] { _ = device.leave() }
+  }
+
   @Test func loginProfile_membersAndTakeoverAcrossEdges() throws {
     let lab = try FleetLab(edges: 2)
     defer { lab.stop() }
