@@ -31,6 +31,8 @@ import TetherSodium
 //   answer to an admin request;
 // - at most maxSessions sessions of both profiles together; nextDeadline after `now`, or
 //   nil with no session of either profile.
+// Half the runs make the edge one of a fleet and let the input speak for its bus (records,
+// beacons, admin actions, write answers, well formed or any bytes): the same properties.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEdge(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
@@ -46,7 +48,7 @@ public func fuzzEdge(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
 
 enum EdgeOperation: UInt8, CaseIterable {
   case raw, join, data, confirm, replay, mutate, versionOne, admin, rawAdmin, advance, tickDue
-  case login, adminKickUser
+  case login, adminKickUser, bus
 }
 
 /// A device of the fuzzer's: its last handshake, and the session keys it got.
@@ -95,6 +97,8 @@ struct EdgeDriver {
     // Login sessions numbered 0, 1, 2...: a heartbeat or operation names one of them now
     // and then (a random start would make every one of another server session).
     config.firstLoginSession = 0
+    // One of a fleet, or alone: the bus's inputs (.bus) reach only an edge of a fleet.
+    if input.bool() { config.fleetIncarnation = 7 }
     server = EdgeServer(config: config)
     self.minter = minter
     self.otherMinter = otherMinter
@@ -143,7 +147,14 @@ struct EdgeDriver {
       receive(out, from: address, authenticated: held)
     case .replay:
       guard !recent.isEmpty else { return }
-      receive(input.pick(recent), from: input.pick(Self.addresses))
+      // A DATA sealed for a session the server holds now is the device's own, sealed under
+      // its keys, wherever it was sent first (before the session was made, it was answered
+      // with nothing): if its nonce is new to the server it is as authentic as a fresh one.
+      let bytes = input.pick(recent)
+      let id = bytes.count >= 9 ? bytes[1..<9].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } : 0
+      receive(
+        bytes, from: input.pick(Self.addresses),
+        authenticated: bytes.first == 0x07 && holds(id))
     case .mutate:
       guard !recent.isEmpty else { return }
       var bytes = input.pick(recent)
@@ -183,6 +194,55 @@ struct EdgeDriver {
         now = due
       }
       tick()
+    case .bus:
+      let heard = busInput(&input)
+      check(server.fleet([heard], now: now, wallClock: wallClock), admin: false)
+    }
+    // Whatever the bus is asked is taken (and dropped: the fuzzer's bus answers from the
+    // input, in .bus).
+    _ = server.takeFleetCommands()
+  }
+
+  static let busKeys = [
+    "c.lobby.1", "c.lobby.2", "c.room-2.1000000", "u.alice", "u.bob", "l.lobby.alice",
+    "c.lobby.01", "c.=24reserved.1", "x.y", "",
+  ]
+  static let owners = [("edge-a", 1), ("edge-a", 2), ("edge-b", 9), ("localhost:0", 7)]
+
+  /// What a fleet's bus may say (docs/FLEET.md): up, down, the end of a snapshot, a key's
+  /// record (well formed, from one of a few edges, or any bytes), a beacon or admin action
+  /// (well formed, or any bytes, on any subject), a write's answer.
+  mutating func busInput(_ input: inout FuzzInput) -> FleetInput {
+    let (edge, incarnation) = input.pick(Self.owners)
+    let owner = "edge=\(edge) inc=\(String(repeating: "0", count: 15))\(incarnation)"
+    switch input.u8() % 8 {
+    case 0: return .up
+    case 1: return .down
+    case 2: return .snapshotEnd
+    case 3:
+      let state = input.bool() ? "joined" : "left"
+      let record = "tether-fleet 1 \(owner) at=\(input.u16()) state=\(state)"
+      let value: [UInt8]? = input.bool() ? nil : Array(record.utf8)
+      return .entry(
+        FleetEntry(key: input.pick(Self.busKeys), value: value, revision: UInt64(input.u8())))
+    case 4:
+      return .entry(
+        FleetEntry(
+          key: input.pick(Self.busKeys), value: input.bytes(Int(input.u8())),
+          revision: UInt64(input.u16())))
+    case 5:
+      let silent = "\(input.pick(Self.busKeys)):\(input.u16())"
+      let text =
+        input.bool()
+        ? "tether-beacon 1 \(owner) silent=\(silent)"
+        : "tether-admin 1 \(owner) channel=lobby uid=\(input.u8() % 3) until=\(input.u16())"
+      return .message(subject: input.bool() ? "beacon" : "tether.x.admin", payload: Array(text.utf8))
+    case 6:
+      return .message(subject: input.pick(["beacon", "admin", "other"]), payload: input.bytes(Int(input.u8())))
+    default:
+      let result: FleetWriteResult = [.written(revision: UInt64(input.u8())), .conflict, .failed][
+        Int(input.u8() % 3)]
+      return .written(tag: UInt64(input.u8() % 8), result)
     }
   }
 

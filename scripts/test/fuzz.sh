@@ -59,7 +59,7 @@ build_sodium_module() {
 }
 
 # The edge's logic without its sockets and log (IO, Log): what a datagram reaches.
-edge_sources=(Sources/TetherEdge/Auth Sources/TetherEdge/Server Sources/TetherEdge/V2
+edge_sources=(Sources/TetherEdge/Auth Sources/TetherEdge/Server Sources/TetherEdge/V2 Sources/TetherEdge/Fleet
   Sources/TetherEdge/Front)
 
 build_edge_module() {
