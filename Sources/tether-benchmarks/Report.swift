@@ -174,7 +174,8 @@ struct Report {
         against \(EdgeCapacity.spread(off.heartbeatsPerSecond, Self.f)) heartbeats a \
         second; \(EdgeCapacity.spread(on.microsecondsPerHeartbeat, Self.f)) against \
         \(EdgeCapacity.spread(off.microsecondsPerHeartbeat, Self.f)) us of the edge's CPU \
-        per heartbeat.
+        per heartbeat (at a 1 s heartbeat, that many sessions per edge: a steady session \
+        costs the fleet nothing per heartbeat).
 
         """
     }

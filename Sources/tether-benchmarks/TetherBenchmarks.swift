@@ -38,6 +38,11 @@ struct TetherBenchmarks: ParsableCommand {
       "Keep the timer rows and costs already in --out's results.txt; measure the scale rows and the edge again, then report."
   )
   var keepTimerRows = false
+  @Flag(
+    help:
+      "Keep every row already in --out's results.txt (timer and scale rows); measure the edge's capacity and the fleet's rows again, then report."
+  )
+  var keepRows = false
 
   static let appID = "bench-app"
   static let certificate = "bench-certificate"
@@ -96,11 +101,12 @@ struct TetherBenchmarks: ParsableCommand {
     Self.runAtDefaultPolicy()
     let plan = self.plan
     try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-    if keepTimerRows {
-      // The timer rows of the last run stay; its scale rows go, to be measured again.
+    if keepTimerRows || keepRows {
+      // The timer rows of the last run stay; its scale rows go, to be measured again
+      // (--keep-rows: they stay too).
       let path = out + "/results.txt"
       let kept = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
-        .filter { !$0.hasPrefix("scale ") }
+        .filter { keepRows || !$0.hasPrefix("scale ") }
       try (kept.joined(separator: "\n") + "\n").write(
         toFile: path, atomically: true, encoding: .utf8)
     } else {
@@ -110,7 +116,9 @@ struct TetherBenchmarks: ParsableCommand {
       }
       try runTimerRows(plan)
     }
-    try Scale.measure(bench: bench, edge: edge, out: out, small: small, runs: plan.runs)
+    if !keepRows {
+      try Scale.measure(bench: bench, edge: edge, out: out, small: small, runs: plan.runs)
+    }
     // After tether-bench, so that it has the machine to itself.
     let capacity = try edgeLoad.map { load in
       let tokens = out + "/edge-load-tokens.txt"
@@ -198,11 +206,15 @@ struct TetherBenchmarks: ParsableCommand {
         ? "`tether-benchmarks --smoke`"
         : quick
           ? "`make bench-quick`"
-          : keepTimerRows
-            ? "`make bench` (timer rows), then `tether-benchmarks --keep-timer-rows` (the scale "
-              + "rows and the edge measured again; the time, machine and commit given are that "
-              + "second run's, and the timer rows may come from another machine)"
-            : "`make bench`",
+          : keepRows
+            ? "`make bench` (timer and scale rows), then `tether-benchmarks --keep-rows` (the "
+              + "edge and the fleet measured again; the time, machine and commit given are that "
+              + "second run's, and the other rows may come from another machine)"
+            : keepTimerRows
+              ? "`make bench` (timer rows), then `tether-benchmarks --keep-timer-rows` (the scale "
+                + "rows and the edge measured again; the time, machine and commit given are that "
+                + "second run's, and the timer rows may come from another machine)"
+              : "`make bench`",
       edge: capacity, fleet: fleet)
     try report.markdown.write(toFile: docs, atomically: true, encoding: .utf8)
     print("\nwrote \(docs)")
