@@ -81,7 +81,10 @@ struct FleetRows {
       rows.otherEdgeQuit.append(quitFar.time - left.time)
     }
     // Steady state: everyone joined, heartbeats only, one minute of the edges' time.
-    usleep(useconds_t(10 * scale * 1e6))  // past the JOINED digests and the left records
+    // Past the JOINED digests, the left records' deletion (3 presence intervals) and the
+    // purge of their tombstones (at most forget-after later: 30 s of the edges' time), and
+    // once more for the other edge's purge.
+    usleep(useconds_t(65 * scale * 1e6))
     rows.steadySessions = kept.count + 2
     rows.steadySeconds = 60 * scale
     let before = try nats.messageCounts()
