@@ -166,6 +166,7 @@ struct Report {
       edges' beacons (one a presence interval each: \(fleet.edges * 60) a minute), \
       \(Self.f(fleet.perSessionPerMinute)) messages per session per minute (the goal is 0).
 
+
       """
     if let on = fleet.capacityOn, let off = edge {
       out += """
@@ -176,6 +177,7 @@ struct Report {
         \(EdgeCapacity.spread(off.microsecondsPerHeartbeat, Self.f)) us of the edge's CPU \
         per heartbeat (at a 1 s heartbeat, that many sessions per edge: a steady session \
         costs the fleet nothing per heartbeat).
+
 
         """
     }
