@@ -171,6 +171,23 @@ struct EdgeFleetTests {
     #expect(rig.bucket.records.keys.sorted() == ["c.lobby.1001"])
   }
 
+  @Test func bucketLost_theEdgesWriteTheirRecordsAgain_andSettle() throws {
+    var rig = try Self.twoEdges()
+    let before = rig.commands.map { $0.count }
+    rig.loseBucket()
+    rig.run(for: .seconds(5))
+    #expect(rig.bucket.records.keys.sorted() == ["c.lobby.1001", "c.lobby.2002"])
+    // One create each, not a conflict a second on a revision the new bucket never had.
+    for index in rig.worlds.indices {
+      let writes = rig.commands[index][before[index]...].filter {
+        if case .write = $0 { true } else { false }
+      }
+      #expect(writes.count == 1, "edge \(index): \(writes)")
+      #expect(rig.worlds[index].clients[0].state == .connected)
+    }
+    #expect(Self.offline(rig.worlds[0].clients[0].log, Self.b).isEmpty)
+  }
+
   @Test func restartedEdge_reapsItsPreviousIncarnationsRecords() throws {
     var rig = try Self.twoEdges()
     // Edge 0 restarts: a new incarnation, the same id, no sessions; its device rejoins.

@@ -232,12 +232,28 @@ struct FleetState {
   /// every claim is checked against it and written again where it differs.
   private mutating func snapshotEnded(now: Instant) -> [Change] {
     inSnapshot = false
+    // What this edge's claims know of their records is the snapshot's from here: its own
+    // record's revision; none if the key is gone, or holds an older revision than this
+    // edge wrote (the bucket was made again, its revisions counted afresh).
+    var read: [FleetKey: FleetEntry] = [:]
+    for entry in snapshot {
+      if let key = FleetKey(entry.key) { read[key] = entry }
+    }
+    for (key, claim) in claims {
+      let entry = read[key]
+      let owner = entry?.value.flatMap { FleetRecord($0) }?.owner
+      if owner == me {
+        claims[key]?.revision = entry?.revision
+      } else if entry == nil || (claim.revision.map { (entry?.revision ?? 0) < $0 } ?? false) {
+        claims[key]?.revision = nil
+      }
+    }
     var seen = Set<FleetKey>()
     var changes: [Change] = []
     for entry in snapshot {
       guard let key = FleetKey(entry.key) else { continue }
       seen.insert(key)
-      changes += apply(entry, now: now)
+      changes += apply(entry, now: now, ordered: false)
     }
     snapshot.removeAll()
     for key in mirror.keys where !seen.contains(key) {
@@ -258,8 +274,10 @@ struct FleetState {
     return changes
   }
 
-  /// A key's new value (or its deletion), as the watcher delivers them: in revision order.
-  mutating func apply(_ entry: FleetEntry, now: Instant) -> [Change] {
+  /// A key's new value (or its deletion), as the watcher delivers them: in revision order
+  /// (`ordered`: one older than the mirror's is late, and dropped; a snapshot's entries
+  /// replace the mirror's whatever their revision).
+  mutating func apply(_ entry: FleetEntry, now: Instant, ordered: Bool = true) -> [Change] {
     guard let key = FleetKey(entry.key) else {
       counters.foreignKeys &+= 1
       return []
@@ -267,7 +285,7 @@ struct FleetState {
     let record = entry.value.flatMap { FleetRecord($0) }
     if entry.value != nil, record == nil { counters.malformed &+= 1 }
     let old = mirror[key]
-    if let old, entry.revision != 0, entry.revision < old.revision { return [] }  // older
+    if ordered, let old, entry.revision != 0, entry.revision < old.revision { return [] }
     if let old { byOwner[old.record.owner]?.remove(key) }
     if let record {
       let renewed =

@@ -152,6 +152,14 @@ struct FleetRig<Client: SimClient> {
     pump()
   }
 
+  /// The bus loses its bucket (a server whose store was wiped): every edge is cut off, and
+  /// comes back to an empty bucket whose revisions count afresh.
+  mutating func loseBucket() {
+    for index in worlds.indices where alive[index] { cut(index) }
+    bucket = ModelBucket()
+    for index in worlds.indices where alive[index] { reconnect(index) }
+  }
+
   /// Edge `index` dies (kill -9): nothing more from it, its devices go silent with it.
   mutating func kill(_ index: Int) {
     alive[index] = false
