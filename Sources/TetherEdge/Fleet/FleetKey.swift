@@ -105,15 +105,10 @@ enum FleetName {
 
   /// A decimal UInt32 with no sign, no leading zero (but "0") and no overflow.
   static func decimal<Text: Collection<UInt8>>(_ text: Text) -> UInt32? {
-    guard let first = text.first, !text.isEmpty, text.count <= 10,
-      first != UInt8(ascii: "0") || text.count == 1
+    guard text.first != UInt8(ascii: "0") || text.count == 1,
+      let value = FleetText.parseDecimal(text)
     else { return nil }
-    var value: UInt64 = 0
-    for byte in text {
-      guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-      value = value * 10 + UInt64(byte - UInt8(ascii: "0"))
-    }
-    return value <= UInt64(UInt32.max) ? UInt32(value) : nil
+    return UInt32(exactly: value)
   }
 
   private static func isPlain(_ byte: UInt8) -> Bool {
