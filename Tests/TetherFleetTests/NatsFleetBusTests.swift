@@ -154,6 +154,17 @@ import TetherLab
     #expect(bus.takeInputs() == [])
   }
 
+  // MARK: - Several servers
+
+  @Test func aDeadServerFirstInTheList_isPassedOver_forTheLiveOneAfterIt() throws {
+    let server = try NatsServerProcess.started()
+    // A port the kernel just gave out and took back: nothing listens there.
+    let dead = "nats://127.0.0.1:\(try NatsServerProcess.freePort())"
+    let bus = try BusReader(server: dead) { $0.servers.append(server.url) }
+    #expect(bus.snapshot() == [])
+    #expect(bus.revision("alice", .create([1])) > 0)
+  }
+
   // MARK: - Lifetime
 
   @Test func stop_leavesNoThreadAndNoDescriptorBehind() throws {
