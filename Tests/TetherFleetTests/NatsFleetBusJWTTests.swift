@@ -78,6 +78,29 @@ import TetherLab
     #expect(fresh.snapshot() == [], "the restarted server admits the same creds")
   }
 
+  /// The same after a loss: libnats gives up a server that refused it twice in a row
+  /// (nats.c 3.13 added `natsOptions_SetIgnoreAuthErrorAbort` to opt out), so a server
+  /// restarted without the fleet's account for a moment loses the bus for good.
+  @Test func aBusRefusedAfterALoss_comesUpAgain_onceTheServerKnowsItsAccount() throws {
+    let (server, trust) = try operatorServer()
+    let user = try NKey(.user)
+    let creds = try writeCreds(
+      NatsJWT.user(user, name: "edge", account: trust.fleet), seed: user.seed, in: server)
+    let bus = try BusReader(server: server.url) { $0.credentials = .credsFile(creds) }
+    #expect(bus.snapshot() == [])
+    server.kill()
+    #expect(bus.expect(.down))
+    try configure(server, trust, knowingTheFleet: false)
+    try server.start()
+    #expect(bus.next(within: 1) { $0 == .up } == nil)
+    server.kill()
+    try configure(server, trust, knowingTheFleet: true)
+    try server.start()
+    withKnownIssue("libnats gives up a server that refused the same user twice") {
+      #expect(bus.next(within: 3) { $0 == .up } != nil)
+    }
+  }
+
   private func refusedCreds(_ refused: Refused, _ trust: OperatorTrust) throws -> (String, String) {
     let user = try NKey(.user)
     switch refused {
