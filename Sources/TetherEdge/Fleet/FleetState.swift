@@ -48,9 +48,6 @@ struct FleetState {
     var writing: (tag: UInt64, record: FleetRecord?)?
     /// A write is due.
     var dirty = true
-    /// The last write found another revision than it expected (or failed): the next waits
-    /// for the watcher's entry of this key, or the next beacon tick.
-    var waiting = false
   }
 
   struct EdgeSeen {
@@ -78,6 +75,9 @@ struct FleetState {
   private(set) var claims: [FleetKey: Claim] = [:]
   /// Claims that may have a write due (the others wait for an answer, an entry or a tick).
   private var due = Set<FleetKey>()
+  /// Claims whose last write found another revision than it expected (or failed): the
+  /// next waits for the watcher's entry of the key, or the next beacon tick.
+  private var retrying = Set<FleetKey>()
   /// Claims written as left, and when (each is deleted ``leftKept`` later).
   private var leaving: [FleetKey: Instant] = [:]
   /// The mirror's keys by holder, to find a gone edge's records without a scan.
@@ -85,6 +85,7 @@ struct FleetState {
   private var inFlight: [UInt64: FleetKey] = [:]
   /// Deletes of other edges' records in flight (their answers change nothing).
   private var reaping: [UInt64: FleetKey] = [:]
+  private var reapingKeys = Set<FleetKey>()
   private var nextTag: UInt64 = 1
   /// Messages, reaps and purges, in the order they were made.
   private var publishes: [FleetCommand] = []
@@ -150,7 +151,8 @@ struct FleetState {
   }
 
   private mutating func nextWrite(_ key: FleetKey) -> FleetWrite? {
-    guard var claim = claims[key], claim.dirty, !claim.waiting, claim.writing == nil else {
+    guard var claim = claims[key], claim.dirty, !retrying.contains(key), claim.writing == nil
+    else {
       return nil
     }
     let held = mirror[key]
@@ -187,7 +189,7 @@ struct FleetState {
 
   /// Deletes `key`'s record at `revision` (another edge's, gone), unless one is in flight.
   private mutating func reap(_ key: FleetKey, revision: UInt64) -> FleetWrite? {
-    guard !reaping.values.contains(key) else { return nil }
+    guard reapingKeys.insert(key).inserted else { return nil }
     let tag = nextTag
     nextTag &+= 1
     reaping[tag] = key
@@ -259,11 +261,9 @@ struct FleetState {
     for key in mirror.keys where !seen.contains(key) {
       changes += apply(FleetEntry(key: key.key, value: nil, revision: 0), now: now)
     }
-    for key in claims.keys {
-      claims[key]?.dirty = true
-      claims[key]?.waiting = false
-      due.insert(key)
-    }
+    for key in claims.keys { claims[key]?.dirty = true }
+    due.formUnion(claims.keys)
+    retrying.removeAll()
     // Records of this edge that no session here holds (a write whose answer was lost):
     // deleted, on their revision.
     for key in byOwner[me] ?? [] where claims[key] == nil {
@@ -300,7 +300,7 @@ struct FleetState {
     }
     if let owner = old?.record.owner, byOwner[owner]?.isEmpty == true { byOwner[owner] = nil }
     if claims[key] != nil {
-      claims[key]?.waiting = false
+      retrying.remove(key)
       due.insert(key)
     }
     var changes = remoteChanges(key, old: old?.record, new: record)
@@ -382,6 +382,7 @@ struct FleetState {
     claims[key] = nil
     leaving[key] = nil
     due.remove(key)
+    retrying.remove(key)
   }
 
   /// Whether `owner` is gone: this edge's own previous incarnation (or a namesake), or an
@@ -394,7 +395,10 @@ struct FleetState {
   }
 
   private mutating func written(_ tag: UInt64, _ result: FleetWriteResult) {
-    if reaping.removeValue(forKey: tag) != nil { return }
+    if let key = reaping.removeValue(forKey: tag) {
+      reapingKeys.remove(key)
+      return
+    }
     guard let key = inFlight.removeValue(forKey: tag), var claim = claims[key],
       let writing = claim.writing, writing.tag == tag
     else { return }
@@ -416,11 +420,11 @@ struct FleetState {
         return drop(key)
       }
       claim.dirty = true
-      claim.waiting = true
+      retrying.insert(key)
     case .failed:
       counters.failed &+= 1
       claim.dirty = true
-      claim.waiting = true
+      retrying.insert(key)
     }
     claims[key] = claim
   }
@@ -447,10 +451,8 @@ struct FleetState {
   /// time are deleted, the records of gone edges are reaped (only while on the bus), and
   /// every forget-after the bucket's tombstones are purged (if a key was deleted since).
   mutating func tick(now: Instant) {
-    for (key, claim) in claims where claim.waiting || claim.dirty {
-      claims[key]?.waiting = false
-      due.insert(key)
-    }
+    due.formUnion(retrying)
+    retrying.removeAll()
     for (key, at) in leaving where now.since(at) >= leftKept {
       leaving[key] = nil
       claims[key]?.want = nil
