@@ -76,7 +76,9 @@ public enum FleetInput: Equatable, Sendable {
   case entry(FleetEntry)
   /// The watcher delivered the bucket's state as it was when it started.
   case snapshotEnd
-  /// A message on one of the fleet's subjects (from any edge, this one's too).
+  /// A message on one of the fleet's subjects (from any edge, this one's too), its subject
+  /// as it was published (``FleetCommand/publish(subject:payload:)``: the bus's own prefix,
+  /// if any, taken off).
   case message(subject: String, payload: [UInt8])
   /// The answer to the ``FleetWrite`` tagged `tag`.
   case written(tag: UInt64, FleetWriteResult)

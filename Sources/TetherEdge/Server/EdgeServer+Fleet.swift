@@ -121,19 +121,14 @@ extension EdgeServer {
   private mutating func hear(
     subject: String, _ payload: [UInt8], now: Instant, wallClock: UInt64
   ) {
-    if Self.names(subject, FleetBeacon.subject), let beacon = FleetBeacon(payload) {
+    if subject == FleetBeacon.subject, let beacon = FleetBeacon(payload) {
       fleet?.heard(beacon, now: now)
-    } else if Self.names(subject, FleetAdmin.subject), let admin = FleetAdmin(payload) {
+    } else if subject == FleetAdmin.subject, let admin = FleetAdmin(payload) {
       guard admin.origin != fleet?.me else { return }
       applyRemote(admin, now: now, wallClock: wallClock)
     } else {
       counters.malformed &+= 1
     }
-  }
-
-  /// Whether `subject` is `name`, or ends with `.name` (a bus may give the fleet's prefix).
-  private static func names(_ subject: String, _ name: String) -> Bool {
-    subject == name || subject.hasSuffix("." + name)
   }
 
   /// Another edge's kick or ban: the ban is kept here too, and a session here ends.
