@@ -16,7 +16,7 @@ final class BusCore: @unchecked Sendable {
   /// The inputs for ``NatsFleetBus/takeInputs()``, in the order they happened.
   var inputs: [FleetInput] = []
   /// Commands for the worker, in the caller's order (only while ``isUp``).
-  var commands: [FleetCommand] = []
+  var commands = CommandQueue()
   /// libnats says the connection is established (its connected and reconnected callbacks).
   var isConnected = false
   /// ``FleetInput/up`` was the last of up and down that the edge heard.
@@ -73,8 +73,7 @@ final class BusCore: @unchecked Sendable {
   /// Answers the queued writes `.failed` and drops the rest (a publish is lost while the
   /// bus is down; a purge is asked again by the edge's next sweep). Lock held.
   func failQueuedCommands() {
-    for case .write(let write) in commands { post(.written(tag: write.tag, .failed)) }
-    commands.removeAll()
+    for write in commands.removeAll() { post(.written(tag: write.tag, .failed)) }
   }
 
   /// The inputs so far; clears the descriptor.

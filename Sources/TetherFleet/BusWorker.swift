@@ -23,8 +23,7 @@ struct BusWorker {
         core.condition.unlock()
         setUp()
         core.condition.lock()
-      } else if core.isUp && !core.commands.isEmpty {
-        let command = core.commands.removeFirst()
+      } else if core.isUp, let command = core.commands.popFirst() {
         core.condition.unlock()
         run(command)
         core.condition.lock()

@@ -48,6 +48,10 @@ public final class NatsFleetBus: FleetBus {
   /// log: the contract's inputs say only up and down. Nil while none happened.
   public var lastProblem: String? { core.update { core.lastProblem } }
 
+  /// Messages dropped because the worker had ``CommandQueue/maxPublishes`` waiting (a
+  /// server that stopped answering, before the bus noticed).
+  public var droppedPublishes: UInt64 { core.update { core.commands.droppedPublishes } }
+
   /// Queues `commands` for the worker while the bus is up; while it is down, a write is
   /// answered ``FleetWriteResult/failed`` at once and a publish is dropped.
   public func submit(_ commands: [FleetCommand]) {

@@ -164,7 +164,8 @@ struct Serve: ParsableCommand {
       print(
         "fleet writes=\(counters.writes) conflicts=\(counters.conflicts) failed=\(counters.failed) "
           + "lost=\(counters.lost) reaped=\(counters.reaped) malformed=\(counters.malformed) "
-          + "foreign_keys=\(counters.foreignKeys) namesakes=\(counters.namesakes)")
+          + "foreign_keys=\(counters.foreignKeys) namesakes=\(counters.namesakes) "
+          + "dropped_messages=\(bus?.droppedPublishes ?? 0)")
     }
     return EdgeSummary(
       counters: loop.server.counters, tables: loop.server.tableCounts,

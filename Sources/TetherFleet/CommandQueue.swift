@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+import TetherEdge
+
+/// The commands waiting for the worker, first in first out, taken in O(1) each.
+///
+/// Its size is bounded: writes by the edge (at most one in flight per key it holds, plus one
+/// reap per key of a gone edge: ``FleetState`` never asks another while one is unanswered),
+/// messages here. While the worker is stuck in a request (a frozen server answers nothing
+/// until the request timeout), beacons keep coming: past ``maxPublishes`` waiting, a new
+/// message is dropped and counted, as the bus would lose it if it went down.
+struct CommandQueue {
+  static let maxPublishes = 1024
+
+  private var items: [FleetCommand] = []
+  private var head = 0
+  /// Messages waiting (``FleetCommand/publish(subject:payload:)``).
+  private(set) var publishes = 0
+  /// Messages dropped because ``maxPublishes`` were waiting.
+  private(set) var droppedPublishes: UInt64 = 0
+
+  var isEmpty: Bool { head == items.count }
+  var count: Int { items.count - head }
+
+  mutating func append(contentsOf commands: [FleetCommand]) {
+    for command in commands {
+      if case .publish = command {
+        guard publishes < Self.maxPublishes else {
+          droppedPublishes &+= 1
+          continue
+        }
+        publishes += 1
+      }
+      items.append(command)
+    }
+  }
+
+  mutating func popFirst() -> FleetCommand? {
+    guard head < items.count else { return nil }
+    let command = items[head]
+    head += 1
+    if case .publish = command { publishes -= 1 }
+    if head == items.count {
+      items.removeAll(keepingCapacity: items.count <= 4096)
+      head = 0
+    } else if head >= 4096 && head * 2 >= items.count {
+      items.removeFirst(head)  // amortized: each command moves at most once per halving
+      head = 0
+    }
+    return command
+  }
+
+  /// Empties the queue; the writes it held, in order.
+  mutating func removeAll() -> [FleetWrite] {
+    var writes: [FleetWrite] = []
+    for case .write(let write) in items[head...] { writes.append(write) }
+    items.removeAll()
+    head = 0
+    publishes = 0
+    return writes
+  }
+}
