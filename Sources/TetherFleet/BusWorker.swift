@@ -18,7 +18,14 @@ struct BusWorker {
     core.condition.lock()
     while !core.isStopping {
       let unconnected = core.isConnected ? nil : core.connection
-      if core.needsSetup && core.isConnected && BusTime.now() >= core.setupNotBefore {
+      if core.isClosed {
+        // libnats gave the connection up for good (a server that refused this edge twice
+        // while reconnecting): a new one, as at start.
+        core.condition.unlock()
+        let connected = reconnect()
+        core.condition.lock()
+        guard connected else { break }
+      } else if core.needsSetup && core.isConnected && BusTime.now() >= core.setupNotBefore {
         core.needsSetup = false
         core.condition.unlock()
         setUp()
@@ -54,19 +61,18 @@ struct BusWorker {
 
   // MARK: - Connection
 
-  /// The connection (made now, or later in libnats's background), its JetStream context
-  /// and the subscription to `prefix.>`. False when the bus stopped first.
+  /// The connection, its JetStream context and the subscription to `prefix.>`. Tried every
+  /// reconnect wait until a server takes it (the last failure's reason, the server's own
+  /// when it refused, is the bus's problem meanwhile); once made, libnats reconnects it.
+  /// False when the bus stopped first.
   private func connect() -> Bool {
     var connection: OpaquePointer?
     var status = natsConnection_Connect(&connection, options)
-    // With retry on a failed connect, only a refused option fails here (a bad credentials
-    // file): tried again each reconnect wait, as a lost server is.
-    while status != NATS_OK && status != NATS_NOT_YET_CONNECTED {
+    while status != NATS_OK {
       let problem = lastError("connecting", status)
       let stopping = core.update {
         core.lastProblem = problem
-        core.wait(until: BusTime.after(config.reconnectWait.seconds))
-        return core.isStopping
+        return pause()
       }
       if stopping { return false }
       status = natsConnection_Connect(&connection, options)
@@ -83,13 +89,59 @@ struct BusWorker {
       core.jetStream = js
       core.subscription = subscription
       // Connected within the call: libnats calls no connected callback for it.
-      if status == NATS_OK {
-        core.isConnected = true
-        core.needsSetup = true
-      }
+      core.isConnected = true
+      core.needsSetup = true
+      core.setupNotBefore = .distantPast
       return core.isStopping
     }
     return !stopping && js != nil
+  }
+
+  /// After libnats closed the connection on its own: its handles are freed (once its last
+  /// callbacks ran), and a new connection is made after the reconnect wait. False when the
+  /// bus stopped first (``NatsFleetBus/stop()`` frees the handles left in the core).
+  private func reconnect() -> Bool {
+    guard let handles = core.update({ takeClosedHandles() }) else { return false }
+    if let kv = handles.kv { kvStore_Destroy(kv) }
+    if let js = handles.jetStream { jsCtx_Destroy(js) }
+    if let subscription = handles.subscription { natsSubscription_Destroy(subscription) }
+    if let connection = handles.connection { natsConnection_Destroy(connection) }
+    let stopping = core.update { pause() }
+    return !stopping && connect()
+  }
+
+  private struct Handles {
+    var kv, jetStream, subscription, connection: OpaquePointer?
+  }
+
+  /// The closed connection's handles, taken out of the core once the subscription's last
+  /// callback ran (or a second passed); nil when the bus is stopping. Lock held.
+  private func takeClosedHandles() -> Handles? {
+    let deadline = BusTime.after(1)
+    while core.subscription != nil && !core.isSubscriptionComplete && !core.isStopping
+      && BusTime.now() < deadline
+    {
+      core.wait(until: deadline)
+    }
+    guard !core.isStopping else { return nil }
+    let handles = Handles(
+      kv: core.kv, jetStream: core.jetStream, subscription: core.subscription,
+      connection: core.connection)
+    core.kv = nil
+    core.jetStream = nil
+    core.subscription = nil
+    core.connection = nil
+    core.isClosed = false
+    core.isSubscriptionComplete = false
+    core.needsSetup = false
+    return handles
+  }
+
+  /// Waits the reconnect wait, or until the bus stops (true). Lock held.
+  private func pause() -> Bool {
+    let until = BusTime.after(config.reconnectWait.seconds)
+    while !core.isStopping && BusTime.now() < until { core.wait(until: until) }
+    return core.isStopping
   }
 
   private func subscribe(_ connection: OpaquePointer) -> OpaquePointer? {

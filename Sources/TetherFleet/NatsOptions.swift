@@ -93,9 +93,6 @@ enum NatsOptions {
     throws(NatsFleetBusError)
   {
     try check(
-      "natsOptions_SetRetryOnFailedConnect",
-      natsOptions_SetRetryOnFailedConnect(options, true, onConnected, context))
-    try check(
       "natsOptions_SetReconnectedCB", natsOptions_SetReconnectedCB(options, onConnected, context))
     try check(
       "natsOptions_SetDisconnectedCB",

@@ -22,7 +22,8 @@ import TetherLab
     #expect(bus.next(within: 1) { $0 == .up } == nil)
     let deadline = Date(timeIntervalSinceNow: 10)
     while bus.bus.lastProblem == nil && Date() < deadline { usleep(20_000) }
-    #expect(bus.bus.lastProblem != nil)
+    let problem = bus.bus.lastProblem ?? ""
+    #expect(problem.contains("Authorization Violation"), "\(problem)")
   }
 
   /// A started server whose only user is a fresh nkey, and that nkey as credentials.

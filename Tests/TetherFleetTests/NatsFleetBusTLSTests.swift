@@ -23,7 +23,9 @@ import TetherLab
     #expect(bus.next(within: 1) { $0 == .up } == nil)
     let deadline = Date(timeIntervalSinceNow: 10)
     while bus.bus.lastProblem == nil && Date() < deadline { usleep(20_000) }
-    #expect(bus.bus.lastProblem != nil)
+    let problem = bus.bus.lastProblem ?? ""
+    #expect(problem.hasPrefix("fleet: connecting failed"), "\(problem)")
+    #expect(problem.contains("SSL") || problem.contains("certificate"), "\(problem)")
   }
 
   /// A started server with `--tls`, and the path of its self-signed certificate.
