@@ -333,15 +333,24 @@ struct FleetState {
   }
 
   private mutating func index(_ key: FleetKey, present: Bool) {
+    // In place: a copy taken out of the dictionary and put back would copy the whole set
+    // at each change (a channel of n remote members read at start: n² work).
     switch key {
     case .member(let channel, let uid):
-      var uids = remoteMembers[channel] ?? []
-      if present { uids.insert(uid) } else { uids.remove(uid) }
-      remoteMembers[channel] = uids.isEmpty ? nil : uids
+      if present {
+        remoteMembers[channel, default: []].insert(uid)
+      } else if remoteMembers[channel]?.remove(uid) != nil, remoteMembers[channel]?.isEmpty == true
+      {
+        remoteMembers[channel] = nil
+      }
     case .loginMember(let channel, let user):
-      var users = remoteLoginMembers[channel] ?? []
-      if present { users.insert(user) } else { users.remove(user) }
-      remoteLoginMembers[channel] = users.isEmpty ? nil : users
+      if present {
+        remoteLoginMembers[channel, default: []].insert(user)
+      } else if remoteLoginMembers[channel]?.remove(user) != nil,
+        remoteLoginMembers[channel]?.isEmpty == true
+      {
+        remoteLoginMembers[channel] = nil
+      }
     case .user: break
     }
   }
