@@ -165,7 +165,8 @@ struct Serve: ParsableCommand {
         "fleet writes=\(counters.writes) conflicts=\(counters.conflicts) failed=\(counters.failed) "
           + "lost=\(counters.lost) reaped=\(counters.reaped) malformed=\(counters.malformed) "
           + "foreign_keys=\(counters.foreignKeys) namesakes=\(counters.namesakes) "
-          + "dropped_messages=\(bus?.droppedPublishes ?? 0)")
+          + "dropped_messages=\(bus?.droppedPublishes ?? 0) "
+          + "longest_input_us=\(loop.longestBusBatchNanoseconds / 1000)")
     }
     return EdgeSummary(
       counters: loop.server.counters, tables: loop.server.tableCounts,

@@ -19,6 +19,9 @@ public final class EdgeLoop {
   /// (`SO_RXQ_OVFL`, as the last datagram read reported it; 0 where the kernel does not
   /// say).
   public var receiveDrops: UInt64 { UInt64(batch.kernelDrops) }
+  /// The longest the loop spent on one batch of the bus's inputs, in nanoseconds (at a
+  /// (re)connection: the whole state, applied in one go): no datagram is read meanwhile.
+  public private(set) var longestBusBatchNanoseconds: UInt64 = 0
   /// The socket's receive buffer, raised to the system's maximum at start (nil: unknown).
   public let receiveBuffer: Int?
   /// The fleet's bus (`--fleet`), polled beside the socket; nil for an edge alone. The
@@ -113,7 +116,10 @@ public final class EdgeLoop {
     guard let bus else { return }
     let inputs = bus.takeInputs()
     guard !inputs.isEmpty else { return }
-    let outgoing = server.fleet(inputs, now: HostClock.monotonic(), wallClock: HostClock.wall())
+    let now = HostClock.monotonic()
+    let outgoing = server.fleet(inputs, now: now, wallClock: HostClock.wall())
+    let spent = HostClock.monotonic().nanoseconds &- now.nanoseconds
+    longestBusBatchNanoseconds = max(longestBusBatchNanoseconds, spent)
     for datagram in outgoing { batch.queue(datagram.bytes, to: datagram.address) }
     flush()
   }
