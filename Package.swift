@@ -81,7 +81,7 @@ let package = Package(
     .executableTarget(
       name: "tether-benchmarks",
       dependencies: [
-        "TetherCore", "TetherEdge", "TetherLab", "TetherSodium", "CBenchSupport",
+        "TetherCore", "TetherEdge", "TetherFleet", "TetherLab", "TetherSodium", "CBenchSupport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore", "TetherSim"]),

@@ -26,6 +26,7 @@ struct FleetRows {
   var busMessagesIn = 0
   var busMessagesOut = 0
   var capacityOn: EdgeCapacity?
+  var mirror: FleetMirror?
 
   static let scale = 0.05
 
@@ -115,5 +116,9 @@ struct FleetRows {
     "fleet: join seen on the same edge \(Self.percentiles(sameEdgeJoin)), on the other "
       + "\(Self.percentiles(otherEdgeJoin)); steady minute: \(busMessagesIn) messages into "
       + "the bus, \(busMessagesOut) out, for \(steadySessions) sessions on \(edges) edges"
+      + (mirror.map {
+        "; \($0.records) records read in \(Target.format($0.fullReadSeconds * 1000)) ms, "
+          + "\(Target.format($0.bytesPerRecord)) bytes each"
+      } ?? "")
   }
 }

@@ -181,6 +181,7 @@ struct Report {
 
         """
     }
+    if let mirror = fleet.mirror { out += mirror.paragraph + "\n\n" }
     return out
   }
 

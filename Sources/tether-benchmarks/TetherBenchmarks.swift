@@ -43,6 +43,11 @@ struct TetherBenchmarks: ParsableCommand {
       "Keep every row already in --out's results.txt (timer and scale rows); measure the edge's capacity and the fleet's rows again, then report."
   )
   var keepRows = false
+  @Option(
+    help:
+      "Only an edge joining a fleet of this many member records (FleetMirror): its paragraph on stdout."
+  )
+  var fleetMirror: Int?
 
   static let appID = "bench-app"
   static let certificate = "bench-certificate"
@@ -83,6 +88,10 @@ struct TetherBenchmarks: ParsableCommand {
   }
 
   func run() throws {
+    if let records = fleetMirror {
+      print(try FleetMirror.measure(edge: edge, records: records).paragraph)
+      return
+    }
     let started = Date()
     let small = smoke || quick
     let core = CoreCosts.measure(
@@ -138,6 +147,7 @@ struct TetherBenchmarks: ParsableCommand {
           runs: small ? 1 : plan.runs,
           edgeArguments: ["--fleet", nats.url, "--edge-id", "capacity"])
       }
+      rows.mirror = try FleetMirror.measure(edge: edge, records: small ? 2_000 : 100_000)
       print(rows.summary)
       return rows
     }
@@ -191,7 +201,7 @@ struct TetherBenchmarks: ParsableCommand {
       }
       if device != nil {
         guard let fleet, !fleet.otherEdgeJoin.isEmpty, !fleet.otherEdgeQuit.isEmpty,
-          fleet.busMessagesIn > 0,
+          fleet.busMessagesIn > 0, (fleet.mirror?.fullReadSeconds ?? 0) > 0,
           fleet.capacityOn?.heartbeatsPerSecond.allSatisfy({ $0 > 0 }) ?? true
         else { throw ValidationError("smoke: the fleet's rows were not measured") }
         print("smoke: the fleet's rows measured (nats-server, two edges)")
