@@ -66,7 +66,8 @@ struct FleetState {
   /// taken for dead on its return).
   private var upSince: Instant = .zero
   private var inSnapshot = false
-  private var snapshot: [FleetEntry] = []
+  /// The keys the watcher's state held so far (while ``inSnapshot``).
+  private var snapshotSeen = Set<FleetKey>()
   private(set) var mirror: [FleetKey: Mirrored] = [:]
   /// Remote channel members (uids) and login channel members, by channel.
   private(set) var remoteMembers: [ChannelName: Set<UInt32>] = [:]
@@ -206,19 +207,15 @@ struct FleetState {
       isUp = true
       upSince = now
       inSnapshot = true
-      snapshot.removeAll()
+      snapshotSeen.removeAll()
       return []
     case .down:
       isUp = false
       inSnapshot = false
-      snapshot.removeAll()
+      snapshotSeen.removeAll()
       return []
     case .entry(let entry):
-      if inSnapshot {
-        snapshot.append(entry)
-        return []
-      }
-      return apply(entry, now: now)
+      return inSnapshot ? snapshotEntry(entry, now: now) : apply(entry, now: now)
     case .snapshotEnd:
       return snapshotEnded(now: now)
     case .written(let tag, let result):
@@ -229,38 +226,36 @@ struct FleetState {
     }
   }
 
-  /// The watcher's state replaces the mirror: what changed meanwhile is applied as entries
-  /// would have been (so members who joined or left while the bus was away are told), and
-  /// every claim is checked against it and written again where it differs.
-  private mutating func snapshotEnded(now: Instant) -> [Change] {
-    inSnapshot = false
-    // What this edge's claims know of their records is the snapshot's from here: its own
-    // record's revision; none if the key is gone, or holds an older revision than this
-    // edge wrote (the bucket was made again, its revisions counted afresh).
-    var read: [FleetKey: FleetEntry] = [:]
-    for entry in snapshot {
-      if let key = FleetKey(entry.key) { read[key] = entry }
-    }
-    for (key, claim) in claims {
-      let entry = read[key]
-      let owner = entry?.value.flatMap { FleetRecord($0) }?.owner
-      if owner == me {
-        claims[key]?.revision = entry?.revision
-      } else if entry == nil || (claim.revision.map { (entry?.revision ?? 0) < $0 } ?? false) {
+  /// One entry of the watcher's state, applied as it comes (so a large state costs the
+  /// loop many small batches, not one long one): what changed while the bus was away is
+  /// told as entries are. What this edge's claim of the key knows of its record is the
+  /// snapshot's from here: its own record's revision; none if the key holds an older
+  /// revision than this edge wrote (the bucket was made again, its revisions counted
+  /// afresh).
+  private mutating func snapshotEntry(_ entry: FleetEntry, now: Instant) -> [Change] {
+    guard let key = FleetKey(entry.key) else { return apply(entry, now: now) }  // counted
+    snapshotSeen.insert(key)
+    if let claim = claims[key] {
+      if entry.value.flatMap({ FleetRecord($0) })?.owner == me {
+        claims[key]?.revision = entry.revision
+      } else if let revision = claim.revision, entry.revision < revision {
         claims[key]?.revision = nil
       }
     }
-    var seen = Set<FleetKey>()
+    return apply(entry, now: now, ordered: false)
+  }
+
+  /// The watcher's state has replaced the mirror: keys it did not hold are deleted (members
+  /// who left meanwhile are told), claims of them know no revision, and every claim is
+  /// checked against the state and written again where it differs.
+  private mutating func snapshotEnded(now: Instant) -> [Change] {
+    inSnapshot = false
+    for key in claims.keys where !snapshotSeen.contains(key) { claims[key]?.revision = nil }
     var changes: [Change] = []
-    for entry in snapshot {
-      guard let key = FleetKey(entry.key) else { continue }
-      seen.insert(key)
-      changes += apply(entry, now: now, ordered: false)
-    }
-    snapshot.removeAll()
-    for key in mirror.keys where !seen.contains(key) {
+    for key in mirror.keys where !snapshotSeen.contains(key) {
       changes += apply(FleetEntry(key: key.key, value: nil, revision: 0), now: now)
     }
+    snapshotSeen.removeAll()
     for key in claims.keys { claims[key]?.dirty = true }
     due.formUnion(claims.keys)
     retrying.removeAll()
