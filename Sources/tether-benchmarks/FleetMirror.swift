@@ -38,10 +38,10 @@ struct FleetMirror {
       \(f(emptyReadSeconds * 1000)) ms), and its VmRSS was \
       \(f(Double(fullResidentBytes) / 1_048_576)) MiB against \
       \(f(Double(emptyResidentBytes) / 1_048_576)) MiB on the empty fleet: \
-      \(f(bytesPerRecord)) bytes per mirrored record. The loop applies the state in one \
-      go once it is read: it spent \(f(Double(fullLongestBatchMicroseconds) / 1000)) ms on \
-      its longest batch of the bus's inputs, reading no datagram meanwhile. Every \
-      (re)connection to the bus reads the state again at that cost.
+      \(f(bytesPerRecord)) bytes per mirrored record. The loop applies the state as it \
+      comes, at most 1024 inputs between two reads of its socket: its longest batch took \
+      \(f(Double(fullLongestBatchMicroseconds) / 1000)) ms, no datagram read meanwhile. \
+      Every (re)connection to the bus reads the state again at that cost.
       """
   }
 
