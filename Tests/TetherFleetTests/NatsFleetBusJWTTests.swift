@@ -12,9 +12,7 @@ import TetherLab
 @Suite(.serialized) struct NatsFleetBusJWTTests {
   @Test func aCredsFile_connects_toAServerInOperatorMode_andMakesItsBucket() throws {
     let (server, trust) = try operatorServer()
-    let user = try NKey(.user)
-    let creds = try writeCreds(
-      NatsJWT.user(user, name: "edge", account: trust.fleet), seed: user.seed, in: server)
+    let creds = try fleetUserCreds(server, trust)
     let bus = try BusReader(server: server.url) { $0.credentials = .credsFile(creds) }
     #expect(bus.snapshot() == [])
     #expect(bus.revision("alice", .create([1])) > 0)
@@ -56,9 +54,7 @@ import TetherLab
   /// ever): a server that refused it and later admits it should see it come up.
   @Test func aRefusedBus_comesUp_onceTheServerKnowsItsAccount() throws {
     let (server, trust) = try operatorServer(knowingTheFleet: false)
-    let user = try NKey(.user)
-    let creds = try writeCreds(
-      NatsJWT.user(user, name: "edge", account: trust.fleet), seed: user.seed, in: server)
+    let creds = try fleetUserCreds(server, trust)
     let bus = try BusReader(server: server.url) { $0.credentials = .credsFile(creds) }
     #expect(bus.next(within: 1) { $0 == .up } == nil)
     server.kill()
@@ -75,9 +71,7 @@ import TetherLab
   /// account for a moment does not lose the bus for good.
   @Test func aBusRefusedAfterALoss_comesUpAgain_onceTheServerKnowsItsAccount() throws {
     let (server, trust) = try operatorServer()
-    let user = try NKey(.user)
-    let creds = try writeCreds(
-      NatsJWT.user(user, name: "edge", account: trust.fleet), seed: user.seed, in: server)
+    let creds = try fleetUserCreds(server, trust)
     let bus = try BusReader(server: server.url) { $0.credentials = .credsFile(creds) }
     #expect(bus.snapshot() == [])
     server.kill()
@@ -121,6 +115,15 @@ import TetherLab
     try trust.serverConfig(knowingTheFleet: knowingTheFleet)
       .write(toFile: configFile, atomically: true, encoding: .utf8)
     server.extraArguments = ["-c", configFile]
+  }
+
+  /// A new user of the fleet's account, its `.creds` file written; returns its path.
+  private func fleetUserCreds(_ server: NatsServerProcess, _ trust: OperatorTrust) throws
+    -> String
+  {
+    let user = try NKey(.user)
+    return try writeCreds(
+      NatsJWT.user(user, name: "edge", account: trust.fleet), seed: user.seed, in: server)
   }
 
   /// Writes a `.creds` file into the server's directory; returns its path.
