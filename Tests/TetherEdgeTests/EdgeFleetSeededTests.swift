@@ -68,7 +68,7 @@ struct EdgeFleetSeededTests {
     var conflicts: UInt64 = 0
     var cuts = 0
     var kills = 0
-    for seed in first..<first + Self.perBatch where !Self.knownIssues.contains(seed) {
+    for seed in first..<first + Self.perBatch {
       let run = try Self.play(seed: seed)
       let violations = Self.violations(run)
       if !violations.isEmpty { failed.append((seed, violations)) }
@@ -271,40 +271,33 @@ struct EdgeFleetSeededTests {
     return out
   }
 
-  // MARK: - Known issues
+  // MARK: - Regressions
 
-  /// Seeds whose runs fail on a known product bug, replayed below (marked as a known
-  /// issue), and left out of the batches (should the batches ever reach them).
-  static let knownIssues: Set<UInt64> = [41_885_494, 41_885_891]
+  /// Seeds that found a bug, replayed on their own (41885891 lies outside the batches).
+  static let regressions: [UInt64] = [41_885_494, 41_885_891]
 
   /// Seed 41885494: edge 2 is off the bus from 0.75 s to 30 s (back for an instant at
   /// 11.75 s, no beacon sent), and devices join it meanwhile as lobby.1 and hall.1. Back on
-  /// the bus at 30 s, edge 2 writes their records; edge 0's next tick reaps both (its last
-  /// beacon of edge 2 is forget-after old, and none of edge 2's new beacons arrived yet), and
-  /// edge 2 then writes each record again as an update on the revision it wrote, which the
-  /// reap's tombstone has moved: a conflict every second, for good. Both members are joined
-  /// on edge 2 and in no record; edges 0 and 1 never list them. Seed 41885891 (outside the
-  /// batches, found in a wider sweep): the same, edge 0 off the bus from 0.75 s to 30 s,
-  /// lobby.1 reaped by edge 1.
-  @Test(arguments: knownIssues.sorted())
-  func knownIssue_aReturningEdgesRecordIsReaped_andNeverWrittenAgain(seed: UInt64) throws {
+  /// the bus at 30 s, edge 2 writes their records. Edge 0's next tick reaped both (its last
+  /// beacon of edge 2 was forget-after old, and none of edge 2's new beacons had arrived),
+  /// and edge 2 then wrote each record again as an update on the revision it wrote, which
+  /// the reap's tombstone had moved: a conflict every second, for good; edges 0 and 1 never
+  /// listed the members. Now a record written as it happens is a sign of its edge's life,
+  /// and a claim whose record is deleted creates it again. Seed 41885891: the same, edge 0
+  /// off the bus from 0.75 s to 30 s, lobby.1 reaped by edge 1.
+  @Test(arguments: regressions)
+  func aReturningEdgesRecords_areNotReaped_andAreWrittenAgainIfDeleted(seed: UInt64) throws {
     let run = try Self.play(seed: seed)
-    withKnownIssue(
-      "a returning edge's record is reaped before its first beacon arrives; its claim then updates on a revision the tombstone moved, forever"
-    ) {
-      let violations = Self.violations(run)
-      #expect(violations.isEmpty, "seed \(seed): \(violations)")
-    }
+    let violations = Self.violations(run)
+    #expect(violations.isEmpty, "seed \(seed): \(violations)")
   }
 
   /// The same, scripted on the perfect bus: edge 0 is off the bus from the start for 35 s
   /// (edge 1 never heard a beacon of it) with a member joined meanwhile. Back on the bus,
   /// edge 0 creates the record at once; edge 1's next tick (36 s, the instant edge 0 sends
-  /// its first beacon) reaps it, and edge 0 then updates on the revision it created, a
-  /// conflict a second. Fixed, the record is edge 0's and edge 1 lists the member.
-  @Test func knownIssue_edgeBackAfterForgetAfter_itsMembersRecordIsReaped_andNeverWrittenAgain()
-    throws
-  {
+  /// its first beacon) reaped it, and edge 0 then updated on the revision it created, a
+  /// conflict a second. The record stays edge 0's and edge 1 lists the member.
+  @Test func edgeBackAfterForgetAfter_itsMembersRecord_isNotReaped() throws {
     var rig = Rig(edges: 2)
     rig.worlds[0].addClient()
     rig.worlds[1].addClient()
@@ -316,14 +309,27 @@ struct EdgeFleetSeededTests {
     rig.run(for: .seconds(10))
     let edge0 = rig.worlds[0].server.fleetCounters ?? FleetCounters()
     let edge1 = rig.worlds[1].server.fleetCounters ?? FleetCounters()
-    withKnownIssue(
-      "the record is reaped by edge 1, then edge 0 updates on a stale revision forever"
-    ) {
-      #expect(rig.bucket.records["c.lobby.1001"]?.owner.edgeID == Array("edge-0".utf8))
-      #expect(rig.worlds[1].server.fleet?.remoteMembers[Fixture.channel] == [1001])
-      #expect(edge1.reaped == 0)
-      #expect(edge0.conflicts <= 1, "\(edge0)")
-    }
+    #expect(rig.bucket.records["c.lobby.1001"]?.owner.edgeID == Array("edge-0".utf8))
+    #expect(rig.worlds[1].server.fleet?.remoteMembers[Fixture.channel] == [1001])
+    #expect(edge1.reaped == 0)
+    #expect(edge0.conflicts <= 1, "\(edge0)")
+  }
+
+  /// A claim's record deleted under it (a reap by an edge that took its holder for gone,
+  /// made here from outside the edges, on the record's revision) is created again at once,
+  /// not updated on the revision the deletion moved.
+  @Test func aClaimsRecordDeletedUnderIt_isCreatedAgain_withoutConflicts() throws {
+    var rig = Rig(edges: 2)
+    rig.worlds[0].addClient()
+    try rig.worlds[0].join(0, uid: 1001)
+    rig.run(for: .seconds(2))
+    let revision = try #require(rig.bucket.values["c.lobby.1001"]?.revision)
+    rig.deleteFromBus("c.lobby.1001", revision: revision)
+    rig.run(for: .seconds(5))
+    let edge0 = rig.worlds[0].server.fleetCounters ?? FleetCounters()
+    #expect(rig.bucket.records["c.lobby.1001"]?.owner.edgeID == Array("edge-0".utf8))
+    #expect(edge0.conflicts == 0, "\(edge0)")
+    #expect(rig.worlds[1].server.fleet?.remoteMembers[Fixture.channel] == [1001])
   }
 
   // MARK: - Reading the edges

@@ -44,6 +44,10 @@ struct FleetState {
     /// The revision of this edge's record in the bucket, as its last write or its watcher
     /// said (nil: none known).
     var revision: UInt64?
+    /// The revision of the key's value as the watcher last showed it since the bus came up,
+    /// whatever it holds (another edge's record, or bytes that are no record); nil once
+    /// deleted. A write goes on it when it is the latest known.
+    var keyRevision: UInt64?
     /// The tag of the write in flight, and what it writes.
     var writing: (tag: UInt64, record: FleetRecord?)?
     /// A write is due.
@@ -73,6 +77,10 @@ struct FleetState {
   private(set) var remoteMembers: [ChannelName: Set<UInt32>] = [:]
   private(set) var remoteLoginMembers: [ChannelName: Set<UserID>] = [:]
   private(set) var edges: [FleetOwner: EdgeSeen] = [:]
+  /// When another edge was last seen writing a record as it happened (not in a state read):
+  /// a sign of life as a beacon is, so the records an edge writes on its return are not
+  /// taken for a gone edge's before its first beacon arrives.
+  private var lastWrite: [FleetOwner: Instant] = [:]
   private(set) var claims: [FleetKey: Claim] = [:]
   /// Claims that may have a write due (the others wait for an answer, an entry or a tick).
   private var due = Set<FleetKey>()
@@ -166,7 +174,7 @@ struct FleetState {
     }
     let operation: FleetWrite.Operation
     if let want = claim.want {
-      let base = max(claim.revision ?? 0, held?.revision ?? 0)
+      let base = max(claim.revision ?? 0, claim.keyRevision ?? 0, held?.revision ?? 0)
       operation = base == 0 ? .create(want.bytes) : .update(want.bytes, revision: base)
     } else {
       // Deleted: only this edge's own record, on its revision.
@@ -208,6 +216,7 @@ struct FleetState {
       upSince = now
       inSnapshot = true
       snapshotSeen.removeAll()
+      for key in claims.keys { claims[key]?.keyRevision = nil }  // the state's read tells
       return []
     case .down:
       isUp = false
@@ -297,7 +306,16 @@ struct FleetState {
     if claims[key] != nil {
       retrying.remove(key)
       due.insert(key)
+      if entry.value == nil {
+        // Deleted (reaped, or gone from a state read): nothing of this edge's is left there,
+        // and the next write creates (a create goes on a tombstone).
+        claims[key]?.revision = nil
+        claims[key]?.keyRevision = nil
+      } else {
+        claims[key]?.keyRevision = entry.revision
+      }
     }
+    if ordered, let record, record.owner != me { lastWrite[record.owner] = now }
     var changes = remoteChanges(key, old: old?.record, new: record)
     if let record, record.owner == me {
       // This edge's own write, seen back: its revision is known from here.
@@ -390,11 +408,11 @@ struct FleetState {
   }
 
   /// Whether `owner` is gone: this edge's own previous incarnation (or a namesake), or an
-  /// edge whose last beacon (or first record, before any beacon) is forget-after old,
+  /// edge last heard (a beacon, or a record written as it happened) forget-after ago,
   /// counting only time this edge was on the bus.
   func isGone(_ owner: FleetOwner, now: Instant) -> Bool {
     if owner.edgeID == me.edgeID { return owner != me }
-    let heard = edges[owner]?.lastBeacon ?? .zero
+    let heard = max(edges[owner]?.lastBeacon ?? .zero, lastWrite[owner] ?? .zero)
     return now.since(max(heard, upSince)) >= forgetAfter
   }
 
@@ -423,6 +441,9 @@ struct FleetState {
         // Its record was written over: there is nothing of this edge's left to delete.
         return drop(key)
       }
+      // As far as the watcher says the key holds nothing (deleted, perhaps after this
+      // write's own entry came): the next write creates.
+      if mirror[key] == nil && claim.keyRevision == nil { claim.revision = nil }
       claim.dirty = true
       retrying.insert(key)
     case .failed:
@@ -478,6 +499,7 @@ struct FleetState {
       }
     }
     for owner in edges.keys where isGone(owner, now: now) { edges[owner] = nil }
+    for owner in lastWrite.keys where isGone(owner, now: now) { lastWrite[owner] = nil }
   }
 }
 

@@ -187,6 +187,19 @@ struct FleetRig<Client: SimClient> {
     for index in worlds.indices where alive[index] { reconnect(index) }
   }
 
+  /// A conditional delete of `key` on `revision` from outside the edges (as another
+  /// edge's reap makes it), its tombstone delivered to every edge on the bus.
+  mutating func deleteFromBus(_ key: String, revision: UInt64) {
+    let (_, entry) = bucket.apply(
+      FleetWrite(tag: 0, key: key, operation: .delete(revision: revision)))
+    if let entry {
+      for other in worlds.indices where onBus[other] && alive[other] {
+        deliver([.entry(entry)], to: other, on: .watcher)
+      }
+    }
+    pump()
+  }
+
   /// Edge `index` dies (kill -9): nothing more from it, its devices go silent with it.
   mutating func kill(_ index: Int) {
     alive[index] = false
