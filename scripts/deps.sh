@@ -22,6 +22,7 @@ fi
 check() {
   missing_pkgs=()
   foreign_pkgs=()
+  lean_pkgs=()
   need gcc gcc
   need g++ g++
   need make make
@@ -52,7 +53,13 @@ check() {
   [ -e /usr/lib/arm-linux-gnueabihf/libev.so ] || foreign_pkgs+=(libev-dev:armhf)
   [ -e /usr/lib/aarch64-linux-gnu/libsodium.so ] || foreign_pkgs+=(libsodium-dev:arm64)
   [ -e /usr/lib/arm-linux-gnueabihf/libsodium.so ] || foreign_pkgs+=(libsodium-dev:armhf)
-  all_pkgs=("${missing_pkgs[@]}" "${foreign_pkgs[@]}")
+  # The C tests on real ARM kernels (make test-vm): the emulators and cpio for the guest's
+  # initramfs, without their recommends (a desktop's worth of packages; the guests need no
+  # firmware, their network card is virtio-net-device). The guests' own packages are
+  # downloaded by scripts/test/vm.sh, never installed here.
+  command -v qemu-system-aarch64 >/dev/null 2>&1 || lean_pkgs+=(qemu-system-arm)
+  command -v cpio >/dev/null 2>&1 || lean_pkgs+=(cpio)
+  all_pkgs=("${missing_pkgs[@]}" "${foreign_pkgs[@]}" "${lean_pkgs[@]}")
 }
 missing_pkgs=()
 need() { # need COMMAND DEBIAN_PACKAGE
@@ -81,10 +88,13 @@ fi
 # The command that installs what is missing, on one line. `;` after the update: an index
 # that fails (a mirror being re-synced) must not stop the install.
 install_command() { # install_command SUDO
-  local s=$1 line=""
+  local s=$1 line="" regular=("${missing_pkgs[@]}" "${foreign_pkgs[@]}")
   [ ${#foreign_pkgs[@]} -gt 0 ] &&
     line="${s}dpkg --add-architecture arm64; ${s}dpkg --add-architecture armhf; "
-  echo "${line}${s}apt-get update; ${s}apt-get install -y ${all_pkgs[*]}"
+  line+="${s}apt-get update"
+  [ ${#regular[@]} -gt 0 ] && line+="; ${s}apt-get install -y ${regular[*]}"
+  [ ${#lean_pkgs[@]} -gt 0 ] && line+="; ${s}apt-get install -y --no-install-recommends ${lean_pkgs[*]}"
+  echo "$line"
 }
 if [ "$(id -u)" -ne 0 ]; then
   echo "deps: missing ${all_pkgs[*]}; run: $(install_command 'sudo ')" >&2
@@ -111,7 +121,13 @@ for try in 1 2 3; do
   echo "deps: apt-get update failed (try $try of 3); going on with the indexes there are" >&2
   [ "$try" -lt 3 ] && sleep $((try * 2))
 done
-if ! "${apt[@]}" install -y -qq "${wanted[@]}" >/dev/null; then
+regular=("${missing_pkgs[@]}" "${foreign_pkgs[@]}")
+if [ ${#regular[@]} -gt 0 ] && ! "${apt[@]}" install -y -qq "${regular[@]}" >/dev/null; then
+  echo "deps: missing ${wanted[*]} (apt-get install failed); run: $run" >&2
+  exit 1
+fi
+if [ ${#lean_pkgs[@]} -gt 0 ] &&
+  ! "${apt[@]}" install -y -qq --no-install-recommends "${lean_pkgs[@]}" >/dev/null; then
   echo "deps: missing ${wanted[*]} (apt-get install failed); run: $run" >&2
   exit 1
 fi

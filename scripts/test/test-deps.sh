@@ -18,7 +18,8 @@ setup() { # a fresh PATH of stubs
   mkdir -p "$work/bin"
   ln -s "$(command -v bash)" "$work/bin/bash"
   for tool in swift python3 gcc g++ make valgrind pkg-config ip readelf dpkg-deb dpkg-shlibdeps \
-    aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc qemu-aarch64 nats-server openssl; do
+    aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc qemu-aarch64 qemu-system-aarch64 cpio nats-server \
+    openssl; do
     printf '#!%s\nexit 0\n' "$(command -v bash)" > "$work/bin/$tool"
   done
   cat > "$work/bin/id" <<STUB
@@ -137,5 +138,16 @@ run 0 0 ok
 [ "$rc" != 0 ] && [ "$(echo "$err" | wc -l)" = 1 ] && [[ "$err" == "deps: missing Swift"* ]] ||
   fail "no swift: rc $rc, '$err'"
 [ ! -s "$work/calls" ] || fail "no swift: called $(cat "$work/calls")"
+
+# 7. Root, the VM tools missing too: they are installed without their recommends (a
+# desktop's worth of packages), in an install of their own after the others.
+setup
+rm "$work/bin/qemu-system-aarch64" "$work/bin/cpio"
+run 0 0 ok
+grep -q '^apt-get .*install -y -qq cmake' "$work/calls" || fail "vm tools: cmake not installed on its own"
+grep -q '^apt-get .*install -y -qq --no-install-recommends qemu-system-arm cpio' "$work/calls" ||
+  fail "vm tools: not installed without recommends: $(cat "$work/calls")"
+echo "deps-test: root, the VM tools missing: installed without their recommends"
+
 echo "deps-test: $cases cases of scripts/deps.sh passed"
 rm -rf "$work"
