@@ -24,7 +24,8 @@ E2E = TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(B)/install/bin/tether-edge \
 	TETHER_DEVICE_BIN_ARMV7=$(B)/examples/armv7/device TETHER_MESSAGING_BIN_ARMV7=$(B)/examples/armv7/messaging
 # make test: the parts below, each also a target of its own.
 TESTS := lint header-check abi-check embedded-check alloc-check c-test thread-test cross-test \
-	profile-check swift-test bench-smoke sim-check fuzz-replay edge-check cmake-test deb-test deps-test
+	test-vm-harness profile-check swift-test bench-smoke sim-check fuzz-replay edge-check cmake-test \
+	deb-test deps-test
 
 help: ## this list
 	@awk -F ':.*## ' '/^## /{print "\n" substr($$0, 4)} /^[a-z0-9%-]+:.*## /{printf "  make %-20s %s\n", $$1, $$2}' Makefile
@@ -65,6 +66,11 @@ cross-%: lib-% examples-% $(BUILD_DIR)/lib-test-crypto/%/libtether.a ## the libr
 	@NM=$(CROSS_$*)nm scripts/check/abi-symbols.sh $(BUILD_DIR)/lib/$*/libtether.so.0
 	@NM=$(CROSS_$*)nm scripts/check/test-hooks.sh $(BUILD_DIR)/lib/$* $(BUILD_DIR)/lib-test-crypto/$*
 	@scripts/test/c-tests.sh $*
+test-vm: test-vm-$(ARCH) ## every C test on a real ARM kernel, in a virtual machine (ARCH=aarch64 or armv7; scripts/test/vm.sh)
+test-vm-%: deps lib-% $(BUILD_DIR)/lib-test-crypto/%/libtether.a ## the same for one architecture (test-vm-armv7)
+	@scripts/test/vm.sh $*
+test-vm-harness: deps ## the VM harness's own check: a guest's failing test, lost marker or hang each fail the run
+	@scripts/test/vm.sh aarch64 --harness
 profile-check: lib lib-aarch64 lib-armv7 ## a one-profile host links only its profile; both profiles' aarch64 text under the bound, 80 KiB (scripts/check/profile-hosts.sh)
 	@for arch in x86_64 $(CROSS_ARCHS); do scripts/check/profile-hosts.sh $$arch --check > /dev/null || exit 1; done
 swift-test: examples-x86_64 cross-test ## every Swift suite, end to end included (tether-edge, C examples)

@@ -14,6 +14,10 @@
 #     The library column: the shipped library, shared or static, or one of the test-only
 #     builds (scripts/build/build-lib.sh ARCH VARIANT: build/lib-VARIANT/ARCH), linked
 #     statically, the test compiled with the build's macro for tether_test_crypto.h
+#   scripts/test/c-tests.sh vm-build ARCH DIR
+#     builds every row for a board's kernel (scripts/test/vm.sh runs them in a virtual
+#     machine): cross-built as above but in full, nothing left out for qemu-user; every row
+#     but the x86_64-only one. Prints the binaries' names.
 #   scripts/test/c-tests.sh build NAME OUTPUT
 #     builds one test only, for the scripts that run them their own way
 #     (check-valgrind.sh, check-c-sanitizers.sh): CC (gcc), EXTRA_CFLAGS and TETHER_LIB (the
@@ -182,7 +186,28 @@ main() {
   done
 }
 
-if [ "${1:-}" = build ]; then
+# vm_build ARCH DIR: every row but the x86_64-only build, cross-built in full into DIR.
+vm_build() {
+  tether_arch "$1"
+  local dir=$2 lib=$build_dir/lib/$1 name
+  mkdir -p "$dir"
+  for name in $(awk 'NF {print $1}' <<< "$table"); do
+    row "$name"
+    [ "$qemu" != x86_64 ] || continue
+    local static=$lib/libtether.a flags=${EXTRA_CFLAGS:-}
+    if [ -n "${variant_macro[$library]:-}" ]; then
+      static=$build_dir/lib-$library/$1/libtether.a
+      flags+=" -D${variant_macro[$library]}"
+    fi
+    EXTRA_CFLAGS=$flags compile "$name" "$dir/test_$name" "${CROSS}gcc" "$static"
+    echo "test_$name"
+  done
+}
+
+if [ "${1:-}" = vm-build ]; then
+  [ $# -eq 3 ] || { echo "usage: scripts/test/c-tests.sh vm-build ARCH DIR" >&2; exit 2; }
+  vm_build "$2" "$3"
+elif [ "${1:-}" = build ]; then
   [ $# -eq 3 ] || { echo "usage: scripts/test/c-tests.sh build NAME OUTPUT" >&2; exit 2; }
   default_lib=$build_dir/lib/x86_64
   # shellcheck disable=SC2086
