@@ -9,6 +9,7 @@
  * allocation. Built for every architecture (linked statically, with the linker's
  * --wrap: scripts/test/c-tests.sh) and run under qemu-user for ARM. */
 #define _GNU_SOURCE
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,15 +25,25 @@ void *__real_realloc(void *pointer, size_t size);
 int __real_posix_memalign(void **out, size_t alignment, size_t size);
 void *__real_aligned_alloc(size_t alignment, size_t size);
 
-void *__wrap_malloc(size_t size) { allocations += counting; return __real_malloc(size); }
-void *__wrap_calloc(size_t count, size_t size) { allocations += counting; return __real_calloc(count, size); }
-void *__wrap_realloc(void *pointer, size_t size) { allocations += counting; return __real_realloc(pointer, size); }
+/* Where the first counted allocations came from (their callers' addresses: a failure
+   names them, for addr2line on the test's binary). */
+static void *callers[8];
+static void tally(void *caller, size_t size) {
+  if (!counting) return;
+  if (allocations < 8) callers[allocations] = caller;
+  allocations++;
+  (void)size;
+}
+#define COUNT(size) tally(__builtin_return_address(0), (size))
+void *__wrap_malloc(size_t size) { COUNT(size); return __real_malloc(size); }
+void *__wrap_calloc(size_t count, size_t size) { COUNT(count * size); return __real_calloc(count, size); }
+void *__wrap_realloc(void *pointer, size_t size) { COUNT(size); return __real_realloc(pointer, size); }
 int __wrap_posix_memalign(void **out, size_t alignment, size_t size) {
-  allocations += counting;
+  COUNT(size);
   return __real_posix_memalign(out, alignment, size);
 }
 void *__wrap_aligned_alloc(size_t alignment, size_t size) {
-  allocations += counting;
+  COUNT(size);
   return __real_aligned_alloc(alignment, size);
 }
 
@@ -114,6 +125,11 @@ static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
   printf("alloc: %ld allocations while receiving 10000 heartbeat acks and 1000 presence "
          "digests (state %s, %d heartbeats sent)\n",
          during, tether_connection_state_name(tether_get_connection_state(engine)), srv.heartbeats);
+  /* As an offset from `allocations` (the binary is position-independent): its address in
+     `nm` plus the offset is what addr2line takes. */
+  for (long i = 0; i < during && i < 8; i++)
+    printf("alloc: counted allocation %ld called from allocations%+ld (nm, then addr2line)\n",
+           i + 1, (long)((uintptr_t)callers[i] - (uintptr_t)&allocations));
   CHECK(joined);
   CHECK(at_setup > 0); /* the counter works */
   CHECK(during == 0);
