@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TetherEdge
 
-/// The commands waiting for the worker, first in first out, taken in O(1) each.
+/// The commands waiting for the worker, first in first out (``FIFO``).
 ///
 /// Its size is bounded: writes by the edge (at most one in flight per key it holds, plus one
 /// reap per key of a gone edge: ``FleetState`` never asks another while one is unanswered),
@@ -11,15 +11,14 @@ import TetherEdge
 struct CommandQueue {
   static let maxPublishes = 1024
 
-  private var items: [FleetCommand] = []
-  private var head = 0
+  private var items = FIFO<FleetCommand>()
   /// Messages waiting (``FleetCommand/publish(subject:payload:)``).
   private(set) var publishes = 0
   /// Messages dropped because ``maxPublishes`` were waiting.
   private(set) var droppedPublishes: UInt64 = 0
 
-  var isEmpty: Bool { head == items.count }
-  var count: Int { items.count - head }
+  var isEmpty: Bool { items.isEmpty }
+  var count: Int { items.count }
 
   mutating func append(contentsOf commands: [FleetCommand]) {
     for command in commands {
@@ -35,27 +34,14 @@ struct CommandQueue {
   }
 
   mutating func popFirst() -> FleetCommand? {
-    guard head < items.count else { return nil }
-    let command = items[head]
-    head += 1
+    let command = items.popFirst()
     if case .publish = command { publishes -= 1 }
-    if head == items.count {
-      items.removeAll(keepingCapacity: items.count <= 4096)
-      head = 0
-    } else if head >= 4096 && head * 2 >= items.count {
-      items.removeFirst(head)  // amortized: each command moves at most once per halving
-      head = 0
-    }
     return command
   }
 
   /// Empties the queue; the writes it held, in order.
   mutating func removeAll() -> [FleetWrite] {
-    var writes: [FleetWrite] = []
-    for case .write(let write) in items[head...] { writes.append(write) }
-    items.removeAll()
-    head = 0
     publishes = 0
-    return writes
+    return items.removeAll().compactMap { if case .write(let write) = $0 { write } else { nil } }
   }
 }

@@ -19,14 +19,14 @@ public final class EdgeLoop {
   /// (`SO_RXQ_OVFL`, as the last datagram read reported it; 0 where the kernel does not
   /// say).
   public var receiveDrops: UInt64 { UInt64(batch.kernelDrops) }
-  /// The longest the loop spent on one batch of the bus's inputs, in nanoseconds (at a
-  /// (re)connection: the whole state, applied in one go): no datagram is read meanwhile.
+  /// The longest the loop spent on one batch of the bus's inputs, in nanoseconds (at most
+  /// ``busInputsPerTurn`` inputs, or the end of a state's read): no datagram is read
+  /// meanwhile.
   public private(set) var longestBusBatchNanoseconds: UInt64 = 0
-  /// The bus's inputs taken and not yet applied (from ``busHead``): at most
-  /// ``busInputsPerTurn`` are applied between two reads of the socket, so a large state
-  /// read at a (re)connection never holds the devices' datagrams for long.
-  private var busInputs: [FleetInput] = []
-  private var busHead = 0
+  /// The bus's inputs taken and not yet applied: at most ``busInputsPerTurn`` are applied
+  /// between two reads of the socket, so a large state read at a (re)connection never
+  /// holds the devices' datagrams for long.
+  private var busInputs = FIFO<FleetInput>()
   static let busInputsPerTurn = 1024
   /// The socket's receive buffer, raised to the system's maximum at start (nil: unknown).
   public let receiveBuffer: Int?
@@ -83,7 +83,7 @@ public final class EdgeLoop {
       }
       if fds[1].revents != 0 { stop.drain() }
       if fds[0].revents != 0 { readDatagrams() }
-      if fds[2].revents != 0 || busHead < busInputs.count { readBus() }
+      if fds[2].revents != 0 || !busInputs.isEmpty { readBus() }
       runTimers()
       submitToBus()
     }
@@ -91,7 +91,7 @@ public final class EdgeLoop {
 
   /// Milliseconds until the next deadline, rounded up; -1 (forever) with none.
   func pollTimeout(now: Instant) -> Int32 {
-    if busHead < busInputs.count { return 0 }  // more of the bus's inputs wait
+    if !busInputs.isEmpty { return 0 }  // more of the bus's inputs wait
     guard let deadline = server.nextDeadline else { return -1 }
     guard deadline > now else { return 0 }
     let nanoseconds = deadline.since(now).nanoseconds
@@ -121,24 +121,9 @@ public final class EdgeLoop {
   /// What the bus said, to the server; what the server sends its devices for it, sent.
   private func readBus() {
     guard let bus else { return }
-    if busHead == busInputs.count {
-      busInputs = bus.takeInputs()
-      busHead = 0
-    } else {
-      if busHead >= 4096 && busHead * 2 >= busInputs.count {
-        busInputs.removeFirst(busHead)  // each input moves at most once per halving
-        busHead = 0
-      }
-      busInputs += bus.takeInputs()
-    }
-    guard busHead < busInputs.count else { return }
-    let end = min(busInputs.count, busHead + Self.busInputsPerTurn)
-    let inputs = Array(busInputs[busHead..<end])
-    busHead = end
-    if busHead == busInputs.count {
-      busInputs.removeAll()
-      busHead = 0
-    }
+    busInputs.append(contentsOf: bus.takeInputs())
+    let inputs = busInputs.popFirst(upTo: Self.busInputsPerTurn)
+    guard !inputs.isEmpty else { return }
     let now = HostClock.monotonic()
     let outgoing = server.fleet(inputs, now: now, wallClock: HostClock.wall())
     let spent = HostClock.monotonic().nanoseconds &- now.nanoseconds
