@@ -140,11 +140,7 @@ struct FleetRig<Client: SimClient> {
     case .write(let write):
       let (result, entry) = bucket.apply(write)
       deliver([.written(tag: write.tag, result)], to: index, on: .answers)
-      if let entry {
-        for other in worlds.indices where onBus[other] && alive[other] {
-          deliver([.entry(entry)], to: other, on: .watcher)
-        }
-      }
+      if let entry { watchers(entry) }
     case .purgeDeletes:
       break
     }
@@ -190,14 +186,16 @@ struct FleetRig<Client: SimClient> {
   /// A conditional delete of `key` on `revision` from outside the edges (as another
   /// edge's reap makes it), its tombstone delivered to every edge on the bus.
   mutating func deleteFromBus(_ key: String, revision: UInt64) {
-    let (_, entry) = bucket.apply(
-      FleetWrite(tag: 0, key: key, operation: .delete(revision: revision)))
-    if let entry {
-      for other in worlds.indices where onBus[other] && alive[other] {
-        deliver([.entry(entry)], to: other, on: .watcher)
-      }
-    }
+    let delete = FleetWrite(tag: 0, key: key, operation: .delete(revision: revision))
+    if let entry = bucket.apply(delete).1 { watchers(entry) }
     pump()
+  }
+
+  /// `entry` to the watcher of every edge on the bus.
+  private mutating func watchers(_ entry: FleetEntry) {
+    for other in worlds.indices where onBus[other] && alive[other] {
+      deliver([.entry(entry)], to: other, on: .watcher)
+    }
   }
 
   /// Edge `index` dies (kill -9): nothing more from it, its devices go silent with it.
