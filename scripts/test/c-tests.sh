@@ -84,6 +84,16 @@ compile() {
     Tests/c/harness.c Tests/c/edge_v2.c Tests/c/wire_v2.c -o "$output" "$@" -lsodium -lev -lm $extra
 }
 
+# row_library ARCH: sets static (the row's static library: the shipped one's, or a
+# test-only build's) and flags (EXTRA_CFLAGS, and the build's macro).
+row_library() {
+  static=$build_dir/lib/$1/libtether.a flags=${EXTRA_CFLAGS:-}
+  if [ -n "${variant_macro[$library]:-}" ]; then
+    static=$build_dir/lib-$library/$1/libtether.a
+    flags+=" -D${variant_macro[$library]}"
+  fi
+}
+
 # check NAME LOG STATUS [HOW [CLEAN]]: one line for a run (HOW: under what) that ended
 # with STATUS; fails the script on a failure, with the run's output.
 check() {
@@ -162,12 +172,8 @@ main() {
   for name in "${names[@]}"; do
     row "$name"
     name=${name#test_}
-    # The static library of the row: the shipped one's, or a test-only build's.
-    local static=$lib/libtether.a flags=${EXTRA_CFLAGS:-}
-    if [ -n "${variant_macro[$library]:-}" ]; then
-      static=$build_dir/lib-$library/$arch/libtether.a
-      flags+=" -D${variant_macro[$library]}"
-    fi
+    local static flags
+    row_library "$arch"
     if [ -z "$CROSS" ]; then
       if [ "$library" = shared ]; then
         EXTRA_CFLAGS=$flags compile "$name" "$dir/test_$name" gcc -L"$lib" -ltether \
@@ -189,16 +195,12 @@ main() {
 # vm_build ARCH DIR: every row but the x86_64-only build, cross-built in full into DIR.
 vm_build() {
   tether_arch "$1"
-  local dir=$2 lib=$build_dir/lib/$1 name
+  local dir=$2 name static flags
   mkdir -p "$dir"
   for name in $(awk 'NF {print $1}' <<< "$table"); do
     row "$name"
     [ "$qemu" != x86_64 ] || continue
-    local static=$lib/libtether.a flags=${EXTRA_CFLAGS:-}
-    if [ -n "${variant_macro[$library]:-}" ]; then
-      static=$build_dir/lib-$library/$1/libtether.a
-      flags+=" -D${variant_macro[$library]}"
-    fi
+    row_library "$1"
     EXTRA_CFLAGS=$flags compile "$name" "$dir/test_$name" "${CROSS}gcc" "$static"
     echo "test_$name"
   done
