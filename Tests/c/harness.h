@@ -65,6 +65,28 @@ void run_until(struct ev_loop *loop, int (*done)(void *ctx), void *ctx, double m
 void run_until_count(struct ev_loop *loop, const int *counter, int target, double ms);
 void run_for(struct ev_loop *loop, double ms);
 
+/* ---- This machine's pace (issue 28) ------------------------------------------------------ */
+
+/* What the tests' load costs on the machine running them, measured once (at the first
+   call) and printed on one line: a datagram's way through both sides (sealed,
+   sent on loopback, received, opened: ChaCha20-Poly1305 of 64 bytes, as a heartbeat
+   and its ACK are) and a handshake's crypto on both sides (two X25519 key pairs and
+   shared secrets, two token opens, four datagrams). Natively a few microseconds and a few
+   hundred; in an emulated ARM kernel some 100 us and several milliseconds; under valgrind
+   more. Each the median of several rounds, so a moment's load does not set it. */
+struct harness_pace {
+  double datagram_us, handshake_us;
+};
+struct harness_pace harness_pace(void);
+
+/* The factor (1 or more) by which a test stretches its time figures (thresholds,
+   heartbeat, waits) so that what it asks of the machine fits: `datagrams_per_second`
+   datagrams (each costing the pace's datagram_us) within a quarter of one CPU, and
+   `handshakes` handshakes, done back to back on one loop, within half of `window_ms`
+   (the time its premise gives them: an engine connected first must not go unanswered
+   for interrupted_after while the others' handshakes hold the loop). */
+double harness_stretch(double datagrams_per_second, int handshakes, double window_ms);
+
 /* ---- The fake edge server --------------------------------------------------------------- */
 
 /* The message types of docs/PROTOCOL.md section 3: the first byte of a DATA payload

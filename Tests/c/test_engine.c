@@ -76,34 +76,47 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
 }
 #endif
 
-/* The ratios of wake-ups to deadlines hold on a real CPU; under valgrind (TETHER_TEST_NO_TIMING
-   set by the Makefile and check-valgrind.sh) each wake-up costs some fifty times more, so
-   those checks belong to the native run of the same tests, which makes them. */
+/* The ratios of wake-ups to deadlines hold on a CPU, emulated or not; under valgrind
+   (TETHER_TEST_NO_TIMING, set by scripts/test/c-tests.sh and check-valgrind.sh for memcheck
+   only) each wake-up costs some fifty times more, so those checks belong to the other runs
+   of the same tests, which make them. */
 static int timing_checked(void) { return getenv("TETHER_TEST_NO_TIMING") == NULL; }
 #define TIMING_CHECK(cond) \
   do {                     \
     if (timing_checked()) CHECK(cond); \
   } while (0)
 
-/* The fleet tests (many engines on one loop, the fake server on it too) ask for thousands of
-   datagrams a second, each sealed and opened on both sides, and a handshake each (X25519 on
-   both sides). Under valgrind or qemu-user (TETHER_TEST_NO_TIMING) that is more than the
-   machine gives, and their premises (every engine connected, every INTERRUPTED due within
-   one batch) stop holding. There their
-   thresholds, heartbeats and stalls are SLOW times longer and their fleets FLEET_SLOW engines
-   at most: the same order of events, tested where it can happen. (Issue 28 replaces this
-   fixed factor with one measured at start.) */
+/* Valgrind (TETHER_TEST_NO_TIMING) makes every step some fifty times slower, its first
+   run of each piece of code far more: there the tests' figures are SLOW times longer at
+   least and their fleets FLEET_SLOW engines at most. */
 #define SLOW 10
 #define FLEET_SLOW 20
-static int slow(void) { return timing_checked() ? 1 : SLOW; }
 static int fleet_size(int count) { return timing_checked() || count < FLEET_SLOW ? count : FLEET_SLOW; }
-/* A fleet's handshakes queue behind each other on one loop (the fake server's on it too):
-   100 of them take some 20 ms natively, several times that on a loaded machine, far more
-   under valgrind. A retry is a new attempt, and only the last two attempts' answers are
-   taken, so a fleet's retries wait longer than its handshakes take, and the joins complete. */
-static void slow_retries(tether_engine_config *c) {
+
+/* The factor every time figure of a test is stretched by: what its load costs on the
+   machine running it (harness_stretch, from the pace measured at start: a datagram's and a
+   handshake's cost here), never the host's speed by hope. `engines` engines with a
+   heartbeat every `heartbeat_ms` ask for 2 * engines * 1000 / heartbeat_ms datagrams a
+   second (each heartbeat and its ACK), and their handshakes must be done within half of
+   interrupted_after. Natively 1; in an emulated ARM kernel, where a datagram costs some
+   30 times more, 5 to 10 for a fleet of 100. */
+static int stretch_for(int engines, int heartbeat_ms, int interrupted_ms) {
+  double stretch =
+      harness_stretch(2.0 * engines * 1000.0 / heartbeat_ms, engines, interrupted_ms);
+  int whole = (int)stretch + (stretch > (int)stretch);
+  int least = timing_checked() ? 1 : SLOW;
+  return whole > least ? whole : least;
+}
+/* One engine of scaled_config (a heartbeat every 10 ms, interrupted after 60 ms). */
+static int slow(void) { return stretch_for(1, 10, 60); }
+/* A fleet's handshakes queue behind each other on one loop (the fake server's on it too).
+   A retry is a new attempt, and only the last two attempts' answers are taken, so a
+   fleet's retries wait longer than all its handshakes take, and the joins complete. */
+static void fleet_retries(tether_engine_config *c, int engines) {
+  double handshakes_ms = engines * harness_pace().handshake_us / 1000.0;
   c->retry_base_ms = timing_checked() ? 100 : 500;
-  c->retry_cap_ms = timing_checked() ? 500 : 2000;
+  if (c->retry_base_ms < 2 * handshakes_ms) c->retry_base_ms = (uint32_t)(2 * handshakes_ms);
+  c->retry_cap_ms = 5 * c->retry_base_ms;
 }
 
 /* ---- What the callbacks saw ---------------------------------------------------------- */
@@ -375,6 +388,27 @@ static void rig_stop(struct rig *r) {
   test_loop_destroy(r->loop, &r->srv);
 }
 
+/* Runs r's loop until its engine (created, its join called) connects, at most `ms`, and
+   checks the premise of what follows: connected now, and no change on the way but toward
+   CONNECTED (an INTERRUPTED or a failure there means the machine held the loop past a
+   threshold while the handshake ran, and the scenario that follows is not the one the
+   test means). A failed premise is said in its own words; the test fails there. */
+static int rig_joined(struct rig *r, double ms) {
+  const struct state_log *log = &r->s.changes;
+  int detours = 0;
+  run_until(r->loop, connected, &r->s, ms);
+  for (int i = 0; i < log->count && i < 64; i++)
+    detours += log->reasons[i] == TETHER_CONNECTION_CHANGED_INTERRUPTED ||
+               log->reasons[i] == TETHER_CONNECTION_CHANGED_JOIN_FAILED;
+  if (r->s.join_success == 1 && detours == 0 &&
+      tether_get_connection_state(r->s.engine) == TETHER_CONNECTION_STATE_CONNECTED)
+    return 1;
+  printf("c-abi: premise failed: the engine was to join within %.0f ms and stay connected; "
+         "it saw %d join successes and %d interruptions or failures in %d changes\n",
+         ms, r->s.join_success, detours, log->count);
+  return 0;
+}
+
 static void test_tether_join_channel_refusesBadInput_beforeSending(void) {
   struct rig r;
   char long_name[80], long_token[600];
@@ -409,7 +443,7 @@ static void test_tether_join_channel_connects_thenSecondJoinIsRejected(void) {
   CHECK(tether_get_connection_state(e) == TETHER_CONNECTION_STATE_CONNECTING);
   CHECK(r.s.changes.count == 1 && r.s.changes.states[0] == 2 && r.s.changes.reasons[0] == 0 &&
         r.s.attempts == 1);
-  run_until(r.loop, connected, &r.s, 2000 * slow()); /* the first handshake of the run */
+  CHECK(rig_joined(&r, 2000 * slow())); /* the first handshake of the run */
   CHECK(r.s.join_success == 1 && r.s.uid == 4242 && strcmp(r.s.channel, "lobby") == 0);
   CHECK(r.s.changes.count == 2 && r.s.changes.states[1] == 3 &&
         r.s.changes.reasons[1] == TETHER_CONNECTION_CHANGED_JOIN_SUCCESS);
@@ -431,7 +465,7 @@ static void test_tether_engine_interrupted_thenRejoins_whenTheServerComesBack(vo
   r.config.give_up_after_ms = 60000;
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000 * slow());
+  CHECK(rig_joined(&r, 2000 * slow()));
   r.srv.silent = 1;
   run_until(r.loop, interrupted, &r.s, 2000);
   CHECK(tether_get_connection_state(r.s.engine) == TETHER_CONNECTION_STATE_RECONNECTING);
@@ -497,7 +531,7 @@ static void test_tether_engine_logsDatagramsItDrops_andStaysConnected(void) {
   r.config.lost_after_ms = r.config.remote_offline_after_ms = r.config.give_up_after_ms = 2000;
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000 * slow());
+  CHECK(rig_joined(&r, 2000 * slow()));
   run_until(r.loop, NULL, &r.s, 30); /* a late answer to a retried handshake is dropped too */
   memset(&st, 0, sizeof st);
   st.size = sizeof st;
@@ -556,7 +590,7 @@ static void test_tether_engine_get_stats_countsTrafficAndDeadlines(void) {
   rig_init(&r);
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000 * slow());
+  CHECK(rig_joined(&r, 2000 * slow()));
   run_until(r.loop, NULL, &r.s, 100); /* heartbeats every 10 ms: deadlines fire */
   /* What was dropped before the garbage: answers to a retried handshake that arrived after
      it completed (on a slow run, valgrind's, a retry may go before the answer is read). */
@@ -599,7 +633,7 @@ static void test_tether_engine_ownLatenessOff_readsZero_andTheLoopsFiguresStay(v
   r.config.own_lateness_off = 1;
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000 * slow());
+  CHECK(rig_joined(&r, 2000 * slow()));
   run_until(r.loop, NULL, &r.s, 100); /* heartbeats every 10 ms: deadlines fire */
   memset(&st, 0xAB, sizeof st);
   st.size = sizeof st;
@@ -620,7 +654,7 @@ static void test_tether_engine_reset_lateness_startsTheFiguresAfresh_andKeepsThe
   rig_init(&r);
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000 * slow());
+  CHECK(rig_joined(&r, 2000 * slow()));
   run_until(r.loop, NULL, &r.s, 100); /* heartbeats every 10 ms: deadlines fire */
   before.size = after.size = sizeof before;
   CHECK(tether_engine_get_stats(r.s.engine, &before) == TETHER_OK);
@@ -684,6 +718,7 @@ struct fleet {
   struct fake_server srv;
   tether_engine *engines[FLEET_MAX];
   int count, connected, interrupted;
+  int stretch;                /* of every time figure: stretch_for this fleet */
   int joins_during_callbacks; /* JOINs that reached the server while the callbacks ran */
   int stall_ms;               /* an INTERRUPTED callback keeps the loop this long: */
   int stall_at;               /* the stall_at-th (0: the first) */
@@ -747,8 +782,10 @@ static int fleet_premise(const struct fleet *f) {
   return 0;
 }
 
-/* `count` engines on `loop` (NULL: a new one), joined and connected to one fake server. */
-static int fleet_start(struct fleet *f, struct ev_loop *loop, int count) {
+/* `count` engines on `loop` (NULL: a new one), joined and connected to one fake server,
+   with scaled_config's figures stretched for this machine (f->stretch), as though
+   `fleets` such fleets ran at once. */
+static int fleet_start_among(struct fleet *f, struct ev_loop *loop, int count, int fleets) {
   tether_engine_handler h;
   tether_engine_config c;
   int ok = 1;
@@ -757,18 +794,24 @@ static int fleet_start(struct fleet *f, struct ev_loop *loop, int count) {
   f->count = count = fleet_size(count);
   fake_start(f->loop, &f->srv);
   c = scaled_config(f->srv.address);
-  c.interrupted_after_ms *= slow(), c.lost_after_ms *= slow();
-  c.remote_offline_after_ms *= slow(), c.heartbeat_interval_ms *= slow();
+  f->stretch =
+      stretch_for(count * fleets, (int)c.heartbeat_interval_ms, (int)c.interrupted_after_ms);
+  c.interrupted_after_ms *= f->stretch, c.lost_after_ms *= f->stretch;
+  c.remote_offline_after_ms *= f->stretch, c.heartbeat_interval_ms *= f->stretch;
   c.give_up_after_ms = 60000;
-  slow_retries(&c);
+  fleet_retries(&c, count);
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = fleet_on_state;
   for (int i = 0; i < count; i++) {
     ok &= tether_engine_create(f->loop, &c, &h, f, &f->engines[i]) == TETHER_OK;
     ok &= f->engines[i] != NULL && tether_join_channel(f->engines[i], channel_token("lobby", 0), "lobby", 1 + i) == TETHER_OK;
   }
-  run_until(f->loop, fleet_connected, f, timing_checked() ? 5000 : 60000);
+  run_until(f->loop, fleet_connected, f, 5000.0 * f->stretch);
   return ok && fleet_premise(f);
+}
+
+static int fleet_start(struct fleet *f, struct ev_loop *loop, int count) {
+  return fleet_start_among(f, loop, count, 1);
 }
 
 static void fleet_stop(struct fleet *f, int destroy_loop) {
@@ -848,13 +891,13 @@ static void test_tether_engines_onOneSharedSocket_eachTakeOnlyTheirOwnDatagrams(
   tether_engine_stats st;
   uint64_t unclaimed;
   CHECK(fleet_start(&f, NULL, 20));
-  run_until(f.loop, NULL, &f, 50 * slow()); /* late answers to retried handshakes */
+  run_until(f.loop, NULL, &f, 50 * f.stretch); /* late answers to retried handshakes */
   memset(&before, 0, sizeof before);
   traffic_of(&f, &before);
   st = stats_of(f.engines[0]);
   CHECK(st.loop_datagrams_overflowed == 0);
   unclaimed = st.loop_datagrams_unclaimed;
-  run_until(f.loop, NULL, &f, 300 * slow()); /* heartbeats every 10 ms */
+  run_until(f.loop, NULL, &f, 300 * f.stretch); /* heartbeats every 10 ms */
   CHECK(each_took_its_own(&f, &before));
   CHECK(stats_of(f.engines[0]).loop_datagrams_unclaimed == unclaimed);
   fake_send_bytes(&f.srv, garbage, sizeof garbage);
@@ -879,10 +922,10 @@ static void test_tether_engines_onOneSharedSocket_destroyingSomeLeavesTheOthersW
     f.engines[i] = NULL;
   }
   CHECK(open_descriptors() == descriptors);
-  run_until(f.loop, NULL, &f, 50 * slow());
+  run_until(f.loop, NULL, &f, 50 * f.stretch);
   memset(&before, 0, sizeof before);
   traffic_of(&f, &before);
-  run_until(f.loop, NULL, &f, 300 * slow());
+  run_until(f.loop, NULL, &f, 300 * f.stretch);
   CHECK(each_took_its_own(&f, &before));
   CHECK(stats_of(f.engines[1]).loop_engines == (uint32_t)(f.count / 2));
   CHECK(f.interrupted == 0);
@@ -902,18 +945,18 @@ static void test_tether_network_changed_onASharedSocket_movesItForEveryEngine(vo
   int descriptors, connected;
   unsigned port;
   CHECK(fleet_start(&f, NULL, 10));
-  run_until(f.loop, NULL, &f, 50 * slow());
+  run_until(f.loop, NULL, &f, 50 * f.stretch);
   descriptors = open_descriptors();
   port = peer_port(&f.srv);
   connected = f.connected;
   CHECK(tether_network_changed(f.engines[0]) == TETHER_OK);
-  run_until(f.loop, NULL, &f, 50 * slow());
+  run_until(f.loop, NULL, &f, 50 * f.stretch);
   CHECK(open_descriptors() == descriptors);
   CHECK(peer_port(&f.srv) != port);
   CHECK(f.connected == connected + 1); /* engine 0's rejoin, no other state change */
   memset(&before, 0, sizeof before);
   traffic_of(&f, &before);
-  run_until(f.loop, NULL, &f, 300 * slow());
+  run_until(f.loop, NULL, &f, 300 * f.stretch);
   CHECK(each_took_its_own(&f, &before));
   CHECK(f.interrupted == 0);
   fleet_stop(&f, 1);
@@ -988,7 +1031,7 @@ static void test_tether_engine_countsTheDatagramsTheKernelDropped(void) {
   r.config.bind_interface = "lo";
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000 * slow());
+  CHECK(rig_joined(&r, 2000 * slow()));
   CHECK(stats_of(r.s.engine).loop_datagrams_overflowed == 0);
   for (int i = 0; i < 20000; i++) fake_send_bytes(&r.srv, garbage, sizeof garbage);
   run_until(r.loop, NULL, &r.s, 200 * slow()); /* read what the buffer held */
@@ -1042,7 +1085,7 @@ static void test_tether_engine_withBindInterface_getsItsOwnSocket(void) {
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
   CHECK(tether_join_channel(shared, channel_token("lobby", 0), "lobby", 8) == TETHER_OK);
   other.engine = shared;
-  run_until(r.loop, connected, &r.s, 2000 * slow());
+  CHECK(rig_joined(&r, 2000 * slow()));
   run_until(r.loop, connected, &other, 2000 * slow());
   CHECK(r.s.join_success == 1 && other.join_success == 1);
   CHECK(tether_network_changed(r.s.engine) == TETHER_OK); /* a fresh bound socket */
@@ -1057,18 +1100,21 @@ static void test_tether_engine_withBindInterface_getsItsOwnSocket(void) {
 static void test_tether_engines_dueTogether_runEveryCallbackBeforeAnyDatagram(void) {
   struct fleet f;
   CHECK(fleet_start(&f, NULL, 100));
-  f.stall_ms = 40 * slow(); /* by then every other engine's INTERRUPTED is due too */
+  f.stall_ms = 40 * f.stretch; /* by then every other engine's INTERRUPTED is due too */
   f.srv.silent = 1;
-  run_until(f.loop, fleet_interrupted, &f, 3000 * slow());
+  run_until(f.loop, fleet_interrupted, &f, 3000 * f.stretch);
   CHECK(f.interrupted == f.count);
   CHECK(f.joins_during_callbacks == 0);
   f.srv.joins = 0;
   /* Waited for, not slept: under valgrind on a loaded machine 100 sends take a while. */
-  run_until(f.loop, fleet_rejoining, &f, 3000 * slow());
+  run_until(f.loop, fleet_rejoining, &f, 3000 * f.stretch);
   CHECK(f.srv.joins >= f.count); /* the rejoins went out after the callbacks */
   fleet_stop(&f, 1);
 }
 
+/* Half the engines interrupted after 60 ms, half after 100 ms, heartbeats every 5 ms: the
+   server goes silent, the loop is kept busy past the 60 ms thresholds, then one callback of
+   the batch that follows keeps it past the 100 ms ones too. */
 static void test_tether_engines_aDeadlineThatFallsDueDuringABatch_firesInIt(void) {
   struct fleet f;
   tether_engine_handler h;
@@ -1077,30 +1123,39 @@ static void test_tether_engines_aDeadlineThatFallsDueDuringABatch_firesInIt(void
   memset(&f, 0, sizeof f);
   f.loop = test_loop_new(&f.srv);
   f.count = 30;
+  f.stretch = stretch_for(f.count, 5, 60);
   c = scaled_config(f.srv.address);
-  c.heartbeat_interval_ms = 5 * slow();
-  c.lost_after_ms = c.remote_offline_after_ms = 1000 * slow();
+  c.heartbeat_interval_ms = 5 * f.stretch;
+  c.lost_after_ms = c.remote_offline_after_ms = 1000 * f.stretch;
   c.give_up_after_ms = 60000;
-  slow_retries(&c);
+  fleet_retries(&c, f.count);
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = fleet_on_state;
   for (int i = 0; i < f.count; i++) {
-    c.interrupted_after_ms = (i % 2 ? 100 : 60) * slow();
+    c.interrupted_after_ms = (i % 2 ? 100 : 60) * f.stretch;
     CHECK(tether_engine_create(f.loop, &c, &h, &f, &f.engines[i]) == TETHER_OK);
     CHECK(tether_join_channel(f.engines[i], channel_token("lobby", 0), "lobby", 1 + i) == TETHER_OK);
   }
-  run_until(f.loop, fleet_connected, &f, 5000 * slow());
+  run_until(f.loop, fleet_connected, &f, 5000.0 * f.stretch);
+  CHECK(fleet_premise(&f));
   f.srv.silent = 1;
   silent_at = now_ms();
-  run_until(f.loop, NULL, &f, 30 * slow());
-  while (now_ms() < silent_at + 70 * slow()) { /* heartbeats and the 60 ms thresholds fall due */
+  run_until(f.loop, NULL, &f, 30 * f.stretch);
+  /* Its premise: nothing was due before 60 ms of silence (a loop that fell behind would
+     have fired the 60 ms thresholds in the wait above already). */
+  if (f.interrupted != 0)
+    printf("c-abi: premise failed: %d INTERRUPTED within %d ms of silence, before any "
+           "threshold (%d ms) could fall due\n",
+           f.interrupted, 30 * f.stretch, 60 * f.stretch);
+  CHECK(f.interrupted == 0);
+  while (now_ms() < silent_at + 70 * f.stretch) { /* heartbeats and the 60 ms thresholds fall due */
   }
   /* The batch takes the engines in the order their heartbeat windows end, the 60 ms ones'
      INTERRUPTED with them; the last of those keeps the loop past the 100 ms thresholds of
      the others, already fired once in this batch for their heartbeat. */
-  f.stall_ms = 60 * slow();
+  f.stall_ms = 60 * f.stretch;
   f.stall_at = f.count / 2;
-  run_until(f.loop, fleet_interrupted, &f, 3000 * slow());
+  run_until(f.loop, fleet_interrupted, &f, 3000 * f.stretch);
   CHECK(f.interrupted == f.count);
   CHECK(f.joins_during_callbacks == 0); /* they fired again, before any datagram went */
   fleet_stop(&f, 1);
@@ -1110,10 +1165,10 @@ static void test_tether_engines_destroyedInsideABatch_getNoCallback_andTheLoopGo
   struct fleet f;
   int before = open_descriptors();
   CHECK(fleet_start(&f, NULL, 30));
-  f.stall_ms = 40 * slow();
+  f.stall_ms = 40 * f.stretch;
   f.destroy_all_in_first = 1;
   f.srv.silent = 1;
-  run_until(f.loop, NULL, &f, 300 * slow());
+  run_until(f.loop, NULL, &f, 300 * f.stretch);
   CHECK(f.interrupted == 1);
   CHECK(open_descriptors() == before + 1 + 1); /* the fake server and the loop's epoll */
   fleet_stop(&f, 1);
@@ -1128,27 +1183,30 @@ static void test_tether_engines_heartbeatsSpreadOverThePeriod_shareWakeUps(void)
   memset(&f, 0, sizeof f);
   f.loop = test_loop_new(&f.srv);
   f.count = fleet_size(100);
+  f.stretch = stretch_for(f.count, 50, 400);
   c = scaled_config(f.srv.address);
-  c.heartbeat_interval_ms = 50 * slow(); /* heartbeats may go up to 3.1 ms late */
-  c.interrupted_after_ms = c.lost_after_ms = c.remote_offline_after_ms = 400 * slow();
-  slow_retries(&c);
+  c.heartbeat_interval_ms = 50 * f.stretch; /* heartbeats may go up to 3.1 ms late */
+  c.interrupted_after_ms = c.lost_after_ms = c.remote_offline_after_ms = 400 * f.stretch;
+  fleet_retries(&c, f.count);
   c.give_up_after_ms = 60000;
   tether_engine_handler_init(&h);
   h.on_connection_state_changed = fleet_on_state;
   for (int i = 0; i < f.count; i++) { /* joins spread over the heartbeat period */
     CHECK(tether_engine_create(f.loop, &c, &h, &f, &f.engines[i]) == TETHER_OK);
     CHECK(tether_join_channel(f.engines[i], channel_token("lobby", 0), "lobby", 1 + i) == TETHER_OK);
-    run_until(f.loop, NULL, &f, 0.5);
+    run_until(f.loop, NULL, &f, 0.5 * f.stretch);
   }
-  run_until(f.loop, fleet_connected, &f, 5000 * slow());
+  run_until(f.loop, fleet_connected, &f, 5000.0 * f.stretch);
+  CHECK(fleet_premise(&f));
   heartbeats = f.srv.heartbeats;
-  run_until(f.loop, NULL, &f, 1000);
+  run_until(f.loop, NULL, &f, 1000.0 * f.stretch);
   heartbeats = f.srv.heartbeats - heartbeats;
   st.size = sizeof st;
   CHECK(tether_engine_get_stats(f.engines[0], &st) == TETHER_OK);
-  /* About 100 x 20 heartbeats in the second, each within its window, in about 16 wake-ups a
-     period instead of 100: only the engine whose window ended fires "late-able". */
-  TIMING_CHECK(heartbeats >= 1000);
+  /* About 100 x 20 heartbeats in the (stretched) second, each within its window, in about
+     16 wake-ups a period instead of 100: only the engine whose window ended fires
+     "late-able". */
+  TIMING_CHECK(heartbeats >= 10 * f.count);
   TIMING_CHECK(st.loop_deadlines_fired * 3 < (uint64_t)heartbeats);
   CHECK(f.connected == f.count && f.interrupted == 0);
   fleet_stop(&f, 1);
@@ -1158,7 +1216,7 @@ static void test_tether_engine_worksOnTheDefaultLoop(void) {
   struct fleet f;
   CHECK(fleet_start(&f, EV_DEFAULT, 3));
   f.srv.silent = 1;
-  run_until(f.loop, fleet_interrupted, &f, 3000);
+  run_until(f.loop, fleet_interrupted, &f, 3000 * f.stretch);
   CHECK(f.interrupted == 3);
   fleet_stop(&f, 0);
 }
@@ -1176,7 +1234,7 @@ static void test_tether_engine_fallsBackToEvTimer_whenNoTimerfd_andSaysSo(void) 
   CHECK(tether_engine_get_stats(r.s.engine, &st) == TETHER_OK);
   CHECK(st.deadline_source == TETHER_DEADLINE_SOURCE_EV_TIMER);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000 * slow());
+  CHECK(rig_joined(&r, 2000 * slow()));
   r.srv.silent = 1;
   run_until(r.loop, interrupted, &r.s, 2000);
   r.srv.silent = 0;
@@ -1201,7 +1259,7 @@ static void test_tether_engine_dataThatArrivedBeforeADeadline_countsThoughReadAf
   r.config.heartbeat_interval_ms = 20;
   CHECK(rig_create(&r) == TETHER_OK);
   CHECK(tether_join_channel(r.s.engine, channel_token("lobby", 0), "lobby", 7) == TETHER_OK);
-  run_until(r.loop, connected, &r.s, 2000 * slow());
+  CHECK(rig_joined(&r, 2000 * slow()));
   r.srv.silent = 1;
   silent_at = now_ms();
   run_until(r.loop, NULL, &r.s, 150);
@@ -1256,9 +1314,9 @@ static void test_tether_calls_fromAnotherThread_areRefused(void) {
    concurrently; each loop keeps its own deadline source. */
 static void *fleet_thread(void *arg) {
   struct fleet *f = (struct fleet *)arg;
-  int ok = fleet_start(f, NULL, 15);
+  int ok = fleet_start_among(f, NULL, 15, 4);
   f->srv.silent = 1;
-  run_until(f->loop, fleet_interrupted, f, 5000);
+  run_until(f->loop, fleet_interrupted, f, 5000.0 * f->stretch);
   fleet_stop(f, 1);
   f->count = ok ? f->interrupted : -1;
   return NULL;
