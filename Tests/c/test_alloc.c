@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "tether.h"
@@ -25,12 +26,34 @@ void *__real_realloc(void *pointer, size_t size);
 int __real_posix_memalign(void **out, size_t alignment, size_t size);
 void *__real_aligned_alloc(size_t alignment, size_t size);
 
-/* Where the first counted allocations came from (their callers' addresses: a failure
-   names them, for addr2line on the test's binary). */
-static void *callers[8];
+/* Where the first counted allocations came from: their callers' return addresses, the
+   allocator's caller first (a failure names them, for addr2line on the test's binary).
+   Beyond that first caller the stack is walked by its frame records where the
+   architecture keeps them for both the test and the library (aarch64, x86_64: the
+   library's Swift keeps frame pointers in functions that call others), only while each
+   record lies above the last and below the test's own frame. */
+#define FRAMES 6
+static void *callers[8][FRAMES];
+static char *stack_top; /* the test's frame: no record of a callee lies above it */
+
+static void walk(void **out, void *caller) {
+  memset(out, 0, FRAMES * sizeof *out);
+  out[0] = caller;
+#if defined(__aarch64__) || defined(__x86_64__)
+  /* walk's record, tally's, the wrapper's (its return address is `caller`), then on. */
+  void **record = (void **)__builtin_frame_address(0);
+  for (int depth = 0; depth < 3 + FRAMES - 1 && record != NULL; depth++) {
+    void **next = (void **)record[0];
+    if (depth >= 3) out[depth - 2] = record[1];
+    if ((char *)next <= (char *)record || (char *)next >= stack_top) break;
+    record = next;
+  }
+#endif
+}
+
 static void tally(void *caller, size_t size) {
   if (!counting) return;
-  if (allocations < 8) callers[allocations] = caller;
+  if (allocations < 8) walk(callers[allocations], caller);
   allocations++;
   (void)size;
 }
@@ -59,9 +82,15 @@ static void on_user_joined(void *ctx, uint32_t uid, uint32_t elapsed_ms) {
   (*(int *)ctx)++;
 }
 
-/* Lets the loop drain what was sent (and run the heartbeat timer). */
+/* Lets the loop drain what was sent (and run the heartbeat timer); keeps the longest turn. */
+static double longest_turn_ms;
 static void spin(struct ev_loop *loop, int turns) {
-  for (int i = 0; i < turns; i++) ev_run(loop, EVRUN_NOWAIT);
+  for (int i = 0; i < turns; i++) {
+    double start = now_ms(), took;
+    ev_run(loop, EVRUN_NOWAIT);
+    took = now_ms() - start;
+    if (took > longest_turn_ms) longest_turn_ms = took;
+  }
 }
 
 static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
@@ -72,8 +101,17 @@ static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
   tether_engine *engine = NULL, *neighbour = NULL;
   long during, at_setup;
   int rounds, members[2] = {0, 0};
+  stack_top = (char *)&rounds;
 
-  config.heartbeat_interval_ms = 2;
+  /* A heartbeat every 2 ms, so that thousands go out while counting: as often as the
+     machine allows a steady state. Steady means each heartbeat's window ends outside the
+     reading of a burst (55 datagrams a round, below): a window that ends during a read
+     fires in it, the connection's datagrams wait for the batch's end, and its output,
+     which has room for a steady step, grows once for the longer batch (and keeps that
+     room). So the interval is at least twice what a burst costs here (the pace: natively
+     a fraction of a millisecond, in an emulated ARM kernel some 12 ms). */
+  double burst_ms = 55 * harness_pace().datagram_us / 1000.0;
+  config.heartbeat_interval_ms = 2 * burst_ms > 2 ? (uint32_t)(2 * burst_ms) + 1 : 2;
   config.interrupted_after_ms = 5000;
   tether_engine_handler_init(&handler);
   handler.on_connection_state_changed = on_state;
@@ -111,6 +149,7 @@ static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
            "(members heard: %d and %d); the count below is not the steady state\n",
            rounds, members[0], members[1]);
   CHECK(members[0] > 0 && members[1] > 0);
+  longest_turn_ms = 0;
   counting = 1;
   for (rounds = 0; rounds < 200; rounds++) { /* 200 x 50 = 10,000 acks */
     fake_push_acks(&srv, 50);
@@ -123,13 +162,31 @@ static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
   printf("alloc: %ld allocations counted while creating and joining (the counter works)\n",
          at_setup);
   printf("alloc: %ld allocations while receiving 10000 heartbeat acks and 1000 presence "
-         "digests (state %s, %d heartbeats sent)\n",
-         during, tether_connection_state_name(tether_get_connection_state(engine)), srv.heartbeats);
+         "digests (state %s, %d heartbeats sent, one every %u ms; the longest turn of the "
+         "loop %.1f ms)\n",
+         during, tether_connection_state_name(tether_get_connection_state(engine)), srv.heartbeats,
+         (unsigned)config.heartbeat_interval_ms, longest_turn_ms);
   /* As an offset from `allocations` (the binary is position-independent): its address in
      `nm` plus the offset is what addr2line takes. */
-  for (long i = 0; i < during && i < 8; i++)
-    printf("alloc: counted allocation %ld called from allocations%+ld (nm, then addr2line)\n",
-           i + 1, (long)((uintptr_t)callers[i] - (uintptr_t)&allocations));
+  for (long i = 0; i < during && i < 8; i++) {
+    printf("alloc: counted allocation %ld called from (nm's address of allocations plus each, "
+           "then addr2line):", i + 1);
+    for (int depth = 0; depth < FRAMES && callers[i][depth] != NULL; depth++)
+      printf(" allocations%+ld", (long)((uintptr_t)callers[i][depth] - (uintptr_t)&allocations));
+    printf("\n");
+  }
+  /* Steady means no turn of the loop outlasted a heartbeat interval. A machine that stalls
+     the loop longer (a loaded host does it to an emulated kernel now and then) makes a
+     longer batch, whose output grows once (above); a turn of a loaded native run takes
+     several ms, without allocating. So when something was counted, whether the premise
+     held says which of the two it was; the test fails either way. */
+  if (during > 0 && longest_turn_ms >= config.heartbeat_interval_ms)
+    printf("alloc: premise failed: a turn of the loop took %.1f ms while counting, longer "
+           "than the heartbeat interval (%u ms): not the steady state\n",
+           longest_turn_ms, (unsigned)config.heartbeat_interval_ms);
+  else if (during > 0)
+    printf("alloc: premise held (no turn of the loop longer than a heartbeat interval): a "
+           "product defect\n");
   CHECK(joined);
   CHECK(at_setup > 0); /* the counter works */
   CHECK(during == 0);
