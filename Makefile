@@ -24,11 +24,11 @@ E2E = TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(B)/install/bin/tether-edge \
 	TETHER_DEVICE_BIN_ARMV7=$(B)/examples/armv7/device TETHER_MESSAGING_BIN_ARMV7=$(B)/examples/armv7/messaging
 # make test: the parts below, each also a target of its own.
 TESTS := lint header-check abi-check embedded-check alloc-check c-test thread-test cross-test \
-	test-vm-harness profile-check swift-test bench-smoke sim-check fuzz-replay edge-check cmake-test \
-	deb-test deps-test
+	test-vm-harness test-vm-aarch64 test-vm-armv7 profile-check swift-test bench-smoke sim-check \
+	fuzz-replay edge-check cmake-test deb-test deps-test
 
 help: ## this list
-	@awk -F ':.*## ' '/^## /{print "\n" substr($$0, 4)} /^[a-z0-9%-]+:.*## /{printf "  make %-20s %s\n", $$1, $$2}' Makefile
+	@awk -F ':.*## ' '/^## /{print "\n" substr($$0, 4)} /^[a-z0-9% -]+:.*## /{printf "  make %-20s %s\n", $$1, $$2}' Makefile
 
 ## Start here
 demo: deps examples-x86_64 ## build, start tether-edge on loopback, run the C examples through both timelines
@@ -39,7 +39,9 @@ fleet-demo: deps examples-x86_64 ## three tether-edge processes of one fleet thr
 	@swift build -q --product tether-demo
 	@swift run --skip-build tether-demo --fleet --edge $(B)/install/bin/tether-edge \
 		--device $(B)/examples/x86_64/device --messaging $(B)/examples/x86_64/messaging
-test: deps $(TESTS) ## everything CI runs: each target of the next section
+test: deps ## everything CI runs: each target of the next section, one after the other, each timed
+	@for part in $(TESTS); do start=$$(date +%s); $(MAKE) --no-print-directory $$part || exit 1; \
+		echo "test: $$part passed in $$(($$(date +%s) - start)) s"; done
 	@echo "test: every part passed ($(TESTS))"
 
 ## The parts of make test
@@ -67,7 +69,7 @@ cross-%: lib-% examples-% $(BUILD_DIR)/lib-test-crypto/%/libtether.a ## the libr
 	@NM=$(CROSS_$*)nm scripts/check/test-hooks.sh $(BUILD_DIR)/lib/$* $(BUILD_DIR)/lib-test-crypto/$*
 	@scripts/test/c-tests.sh $*
 test-vm: test-vm-$(ARCH) ## every C test on a real ARM kernel, in a virtual machine (ARCH=aarch64 or armv7; scripts/test/vm.sh)
-test-vm-%: deps lib-% $(BUILD_DIR)/lib-test-crypto/%/libtether.a ## the same for one architecture (test-vm-armv7)
+test-vm-aarch64 test-vm-armv7: test-vm-%: deps lib-% $(BUILD_DIR)/lib-test-crypto/%/libtether.a ## the same for one architecture (test-vm-armv7)
 	@scripts/test/vm.sh $*
 test-vm-harness: deps ## the VM harness's own check: a guest's failing test, lost marker or hang each fail the run
 	@scripts/test/vm.sh aarch64 --harness

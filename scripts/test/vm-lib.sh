@@ -154,7 +154,12 @@ while read -r test; do
   echo "tether-vm: start $test"
   status=0
   (cd /tmp && "/tests/$test" > "/tmp/$test.out" 2>&1) || status=$?
-  if [ "$status" -eq 0 ]; then tail -n 1 "/tmp/$test.out"; else cat "/tmp/$test.out"; fi
+  if [ "$status" -eq 0 ]; then
+    grep '^pace: ' "/tmp/$test.out" || true
+    tail -n 1 "/tmp/$test.out"
+  else
+    cat "/tmp/$test.out"
+  fi
   echo "tether-vm: rc=$status $test"
   [ "$status" -eq 0 ] || failed=$((failed + 1))
 done < /tests/list
@@ -207,6 +212,7 @@ verdict() {
   line=$(grep -m1 '^tether-vm: kernel ' "$console" || true)
   [ -n "$line" ] || problems+=("no kernel line: the guest never ran its script")
   echo "${line#tether-vm: }"
+  grep -m1 '^pace: ' "$console" || true
   while read -r test; do
     line=$(grep -E "^tether-vm: rc=[0-9]+ $test\$" "$console" || true)
     if [ -z "$line" ]; then
