@@ -22,6 +22,7 @@ cd "$(dirname "$0")/../.."
 . scripts/build/arch.sh
 . scripts/test/vm-lib.sh
 vm_init aarch64 rt
+began=$SECONDS
 bench=$build/bench/aarch64/tether-bench
 [ -x "$bench" ] || fail "no $bench (make bench-binary ARCH=aarch64)"
 # One session, Tether's design alone, steady cuts, idle and both cores busy, three runs:
@@ -93,7 +94,7 @@ case $throttled in
   *) fail "the guest did not say whether RT throttling activated (console: $console)" ;;
 esac
 host_cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
-qemu_version=$("${qemu[0]}" --version | awk 'NR == 1 {print $NF}')
+qemu_version=$("${qemu[0]}" --version | awk 'NR == 1 {print $4}')
 commit=$(git rev-parse --short HEAD)
 
 python3 - "$results/results.txt" > "$section.table" <<'PY'
@@ -140,8 +141,8 @@ PY
 ## On Debian's PREEMPT_RT kernel, emulated
 
 **Emulated** (qemu-system-aarch64 TCG on x86_64; not a board's numbers: run \`make bench-binary
-ARCH=aarch64\` on the board). Measured by \`make bench-vm-rt\` (\`scripts/bench/vm-rt.sh\`,
-$seconds s, the boot included) on $host_cpu, $(nproc) cores (load average $load_average as
+ARCH=aarch64\` on the board). Measured by \`make bench-vm-rt\` (\`scripts/bench/vm-rt.sh\`:
+$((SECONDS - began)) s, of which $seconds s the guest's boot and run) on $host_cpu, $(nproc) cores (load average $load_average as
 it started), $(date -u +%Y-%m-%d), commit \`$commit\`: Debian's \`linux-image-rt-arm64\` with its
 own modules, booted by qemu $qemu_version (\`-M virt -cpu cortex-a53 -smp 2\`) from an
 initramfs; the guest's \`uname -a\`:
