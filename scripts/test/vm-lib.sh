@@ -83,10 +83,17 @@ fetch() {
   mapfile -t -O ${#packages[@]} packages <<< "$libs"
   mkdir -p "$vm/debs"
   local wanted=() package name version
+  # Every candidate version from one apt-cache call: one call a package took a second or
+  # more each, most of a boot's minute.
+  local -A candidate=()
+  while read -r package version; do
+    candidate[$package]=$version
+  done < <(apt-cache policy "${packages[@]}" 2> /dev/null |
+    awk '/^[^ ].*:$/ {name = substr($0, 1, length($0) - 1)} /^  Candidate:/ {print name, $2}')
   : > "$vm/debs/wanted"
   for package in "${packages[@]}"; do
     name=${package%:*}
-    version=$(apt-cache policy "$package" | awk '/Candidate:/ {print $2}')
+    version=${candidate[$package]:-}
     [ -n "$version" ] && [ "$version" != "(none)" ] || fail "no candidate for $package"
     local file="${name}_${version//:/%3a}_$DEBARCH.deb"
     echo "$file" >> "$vm/debs/wanted"
