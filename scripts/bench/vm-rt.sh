@@ -26,7 +26,7 @@ began=$SECONDS
 bench=$build/bench/aarch64/tether-bench
 [ -x "$bench" ] || fail "no $bench (make bench-binary ARCH=aarch64)"
 # One session, Tether's design alone, steady cuts, idle and both cores busy, three runs:
-# what the emulated kernel carries, in about two minutes. Tried here: at 10 sessions with
+# what the emulated kernel carries, in under a minute. Tried here: at 10 sessions with
 # both cores busy no session connected in any run (the peer runs at the default policy,
 # beside the busy processes, and a datagram costs about 30x native in this VM); at 50 (the
 # --quick default) no row of any design was a result, and the run took 10 minutes. The
