@@ -179,14 +179,16 @@ edge-flood: examples-x86_64 ## tether-edge under a garbage flood, measured (FLOO
 # tether-edge is staged with --static-swift-stdlib: tether-benchmarks built the same way shares its
 # release products, where building it otherwise made each of the two rebuild the other's (a minute).
 BENCH_SWIFT_FLAGS := --static-swift-stdlib
-bench: deps examples-x86_64 bench-binary lib-aarch64 lib-armv7 ## timers (default and SCHED_FIFO, 3 runs), CPU, 100k sessions, a fleet, costs, sizes; rewrites docs/BENCHMARKS.md and README's real-time block
+bench: deps examples-x86_64 bench-binary lib-aarch64 lib-armv7 bench-vm-rt ## timers (default and SCHED_FIFO, 3 runs), CPU, 100k sessions, a fleet, costs, sizes, the RT kernel's VM; rewrites docs/BENCHMARKS.md and README's real-time block
 	@scripts/deps.sh bench && mkdir -p $(BUILD_DIR)/bench/results && scripts/check/size-report.sh > $(BUILD_DIR)/bench/sizes.md
 	@swift build -q -c release --product tether-benchmarks $(BENCH_SWIFT_FLAGS)
 	@$$(swift build -c release --show-bin-path)/tether-benchmarks --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
 		--edge-load $(BUILD_DIR)/bench/$(ARCH)/edge-load --device $(BUILD_DIR)/examples/x86_64/device \
 		--edge $(BUILD_DIR)/install/bin/tether-edge --out $(BUILD_DIR)/bench/results --docs docs/BENCHMARKS.md \
-		--sizes $(BUILD_DIR)/bench/sizes.md --plot bench-lateness.png --readme README.md
+		--sizes $(BUILD_DIR)/bench/sizes.md --vm-rt $(BUILD_DIR)/bench/vm-rt.md --plot bench-lateness.png --readme README.md
 	@python3 scripts/bench/bench-plot.py $(BUILD_DIR)/bench/results docs/bench-lateness.png
+bench-vm-rt: deps ## tether-bench --quick at default and SCHED_FIFO on Debian's PREEMPT_RT arm64 kernel in a VM (emulated figures; scripts/bench/vm-rt.sh): build/bench/vm-rt.md, for make bench
+	@$(MAKE) --no-print-directory bench-binary ARCH=aarch64 > /dev/null && scripts/bench/vm-rt.sh
 bench-quick: deps examples-x86_64 bench-binary ## make bench in small, under 2 minutes: build/bench/quick (docs untouched)
 	@scripts/deps.sh bench && swift build -q -c release --product tether-benchmarks $(BENCH_SWIFT_FLAGS)
 	@$$(swift build -c release --show-bin-path)/tether-benchmarks --quick --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
@@ -206,5 +208,5 @@ clean: ## remove .build and build
 
 .PHONY: help demo fleet-demo test $(TESTS) bench-smoke-x86_64 deps build lib lib-test-crypto lib-null-crypto install deb \
 	bench-binary check check-ci v2-size \
-	check-valgrind check-c-sanitizers check-asan check-tsan sim sim-replay soak fuzz faults edge-flood bench bench-quick \
+	check-valgrind check-c-sanitizers check-asan check-tsan sim sim-replay soak fuzz faults edge-flood bench bench-vm-rt bench-quick \
 	sizes docs format clean

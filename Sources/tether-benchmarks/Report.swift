@@ -11,6 +11,9 @@ struct Report {
   var commit: String
   var duration: Double
   var sizes: String?
+  /// The emulated PREEMPT_RT kernel's section (scripts/bench/vm-rt.sh writes it whole, its
+  /// command and machine in it): appended as it is.
+  var vmRt: String?
   var plot: String?
   /// What made the report: `make bench`, or `make bench-quick` at its small scale.
   /// The command that measured, as markdown (code spans included).
@@ -135,6 +138,7 @@ struct Report {
 
         """
     }
+    if let vmRt { out += "\n" + vmRt }
     return out
   }
 

@@ -23,6 +23,11 @@ struct TetherBenchmarks: ParsableCommand {
   @Option(help: "Where the raw results go.") var out = "build/bench/results"
   @Option(help: "Rewrite this file with the report (docs/BENCHMARKS.md).") var docs: String?
   @Option(help: "A markdown file with the size table (make sizes).") var sizes: String?
+  @Option(
+    help:
+      "A markdown section, appended as it is: the emulated PREEMPT_RT kernel's run (make bench-vm-rt)."
+  )
+  var vmRt: String?
   @Option(help: "The plot the report shows, relative to the report.") var plot: String?
   @Option(help: "Rewrite the real-time result between this file's markers (README.md).")
   var readme: String?
@@ -211,7 +216,8 @@ struct TetherBenchmarks: ParsableCommand {
     let report = Report(
       results: results, core: core, secure: secure, targets: targets, machine: Self.machine(),
       commit: Self.commit(), duration: Date().timeIntervalSince(started),
-      sizes: sizes.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }, plot: plot,
+      sizes: sizes.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) },
+      vmRt: vmRt.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }, plot: plot,
       command: smoke
         ? "`tether-benchmarks --smoke`"
         : quick

@@ -12,7 +12,9 @@
 #   . scripts/test/vm-lib.sh; vm_init ARCH [FLAVOUR]   FLAVOUR: rt (aarch64's PREEMPT_RT
 #                                                      kernel, linux-image-rt-arm64)
 #   fetch; unpack                  the guest's tree in $vm/guest (put programs in
-#                                  $vm/guest/tests, their names in $vm/guest/tests/list)
+#                                  $vm/guest/tests, their names in $vm/guest/tests/list;
+#                                  those named in $vm/guest/tests/whole print all of their
+#                                  output on the console, not only its last line)
 #   check_libraries                fails if a program there links a library the guest lacks
 #   boot NAME [ARG...]             packs and boots; ARGs go on the kernel command line (the
 #                                  guest reads them in /proc/cmdline); the console, \r
@@ -20,7 +22,8 @@
 #   verdict NAME                   each test's marker; fails on a code, a missing marker
 #
 # The guest (/guest.sh) prints "tether-vm: kernel RELEASE ARCH, N CPUs" first, runs each
-# program of /tests/list from /tmp, prints its last line (all of its output when it failed)
+# program of /tests/list from /tmp, prints its last line (all of its output when it failed,
+# or when /tests/whole names it)
 # and "tether-vm: rc=N NAME", then "tether-vm: rc=N all", and powers off. qemu exits 0 after
 # the guest's `poweroff -f` whatever its tests did: the markers are the verdict. Its
 # network: user-mode, the host's loopback reachable as 10.0.2.2.
@@ -80,10 +83,17 @@ fetch() {
   mapfile -t -O ${#packages[@]} packages <<< "$libs"
   mkdir -p "$vm/debs"
   local wanted=() package name version
+  # Every candidate version from one apt-cache call: one call a package took a second or
+  # more each, most of a boot's minute.
+  local -A candidate=()
+  while read -r package version; do
+    candidate[$package]=$version
+  done < <(apt-cache policy "${packages[@]}" 2> /dev/null |
+    awk '/^[^ ].*:$/ {name = substr($0, 1, length($0) - 1)} /^  Candidate:/ {print name, $2}')
   : > "$vm/debs/wanted"
   for package in "${packages[@]}"; do
     name=${package%:*}
-    version=$(apt-cache policy "$package" | awk '/Candidate:/ {print $2}')
+    version=${candidate[$package]:-}
     [ -n "$version" ] && [ "$version" != "(none)" ] || fail "no candidate for $package"
     local file="${name}_${version//:/%3a}_$DEBARCH.deb"
     echo "$file" >> "$vm/debs/wanted"
@@ -154,7 +164,7 @@ while read -r test; do
   echo "tether-vm: start $test"
   status=0
   (cd /tmp && "/tests/$test" > "/tmp/$test.out" 2>&1) || status=$?
-  if [ "$status" -eq 0 ]; then
+  if [ "$status" -eq 0 ] && ! grep -qx "$test" /tests/whole 2> /dev/null; then
     grep '^pace: ' "/tmp/$test.out" || true
     tail -n 1 "/tmp/$test.out"
   else
@@ -173,9 +183,11 @@ GUEST
 # guest lacks.
 missing_libraries() {
   local program needed
-  for program in "$vm/guest/bin/ip" "$vm/guest/bin/dash" "$vm/guest/tests/"test_* \
+  for program in "$vm/guest/bin/ip" "$vm/guest/bin/dash" "$vm/guest/tests/"* \
     "$vm/guest/lib/$MULTIARCH/"*.so* "$vm/guest/usr/lib/$MULTIARCH/"*.so*; do
     [ -f "$program" ] && [ ! -L "$program" ] || continue
+    # ELF programs only (tests/ may hold scripts and the lists).
+    [ "$(head -c 4 "$program" | tail -c 3)" = ELF ] || continue
     for needed in $(readelf -d "$program" | awk '/NEEDED/ {gsub(/[][]/, "", $5); print $5}'); do
       [ -e "$vm/guest/lib/$MULTIARCH/$needed" ] || [ -e "$vm/guest/usr/lib/$MULTIARCH/$needed" ] ||
         echo "$(basename "$program"): $needed"
