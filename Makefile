@@ -71,6 +71,9 @@ cross-%: lib-% examples-% $(BUILD_DIR)/lib-test-crypto/%/libtether.a ## the libr
 test-vm: test-vm-$(ARCH) ## every C test on a real ARM kernel, in a virtual machine (ARCH=aarch64 or armv7; scripts/test/vm.sh)
 test-vm-aarch64 test-vm-armv7: test-vm-%: deps lib-% $(BUILD_DIR)/lib-test-crypto/%/libtether.a ## the same for one architecture (test-vm-armv7)
 	@scripts/test/vm.sh $*
+test-vm-demo: test-vm-demo-$(ARCH) ## examples/device in an ARM virtual machine against tether-edge here, through a relay: the channel timeline, checked on the guest's clock (ARCH=aarch64 or armv7; scripts/test/vm-demo.sh)
+test-vm-demo-%: deps examples-% examples-x86_64 ## the same for one architecture (test-vm-demo-armv7)
+	@swift build -q --product tether-demo && scripts/test/vm-demo.sh $*
 test-vm-harness: deps ## the VM harness's own check: a guest's failing test, lost marker or hang each fail the run
 	@scripts/test/vm.sh aarch64 --harness
 profile-check: lib lib-aarch64 lib-armv7 ## a one-profile host links only its profile; both profiles' aarch64 text under the bound, 80 KiB (scripts/check/profile-hosts.sh)

@@ -2,7 +2,7 @@
 import Foundation
 
 /// A running `examples/device` (the C host), with the lines it printed.
-public final class DeviceProcess: HostProcess, @unchecked Sendable {
+public final class DeviceProcess: ChannelDevice, @unchecked Sendable {
   public let process: ManagedProcess
   public let name: String
 
@@ -21,5 +21,6 @@ public final class DeviceProcess: HostProcess, @unchecked Sendable {
   }
 
   /// SIGINT: the device leaves the channel cleanly and exits.
+  @discardableResult
   public func leave(timeout: Double = 5) -> Int32? { interrupt(timeout: timeout) }
 }

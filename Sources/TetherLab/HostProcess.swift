@@ -37,3 +37,11 @@ extension HostProcess {
     return process.waitExit(timeout: timeout)
   }
 }
+
+/// A device the channel demo drives: `examples/device` here (``DeviceProcess``) or in a
+/// virtual machine (``GuestDevice``).
+public protocol ChannelDevice: HostProcess {
+  /// The device leaves the channel cleanly and exits (SIGINT, here or in the guest): its exit
+  /// status here, 0 once the guest's driver acted, nil if nothing came within `timeout`.
+  @discardableResult func leave(timeout: Double) -> Int32?
+}

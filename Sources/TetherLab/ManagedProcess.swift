@@ -13,15 +13,22 @@ import Foundation
 public final class ManagedProcess: @unchecked Sendable {
   public struct Line: Sendable {
     public let text: String
-    /// The process's own stamp (device lines start with CLOCK_MONOTONIC seconds), or
-    /// the arrival time when the line has none.
+    /// The process's own stamp (device lines start with CLOCK_MONOTONIC seconds), plus
+    /// ``ManagedProcess/stampOffset``, or the arrival time when the line has none.
     public let time: Double
+  }
+
+  /// A line as it came: its own stamp, if it had one, and when it arrived.
+  private struct Raw {
+    let text: String
+    let stamp: Double?
+    let arrival: Double
   }
 
   /// The lines of one of the child's outputs, split as bytes arrive; under the process's
   /// lock.
   private struct Stream {
-    var lines: [Line] = []
+    var lines: [Raw] = []
     var partial = Data()
     var ended = false
 
@@ -33,7 +40,7 @@ public final class ManagedProcess: @unchecked Sendable {
         let text = String(decoding: partial[partial.startIndex..<newline], as: UTF8.self)
         partial.removeSubrange(partial.startIndex...newline)
         let stamp = text.split(separator: " ", maxSplits: 1).first.flatMap { Double($0) }
-        lines.append(Line(text: text, time: stamp ?? arrival))
+        lines.append(Raw(text: text, stamp: stamp, arrival: arrival))
       }
     }
   }
@@ -67,10 +74,24 @@ public final class ManagedProcess: @unchecked Sendable {
 
   deinit { stop() }
 
+  /// Seconds added to each line's own stamp: 0 when the child stamps its lines with this
+  /// machine's CLOCK_MONOTONIC; a virtual machine's offset from it when the lines come from a
+  /// guest (``GuestDevice``). Applied as the lines are read, to those already in too.
+  public var stampOffset: Double {
+    get { lock.withLock { offset } }
+    set { lock.withLock { offset = newValue } }
+  }
+  private var offset = 0.0
+
   /// What the child printed on stdout so far.
-  public var lines: [Line] { lock.withLock { streams[0].lines } }
+  public var lines: [Line] { lock.withLock { streams[0].lines.map(line) } }
   /// What the child printed on stderr so far (empty unless collected).
-  public var errorLines: [Line] { lock.withLock { streams[1].lines } }
+  public var errorLines: [Line] { lock.withLock { streams[1].lines.map(line) } }
+
+  /// Under the lock.
+  private func line(_ raw: Raw) -> Line {
+    Line(text: raw.text, time: raw.stamp.map { $0 + offset } ?? raw.arrival)
+  }
   public var pid: Int32 { process.processIdentifier }
   public var isRunning: Bool { process.isRunning }
 

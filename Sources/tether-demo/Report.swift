@@ -14,13 +14,21 @@ func ms(_ seconds: Double) -> String { String(format: "%+.0f ms", seconds * 1000
 struct Report {
   var t0 = 0.0
   var rows: [Row] = []
+  /// How late an event may come.
   let tolerance: Double
+  /// How early one may (the VM's run sets it once the guest's clock is mapped).
+  var early: Double
+
+  init(tolerance: Double, early: Double? = nil) {
+    self.tolerance = tolerance
+    self.early = early ?? tolerance
+  }
 
   mutating func exact(
     _ event: String, _ device: String, at expected: Double, _ line: ManagedProcess.Line?
   ) {
     let observed = line.map { $0.time - t0 }
-    let ok = observed.map { abs($0 - expected) <= tolerance } ?? false
+    let ok = observed.map { $0 - expected >= -early && $0 - expected <= tolerance } ?? false
     rows.append(Row(event, device, expected, ms(expected), observed, ok))
   }
 
@@ -59,10 +67,14 @@ struct Report {
           + pad(late, 11) + (row.ok ? "ok" : "MISSED"))
     }
     let missed = rows.filter { !$0.ok }.count
+    let within =
+      early == tolerance
+      ? "within \(Int(tolerance * 1000)) ms"
+      : "no more than \(Int(early * 1000)) ms early, \(Int(tolerance * 1000)) ms late"
     print(
       missed == 0
-        ? "\nEvery event came when the rules say (within \(Int(tolerance * 1000)) ms)."
-        : "\n\(missed) event(s) missed.")
+        ? "\nEvery event came when the rules say (\(within))."
+        : "\n\(missed) event(s) missed (each must come \(within)).")
     return missed
   }
 }
@@ -87,13 +99,16 @@ extension Report {
   ) -> Cut {
     if uplinkOnly { relay.cutUplink(index) } else { relay.cut(index) }
     let at = monotonicSeconds()
+    let interruptedLine = host.waitForState("RECONNECTING", "INTERRUPTED", from: from)
+    // The last packets are read once the device went INTERRUPTED, not at the cut: a
+    // datagram the relay took before the cut may go out after it (its thread descheduled on
+    // a loaded machine: 140 ms once, beside a virtual machine), and with the uplink alone
+    // cut the answer to what passed before still comes back.
     let cut = Cut(
       at: at, lastAnswer: relay.lastAnswerToDevice(index) ?? at,
       lastFrom: relay.lastFromDevice(index) ?? at)
     mark(String(format: format, (cut[keyPath: shown] - t0) * 1000), at: at)
-    exact(
-      event, device, at: cut.lastAnswer - t0 + interrupted,
-      host.waitForState("RECONNECTING", "INTERRUPTED", from: from))
+    exact(event, device, at: cut.lastAnswer - t0 + interrupted, interruptedLine)
     return cut
   }
 
@@ -125,7 +140,16 @@ func demo(
   thresholds: KeyValuePairs<String, Double>,
   _ script: (inout Report, EdgeProcess, Relay) throws -> Void
 ) -> Int? {
-  var report = Report(tolerance: max(0.025, 0.1 * setup.interrupted))
+  // In a virtual machine an event may come late (an emulated kernel on a shared machine: a
+  // handshake took 20-50 ms there, loaded), never early: the engine counts from what it
+  // received, after the relay sent it. How early it may seem to come: the engine's
+  // millisecond ticks and how closely the guest's clock is mapped onto this one (set once it
+  // is). At the VM's scale, 0.2, a threshold 1 s (unscaled) off is 200 ms: it misses either
+  // way.
+  var report =
+    setup.guest == nil
+    ? Report(tolerance: max(0.025, 0.1 * setup.interrupted))
+    : Report(tolerance: max(0.1, 0.1 * setup.interrupted), early: 0.004)
   print(title + "\n")
   do {
     let edge = try EdgeProcess(binary: setup.edge, timeScale: setup.scale)

@@ -18,7 +18,8 @@
 #   check_libraries                fails if a program there links a library the guest lacks
 #   boot NAME [ARG...]             packs and boots; ARGs go on the kernel command line (the
 #                                  guest reads them in /proc/cmdline); the console, \r
-#                                  stripped, in $vm/NAME.console; 124 on the time limit
+#                                  stripped, in $vm/NAME.console (and on stdout as it
+#                                  comes with VM_LIVE=1); 124 on the time limit
 #   verdict NAME                   each test's marker; fails on a code, a missing marker
 #
 # The guest (/guest.sh) prints "tether-vm: kernel RELEASE ARCH, N CPUs" first, runs each
@@ -202,17 +203,20 @@ check_libraries() {
 }
 
 # boot NAME [ARG...]: packs the guest with its tests (their names in tests/list) and boots
-# it, ARGs on the kernel command line; the console (\r stripped) in $vm/NAME.console.
-# Returns 124 on the time limit.
+# it, ARGs on the kernel command line; the console (\r stripped) in $vm/NAME.console, and
+# with VM_LIVE=1 on stdout too, line by line as it comes (for a host program that acts on
+# what the guest prints). Returns 124 on the time limit.
 boot() {
   local name=$1 limit=${VM_TIMEOUT:-900} status=0
   shift
   (cd "$vm/guest" && find . | cpio -o -H newc --quiet | gzip -1) > "$vm/$name.cpio.gz"
+  local strip=(tr -d '\r') out=/dev/null
+  [ "${VM_LIVE:-}" != 1 ] || strip=(stdbuf -oL tr -d '\r') out=/dev/stdout
   timeout "$limit" "${qemu[@]}" -smp 2 -m 1024 -nographic -no-reboot \
     -kernel "$vm/vmlinuz" -initrd "$vm/$name.cpio.gz" \
     -append "console=ttyAMA0 quiet loglevel=3 rdinit=/init${*:+ $*}" \
     -netdev user,id=n0 -device virtio-net-device,netdev=n0 < /dev/null 2>&1 |
-    tr -d '\r' > "$vm/$name.console" || status=$?
+    "${strip[@]}" | tee "$vm/$name.console" > "$out" || status=$?
   [ "$status" -ne 124 ] || return 124
   [ "$status" -eq 0 ] || fail "qemu exited with $status (console: $vm/$name.console)"
 }
