@@ -802,6 +802,7 @@ static int fleet_start_among(struct fleet *f, struct ev_loop *loop, int count, i
   memset(f, 0, sizeof *f);
   f->loop = loop ? loop : ev_loop_new(0);
   f->count = count = fleet_size(count);
+  if (fleets == 1) harness_pace_again(); /* the fleets on threads take the last one */
   fake_start(f->loop, &f->srv);
   c = scaled_config(f->srv.address);
   f->stretch =
@@ -835,8 +836,15 @@ static int fleet_start(struct fleet *f, struct ev_loop *loop, int count) {
    stay under BATCH_STALL_LIMIT_MS, so on a slow machine it runs fewer engines rather than
    a scenario the library bounds. */
 static int fleet_fitting(int count, int heartbeat_ms, int interrupted_ms, int most) {
+  harness_pace_again();
   count = fleet_size(count);
   while (count > 10 && stretch_for(count, heartbeat_ms, interrupted_ms) > most) count -= 10;
+  if (stretch_for(count, heartbeat_ms, interrupted_ms) > most)
+    printf("c-abi: premise failed: at this machine's pace (a datagram %.1f us, a handshake "
+           "%.0f us) even %d engines need their figures stretched %d times, past the %d "
+           "that keeps the test's stall inside the library's batch bound\n",
+           harness_pace().datagram_us, harness_pace().handshake_us, count,
+           stretch_for(count, heartbeat_ms, interrupted_ms), most);
   return count;
 }
 
@@ -1230,6 +1238,7 @@ static void test_tether_engines_heartbeatsSpreadOverThePeriod_shareWakeUps(void)
   memset(&f, 0, sizeof f);
   f.loop = test_loop_new(&f.srv);
   f.count = fleet_size(100);
+  harness_pace_again();
   f.stretch = stretch_for(f.count, 50, 400);
   c = scaled_config(f.srv.address);
   c.heartbeat_interval_ms = 50 * f.stretch; /* heartbeats may go up to 3.1 ms late */
