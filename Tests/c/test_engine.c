@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,11 +100,10 @@ static int fleet_size(int count) { return timing_checked() || count < FLEET_SLOW
    heartbeat every `heartbeat_ms` ask for 2 * engines * 1000 / heartbeat_ms datagrams a
    second (each heartbeat and its ACK), and their handshakes must be done within half of
    interrupted_after. Natively 1; in an emulated ARM kernel, where a datagram costs some
-   30 times more, 5 to 10 for a fleet of 100. */
+   60 times more, 10 to 12 for a fleet of 100. */
 static int stretch_for(int engines, int heartbeat_ms, int interrupted_ms) {
-  double stretch =
-      harness_stretch(2.0 * engines * 1000.0 / heartbeat_ms, engines, interrupted_ms);
-  int whole = (int)stretch + (stretch > (int)stretch);
+  int whole = (int)ceil(
+      harness_stretch(2.0 * engines * 1000.0 / heartbeat_ms, engines, interrupted_ms));
   int least = timing_checked() ? 1 : SLOW;
   return whole > least ? whole : least;
 }
@@ -112,11 +112,16 @@ static int slow(void) { return stretch_for(1, 10, 60); }
 /* A fleet's handshakes queue behind each other on one loop (the fake server's on it too).
    A retry is a new attempt, and only the last two attempts' answers are taken, so a
    fleet's retries wait longer than all its handshakes take, and the joins complete. */
+/* Retries no faster than `handshakes` handshakes take here, the cap five times the base. */
+static void retries_after(tether_engine_config *c, int handshakes) {
+  double least_ms = handshakes * harness_pace().handshake_us / 1000.0;
+  if (c->retry_base_ms < least_ms) c->retry_base_ms = (uint32_t)least_ms + 1;
+  if (c->retry_cap_ms < 5 * c->retry_base_ms) c->retry_cap_ms = 5 * c->retry_base_ms;
+}
 static void fleet_retries(tether_engine_config *c, int engines) {
-  double handshakes_ms = engines * harness_pace().handshake_us / 1000.0;
   c->retry_base_ms = timing_checked() ? 100 : 500;
-  if (c->retry_base_ms < 2 * handshakes_ms) c->retry_base_ms = (uint32_t)(2 * handshakes_ms);
-  c->retry_cap_ms = 5 * c->retry_base_ms;
+  c->retry_cap_ms = 0;
+  retries_after(c, 2 * engines);
 }
 
 /* ---- What the callbacks saw ---------------------------------------------------------- */
@@ -219,10 +224,7 @@ static tether_engine_config scaled_config(const char *server) {
   if (!timing_checked()) c.retry_base_ms = 200, c.retry_cap_ms = 1000;
   /* Nor faster than four handshakes here (the pace: natively 0.2 ms, in an emulated ARM
      kernel a few ms), so that a first join is answered before a retry goes. */
-  if (c.retry_base_ms < 4 * harness_pace().handshake_us / 1000.0) {
-    c.retry_base_ms = (uint32_t)(4 * harness_pace().handshake_us / 1000.0) + 1;
-    if (c.retry_cap_ms < 5 * c.retry_base_ms) c.retry_cap_ms = 5 * c.retry_base_ms;
-  }
+  retries_after(&c, 4);
   return c;
 }
 
