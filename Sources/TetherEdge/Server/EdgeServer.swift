@@ -30,7 +30,7 @@ public struct EdgeServer<Crypto: SessionCrypto> {
   public let config: EdgeConfig
   /// Version 2's handshakes and the keys of its sessions.
   var front: SecureFront<Crypto>
-  var table = SessionTable()
+  @usableFromInline var table = SessionTable()
   /// (channel, uid) → banned until (unix seconds).
   var bans: [MemberKey: UInt64] = [:]
   /// User id → banned until (unix seconds): its LOGINs get LOGIN_REFUSE 7.
@@ -88,7 +88,11 @@ public struct EdgeServer<Crypto: SessionCrypto> {
 
   // MARK: - Queries
 
-  public var sessionCount: Int { table.count(of: .channel) }
+  /// The sessions held, to read (``EdgeSessions``: why the queries below go through it).
+  @inlinable public var sessions: EdgeSessions { EdgeSessions(table: table) }
+
+  /// The number of channel sessions.
+  @inlinable public var sessionCount: Int { sessions.channelCount }
 
   /// How many entries each of the server's tables holds: what its memory grows with.
   public var tableCounts: EdgeTableCounts {
@@ -105,28 +109,28 @@ public struct EdgeServer<Crypto: SessionCrypto> {
   }
 
   /// The uids in `channel`, sorted.
-  public func members(of channel: ChannelName) -> [UInt32] {
-    table.channels.members(of: channel).keys.sorted()
+  @inlinable public func members(of channel: ChannelName) -> [UInt32] {
+    sessions.members(of: channel)
   }
 
   /// The uid and channel of the session whose id is `cookie`, if the server holds it.
-  public func session(cookie: UInt64) -> (channel: ChannelName, uid: UInt32)? {
-    table[cookie]?.member.map { ($0.channel, $0.uid) }
+  @inlinable public func session(cookie: UInt64) -> (channel: ChannelName, uid: UInt32)? {
+    sessions.channel(cookie: cookie)
   }
 
-  public var loginSessionCount: Int { table.count(of: .login) }
+  /// The number of login sessions.
+  @inlinable public var loginSessionCount: Int { sessions.loginCount }
 
   /// The user ids in the login channel `channel`, sorted by their bytes.
-  public func loginMembers(of channel: ChannelName) -> [UserID] {
-    table.loginChannels.members(of: channel).keys.sorted {
-      $0.bytes.lexicographicallyPrecedes($1.bytes)
-    }
+  @inlinable public func loginMembers(of channel: ChannelName) -> [UserID] {
+    sessions.loginMembers(of: channel)
   }
 
   /// The user id and channels of the login session whose id is `cookie`, if the server
   /// holds it.
-  public func loginSession(cookie: UInt64) -> (userID: UserID, channels: [ChannelName])? {
-    table[cookie]?.login.map { ($0.userID, $0.channels) }
+  @inlinable public func loginSession(cookie: UInt64) -> (userID: UserID, channels: [ChannelName])?
+  {
+    sessions.login(cookie: cookie)
   }
 
   /// The events recorded since the last call (only with ``EdgeConfig/recordsEvents``).

@@ -97,7 +97,7 @@ struct LoginState {
 /// The maps always agree: a channel session is its channel's member under its uid; a user id
 /// has at most one login session, in the roster of exactly the channels it lists. The
 /// server serves one app id, so a user id alone stands for (app id, user id).
-struct SessionTable {
+@usableFromInline struct SessionTable {
   private(set) var records: [UInt64: SessionRecord] = [:]
   /// The channel profile's channels: channel → uid → cookie.
   private(set) var channels = Rosters<UInt32>()
