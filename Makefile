@@ -78,8 +78,9 @@ test-vm-harness: deps ## the VM harness's own check: a guest's failing test, los
 	@scripts/test/vm.sh aarch64 --harness
 profile-check: lib lib-aarch64 lib-armv7 ## a one-profile host links only its profile; both profiles' aarch64 text under the bound, 80 KiB (scripts/check/profile-hosts.sh)
 	@for arch in x86_64 $(CROSS_ARCHS); do scripts/check/profile-hosts.sh $$arch --check > /dev/null || exit 1; done
-swift-test: examples-x86_64 cross-test ## every Swift suite, end to end included (tether-edge, C examples)
-	$(E2E) swift test
+swift-test: examples-x86_64 cross-test ## every Swift suite, end to end included (tether-edge, C examples), in 6 processes at once
+	swift build --build-tests
+	$(E2E) scripts/test/swift-shards.sh $(BUILD_DIR)/swift-test
 bench-smoke: examples-x86_64 $(addprefix bench-smoke-,x86_64 $(CROSS_ARCHS)) ## make bench in small: it runs and reports
 bench-smoke-%: cross-%
 	@$(MAKE) --no-print-directory bench-binary ARCH=$* > /dev/null && scripts/test/bench-smoke.sh $*

@@ -473,9 +473,11 @@ struct AddressChangeFaultTests {
         let noticed = try #require(
           device.waitForState("RECONNECTING", "CLIENT_IP_ADDRESS_CHANGED", from: index))
         let rejoined = try #require(device.waitForState("CONNECTED", "REJOIN_SUCCESS", from: index))
-        // The debounce (100 ms) after the change, late by at most a generous margin.
-        #expect(noticed.time - changed >= 0.1 && noticed.time - changed <= 0.1 + 0.4)
-        #expect(rejoined.time - noticed.time <= 0.3)
+        // The debounce (100 ms) after the change, late by at most a generous margin: make
+        // test runs several test processes at once, and with eight a device once noticed
+        // the change 0.4 s past its debounce.
+        #expect(noticed.time - changed >= 0.1 && noticed.time - changed <= 0.1 + 1.0)
+        #expect(rejoined.time - noticed.time <= 1.0)
         print(
           "addressChange to \(source): \(device.name): CLIENT_IP_ADDRESS_CHANGED "
             + "+\(ms(noticed.time - changed)), REJOIN_SUCCESS +\(ms(rejoined.time - changed))")

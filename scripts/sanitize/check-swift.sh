@@ -4,8 +4,10 @@
 #   scripts/sanitize/check-swift.sh asan   AddressSanitizer (with LeakSanitizer) on the Swift and C
 #                                 code, UndefinedBehaviorSanitizer on the C code (.build-asan)
 #   scripts/sanitize/check-swift.sh tsan   ThreadSanitizer (.build-tsan)
-#   scripts/sanitize/check-swift.sh KIND FILTER   only the suites `swift test --filter FILTER` selects
-#                                 (make check-ci: the edge's under ASan; the build is whole)
+#   scripts/sanitize/check-swift.sh KIND FILTER   only the tests whose ids (`swift test list`)
+#                                 match FILTER, an extended regular expression (make check-ci:
+#                                 the edge's under ASan; the build is whole)
+# The tests run in several processes at once (scripts/test/swift-shards.sh says why).
 # swiftc has no UndefinedBehaviorSanitizer for Swift code on Linux ("unsupported option
 # '-sanitize=undefined'"); Swift itself traps on overflow, out-of-bounds and nil unwraps in
 # these debug builds, so UBSan is applied where C is compiled: the C target CTetherSystem
@@ -58,18 +60,16 @@ built=$((SECONDS - start))
 # bounds its resident set only where ASan's quarantine does not hold what it frees).
 export TETHER_EDGE_BIN=$PWD/$scratch/debug/tether-edge TETHER_EDGE_SANITIZER=$kind
 status=0
-swift test --skip-build "${flags[@]}" --scratch-path "$scratch" ${filter:+--filter "$filter"} \
-  > "$log" 2>&1 || status=$?
+scripts/test/swift-shards.sh "$out/swift-$kind-shards" "$filter" -- "${flags[@]}" \
+  --scratch-path "$scratch" > "$log" 2>&1 || status=$?
 pattern='^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Leak|Thread|UndefinedBehavior)Sanitizer)|runtime error:'
 reports=$(cat "$log" "$reports_dir"/* 2>/dev/null | grep -cE "$pattern" || true)
 processes=$({ grep -lE "$pattern" "$reports_dir"/* 2>/dev/null || true; } | wc -l)
-# Swift Testing's summary and XCTest's, whichever ran.
-summary=$(grep -E '^.{0,4}Test run with [0-9]+ tests? ' "$log" | tail -1 | sed -E 's/^[^T]*//' || true)
-xctest=$(grep -E "^Test Suite 'All tests' (passed|failed)" -A1 "$log" | tail -1 | sed -E 's/^[[:space:]]+//' || true)
+# The summary of the test processes together (scripts/test/swift-shards.sh).
+summary=$(grep -E '^swift-shards: ' "$log" | tail -1 | sed -E 's/^swift-shards: //' || true)
 skipped=$(grep -E ' skipped' "$log" | grep -vE 'Test run with' | sed -E 's/^[^T]*//' || true)
 echo "check-swift ($kind): built in ${built} s, tests ran in $((SECONDS - start - built)) s"
 echo "check-swift ($kind): ${summary:-no Swift Testing summary}${filter:+ (the suites matching '$filter')}"
-[ -n "$xctest" ] && echo "check-swift ($kind): XCTest: $xctest"
 if [ -n "$skipped" ]; then
   echo "check-swift ($kind): SKIPPED, not counted as passing:"
   echo "$skipped" | sed 's/^/  /'
