@@ -197,9 +197,13 @@ extension World {
   /// the client's CONFIRMs named for it that the server holds (the newest named if none is
   /// held).
   public func serverKey(_ cookie: UInt64, of i: Int) -> UInt64 {
-    let ids = sides[i].sessions.filter { $0.cookie == cookie }.map(\.id)
-    let held = ids.last { holds($0) }
-    return held ?? ids.last ?? 0
+    // From the newest back, with no array made: every invariant check asks this.
+    var newestNamed: UInt64?
+    for session in sides[i].sessions.reversed() where session.cookie == cookie {
+      if holds(session.id) { return session.id }
+      newestNamed = newestNamed ?? session.id
+    }
+    return newestNamed ?? 0
   }
 
   /// Whether the server holds a session (channel or login) under `key`.
