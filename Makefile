@@ -147,7 +147,8 @@ CROSS_armv7 := arm-linux-gnueabihf-
 check: check-valgrind check-c-sanitizers check-asan check-tsan ## every sanitizer suite (docs/RELIABILITY.md §6)
 v2-size: ## what protocol v2 costs the device: a probe of both sessions, v1 vs v2, aarch64 text
 	@scripts/check/v2-device-size.sh aarch64
-check-ci: check-c-sanitizers check-valgrind examples-x86_64 ## the part of make check that CI runs too
+check-ci: check-c-sanitizers examples-x86_64 ## the part of make check that CI runs after make test (whose c-test memchecked the C tests)
+	@TETHER_C_TESTS_MEMCHECKED=1 $(MAKE) --no-print-directory check-valgrind
 	@$(E2E) scripts/sanitize/check-swift.sh asan '$(CHECK_CI_ASAN)'
 check-valgrind: examples-x86_64 ## C tests, cycles, two threads (helgrind) and the examples under valgrind
 	@scripts/sanitize/check-valgrind.sh $(LIB_DIR) $(B)/install/bin/tether-edge $(B)/examples/x86_64/device \

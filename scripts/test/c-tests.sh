@@ -109,8 +109,8 @@ check() {
   fi
 }
 
-memcheck=(valgrind -q --leak-check=full --show-possibly-lost=no
-  --errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+memcheck=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect,possible
+  --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99)
 
 # under_memcheck NAME BINARY LOG: exit 99 is memcheck's (an error or a leak): a failure at
 # once. A failure of the test itself may be valgrind's slowness on a loaded machine breaking
