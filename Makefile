@@ -39,10 +39,8 @@ fleet-demo: deps examples-x86_64 ## three tether-edge processes of one fleet thr
 	@swift build -q --product tether-demo
 	@swift run --skip-build tether-demo --fleet --edge $(B)/install/bin/tether-edge \
 		--device $(B)/examples/x86_64/device --messaging $(B)/examples/x86_64/messaging
-test: deps ## everything CI runs: each target of the next section, one after the other, each timed
-	@for part in $(TESTS); do start=$$(date +%s); $(MAKE) --no-print-directory $$part || exit 1; \
-		echo "test: $$part passed in $$(($$(date +%s) - start)) s"; done
-	@echo "test: every part passed ($(TESTS))"
+test: deps ## everything CI runs: each target of the next section, one after the other, each timed (and its CPU)
+	@scripts/test/parts.sh $(TESTS)
 
 ## The parts of make test
 lint: ## swift-format, docs cite only what exists, the header's one comment layout, licence lines, v2 vectors
