@@ -76,11 +76,11 @@ test-vm-harness: deps ## the VM harness's own check: a guest's failing test, los
 	@scripts/test/vm.sh aarch64 --harness
 profile-check: lib lib-aarch64 lib-armv7 ## a one-profile host links only its profile; both profiles' aarch64 text under the bound, 80 KiB (scripts/check/profile-hosts.sh)
 	@for arch in x86_64 $(CROSS_ARCHS); do scripts/check/profile-hosts.sh $$arch --check > /dev/null || exit 1; done
-swift-test: examples-x86_64 cross-test ## every Swift suite, end to end included (tether-edge, C examples), in 6 processes at once
+swift-test: examples-x86_64 examples-aarch64 examples-armv7 ## every Swift suite, end to end included (tether-edge, C examples), in 6 processes at once
 	swift build --build-tests
 	$(E2E) scripts/test/swift-shards.sh $(BUILD_DIR)/swift-test
 bench-smoke: examples-x86_64 $(addprefix bench-smoke-,x86_64 $(CROSS_ARCHS)) ## make bench in small: it runs and reports
-bench-smoke-%: cross-%
+bench-smoke-%: deps
 	@$(MAKE) --no-print-directory bench-binary ARCH=$* > /dev/null && scripts/test/bench-smoke.sh $*
 bench-smoke-x86_64: lib examples-x86_64
 	@$(MAKE) --no-print-directory bench-binary > /dev/null && scripts/test/bench-smoke.sh x86_64
@@ -153,9 +153,9 @@ check-valgrind: examples-x86_64 ## C tests, cycles, two threads (helgrind) and t
 		$(B)/examples/x86_64/messaging
 check-c-sanitizers: deps ## the C tests against the library built with ASan+UBSan and with TSan
 	@scripts/sanitize/check-c-sanitizers.sh
-check-asan: examples-x86_64 cross-test ## every Swift suite under AddressSanitizer
+check-asan: examples-x86_64 examples-aarch64 examples-armv7 ## every Swift suite under AddressSanitizer
 	@$(E2E) scripts/sanitize/check-swift.sh asan
-check-tsan: examples-x86_64 cross-test ## every Swift suite under ThreadSanitizer
+check-tsan: examples-x86_64 examples-aarch64 examples-armv7 ## every Swift suite under ThreadSanitizer
 	@$(E2E) scripts/sanitize/check-swift.sh tsan
 CHECK_CI_ASAN = TetherEdgeTests\.|TetherDriverTests\.|EdgeSignalTests|EdgeFloodTests|LoginEdgeEndToEndTests|ChannelEndToEndTests|LoginEndToEndTests
 sim: deps ## the seed timeline at default thresholds, on the core and the edge in virtual time
