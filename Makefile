@@ -23,7 +23,7 @@ E2E = TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(B)/install/bin/tether-edge \
 	TETHER_DEVICE_BIN_AARCH64=$(B)/examples/aarch64/device TETHER_MESSAGING_BIN_AARCH64=$(B)/examples/aarch64/messaging \
 	TETHER_DEVICE_BIN_ARMV7=$(B)/examples/armv7/device TETHER_MESSAGING_BIN_ARMV7=$(B)/examples/armv7/messaging
 # make test: the parts below, each also a target of its own.
-TESTS := lint header-check abi-check embedded-check alloc-check c-test thread-test cross-test \
+TESTS := lint header-check libraries abi-check embedded-check alloc-check c-test thread-test cross-test \
 	test-vm-harness test-vm-aarch64 test-vm-armv7 profile-check swift-test bench-smoke sim-check \
 	fuzz-replay edge-check cmake-test deb-test deps-test
 
@@ -49,6 +49,9 @@ lint: ## swift-format, docs cite only what exists, the header's one comment layo
 	@swift-format lint --strict -r Sources Tests Package.swift && echo "lint: swift-format clean"
 header-check: ## Include/tether.h compiles as strict C99 and as C++11
 	@scripts/check/header-check.sh
+libraries: deps ## the Embedded builds the parts below link (the library and its test-only builds, three architectures), two at a time: each is one compile on one core
+	@$(MAKE) --no-print-directory -j2 lib lib-test-crypto lib-null-crypto lib-aarch64 lib-armv7 \
+		$(BUILD_DIR)/lib-test-crypto/aarch64/libtether.a $(BUILD_DIR)/lib-test-crypto/armv7/libtether.a
 abi-check: lib lib-test-crypto lib-null-crypto ## exports = header functions, same C signatures; one space of return codes; no test hook shipped
 	@scripts/check/abi-symbols.sh $(LIB_DIR)/libtether.so.0 && scripts/check/check-abi-signatures.sh
 	@python3 scripts/check/check-error-codes.py $(LIB_DIR)/libtether.so.0
