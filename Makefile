@@ -88,7 +88,7 @@ bench-smoke-%: deps
 bench-smoke-x86_64: lib examples-x86_64
 	@$(MAKE) --no-print-directory bench-binary > /dev/null && scripts/test/bench-smoke.sh x86_64
 sim-check: deps ## seeded scenarios on the real edge in virtual time (SIM_SCENARIOS, SIM_LOGIN_SCENARIOS)
-	@swift build -q -c release --product tether-sim
+	@swift build -q -c release --product tether-sim $(RELEASE_SWIFT_FLAGS)
 	@$(SIM) --scenarios $(SIM_SCENARIOS) --jobs $(SIM_JOBS) --attack-edge && \
 		$(SIM) --login --scenarios $(SIM_LOGIN_SCENARIOS) --jobs $(SIM_JOBS) --attack-edge
 fuzz-replay: deps lib ## each fuzzer once over its committed corpus and crash inputs
@@ -165,12 +165,16 @@ sim: deps ## the seed timeline at default thresholds, on the core and the edge i
 	@swift build -q --product tether-sim && swift run --skip-build tether-sim
 sim-replay: deps ## one scenario again: SEED=N [LOGIN=1]
 	@test -n "$(SEED)" || { echo "usage: make sim-replay SEED=N [LOGIN=1]" >&2; exit 2; }
-	@swift build -q -c release --product tether-sim && $(SIM) $(if $(LOGIN),--login) --replay $(SEED)
+	@swift build -q -c release --product tether-sim $(RELEASE_SWIFT_FLAGS) && $(SIM) $(if $(LOGIN),--login) --replay $(SEED)
 soak: deps ## more scenarios: SOAK_SCENARIOS from SOAK_SEED, or SOAK_SECONDS [LOGIN=1]
-	@swift build -q -c release --product tether-sim
+	@swift build -q -c release --product tether-sim $(RELEASE_SWIFT_FLAGS)
 	@$(SIM) $(if $(LOGIN),--login) --scenarios $(if $(SOAK_SECONDS),0,$(SOAK_SCENARIOS)) --seed $(SOAK_SEED) \
 		--jobs $(SIM_JOBS) $(if $(SOAK_SECONDS),--seconds $(SOAK_SECONDS))
 SIM = $$(swift build -c release --show-bin-path)/tether-sim
+# tether-edge is staged with --static-swift-stdlib: every release build here (tether-sim,
+# tether-benchmarks; scripts/check/alloc-probe.sh too) is made the same way, so they share
+# its release products, where a build without it made the next one rebuild them (a minute).
+RELEASE_SWIFT_FLAGS := --static-swift-stdlib
 SIM_SCENARIOS ?= 10000
 SIM_LOGIN_SCENARIOS ?= 15000
 SIM_JOBS ?= 2
@@ -182,12 +186,9 @@ faults: examples-x86_64 ## the end-to-end fault suite alone; SEED=N replays one
 	$(E2E) TETHER_FAULT_SEED=$(SEED) swift test --filter 'FaultEndToEndTests|AddressChangeFaultTests'
 edge-flood: examples-x86_64 ## tether-edge under a garbage flood, measured (FLOOD_SECONDS, 10)
 	@python3 scripts/bench/edge-flood.py --edge $(BUILD_DIR)/install/bin/tether-edge --seconds $(or $(FLOOD_SECONDS),10)
-# tether-edge is staged with --static-swift-stdlib: tether-benchmarks built the same way shares its
-# release products, where building it otherwise made each of the two rebuild the other's (a minute).
-BENCH_SWIFT_FLAGS := --static-swift-stdlib
 bench: deps examples-x86_64 bench-binary lib-aarch64 lib-armv7 bench-vm-rt ## timers (default and SCHED_FIFO, 3 runs), CPU, 100k sessions, a fleet, costs, sizes, the RT kernel's VM; rewrites docs/BENCHMARKS.md and README's real-time block
 	@scripts/deps.sh bench && mkdir -p $(BUILD_DIR)/bench/results && scripts/check/size-report.sh > $(BUILD_DIR)/bench/sizes.md
-	@swift build -q -c release --product tether-benchmarks $(BENCH_SWIFT_FLAGS)
+	@swift build -q -c release --product tether-benchmarks $(RELEASE_SWIFT_FLAGS)
 	@$$(swift build -c release --show-bin-path)/tether-benchmarks --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
 		--edge-load $(BUILD_DIR)/bench/$(ARCH)/edge-load --device $(BUILD_DIR)/examples/x86_64/device \
 		--edge $(BUILD_DIR)/install/bin/tether-edge --out $(BUILD_DIR)/bench/results --docs docs/BENCHMARKS.md \
@@ -196,7 +197,7 @@ bench: deps examples-x86_64 bench-binary lib-aarch64 lib-armv7 bench-vm-rt ## ti
 bench-vm-rt: deps ## tether-bench --quick at default and SCHED_FIFO on Debian's PREEMPT_RT arm64 kernel in a VM (emulated figures; scripts/bench/vm-rt.sh): build/bench/vm-rt.md, for make bench
 	@$(MAKE) --no-print-directory bench-binary ARCH=aarch64 > /dev/null && scripts/bench/vm-rt.sh
 bench-quick: deps examples-x86_64 bench-binary ## make bench in small, under 2 minutes: build/bench/quick (docs untouched)
-	@scripts/deps.sh bench && swift build -q -c release --product tether-benchmarks $(BENCH_SWIFT_FLAGS)
+	@scripts/deps.sh bench && swift build -q -c release --product tether-benchmarks $(RELEASE_SWIFT_FLAGS)
 	@$$(swift build -c release --show-bin-path)/tether-benchmarks --quick --bench $(BUILD_DIR)/bench/$(ARCH)/tether-bench \
 		--edge-load $(BUILD_DIR)/bench/$(ARCH)/edge-load --device $(BUILD_DIR)/examples/x86_64/device \
 		--edge $(BUILD_DIR)/install/bin/tether-edge --out $(BUILD_DIR)/bench/quick \

@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v valgrind >/dev/null || { echo "alloc-probe: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
-swift build -q -c release --product tether-sim
+# Statically, as tether-edge is staged (the Makefile's RELEASE_SWIFT_FLAGS): the release
+# products stay shared with it, not rebuilt.
+swift build -q -c release --product tether-sim --static-swift-stdlib
 # A copy without debug info: valgrind's reader gave up on the DWARF 5 of a dependency
 # (swift-crypto's C, when the edge server the simulator runs still linked it); stripped,
 # no dependency's debug info can trip it.
