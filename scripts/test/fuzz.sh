@@ -124,42 +124,76 @@ link_swift() { # TARGET EXTRA...
   touch "$exe"
 }
 
+# link_c TARGET: fuzz-capi or fuzz-rtm, C over the instrumented Embedded library.
+link_c() {
+  local target=$1
+  if stale "$out/fuzz-$target" Fuzz/capi Fuzz/rtm Tests/c/edge_v2.c Tests/c/edge_v2.h Tests/c/wire_v2.c Tests/c/wire_v2.h \
+    "$out/obj/tether-embedded.o"; then
+    echo "fuzz: linking fuzz-$target"
+    local profile=channel_profile
+    [ "$target" = rtm ] && profile=login_profile
+    clang -fuse-ld=lld -fsanitize=fuzzer,address -g -O1 -std=c99 -Wall -Wextra -Wpedantic \
+      -Werror -IInclude -ITests/c -DTETHER_FUZZ_PROFILE=$profile Fuzz/capi/harness.c \
+      Fuzz/capi/fuzz_capi.c Fuzz/rtm/fuzz_rtm.c Tests/c/edge_v2.c Tests/c/wire_v2.c \
+      "$out/obj/tether-embedded.o" -lsodium -lev -lm \
+      -lpthread -o "$out/fuzz-$target"
+  fi
+}
+
+# wants TARGET: whether TARGET is one of the targets asked for.
+wants() { [[ " $targets " == *" $1 "* ]]; }
+
+# link_edge_side TARGET: a fuzzer over the edge's module (decode, link, edge).
+link_edge_side() {
+  link_swift "$1" "$out/obj/TetherEdge.o" "$out/obj/TetherSodium.o" "$out/obj/TetherCore.o" \
+    -I Sources/CSodium -lsodium
+}
+
+# Every compile here is one -wmo job on one core, so the build runs in two lanes, in three
+# steps, each waiting for what it needs: TetherCore beside the Embedded library; then
+# TetherSodium and TetherEdge beside the fuzzers over TetherCore alone and the C ones; then
+# the fuzzers over the edge, two at a time. decode and link are both sides of version 2:
+# the device's (TetherCore) and the edge's decoders (TetherEdge), on libsodium's BLAKE2b
+# and the null seam (Fuzz/Support/NullSeam.swift).
 build() {
-  build_core
+  local target lane=
   for target in $targets; do
     case $target in
-      session | login) link_swift "$target" "$out/obj/TetherCore.o" ;;
-      decode | link)
-        # Both sides of version 2: the device's (TetherCore) and the edge's decoders
-        # (TetherEdge), on libsodium's BLAKE2b and the null seam (Fuzz/Support/NullSeam.swift).
-        build_sodium_module
-        build_edge_module
-        link_swift "$target" "$out/obj/TetherEdge.o" "$out/obj/TetherSodium.o" \
-          "$out/obj/TetherCore.o" -I Sources/CSodium -lsodium
-        ;;
-      edge)
-        build_sodium_module
-        build_edge_module
-        link_swift edge "$out/obj/TetherEdge.o" "$out/obj/TetherSodium.o" "$out/obj/TetherCore.o" \
-          -I Sources/CSodium -lsodium
-        ;;
-      capi | rtm)
-        build_embedded
-        if stale "$out/fuzz-$target" Fuzz/capi Fuzz/rtm Tests/c/edge_v2.c Tests/c/edge_v2.h Tests/c/wire_v2.c Tests/c/wire_v2.h \
-          "$out/obj/tether-embedded.o"; then
-          echo "fuzz: linking fuzz-$target"
-          local profile=channel_profile
-          [ "$target" = rtm ] && profile=login_profile
-          clang -fuse-ld=lld -fsanitize=fuzzer,address -g -O1 -std=c99 -Wall -Wextra -Wpedantic \
-            -Werror -IInclude -ITests/c -DTETHER_FUZZ_PROFILE=$profile Fuzz/capi/harness.c \
-            Fuzz/capi/fuzz_capi.c Fuzz/rtm/fuzz_rtm.c Tests/c/edge_v2.c Tests/c/wire_v2.c \
-            "$out/obj/tether-embedded.o" -lsodium -lev -lm \
-            -lpthread -o "$out/fuzz-$target"
-        fi
-        ;;
+      decode | link | session | login | edge | capi | rtm) ;;
       *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;;
     esac
   done
+  if wants capi || wants rtm; then
+    build_embedded &
+    lane=$!
+  fi
+  build_core
+  [ -z "$lane" ] || wait "$lane"
+  (
+    for target in session login; do
+      if wants $target; then link_swift $target "$out/obj/TetherCore.o"; fi
+    done
+    for target in capi rtm; do
+      if wants $target; then link_c $target; fi
+    done
+  ) &
+  lane=$!
+  if wants decode || wants link || wants edge; then
+    build_sodium_module
+    build_edge_module
+  fi
+  wait "$lane"
+  lane=
+  for target in decode link edge; do
+    wants $target || continue
+    if [ -z "$lane" ]; then
+      link_edge_side $target &
+      lane=$!
+    else
+      link_edge_side $target
+    fi
+  done
+  [ -z "$lane" ] || wait "$lane"
 }
 
 # The figures of one libFuzzer log: executions, exec/s, cov, ft, corpus size.
