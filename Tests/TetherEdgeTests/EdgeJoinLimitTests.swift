@@ -109,9 +109,13 @@ struct EdgeJoinLimitTests {
     #expect(bench.server.counters.joinsLimited == 0)
   }
 
+  /// Joins from 250 hosts, three from each (past its burst of 2), against a table of 64
+  /// sources: the table never holds more. (2,000 joins once: each join's presence goes to
+  /// every member of the one channel, so the cost grew with the square of the count, 116 s
+  /// under ASan on a busy machine, for no more of the property.)
   @Test func joinSources_stayBounded_underJoinsFromEverywhere() {
     var bench = Self.limited(burst: 2, refill: .seconds(10), sources: 64)
-    for i in 0..<2_000 {
+    for i in 0..<750 {
       bench.now = bench.now + .ms(1)
       var device = Self.handshaken(
         &bench, at: Self.sockaddrIn(host: UInt8(i % 250 + 1), port: UInt16(1000 + i)))
