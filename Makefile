@@ -50,7 +50,7 @@ lint: ## swift-format, docs cite only what exists, the header's one comment layo
 header-check: ## Include/tether.h compiles as strict C99 and as C++11
 	@scripts/check/header-check.sh
 libraries: deps ## the Embedded builds the parts below link (the library and its test-only builds, three architectures), two at a time: each is one compile on one core
-	@$(MAKE) --no-print-directory -j2 lib lib-test-crypto lib-null-crypto lib-aarch64 lib-armv7 \
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lib lib-test-crypto lib-null-crypto lib-aarch64 lib-armv7 \
 		$(BUILD_DIR)/lib-test-crypto/aarch64/libtether.a $(BUILD_DIR)/lib-test-crypto/armv7/libtether.a
 abi-check: lib lib-test-crypto lib-null-crypto ## exports = header functions, same C signatures; one space of return codes; no test hook shipped
 	@scripts/check/abi-symbols.sh $(LIB_DIR)/libtether.so.0 && scripts/check/check-abi-signatures.sh
@@ -64,7 +64,8 @@ c-test: lib lib-test-crypto lib-null-crypto ## the C tests of Tests/c against th
 	@scripts/test/c-tests.sh x86_64
 thread-test: deps ## every Thread: rule of tether.h from a second thread, under ThreadSanitizer
 	@scripts/sanitize/check-c-sanitizers.sh thread test_threads
-cross-test: $(addprefix cross-,$(CROSS_ARCHS)) ## cross-aarch64 and cross-armv7
+cross-test: deps ## cross-aarch64 and cross-armv7, at once: under qemu-user the tests mostly wait for their timelines
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix cross-,$(CROSS_ARCHS))
 cross-%: lib-% examples-% $(BUILD_DIR)/lib-test-crypto/%/libtether.a ## the library, examples and C tests for a board, run under qemu-user
 	@NM=$(CROSS_$*)nm scripts/check/abi-symbols.sh $(BUILD_DIR)/lib/$*/libtether.so.0
 	@NM=$(CROSS_$*)nm scripts/check/test-hooks.sh $(BUILD_DIR)/lib/$* $(BUILD_DIR)/lib-test-crypto/$*
@@ -82,7 +83,8 @@ profile-check: lib lib-aarch64 lib-armv7 ## a one-profile host links only its pr
 swift-test: examples-x86_64 examples-aarch64 examples-armv7 ## every Swift suite, end to end included (tether-edge, C examples), in 6 processes at once
 	swift build --build-tests
 	$(E2E) scripts/test/swift-shards.sh $(BUILD_DIR)/swift-test
-bench-smoke: examples-x86_64 $(addprefix bench-smoke-,x86_64 $(CROSS_ARCHS)) ## make bench in small: it runs and reports
+bench-smoke: examples-x86_64 ## make bench in small: it runs and reports (two architectures at a time: the runs mostly wait)
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix bench-smoke-,x86_64 $(CROSS_ARCHS))
 bench-smoke-%: deps
 	@$(MAKE) --no-print-directory bench-binary ARCH=$* > /dev/null && scripts/test/bench-smoke.sh $*
 bench-smoke-x86_64: lib examples-x86_64
