@@ -22,10 +22,12 @@ E2E = TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(B)/install/bin/tether-edge \
 	TETHER_DEVICE_BIN=$(B)/examples/x86_64/device TETHER_MESSAGING_BIN=$(B)/examples/x86_64/messaging \
 	TETHER_DEVICE_BIN_AARCH64=$(B)/examples/aarch64/device TETHER_MESSAGING_BIN_AARCH64=$(B)/examples/aarch64/messaging \
 	TETHER_DEVICE_BIN_ARMV7=$(B)/examples/armv7/device TETHER_MESSAGING_BIN_ARMV7=$(B)/examples/armv7/messaging
-# make test: the parts below, each also a target of its own.
-TESTS := lint header-check libraries abi-check embedded-check alloc-check c-test thread-test cross-test \
-	test-vm-harness test-vm-aarch64 test-vm-armv7 profile-check swift-test bench-smoke sim-check \
-	fuzz-replay edge-check cmake-test deb-test deps-test
+# make test: the parts below, each also a target of its own. A+B runs A and B at once
+# (scripts/test/parts.sh): builds beside builds and a test that asserts no timing, never
+# beside the suites whose checks are timed (c-test, cross-test, the VMs, swift-test).
+TESTS := lint header-check libraries abi-check embedded-check+alloc-check+thread-test c-test cross-test \
+	test-vm-harness test-vm-aarch64 test-vm-armv7 profile-check swift-test \
+	bench-smoke+fuzz-replay+edge-check+cmake-test+deb-test+deps-test sim-check
 
 help: ## this list
 	@awk -F ':.*## ' '/^## /{print "\n" substr($$0, 4)} /^[a-z0-9% -]+:.*## /{printf "  make %-20s %s\n", $$1, $$2}' Makefile
@@ -39,7 +41,7 @@ fleet-demo: deps examples-x86_64 ## three tether-edge processes of one fleet thr
 	@swift build -q --product tether-demo
 	@swift run --skip-build tether-demo --fleet --edge $(B)/install/bin/tether-edge \
 		--device $(B)/examples/x86_64/device --messaging $(B)/examples/x86_64/messaging
-test: deps ## everything CI runs: each target of the next section, one after the other, each timed (and its CPU)
+test: deps ## everything CI runs: each target of the next section, one after the other (a few at once: TESTS), each timed (and its CPU)
 	@scripts/test/parts.sh $(TESTS)
 
 ## The parts of make test

@@ -5,6 +5,9 @@
 # whose CPU is near twice its time kept both cores busy; one far below waited (for real
 # time, or for one core). The first part that fails ends the run.
 #   scripts/test/parts.sh PART...
+# A PART written A+B runs A and B at once: for parts that mostly wait beside parts whose
+# checks do not depend on time (make bench in small reports, and asserts no timing, beside
+# the fuzzers' builds). Each one's output is printed whole, in order, once it ended.
 set -euo pipefail
 # cpu: sets CPU to the CPU seconds of this shell's finished children so far (bash's `times`,
 # its second line). `times` must run in this shell, not in a command substitution's.
@@ -17,14 +20,44 @@ cpu() {
     for (i = 1; i <= 2; i++) { split($i, t, "m"); total += t[1] * 60 + t[2] }
     printf "%d", total }')
 }
+# together A B...: runs the parts at once, each into a file of its own, printed in order;
+# fails if any did.
+together() {
+  local logs=() pids=() part failed=0 i group
+  group=$(IFS=+ && echo "$*")
+  for part in "$@"; do
+    logs+=("$(mktemp)")
+    make --no-print-directory "$part" > "${logs[-1]}" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    if wait "${pids[$i]}"; then
+      cat "${logs[$i]}"
+      echo "test: ${*:$((i + 1)):1} passed (run at once: $group)"
+    else
+      cat "${logs[$i]}"
+      echo "test: ${*:$((i + 1)):1} FAILED (run at once: $group)" >&2
+      failed=1
+    fi
+    rm -f "${logs[$i]}"
+  done
+  return "$failed"
+}
 for part in "$@"; do
   start=$SECONDS
   cpu
   before=$CPU
-  make --no-print-directory "$part" || {
-    echo "test: $part FAILED after $((SECONDS - start)) s" >&2
-    exit 1
-  }
+  if [[ $part == *+* ]]; then
+    together ${part//+/ } || {
+      echo "test: $part FAILED after $((SECONDS - start)) s" >&2
+      exit 1
+    }
+  else
+    make --no-print-directory "$part" || {
+      echo "test: $part FAILED after $((SECONDS - start)) s" >&2
+      exit 1
+    }
+  fi
   cpu
   echo "test: $part passed in $((SECONDS - start)) s (CPU $((CPU - before)) s)"
 done
