@@ -24,10 +24,12 @@ E2E = TETHER_E2E_REQUIRED=1 TETHER_EDGE_BIN=$(B)/install/bin/tether-edge \
 	TETHER_DEVICE_BIN_ARMV7=$(B)/examples/armv7/device TETHER_MESSAGING_BIN_ARMV7=$(B)/examples/armv7/messaging
 # make test: the parts below, each also a target of its own. A+B runs A and B at once
 # (scripts/test/parts.sh): builds beside builds and a test that asserts no timing, never
-# beside the suites whose checks are timed (c-test, cross-test, the VMs, swift-test).
+# beside the suites whose checks are timed (c-test, cross-test, the VMs, swift-test), and
+# never two that write the same files (bench-smoke and edge-check both stage tether-edge
+# into build/install: edge-check once found it half written).
 TESTS := lint header-check libraries abi-check embedded-check+alloc-check+thread-test c-test cross-test \
 	test-vm-harness test-vm-aarch64 test-vm-armv7 profile-check swift-test \
-	bench-smoke+fuzz-replay+edge-check+cmake-test+deb-test+deps-test sim-check
+	bench-smoke+fuzz-replay+cmake-test+deb-test+deps-test edge-check sim-check
 
 help: ## this list
 	@awk -F ':.*## ' '/^## /{print "\n" substr($$0, 4)} /^[a-z0-9% -]+:.*## /{printf "  make %-20s %s\n", $$1, $$2}' Makefile
