@@ -10,11 +10,11 @@
 # exit) by blocking their thread, and Swift Testing runs every test on the cooperative
 # pool, which has one thread per core. On a 2-core machine two tests ran at a time and the
 # CPU stood 70% idle. Each process has a pool of its own. The tests are dealt out one by
-# one in the order of their ids into parts (below), so each gets a share of every slow suite.
+# one in the order of their ids, so each process gets a share of every slow suite.
 #
-# Every log is printed, each part's after the last one ends, then one line: how many
-# tests ran, in how many parts and processes, how long. It fails if a part failed, or if
-# the parts together ran another number of tests than were dealt (a filter that lost one).
+# Every log is printed, each process's after the last one ends, then one line: how many
+# tests ran, in how many processes, how long. It fails if a process failed, or if the
+# processes together ran another number of tests than were dealt (a filter that lost one).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=${1:?usage: swift-shards.sh LOG_DIR [FILTER] [-- SWIFT_BUILD_OPTIONS...]}
@@ -53,50 +53,36 @@ if [ "$total" -eq 0 ]; then
   echo "swift-shards: no test${filter:+ matches '$filter'}" >&2
   exit 1
 fi
-# The tests are dealt into four times as many parts as processes, and a new process takes
-# the next part whenever one ends: a part holding one of the few long tests does not keep
-# the others' share of the work waiting behind it (three processes of one deal each: 78 s,
-# 31 s and 24 s under ASan).
-parts=$((shards * 4))
-[ "$parts" -gt "$total" ] && parts=$total
+[ "$shards" -gt "$total" ] && shards=$total
 start=$SECONDS
-running=0
-for ((k = 0; k < parts; k++)); do
-  if [ "$running" -ge "$shards" ]; then
-    wait -n || true
-    running=$((running - 1))
-  fi
-  # The ids dealt to part k, each as a regular expression that matches it alone: its
+pids=()
+for ((k = 0; k < shards; k++)); do
+  # The ids dealt to process k, each as a regular expression that matches it alone: its
   # punctuation escaped, followed by the end or by the "/" before its source location.
-  alternatives=$(awk -v n="$parts" -v k="$k" '(NR - 1) % n == k' "$dir/ids" |
+  alternatives=$(awk -v n="$shards" -v k="$k" '(NR - 1) % n == k' "$dir/ids" |
     sed -E 's/[][(){}.*+?^$|\\]/\\&/g' | paste -sd'|')
-  (
-    status=0
-    "$binary" --testing-library swift-testing --filter "^($alternatives)(/|$)" \
-      > "$dir/part-$k.log" 2>&1 || status=$?
-    echo "$status" > "$dir/part-$k.status"
-  ) &
-  running=$((running + 1))
+  "$binary" --testing-library swift-testing --filter "^($alternatives)(/|$)" \
+    > "$dir/shard-$k.log" 2>&1 &
+  pids+=($!)
 done
-wait
 failed=()
-for ((k = 0; k < parts; k++)); do
-  [ "$(cat "$dir/part-$k.status" 2> /dev/null)" = 0 ] || failed+=("$((k + 1))")
+for ((k = 0; k < shards; k++)); do
+  wait "${pids[$k]}" || failed+=("$((k + 1))")
 done
 ran=0
-for ((k = 0; k < parts; k++)); do
-  echo "--- swift-shards: part $((k + 1)) of $parts ---"
-  cat "$dir/part-$k.log"
-  count=$(grep -aoE 'Test run with [0-9]+ tests?' "$dir/part-$k.log" | tail -1 | grep -oE '[0-9]+' || true)
+for ((k = 0; k < shards; k++)); do
+  echo "--- swift-shards: process $((k + 1)) of $shards ---"
+  cat "$dir/shard-$k.log"
+  count=$(grep -aoE 'Test run with [0-9]+ tests?' "$dir/shard-$k.log" | tail -1 | grep -oE '[0-9]+' || true)
   ran=$((ran + ${count:-0}))
 done
 elapsed=$((SECONDS - start))
 if [ "${#failed[@]}" -ne 0 ]; then
-  echo "swift-shards: FAIL: part(s) ${failed[*]/#/#} failed (logs above, and in $dir)" >&2
+  echo "swift-shards: FAIL: process(es) ${failed[*]/#/#} failed (logs above, and in $dir)" >&2
   exit 1
 fi
 if [ "$ran" -ne "$total" ]; then
   echo "swift-shards: FAIL: $total tests dealt, $ran ran" >&2
   exit 1
 fi
-echo "swift-shards: Test run with $total tests in $parts parts, $shards processes at once, passed, in $elapsed s"
+echo "swift-shards: Test run with $total tests in $shards processes at once passed, in $elapsed s"
