@@ -129,7 +129,7 @@ under_memcheck() {
   return "$status"
 }
 
-run_native() { # NAME BINARY [native-only]
+run_native() { # NAME BINARY: the native (or root) run of a row; memcheck_lane runs the others
   local name=$1 binary=$2 dir status
   dir=$(dirname "$binary")
   row "$name"
@@ -141,11 +141,6 @@ run_native() { # NAME BINARY [native-only]
       "$binary" > "$dir/$name.out" 2>&1 || status=$?
       check "$name" "$dir/$name.out" "$status"
     fi
-  fi
-  if [[ $runs == *memcheck* && -z ${3:-} ]]; then
-    status=0
-    under_memcheck "$name" "$binary" "$dir/$name.memcheck" || status=$?
-    check "$name" "$dir/$name.memcheck" "$status" "valgrind memcheck" "no error, no leak"
   fi
 }
 
@@ -230,7 +225,7 @@ native_and_memcheck() {
   lane+=" $!"
   trap 'for p in $lane; do pkill -P "$p" 2> /dev/null; kill "$p" 2> /dev/null; done || true' EXIT
   for name in "$@"; do
-    run_native "$name" "$dir/test_$name" native-only
+    run_native "$name" "$dir/test_$name"
   done
   # shellcheck disable=SC2086
   wait $lane || true
