@@ -6,7 +6,7 @@
  * out on their timer meanwhile. A second engine joined to the same server shares the loop's
  * socket, so every datagram is handed out by the socket's table of session ids (and
  * gathered sends go out with sendmmsg). Prints "alloc: N passed, M failed"; exits 1 on any
- * allocation. Built for every architecture (linked statically, with the linker's
+ * allocation in a window that kept the steady state, or when no window of three kept it. Built for every architecture (linked statically, with the linker's
  * --wrap: scripts/test/c-tests.sh) and run under qemu-user for ARM. */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -93,13 +93,33 @@ static void spin(struct ev_loop *loop, int turns) {
   }
 }
 
+/* One counted window: 10,000 heartbeat acks and 1,000 presence digests to the engines,
+   heartbeats going out meanwhile; returns the allocations counted, `callers` their first
+   callers and `longest_turn_ms` the longest turn of the loop in it. */
+#define WINDOWS 3
+static long count_window(struct ev_loop *loop, struct fake_server *srv) {
+  long during;
+  longest_turn_ms = 0;
+  allocations = 0;
+  counting = 1;
+  for (int rounds = 0; rounds < 200; rounds++) { /* 200 x 50 = 10,000 acks */
+    fake_push_acks(srv, 50);
+    for (int k = 0; k < 5; k++) fake_push_presence(srv); /* 200 x 5 = 1,000 digests */
+    spin(loop, 4);
+  }
+  counting = 0;
+  during = allocations;
+  spin(loop, 4);
+  return during;
+}
+
 static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
   struct fake_server srv;
   struct ev_loop *loop = test_loop_new(&srv);
   tether_engine_config config = engine_config(srv.address);
   tether_engine_handler handler;
   tether_engine *engine = NULL, *neighbour = NULL;
-  long during, at_setup;
+  long during = -1, at_setup; /* -1: no window ran */
   int rounds, members[2] = {0, 0};
   stack_top = (char *)&rounds;
 
@@ -149,44 +169,47 @@ static void test_tether_engine_receive_allocatesNothingInSteadyState(void) {
            "(members heard: %d and %d); the count below is not the steady state\n",
            rounds, members[0], members[1]);
   CHECK(members[0] > 0 && members[1] > 0);
-  longest_turn_ms = 0;
-  counting = 1;
-  for (rounds = 0; rounds < 200; rounds++) { /* 200 x 50 = 10,000 acks */
-    fake_push_acks(&srv, 50);
-    for (int k = 0; k < 5; k++) fake_push_presence(&srv); /* 200 x 5 = 1,000 digests */
-    spin(loop, 4);
+  /* The counted window, again while its premise failed: a window whose loop was held
+     longer than a heartbeat interval and that counted something is the one-time growth
+     (below), not a measurement of the steady state, and the output keeps that room, so the
+     next window measures the steady state again. Zero in any window passes; an allocation
+     in a window that kept the premise is a product defect and fails at once; a premise
+     that fails in every window fails the test, saying so. A per-packet allocation shows in
+     every window, so no retry can hide it. */
+  for (int window = 1; window <= WINDOWS; window++) {
+    during = count_window(loop, &srv);
+    printf("alloc: window %d: %ld allocations while receiving 10000 heartbeat acks and 1000 "
+           "presence digests (state %s, %d heartbeats sent so far, one every %u ms; the "
+           "longest turn of the loop %.1f ms)\n",
+           window, during, tether_connection_state_name(tether_get_connection_state(engine)),
+           srv.heartbeats, (unsigned)config.heartbeat_interval_ms, longest_turn_ms);
+    /* As an offset from `allocations` (the binary is position-independent): its address in
+       `nm` plus the offset is what addr2line takes. */
+    for (long i = 0; i < during && i < 8; i++) {
+      printf("alloc: counted allocation %ld called from (nm's address of allocations plus "
+             "each, then addr2line):", i + 1);
+      for (int depth = 0; depth < FRAMES && callers[i][depth] != NULL; depth++)
+        printf(" allocations%+ld", (long)((uintptr_t)callers[i][depth] - (uintptr_t)&allocations));
+      printf("\n");
+    }
+    /* Steady means no turn of the loop outlasted a heartbeat interval. A machine that
+       stalls the loop longer (a loaded host does it to an emulated kernel now and then)
+       makes a longer batch, whose output grows once (above); a turn of a loaded native run
+       takes several ms, without allocating. So when something was counted, whether the
+       premise held says which of the two it was. */
+    if (during == 0) break;
+    if (longest_turn_ms < config.heartbeat_interval_ms) {
+      printf("alloc: premise held (no turn of the loop longer than a heartbeat interval): a "
+             "product defect\n");
+      break;
+    }
+    printf("alloc: premise failed: a turn of the loop took %.1f ms while counting, longer "
+           "than the heartbeat interval (%u ms): not the steady state%s\n",
+           longest_turn_ms, (unsigned)config.heartbeat_interval_ms,
+           window < WINDOWS ? "; counting again" : "; no window kept it");
   }
-  counting = 0;
-  during = allocations;
-  spin(loop, 4);
   printf("alloc: %ld allocations counted while creating and joining (the counter works)\n",
          at_setup);
-  printf("alloc: %ld allocations while receiving 10000 heartbeat acks and 1000 presence "
-         "digests (state %s, %d heartbeats sent, one every %u ms; the longest turn of the "
-         "loop %.1f ms)\n",
-         during, tether_connection_state_name(tether_get_connection_state(engine)), srv.heartbeats,
-         (unsigned)config.heartbeat_interval_ms, longest_turn_ms);
-  /* As an offset from `allocations` (the binary is position-independent): its address in
-     `nm` plus the offset is what addr2line takes. */
-  for (long i = 0; i < during && i < 8; i++) {
-    printf("alloc: counted allocation %ld called from (nm's address of allocations plus each, "
-           "then addr2line):", i + 1);
-    for (int depth = 0; depth < FRAMES && callers[i][depth] != NULL; depth++)
-      printf(" allocations%+ld", (long)((uintptr_t)callers[i][depth] - (uintptr_t)&allocations));
-    printf("\n");
-  }
-  /* Steady means no turn of the loop outlasted a heartbeat interval. A machine that stalls
-     the loop longer (a loaded host does it to an emulated kernel now and then) makes a
-     longer batch, whose output grows once (above); a turn of a loaded native run takes
-     several ms, without allocating. So when something was counted, whether the premise
-     held says which of the two it was; the test fails either way. */
-  if (during > 0 && longest_turn_ms >= config.heartbeat_interval_ms)
-    printf("alloc: premise failed: a turn of the loop took %.1f ms while counting, longer "
-           "than the heartbeat interval (%u ms): not the steady state\n",
-           longest_turn_ms, (unsigned)config.heartbeat_interval_ms);
-  else if (during > 0)
-    printf("alloc: premise held (no turn of the loop longer than a heartbeat interval): a "
-           "product defect\n");
   CHECK(joined);
   CHECK(at_setup > 0); /* the counter works */
   CHECK(during == 0);
