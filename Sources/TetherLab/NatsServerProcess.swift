@@ -110,8 +110,32 @@ public final class NatsServerProcess: @unchecked Sendable {
     self.process = nil
   }
 
-  public func freeze() { signal(SIGSTOP) }
+  /// SIGSTOP, and returns once every thread of the server is stopped (at most 5 s): kill(2)
+  /// returns when the signal is sent, and a thread running on another core answers a moment
+  /// longer (a test once saw a write sent after `freeze` go through).
+  public func freeze() {
+    guard let process, process.isRunning else { return }
+    let pid = process.processIdentifier
+    Glibc.kill(pid, SIGSTOP)
+    let deadline = Date(timeIntervalSinceNow: 5)
+    while !Self.allStopped(pid) && Date() < deadline { usleep(1_000) }
+  }
+
   public func thaw() { signal(SIGCONT) }
+
+  /// Whether every thread of `pid` is in state T (stopped), by /proc/PID/task/*/stat.
+  private static func allStopped(_ pid: Int32) -> Bool {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    guard !tasks.isEmpty else { return false }
+    return tasks.allSatisfy { task in
+      guard
+        let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+      else { return false }
+      // "PID (comm) S ...": the state follows the last parenthesis.
+      return stat[close...].dropFirst(2).first == "T"
+    }
+  }
 
   /// Kills the server and deletes its store.
   public func remove() {
