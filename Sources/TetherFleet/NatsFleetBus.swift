@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CNats
 import Glibc
+import Synchronization
 import TetherEdge
 
 /// TetherEdge's ``FleetBus`` on NATS: one connection (reconnecting forever), a JetStream
@@ -11,8 +12,16 @@ import TetherEdge
 /// connects, makes the bucket and the watcher at every (re)connection, and runs the
 /// commands in order; the watcher thread turns `kvWatcher_Next` with a short timeout.
 /// libnats's own threads (its callbacks) only queue. Every input goes through one locked
-/// array and an eventfd (``descriptor``).
+/// array and an eventfd (``descriptor``). The threads carry names (``threadNames``).
 public final class NatsFleetBus: FleetBus {
+  /// Buses made in this process so far: each bus's threads carry its number.
+  private static let made = Atomic<Int>(0)
+
+  /// The names its threads carry, as `ps -L` and `top -H` show them: `tether-bus-N` the
+  /// worker, `tether-kv-N` the watcher, N this bus's number in the process from 1 (modulo
+  /// 10,000: a name has 15 bytes). libnats's threads for this bus's connection start from
+  /// the worker and carry its name; after ``stop()`` none of them is left.
+  public let threadNames: [String]
   let core: BusCore
   private let options: OpaquePointer
   private var worker: BusThread?
@@ -26,11 +35,15 @@ public final class NatsFleetBus: FleetBus {
     core = try BusCore(config: config)
     let context = Unmanaged.passUnretained(core).toOpaque()
     options = try NatsOptions.make(config, context: context)
+    let number = Self.made.wrappingAdd(1, ordering: .relaxed).newValue % 10_000
+    threadNames = ["tether-bus-\(number)", "tether-kv-\(number)"]
     do {
       let core = self.core
       let options = self.options
-      worker = try BusThread { BusWorker(core: core, options: options).run() }
-      watcher = try BusThread { BusWatcher(core: core).run() }
+      worker = try BusThread(named: threadNames[0]) {
+        BusWorker(core: core, options: options).run()
+      }
+      watcher = try BusThread(named: threadNames[1]) { BusWatcher(core: core).run() }
     } catch {
       stop()
       throw error
@@ -121,22 +134,26 @@ public final class NatsFleetBus: FleetBus {
   }
 }
 
-/// A POSIX thread that can be joined (Foundation's Thread cannot).
+/// A POSIX thread that can be joined (Foundation's Thread cannot), named (the threads it
+/// starts inherit the name).
 final class BusThread {
   private final class Body {
+    let name: String
     let run: () -> Void
-    init(_ run: @escaping () -> Void) { self.run = run }
+    init(_ name: String, _ run: @escaping () -> Void) { (self.name, self.run) = (name, run) }
   }
 
   private var thread = pthread_t()
 
-  init(_ body: @escaping () -> Void) throws(NatsFleetBusError) {
-    let box = Unmanaged.passRetained(Body(body)).toOpaque()
+  init(named name: String, _ body: @escaping () -> Void) throws(NatsFleetBusError) {
+    let box = Unmanaged.passRetained(Body(name, body)).toOpaque()
     let result = pthread_create(
       &thread, nil,
       { argument in
         guard let argument else { return nil }
-        Unmanaged<Body>.fromOpaque(argument).takeRetainedValue().run()
+        let body = Unmanaged<Body>.fromOpaque(argument).takeRetainedValue()
+        BusThread.name(body.name)
+        body.run()
         return nil
       }, box)
     guard result == 0 else {
@@ -146,4 +163,15 @@ final class BusThread {
   }
 
   func join() { pthread_join(thread, nil) }
+
+  /// Names the calling thread (what pthread_setname_np does; Swift's Glibc does not export
+  /// it): its comm file. A name longer than 15 bytes is cut there; a failure leaves the
+  /// thread its inherited name.
+  private static func name(_ name: String) {
+    let file = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard file >= 0 else { return }
+    var bytes = Array(name.utf8)
+    _ = write(file, &bytes, bytes.count)
+    close(file)
+  }
 }

@@ -167,34 +167,71 @@ import TetherLab
 
   // MARK: - Lifetime
 
+  /// What belongs to the buses is counted, not the process's: suites running beside this
+  /// one start threads and open descriptors of their own (counting the process's, a
+  /// fresh-clone run once saw 28 threads against 10 and 61 descriptors against 21). A
+  /// bus's threads carry its names (libnats's for its connection, started from its worker,
+  /// inherit them); its connections are the sockets to this test's server.
   @Test func stop_leavesNoThreadAndNoDescriptorBehind() throws {
     let server = try NatsServerProcess.started()
-    // One bus first: libnats starts its process-wide threads (timers, callbacks) once.
-    try cycle(server)
-    let threads = count("/proc/self/task")
-    let descriptors = count("/proc/self/fd")
-    for _ in 0..<5 { try cycle(server) }
+    var names: Set<String> = []
+    for _ in 0..<5 { names.formUnion(try cycle(server)) }
     // libnats ends a connection's threads a moment after its close returns.
     let deadline = Date(timeIntervalSinceNow: 10)
-    while count("/proc/self/task") > threads && Date() < deadline { usleep(20_000) }
-    #expect(count("/proc/self/task") <= threads)
-    // The count is the process's: suites running beside this one open descriptors of their
-    // own for a moment (a fresh-clone make test saw 94 against 92 once). A leak of five
-    // buses stays; theirs go.
-    while count("/proc/self/fd") > descriptors && Date() < deadline { usleep(20_000) }
-    #expect(count("/proc/self/fd") <= descriptors)
+    while !threads(named: names).isEmpty && Date() < deadline { usleep(20_000) }
+    #expect(threads(named: names) == [], "threads of stopped buses")
+    while sockets(to: server.port) > 0 && Date() < deadline { usleep(20_000) }
+    #expect(sockets(to: server.port) == 0, "connections of stopped buses")
   }
 
-  private func cycle(_ server: NatsServerProcess) throws {
+  /// One bus made, used and stopped; returns its threads' names. While it runs the counts
+  /// see its threads and its connection (they can tell).
+  private func cycle(_ server: NatsServerProcess) throws -> [String] {
     let bus = try BusReader(server: server.url)
     #expect(bus.snapshot() != nil)
     _ = bus.write("k", .create([1]))
     bus.bus.submit([.publish(subject: "x", payload: [1])])
+    let names = Set(bus.bus.threadNames)
+    #expect(threads(named: names).count >= 2, "the worker, the watcher, libnats's")
+    #expect(sockets(to: server.port) >= 1)
     bus.bus.stop()
+    return bus.bus.threadNames
   }
 
-  private func count(_ directory: String) -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: directory).count) ?? 0
+  /// The names of this process's threads that are among `names`.
+  private func threads(named names: Set<String>) -> [String] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.compactMap { task in
+      guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+      else { return nil }
+      let name = comm.trimmingCharacters(in: .newlines)
+      return names.contains(name) ? name : nil
+    }
+  }
+
+  /// This process's descriptors that are TCP sockets connected to `port` (the kernel's
+  /// tables give each socket's remote port and inode, /proc/self/fd each descriptor's).
+  private func sockets(to port: Int) -> Int {
+    var inodes: Set<Substring> = []
+    for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
+      guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+      for line in text.split(separator: "\n").dropFirst() {
+        let fields = line.split(separator: " ")
+        guard fields.count > 9, let remotePort = fields[2].split(separator: ":").last,
+          Int(remotePort, radix: 16) == port
+        else { continue }
+        inodes.insert(fields[9])
+      }
+    }
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return descriptors.filter { descriptor in
+      guard
+        let link = try? FileManager.default.destinationOfSymbolicLink(
+          atPath: "/proc/self/fd/\(descriptor)"),
+        link.hasPrefix("socket:["), link.hasSuffix("]")
+      else { return false }
+      return inodes.contains(link.dropFirst(8).dropLast())
+    }.count
   }
 
   @Test func manyBuses_startAndStop_inOneProcess() throws {
