@@ -7,6 +7,8 @@
 #   scripts/sanitize/check-swift.sh KIND FILTER   only the tests whose ids (`swift test list`)
 #                                 match FILTER, an extended regular expression (make check-ci:
 #                                 the edge's under ASan; the build is whole)
+#   scripts/sanitize/check-swift.sh KIND --build-only   the build alone (.ci/run makes it at
+#                                 idle priority while make test runs; the run after finds it)
 # The tests run in several processes at once (scripts/test/swift-shards.sh says why).
 # swiftc has no UndefinedBehaviorSanitizer for Swift code on Linux ("unsupported option
 # '-sanitize=undefined'"); Swift itself traps on overflow, out-of-bounds and nil unwraps in
@@ -22,8 +24,10 @@
 # scripts/sanitize/suppressions/*.supp, each entry with the reason it is not the project's defect.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-kind=${1:?usage: check-swift.sh asan|tsan [FILTER]}
+kind=${1:?usage: check-swift.sh asan|tsan [FILTER | --build-only]}
 filter=${2:-}
+build_only=
+[ "$filter" != --build-only ] || build_only=yes filter=
 out=${BUILD_DIR:-build}/check
 mkdir -p "$out"
 supp=$PWD/scripts/sanitize/suppressions
@@ -56,6 +60,10 @@ done
 start=$SECONDS
 swift build -q --build-tests "${flags[@]}" --scratch-path "$scratch"
 built=$((SECONDS - start))
+if [ -n "$build_only" ]; then
+  echo "check-swift ($kind): built in ${built} s ($scratch)"
+  exit 0
+fi
 # The suites run this build's own tether-edge, and know it is sanitized (EdgeFloodTests
 # bounds its resident set only where ASan's quarantine does not hold what it frees).
 export TETHER_EDGE_BIN=$PWD/$scratch/debug/tether-edge TETHER_EDGE_SANITIZER=$kind
