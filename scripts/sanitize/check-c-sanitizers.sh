@@ -24,6 +24,8 @@ mkdir -p "$out"
 toolchain_lib=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")/lib/swift/linux
 # shellcheck source=scripts/build/lib-module.sh
 . scripts/build/lib-module.sh
+# shellcheck source=scripts/build/stale.sh
+. scripts/build/stale.sh
 kinds=(address thread)
 tests=(test_engine test_reentry test_cycles test_rtm test_logout_refused test_threads)
 if [ $# -gt 0 ]; then
@@ -37,10 +39,8 @@ compile() {
   local kind=$1 optimize=-Onone object=$out/tether-swift-$1.o
   [ "$kind" = thread ] && optimize=-O
   # shellcheck disable=SC2086
-  if [ -e "$object" ] && [ -z "$(find $LIB_MODULE_SOURCES Sources/CTetherSystem Sources/CLibev \
-    Sources/CTetherABI Sources/CSodium Include -newer "$object" -print -quit)" ]; then
-    return
-  fi
+  stale "$object" $LIB_MODULE_SOURCES Sources/CTetherSystem Sources/CLibev Sources/CTetherABI \
+    Sources/CSodium Include || return 0
   # shellcheck disable=SC2086
   swiftc -enable-experimental-feature Embedded -wmo -parse-as-library "$optimize" -g \
     -sanitize=$kind -module-name Tether -package-name tether "${LIB_MODULE_INCLUDES[@]}" \

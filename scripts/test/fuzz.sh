@@ -26,13 +26,8 @@ seconds=${FUZZ_SECONDS:-60}
 swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -package-name tether)
 mkdir -p "$out/mod" "$out/obj"
 
-# stale OUTPUT INPUT...: true when OUTPUT is missing or older than any INPUT.
-stale() {
-  local output=$1
-  shift
-  [ -e "$output" ] || return 0
-  [ -n "$(find "$@" -newer "$output" -print -quit)" ]
-}
+# shellcheck source=scripts/build/stale.sh
+. scripts/build/stale.sh
 
 sources() { find "$@" -name '*.swift' | sort; }
 
