@@ -26,6 +26,8 @@ toolchain_lib=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")/li
 . scripts/build/lib-module.sh
 # shellcheck source=scripts/build/stale.sh
 . scripts/build/stale.sh
+# shellcheck source=scripts/test/at-once.sh
+. scripts/test/at-once.sh
 kinds=(address thread)
 tests=(test_engine test_reentry test_cycles test_rtm test_logout_refused test_threads)
 if [ $# -gt 0 ]; then
@@ -109,15 +111,5 @@ run_kind() {
   printf '  %s\n' "${results[@]}"
 }
 # The kinds' runs at once: the tests mostly wait for their timelines (24 s and 25 s for 9 s
-# of CPU); each one's lines are printed when both are done, in order.
-pids=()
-for kind in "${kinds[@]}"; do
-  run_kind "$kind" > "$out/run-$kind.log" 2>&1 &
-  pids+=($!)
-done
-failed=0
-for i in "${!kinds[@]}"; do
-  wait "${pids[$i]}" || failed=1
-  cat "$out/run-${kinds[$i]}.log"
-done
-exit "$failed"
+# of CPU); each one's lines are printed when it is done, in order.
+at_once run_kind : "${kinds[@]}"

@@ -20,28 +20,21 @@ cpu() {
     for (i = 1; i <= 2; i++) { split($i, t, "m"); total += t[1] * 60 + t[2] }
     printf "%d", total }')
 }
-# together A B...: runs the parts at once, each into a file of its own, printed in order;
+# shellcheck source=scripts/test/at-once.sh
+. "$(dirname "$0")/at-once.sh"
+# together A B...: runs the parts at once (at_once), each one's output and its line in order;
 # fails if any did.
+run_part() { make --no-print-directory "$1"; }
 together() {
-  local logs=() pids=() part failed=0 i group
   group=$(IFS=+ && echo "$*")
-  for part in "$@"; do
-    logs+=("$(mktemp)")
-    make --no-print-directory "$part" > "${logs[-1]}" 2>&1 &
-    pids+=($!)
-  done
-  for i in "${!pids[@]}"; do
-    if wait "${pids[$i]}"; then
-      cat "${logs[$i]}"
-      echo "test: ${*:$((i + 1)):1} passed (run at once: $group)"
-    else
-      cat "${logs[$i]}"
-      echo "test: ${*:$((i + 1)):1} FAILED (run at once: $group)" >&2
-      failed=1
-    fi
-    rm -f "${logs[$i]}"
-  done
-  return "$failed"
+  at_once run_part ended "$@"
+}
+ended() {
+  if [ "$2" -eq 0 ]; then
+    echo "test: $1 passed (run at once: $group)"
+  else
+    echo "test: $1 FAILED (run at once: $group)" >&2
+  fi
 }
 for part in "$@"; do
   start=$SECONDS
@@ -53,7 +46,7 @@ for part in "$@"; do
       exit 1
     }
   else
-    make --no-print-directory "$part" || {
+    run_part "$part" || {
       echo "test: $part FAILED after $((SECONDS - start)) s" >&2
       exit 1
     }
