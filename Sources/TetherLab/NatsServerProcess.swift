@@ -114,9 +114,7 @@ public final class NatsServerProcess: @unchecked Sendable {
   /// returns when the signal is sent, and a thread running on another core answers a moment
   /// longer (a test once saw a write sent after `freeze` go through).
   public func freeze() {
-    guard let process, process.isRunning else { return }
-    let pid = process.processIdentifier
-    Glibc.kill(pid, SIGSTOP)
+    guard let pid = signal(SIGSTOP) else { return }
     let deadline = Date(timeIntervalSinceNow: 5)
     while !Self.allStopped(pid) && Date() < deadline { usleep(1_000) }
   }
@@ -146,9 +144,12 @@ public final class NatsServerProcess: @unchecked Sendable {
 
   deinit { remove() }
 
-  private func signal(_ number: Int32) {
-    guard let process, process.isRunning else { return }
+  /// Sends `number` to the server while it runs; returns its pid then, nil when it did not.
+  @discardableResult
+  private func signal(_ number: Int32) -> Int32? {
+    guard let process, process.isRunning else { return nil }
     Glibc.kill(process.processIdentifier, number)
+    return process.processIdentifier
   }
 
   private static func findExecutable() -> URL? {
