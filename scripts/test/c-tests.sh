@@ -110,7 +110,8 @@ check() {
 }
 
 memcheck=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect,possible
-  --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99)
+  --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99
+  --suppressions=scripts/sanitize/suppressions/memcheck.supp)
 
 # under_memcheck NAME BINARY LOG: exit 99 is memcheck's (an error or a leak): a failure at
 # once. A failure of the test itself may be valgrind's slowness on a loaded machine breaking
